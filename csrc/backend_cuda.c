@@ -1,0 +1,13 @@
+/* libtinynn_cuda: the first CUDA device. The thread count is not used. */
+#include "internal.h"
+#include "ggml-cuda.h"
+
+const char * tnn_backend_name(void) { return "cuda"; }
+
+ggml_backend_t tnn_backend_create(int32_t n_threads) {
+    (void) n_threads;
+    if (ggml_backend_cuda_get_device_count() < 1) {
+        return NULL;
+    }
+    return ggml_backend_cuda_init(0);
+}

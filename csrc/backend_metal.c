@@ -1,0 +1,10 @@
+/* libtinynn_metal: the default Metal device (macOS). */
+#include "internal.h"
+#include "ggml-metal.h"
+
+const char * tnn_backend_name(void) { return "metal"; }
+
+ggml_backend_t tnn_backend_create(int32_t n_threads) {
+    (void) n_threads;
+    return ggml_backend_metal_init();
+}

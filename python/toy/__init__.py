@@ -1,0 +1,10 @@
+"""toy: train and fine-tune llama-family models, one ggml graph per step."""
+from ._native import ToyError, DeviceNotBuilt
+from .config import LlamaConfig, RecipeOptions
+from .optim import adamw_hp
+from . import recipes
+
+__version__ = "0.1.0"
+
+__all__ = ["ToyError", "DeviceNotBuilt", "LlamaConfig", "RecipeOptions", "adamw_hp", "recipes",
+           "__version__"]

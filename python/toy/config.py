@@ -1,0 +1,45 @@
+"""Model and recipe options, as plain dataclasses."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class LlamaConfig:
+    """The shape of a llama-family model."""
+
+    vocab: int = 256
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    n_kv_heads: int = 2
+    d_ff: int = 0            # 0: the llama default, about 8/3 d_model rounded to 32
+    rope_base: float = 10000.0
+    rms_eps: float = 1e-5
+
+    def __post_init__(self):
+        if self.d_ff == 0:
+            self.d_ff = max(32, int(round(self.d_model * 8 / 3 / 32)) * 32)
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class RecipeOptions:
+    """How a recipe realizes and trains a model."""
+
+    t_seq: int = 64          # tokens per sequence
+    t_batch: int = 4         # sequences per step
+    weight_dtype: str = "f32"
+    untied: bool = False     # separate output projection instead of the embedding
+    qkv_bias: bool = False
+    seed: int = 0
+    init_scale: float = 0.02
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,141 @@
+"""LlamaSeqEngine: a tinynn session for one llama model, one method per C call.
+
+The engine holds the session and the handles; it does no math of its own.
+Arrays cross into C without copies (ffi.from_buffer).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._native import ffi, check, library, ToyError
+from .config import LlamaConfig, RecipeOptions
+
+# enum tnn_tensor_kind
+KIND_PARAM, KIND_TOKENS, KIND_POSITIONS, KIND_LABELS, KIND_HP, KIND_LOSS, KIND_LOGITS, \
+    KIND_GRAD, KIND_MOMENT = range(9)
+
+# ggml type ids the engine can hand back as numpy arrays
+_NUMPY_DTYPE = {0: np.float32, 1: np.float16, 24: np.int8, 25: np.int16, 26: np.int32}
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    handle: int
+    name: str
+    kind: int
+    ggml_type: int
+    shape: tuple          # numpy order: the slowest axis first
+    nbytes: int
+
+
+def default_threads() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+class LlamaSeqEngine:
+    """A training session for one llama model on one device."""
+
+    def __init__(self, device: str = "cpu", threads: int | None = None):
+        self.device = device
+        self.lib = library(device)
+        self.threads = threads or default_threads()
+        out = ffi.new("tnn_session **")
+        check(self.lib, self.lib.tnn_session_new(self.threads, out))
+        self._session = ffi.gc(out[0], self.lib.tnn_session_free)
+        self.tokens = self.positions = None
+        self.loss = self.labels = self.hp = self.logits = None
+
+    def _check(self, status: int) -> None:
+        check(self.lib, status)
+
+    # -- realize / build ---------------------------------------------------
+    def realize(self, cfg: LlamaConfig, opts: RecipeOptions) -> None:
+        if opts.weight_dtype != "f32":
+            raise ToyError(f"weight_dtype '{opts.weight_dtype}' cannot be trained: "
+                           "trainable weights are f32")
+        c = ffi.new("tnn_llama_config *")
+        c.vocab, c.d_model, c.n_layers = cfg.vocab, cfg.d_model, cfg.n_layers
+        c.n_heads, c.n_kv_heads, c.d_ff = cfg.n_heads, cfg.n_kv_heads, cfg.d_ff
+        c.t_seq, c.t_batch = opts.t_seq, opts.t_batch
+        c.rope_base, c.rms_eps, c.init_scale = cfg.rope_base, cfg.rms_eps, opts.init_scale
+        c.untied, c.qkv_bias = int(opts.untied), int(opts.qkv_bias)
+        if not 0 <= opts.seed < 2**64:
+            raise ToyError(f"seed must be between 0 and 2^64-1, got {opts.seed}")
+        c.seed = opts.seed
+        tokens, positions = ffi.new("int32_t *"), ffi.new("int32_t *")
+        self._check(self.lib.tnn_realize_llama(self._session, c, tokens, positions))
+        self.tokens, self.positions = tokens[0], positions[0]
+
+    def build(self) -> None:
+        handles = [ffi.new("int32_t *") for _ in range(4)]
+        self._check(self.lib.tnn_build_training_step(self._session, *handles))
+        self.loss, self.labels, self.hp, self.logits = (h[0] for h in handles)
+
+    # -- the step ----------------------------------------------------------
+    def reset(self) -> None:
+        self._check(self.lib.tnn_graph_reset(self._session))
+
+    def reset_grads_only(self) -> None:
+        self._check(self.lib.tnn_graph_reset_grads_only(self._session))
+
+    def upload(self, handle: int, array: np.ndarray) -> None:
+        array = np.ascontiguousarray(array)
+        self._check(self.lib.tnn_upload(self._session, handle, ffi.from_buffer(array), array.nbytes))
+
+    def download(self, handle: int) -> np.ndarray:
+        info = self.info(handle)
+        dtype = _NUMPY_DTYPE.get(info.ggml_type)
+        if dtype is None:
+            raise ToyError(f"tensor '{info.name}' has ggml type {info.ggml_type}, "
+                           "which has no numpy equivalent")
+        out = np.empty(info.shape, dtype=dtype)
+        self._check(self.lib.tnn_download(self._session, handle, ffi.from_buffer(out), out.nbytes))
+        return out
+
+    def compute_backward(self) -> None:
+        self._check(self.lib.tnn_compute_backward(self._session))
+
+    def compute_gradients(self) -> None:
+        self._check(self.lib.tnn_compute_gradients(self._session))
+
+    def compute_forward(self) -> None:
+        self._check(self.lib.tnn_compute_forward(self._session))
+
+    # -- the tensor table --------------------------------------------------
+    def info(self, handle: int) -> TensorInfo:
+        name = ffi.new("char[]", 256)
+        kind, gtype = ffi.new("int32_t *"), ffi.new("int32_t *")
+        ne, nbytes = ffi.new("int64_t[4]"), ffi.new("size_t *")
+        self._check(self.lib.tnn_tensor_info(self._session, handle, name, 256, kind, gtype, ne, nbytes))
+        dims = [ne[i] for i in range(4)]
+        while len(dims) > 1 and dims[-1] == 1:
+            dims.pop()
+        if kind[0] == KIND_LOSS:
+            dims = []
+        return TensorInfo(handle, ffi.string(name).decode(), kind[0], gtype[0],
+                          tuple(reversed(dims)), nbytes[0])
+
+    def handles(self, kind: int | None = None) -> list[int]:
+        count = ffi.new("int32_t *")
+        self._check(self.lib.tnn_tensor_count(self._session, count))
+        return [h for h in range(count[0]) if kind is None or self.info(h).kind == kind]
+
+    def params(self) -> dict[str, int]:
+        """Parameter name -> handle, in creation order."""
+        return {self.info(h).name: h for h in self.handles(KIND_PARAM)}
+
+    def find(self, name: str) -> int:
+        handle = ffi.new("int32_t *")
+        self._check(self.lib.tnn_find(self._session, name.encode(), handle))
+        return handle[0]
+
+    def grad_of(self, param_handle: int) -> int:
+        handle = ffi.new("int32_t *")
+        self._check(self.lib.tnn_grad_of(self._session, param_handle, handle))
+        return handle[0]
+
+    def save_gguf(self, path: str | os.PathLike) -> None:
+        self._check(self.lib.tnn_save_gguf(self._session, os.fsencode(path)))

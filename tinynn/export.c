@@ -1,0 +1,84 @@
+/* Save the model as a GGUF file in llama.cpp's layout. */
+#include "internal.h"
+#include "gguf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_llama_metadata(struct gguf_context * gguf, const tnn_llama_config * cfg) {
+    const uint32_t head_dim = (uint32_t) (cfg->d_model / cfg->n_heads);
+    gguf_set_val_str(gguf, "general.architecture", "llama");
+    gguf_set_val_str(gguf, "general.name", "toy");
+    gguf_set_val_u32(gguf, "general.file_type", 0);   /* all F32 */
+    gguf_set_val_u32(gguf, "llama.context_length", (uint32_t) cfg->t_seq);
+    gguf_set_val_u32(gguf, "llama.embedding_length", (uint32_t) cfg->d_model);
+    gguf_set_val_u32(gguf, "llama.block_count", (uint32_t) cfg->n_layers);
+    gguf_set_val_u32(gguf, "llama.feed_forward_length", (uint32_t) cfg->d_ff);
+    gguf_set_val_u32(gguf, "llama.attention.head_count", (uint32_t) cfg->n_heads);
+    gguf_set_val_u32(gguf, "llama.attention.head_count_kv", (uint32_t) cfg->n_kv_heads);
+    gguf_set_val_f32(gguf, "llama.attention.layer_norm_rms_epsilon", cfg->rms_eps);
+    gguf_set_val_f32(gguf, "llama.rope.freq_base", cfg->rope_base);
+    gguf_set_val_u32(gguf, "llama.rope.dimension_count", head_dim);
+    gguf_set_val_u32(gguf, "llama.vocab_size", (uint32_t) cfg->vocab);
+    gguf_set_val_str(gguf, "tokenizer.ggml.model", "none");
+}
+
+int tnn_save_gguf(tnn_session * s, const char * path) {
+    if (s == NULL || path == NULL || path[0] == '\0') {
+        return tnn_fail(TNN_ERR_ARG, "save_gguf: no path given");
+    }
+    if (!s->realized) {
+        return tnn_fail(TNN_ERR_STATE, "save_gguf before realize: there is no model to save");
+    }
+    /* Host copies of the parameters: the backend's memory may not be
+     * addressable from here (CUDA, Metal). */
+    size_t total = 0;
+    int32_t n_params = 0;
+    for (int32_t h = 0; h < s->n_table; ++h) {
+        if (s->table[h].kind == TNN_KIND_PARAM) {
+            total += ggml_nbytes(s->table[h].tensor) + ggml_tensor_overhead() + 64;
+            n_params++;
+        }
+    }
+    struct ggml_init_params ip = { .mem_size = total + 1024, .mem_buffer = NULL, .no_alloc = false };
+    struct ggml_context * host = ggml_init(ip);
+    struct gguf_context * gguf = gguf_init_empty();
+    if (host == NULL || gguf == NULL) {
+        if (host) ggml_free(host);
+        if (gguf) gguf_free(gguf);
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory preparing the GGUF file");
+    }
+    set_llama_metadata(gguf, &s->model.cfg);
+    for (int32_t h = 0; h < s->n_table; ++h) {
+        struct ggml_tensor * t = s->table[h].tensor;
+        if (s->table[h].kind != TNN_KIND_PARAM) {
+            continue;
+        }
+        struct ggml_tensor * copy = ggml_dup_tensor(host, t);
+        ggml_set_name(copy, t->name);
+        ggml_backend_tensor_get(t, copy->data, 0, ggml_nbytes(t));
+        gguf_add_tensor(gguf, copy);
+    }
+
+    const size_t len = strlen(path);
+    char * tmp = malloc(len + 5);
+    int status = TNN_OK;
+    if (tmp == NULL) {
+        status = tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    } else {
+        memcpy(tmp, path, len);
+        memcpy(tmp + len, ".tmp", 5);
+        if (!gguf_write_to_file(gguf, tmp, false)) {
+            remove(tmp);
+            status = tnn_fail(TNN_ERR_IO, "could not write %s", tmp);
+        } else if (rename(tmp, path) != 0) {
+            remove(tmp);
+            status = tnn_fail(TNN_ERR_IO, "could not rename %s to %s", tmp, path);
+        }
+        free(tmp);
+    }
+    gguf_free(gguf);
+    ggml_free(host);
+    return status;
+}

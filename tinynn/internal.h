@@ -1,0 +1,125 @@
+/* Shared internals of tinynn: the session struct, the tensor table and the
+ * layer interfaces (primitives -> block -> llama -> train). Not installed. */
+#ifndef TINYNN_INTERNAL_H
+#define TINYNN_INTERNAL_H
+
+#include "tinynn.h"
+
+#include "ggml.h"
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+
+#include <stdbool.h>
+
+/* ---- errors (session.c) ---------------------------------------------- */
+
+/* Record a one-line message for tnn_last_error and return status. */
+int tnn_fail(int status, const char * fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- backend (csrc/backend_<name>.c, one per library) ------------------ */
+
+ggml_backend_t tnn_backend_create(int32_t n_threads);
+
+/* ---- tensor table (session.c) ------------------------------------------ */
+
+struct tnn_entry {
+    struct ggml_tensor * tensor;
+    int32_t kind;      /* enum tnn_tensor_kind */
+    int32_t owner;     /* for GRAD and MOMENT: the parameter's handle; else -1 */
+};
+
+/* Append a tensor to the table; returns its handle or -1 (error recorded). */
+int32_t tnn_table_add(tnn_session * s, struct ggml_tensor * t, int32_t kind, int32_t owner);
+
+/* ---- primitives (primitives.c): one ggml sub-graph each ---------------- */
+
+/* x [d, n] -> x / rms(x) * weight */
+struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x,
+                                  struct ggml_tensor * weight, float eps);
+/* x [head_dim, n_heads, n_tokens], positions int32 [n_tokens] -> rotated x
+ * (adjacent pairs, llama.cpp's NORM mode for the llama architecture) */
+struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
+                              struct ggml_tensor * positions, float rope_base);
+/* gate, up [d_ff, n] -> silu(gate) * up */
+struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate,
+                                struct ggml_tensor * up);
+/* Causal grouped-query attention.
+ * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch]
+ * -> [head_dim*n_heads, t_seq*t_batch] */
+struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
+                                   struct ggml_tensor * k, struct ggml_tensor * v,
+                                   int32_t t_seq, int32_t t_batch);
+/* logits [vocab, n], labels one-hot [vocab, n] -> mean cross-entropy (scalar) */
+struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
+                                       struct ggml_tensor * labels);
+
+/* ---- one transformer block (block.c) ----------------------------------- */
+
+struct tnn_block {
+    struct ggml_tensor * attn_norm;                   /* [d_model] */
+    struct ggml_tensor * wq, * wk, * wv;              /* [d_model, n_heads*hd], [d_model, n_kv*hd] x2 */
+    struct ggml_tensor * bq, * bk, * bv;              /* biases or NULL */
+    struct ggml_tensor * wo;                          /* [n_heads*hd, d_model] */
+    struct ggml_tensor * ffn_norm;                    /* [d_model] */
+    struct ggml_tensor * w_gate, * w_up;              /* [d_model, d_ff] */
+    struct ggml_tensor * w_down;                      /* [d_ff, d_model] */
+};
+
+/* Create the block's weight tensors (named blk.<layer>.*) in ctx. */
+void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
+                      const tnn_llama_config * cfg);
+/* x [d_model, n_tokens] -> x after attention and feed-forward residuals. */
+struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * block,
+                                       struct ggml_tensor * x, struct ggml_tensor * positions,
+                                       const tnn_llama_config * cfg);
+
+/* ---- the llama architecture (llama.c) ---------------------------------- */
+
+struct tnn_llama {
+    tnn_llama_config cfg;
+    struct ggml_tensor * token_embd;   /* [d_model, vocab] */
+    struct tnn_block   * blocks;       /* n_layers */
+    struct ggml_tensor * output_norm;  /* [d_model] */
+    struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */
+};
+
+/* Check a config; returns TNN_OK or records why not. */
+int tnn_llama_check_config(const tnn_llama_config * cfg);
+/* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */
+struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * model,
+                                       struct ggml_tensor * tokens, struct ggml_tensor * positions);
+
+/* ---- the session -------------------------------------------------------- */
+
+struct tnn_session {
+    ggml_backend_t backend;
+    int32_t n_threads;
+
+    /* parameters and inputs: created at realize, allocated once */
+    struct ggml_context * ctx_static;
+    ggml_backend_buffer_t buf_static;
+    /* gradient accumulators and AdamW moments: created at build */
+    struct ggml_context * ctx_opt;
+    ggml_backend_buffer_t buf_opt;
+    /* graph nodes; their memory comes from the graph allocator */
+    struct ggml_context * ctx_compute;
+    ggml_gallocr_t galloc;
+
+    struct ggml_cgraph * gf;        /* forward + loss */
+    struct ggml_cgraph * gb_grad;   /* forward + loss + backward */
+    struct ggml_cgraph * gb_opt;    /* forward + loss + backward + AdamW */
+    struct ggml_cgraph * allocated; /* the graph whose layout the allocator holds */
+
+    struct tnn_entry * table;
+    int32_t n_table, cap_table;
+
+    bool realized, built, reset_done;
+    struct tnn_llama model;
+    struct ggml_tensor * tokens, * positions, * labels, * hp, * loss, * logits;
+};
+
+#endif

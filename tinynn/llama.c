@@ -1,0 +1,212 @@
+/* The llama architecture: token embedding -> blocks -> final RMSNorm ->
+ * tied or untied output projection. Also the realize step that allocates and
+ * randomly initialises its parameters. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tnn_llama_check_config(const tnn_llama_config * c) {
+    if (c == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "config is NULL");
+    }
+    struct { const char * name; int32_t value; int32_t max; } positive[] = {
+        { "vocab", c->vocab, 1 << 24 },     { "d_model", c->d_model, 1 << 16 },
+        { "n_layers", c->n_layers, 1024 },  { "n_heads", c->n_heads, 1024 },
+        { "n_kv_heads", c->n_kv_heads, 1024 }, { "d_ff", c->d_ff, 1 << 18 },
+        { "t_seq", c->t_seq, 1 << 16 },     { "t_batch", c->t_batch, 1 << 12 },
+    };
+    for (size_t i = 0; i < sizeof(positive) / sizeof(positive[0]); ++i) {
+        if (positive[i].value < 1 || positive[i].value > positive[i].max) {
+            return tnn_fail(TNN_ERR_ARG, "%s must be between 1 and %d, got %d",
+                            positive[i].name, positive[i].max, positive[i].value);
+        }
+    }
+    if (c->d_model % c->n_heads != 0 || (c->d_model / c->n_heads) % 2 != 0) {
+        return tnn_fail(TNN_ERR_ARG, "d_model (%d) must be n_heads (%d) times an even head width",
+                        c->d_model, c->n_heads);
+    }
+    if (c->n_heads % c->n_kv_heads != 0) {
+        return tnn_fail(TNN_ERR_ARG, "n_kv_heads (%d) must divide n_heads (%d)",
+                        c->n_kv_heads, c->n_heads);
+    }
+    if (!(c->rope_base > 0.0f) || !isfinite(c->rope_base)) {
+        return tnn_fail(TNN_ERR_ARG, "rope_base must be positive, got %g", c->rope_base);
+    }
+    if (!(c->rms_eps > 0.0f) || !isfinite(c->rms_eps)) {
+        return tnn_fail(TNN_ERR_ARG, "rms_eps must be positive, got %g", c->rms_eps);
+    }
+    if (!(c->init_scale >= 0.0f) || !isfinite(c->init_scale)) {
+        return tnn_fail(TNN_ERR_ARG, "init_scale must be >= 0, got %g", c->init_scale);
+    }
+    if ((int64_t) c->t_seq * c->t_batch > (1 << 20)) {
+        return tnn_fail(TNN_ERR_ARG, "t_seq * t_batch must be at most %d tokens", 1 << 20);
+    }
+    return TNN_OK;
+}
+
+/* ---- seeded random init ------------------------------------------------- */
+
+/* splitmix64: tiny, portable, and the same stream on every platform. */
+static uint64_t splitmix64(uint64_t * state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* uniform in (0, 1], 53 bits */
+static double uniform01(uint64_t * state) {
+    return ((double) (splitmix64(state) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+}
+
+/* Fill with N(0, scale^2) by Box-Muller. Each tensor has its own stream,
+ * seeded from the session seed and the tensor's index, so adding a tensor
+ * never shifts the values of the others. */
+static void fill_normal(float * out, int64_t n, float scale, uint64_t seed, uint64_t index) {
+    uint64_t state = seed ^ (0xD1B54A32D192ED03ull * (index + 1));
+    for (int64_t i = 0; i < n; i += 2) {
+        const double r = sqrt(-2.0 * log(uniform01(&state)));
+        const double theta = 2.0 * M_PI * uniform01(&state);
+        out[i] = (float) (scale * r * cos(theta));
+        if (i + 1 < n) {
+            out[i + 1] = (float) (scale * r * sin(theta));
+        }
+    }
+}
+
+static bool is_norm_or_bias(const struct ggml_tensor * t) {
+    return ggml_n_dims(t) == 1;
+}
+
+static int init_parameters(tnn_session * s) {
+    const tnn_llama_config * cfg = &s->model.cfg;
+    int64_t max_elems = 0;
+    for (int32_t h = 0; h < s->n_table; ++h) {
+        int64_t n = ggml_nelements(s->table[h].tensor);
+        max_elems = n > max_elems ? n : max_elems;
+    }
+    float * host = malloc((size_t) max_elems * sizeof(float));
+    if (host == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory initialising parameters");
+    }
+    for (int32_t h = 0; h < s->n_table; ++h) {
+        struct ggml_tensor * t = s->table[h].tensor;
+        if (s->table[h].kind != TNN_KIND_PARAM) {
+            continue;
+        }
+        const int64_t n = ggml_nelements(t);
+        if (is_norm_or_bias(t)) {
+            /* norm weights start at 1, biases at 0 */
+            const float value = strstr(t->name, "norm") ? 1.0f : 0.0f;
+            for (int64_t i = 0; i < n; ++i) host[i] = value;
+        } else {
+            fill_normal(host, n, cfg->init_scale, cfg->seed, (uint64_t) h);
+        }
+        ggml_backend_tensor_set(t, host, 0, ggml_nbytes(t));
+    }
+    free(host);
+    return TNN_OK;
+}
+
+/* ---- realize ------------------------------------------------------------ */
+
+static int add_param(tnn_session * s, struct ggml_tensor * t) {
+    ggml_set_param(t);
+    return tnn_table_add(s, t, TNN_KIND_PARAM, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
+}
+
+int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
+                      int32_t * tokens_handle, int32_t * positions_handle) {
+    if (s == NULL || tokens_handle == NULL || positions_handle == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_realize_llama: NULL argument");
+    }
+    if (s->realized) {
+        return tnn_fail(TNN_ERR_STATE, "realize called twice on one session");
+    }
+    int status = tnn_llama_check_config(cfg);
+    if (status != TNN_OK) {
+        return status;
+    }
+    struct tnn_llama * m = &s->model;
+    m->cfg = *cfg;
+    m->blocks = calloc((size_t) cfg->n_layers, sizeof(*m->blocks));
+    const size_t n_tensors = 8 + (size_t) cfg->n_layers * 16;
+    struct ggml_init_params ip = {
+        .mem_size = n_tensors * ggml_tensor_overhead(),
+        .mem_buffer = NULL,
+        .no_alloc = true,
+    };
+    s->ctx_static = ggml_init(ip);
+    if (m->blocks == NULL || s->ctx_static == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
+    }
+    struct ggml_context * ctx = s->ctx_static;
+
+    m->token_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->d_model, cfg->vocab);
+    ggml_set_name(m->token_embd, "token_embd.weight");
+    status = add_param(s, m->token_embd);
+    for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
+        struct tnn_block * b = &m->blocks[l];
+        tnn_block_create(ctx, b, l, cfg);
+        struct ggml_tensor * weights[] = { b->attn_norm, b->wq, b->wk, b->wv, b->bq, b->bk, b->bv,
+                                           b->wo, b->ffn_norm, b->w_gate, b->w_up, b->w_down };
+        for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
+            if (weights[i] != NULL) {
+                status = add_param(s, weights[i]);
+            }
+        }
+    }
+    m->output_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, cfg->d_model);
+    ggml_set_name(m->output_norm, "output_norm.weight");
+    if (status == TNN_OK) status = add_param(s, m->output_norm);
+    m->output = NULL;
+    if (cfg->untied && status == TNN_OK) {
+        m->output = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->d_model, cfg->vocab);
+        ggml_set_name(m->output, "output.weight");
+        status = add_param(s, m->output);
+    }
+
+    const int64_t n_tokens = (int64_t) cfg->t_seq * cfg->t_batch;
+    s->tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
+    ggml_set_name(s->tokens, "tokens");
+    ggml_set_input(s->tokens);
+    s->positions = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
+    ggml_set_name(s->positions, "positions");
+    ggml_set_input(s->positions);
+    int32_t h_tokens = tnn_table_add(s, s->tokens, TNN_KIND_TOKENS, -1);
+    int32_t h_positions = tnn_table_add(s, s->positions, TNN_KIND_POSITIONS, -1);
+    if (status != TNN_OK || h_tokens < 0 || h_positions < 0) {
+        return TNN_ERR_ALLOC;
+    }
+
+    s->buf_static = ggml_backend_alloc_ctx_tensors(ctx, s->backend);
+    if (s->buf_static == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the model parameters",
+                        tnn_backend_name());
+    }
+    ggml_backend_buffer_clear(s->buf_static, 0);
+    status = init_parameters(s);
+    if (status != TNN_OK) {
+        return status;
+    }
+    s->realized = true;
+    *tokens_handle = h_tokens;
+    *positions_handle = h_positions;
+    return TNN_OK;
+}
+
+/* ---- forward ------------------------------------------------------------ */
+
+struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * m,
+                                       struct ggml_tensor * tokens, struct ggml_tensor * positions) {
+    const tnn_llama_config * cfg = &m->cfg;
+    struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, tokens);   /* [d, n] */
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        x = tnn_block_forward(ctx, &m->blocks[l], x, positions, cfg);
+    }
+    x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
+    struct ggml_tensor * out = m->output ? m->output : m->token_embd;
+    return ggml_mul_mat(ctx, out, x);                                     /* [vocab, n] */
+}

@@ -1,0 +1,69 @@
+/* Primitives: the small ggml sub-graphs a llama block is made of. Each has a
+ * backward pass in ggml, so everything built from them trains. */
+#include "internal.h"
+
+#include <math.h>
+
+struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x,
+                                  struct ggml_tensor * weight, float eps) {
+    /* [d, n] -> [d, n]; weight [d] broadcasts over n */
+    return ggml_mul(ctx, ggml_rms_norm(ctx, x, eps), weight);
+}
+
+struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
+                              struct ggml_tensor * positions, float rope_base) {
+    const int head_dim = (int) x->ne[0];
+    /* mode 0 (GGML_ROPE_TYPE_NORM): rotate adjacent pairs, as llama.cpp does
+     * for the llama architecture; no context extension (YaRN) terms. */
+    return ggml_rope_ext(ctx, x, positions, NULL, head_dim, 0, 0, rope_base,
+                         /*freq_scale*/ 1.0f, /*ext_factor*/ 0.0f, /*attn_factor*/ 1.0f,
+                         /*beta_fast*/ 32.0f, /*beta_slow*/ 1.0f);
+}
+
+struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate,
+                                struct ggml_tensor * up) {
+    return ggml_swiglu_split(ctx, gate, up);
+}
+
+/* [head_dim, n_heads, t_seq*t_batch] -> [head_dim, t_seq, n_heads*t_batch]:
+ * one (head, sequence) pair per matrix, heads fastest, so that a query head
+ * h of sequence b sits at h + n_heads*b. */
+static struct ggml_tensor * heads_to_batch(struct ggml_context * ctx, struct ggml_tensor * x,
+                                           int32_t t_seq, int32_t t_batch) {
+    const int64_t head_dim = x->ne[0], n_heads = x->ne[1];
+    x = ggml_reshape_4d(ctx, x, head_dim, n_heads, t_seq, t_batch);
+    x = ggml_cont(ctx, ggml_permute(ctx, x, 0, 2, 1, 3));          /* [hd, t_seq, n_heads, B] */
+    return ggml_reshape_3d(ctx, x, head_dim, t_seq, n_heads * t_batch);
+}
+
+struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
+                                   struct ggml_tensor * k, struct ggml_tensor * v,
+                                   int32_t t_seq, int32_t t_batch) {
+    const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n_kv_heads = k->ne[1];
+
+    struct ggml_tensor * q3 = heads_to_batch(ctx, q, t_seq, t_batch);   /* [hd, T, H*B] */
+    struct ggml_tensor * k3 = heads_to_batch(ctx, k, t_seq, t_batch);   /* [hd, T, KV*B] */
+    /* v transposed per head: [T, hd, KV*B], so that weights @ v is a mul_mat */
+    struct ggml_tensor * v4 = ggml_reshape_4d(ctx, v, head_dim, n_kv_heads, t_seq, t_batch);
+    struct ggml_tensor * vt = ggml_cont(ctx, ggml_permute(ctx, v4, 1, 2, 0, 3));  /* [T, hd, KV, B] */
+    vt = ggml_reshape_3d(ctx, vt, t_seq, head_dim, n_kv_heads * t_batch);
+
+    /* Grouped-query attention by broadcasting: mul_mat repeats each of the
+     * KV*B key matrices over H/KV consecutive query matrices, so query head h
+     * reads kv head h / (H/KV), as llama.cpp does. */
+    struct ggml_tensor * scores = ggml_mul_mat(ctx, k3, q3);            /* [T_k, T_q, H*B] */
+    scores = ggml_diag_mask_inf(ctx, scores, 0);                         /* causal */
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, NULL,
+                                                     1.0f / sqrtf((float) head_dim), 0.0f);
+    struct ggml_tensor * out = ggml_mul_mat(ctx, vt, weights);          /* [hd, T_q, H*B] */
+
+    out = ggml_reshape_4d(ctx, out, head_dim, t_seq, n_heads, t_batch);
+    out = ggml_cont(ctx, ggml_permute(ctx, out, 0, 2, 1, 3));           /* [hd, H, T, B] */
+    return ggml_reshape_2d(ctx, out, head_dim * n_heads, (int64_t) t_seq * t_batch);
+}
+
+struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
+                                       struct ggml_tensor * labels) {
+    /* mean over the columns (tokens) of -sum(labels * log_softmax(logits)) */
+    return ggml_cross_entropy_loss(ctx, logits, labels);
+}

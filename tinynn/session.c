@@ -1,0 +1,226 @@
+/* The session: backend, tensor table, errors, upload and download. */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors ------------------------------------------------------------- */
+
+static _Thread_local char g_last_error[512];
+
+int tnn_fail(int status, const char * fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(g_last_error, sizeof(g_last_error), fmt, args);
+    va_end(args);
+    return status;
+}
+
+const char * tnn_last_error(void) {
+    return g_last_error;
+}
+
+/* ---- session ------------------------------------------------------------ */
+
+int tnn_session_new(int32_t n_threads, tnn_session ** out) {
+    if (out == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_session_new: out is NULL");
+    }
+    *out = NULL;
+    if (n_threads < 1 || n_threads > 512) {
+        return tnn_fail(TNN_ERR_ARG, "threads must be between 1 and 512, got %d", n_threads);
+    }
+    tnn_session * s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating a session");
+    }
+    s->n_threads = n_threads;
+    s->backend = tnn_backend_create(n_threads);
+    if (s->backend == NULL) {
+        free(s);
+        return tnn_fail(TNN_ERR_BACKEND, "could not initialise the %s backend", tnn_backend_name());
+    }
+    *out = s;
+    return TNN_OK;
+}
+
+void tnn_session_free(tnn_session * s) {
+    if (s == NULL) {
+        return;
+    }
+    if (s->galloc)      ggml_gallocr_free(s->galloc);
+    if (s->ctx_compute) ggml_free(s->ctx_compute);
+    if (s->buf_opt)     ggml_backend_buffer_free(s->buf_opt);
+    if (s->ctx_opt)     ggml_free(s->ctx_opt);
+    if (s->buf_static)  ggml_backend_buffer_free(s->buf_static);
+    if (s->ctx_static)  ggml_free(s->ctx_static);
+    if (s->backend)     ggml_backend_free(s->backend);
+    free(s->model.blocks);
+    free(s->table);
+    free(s);
+}
+
+/* ---- tensor table ------------------------------------------------------- */
+
+int32_t tnn_table_add(tnn_session * s, struct ggml_tensor * t, int32_t kind, int32_t owner) {
+    if (s->n_table == s->cap_table) {
+        int32_t cap = s->cap_table ? 2 * s->cap_table : 64;
+        struct tnn_entry * table = realloc(s->table, (size_t) cap * sizeof(*table));
+        if (table == NULL) {
+            tnn_fail(TNN_ERR_ALLOC, "out of memory growing the tensor table");
+            return -1;
+        }
+        s->table = table;
+        s->cap_table = cap;
+    }
+    s->table[s->n_table] = (struct tnn_entry) { t, kind, owner };
+    return s->n_table++;
+}
+
+static int check_handle(tnn_session * s, int32_t handle, const char * what) {
+    if (s == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "%s: session is NULL", what);
+    }
+    if (handle < 0 || handle >= s->n_table) {
+        return tnn_fail(TNN_ERR_ARG, "%s: no tensor with handle %d (the session has %d)",
+                        what, handle, s->n_table);
+    }
+    if (s->table[handle].tensor->buffer == NULL) {
+        return tnn_fail(TNN_ERR_STATE, "%s: tensor '%s' has no memory yet (call build first)",
+                        what, s->table[handle].tensor->name);
+    }
+    return TNN_OK;
+}
+
+int tnn_tensor_count(tnn_session * s, int32_t * count) {
+    if (s == NULL || count == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_tensor_count: NULL argument");
+    }
+    *count = s->n_table;
+    return TNN_OK;
+}
+
+int tnn_tensor_info(tnn_session * s, int32_t handle, char * name_out, size_t name_cap,
+                    int32_t * kind, int32_t * ggml_type, int64_t * ne4, size_t * nbytes) {
+    if (s == NULL || handle < 0 || handle >= s->n_table) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_tensor_info: no tensor with handle %d", handle);
+    }
+    const struct tnn_entry * e = &s->table[handle];
+    if (name_out && name_cap > 0) {
+        snprintf(name_out, name_cap, "%s", e->tensor->name);
+    }
+    if (kind)      *kind = e->kind;
+    if (ggml_type) *ggml_type = (int32_t) e->tensor->type;
+    if (ne4) {
+        for (int i = 0; i < 4; ++i) ne4[i] = e->tensor->ne[i];
+    }
+    if (nbytes) {
+        /* the labels are uploaded as int32 ids, one per token (column) */
+        *nbytes = e->kind == TNN_KIND_LABELS ? (size_t) e->tensor->ne[1] * sizeof(int32_t)
+                                             : ggml_nbytes(e->tensor);
+    }
+    return TNN_OK;
+}
+
+int tnn_find(tnn_session * s, const char * name, int32_t * handle) {
+    if (s == NULL || name == NULL || handle == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_find: NULL argument");
+    }
+    for (int32_t i = 0; i < s->n_table; ++i) {
+        if (strcmp(s->table[i].tensor->name, name) == 0) {
+            *handle = i;
+            return TNN_OK;
+        }
+    }
+    return tnn_fail(TNN_ERR_ARG, "no tensor named '%s'", name);
+}
+
+int tnn_grad_of(tnn_session * s, int32_t param_handle, int32_t * grad_handle) {
+    if (s == NULL || grad_handle == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_grad_of: NULL argument");
+    }
+    for (int32_t i = 0; i < s->n_table; ++i) {
+        if (s->table[i].kind == TNN_KIND_GRAD && s->table[i].owner == param_handle) {
+            *grad_handle = i;
+            return TNN_OK;
+        }
+    }
+    return tnn_fail(TNN_ERR_ARG, "tensor %d has no gradient (not a parameter, or not built yet)",
+                    param_handle);
+}
+
+/* ---- upload / download -------------------------------------------------- */
+
+/* Token ids and labels index the vocabulary; an id outside it would trip a
+ * ggml assert (get_rows) or silently read garbage, so refuse it here. */
+static int check_ids(const int32_t * ids, int64_t n, int64_t vocab, const char * what) {
+    for (int64_t i = 0; i < n; ++i) {
+        if (ids[i] < 0 || ids[i] >= vocab) {
+            return tnn_fail(TNN_ERR_ARG, "%s[%lld] = %d is outside the vocabulary [0, %lld)",
+                            what, (long long) i, ids[i], (long long) vocab);
+        }
+    }
+    return TNN_OK;
+}
+
+/* Labels are held one-hot [vocab, n_tokens] for ggml's cross-entropy; the
+ * caller sends int32 ids and the rows are written here. */
+static int upload_labels(struct ggml_tensor * labels, const int32_t * ids) {
+    const int64_t vocab = labels->ne[0];
+    const int64_t n = labels->ne[1];
+    int status = check_ids(ids, n, vocab, "labels");
+    if (status != TNN_OK) {
+        return status;
+    }
+    ggml_backend_tensor_memset(labels, 0, 0, ggml_nbytes(labels));
+    const float one = 1.0f;
+    for (int64_t i = 0; i < n; ++i) {
+        ggml_backend_tensor_set(labels, &one, (size_t) (i * vocab + ids[i]) * sizeof(float), sizeof(float));
+    }
+    return TNN_OK;
+}
+
+int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes) {
+    int status = check_handle(s, handle, "upload");
+    if (status != TNN_OK) {
+        return status;
+    }
+    const struct tnn_entry * e = &s->table[handle];
+    size_t expected = 0;
+    tnn_tensor_info(s, handle, NULL, 0, NULL, NULL, NULL, &expected);
+    if (data == NULL || nbytes != expected) {
+        return tnn_fail(TNN_ERR_ARG, "upload to '%s': expected %zu bytes, got %zu",
+                        e->tensor->name, expected, data ? nbytes : 0);
+    }
+    switch (e->kind) {
+        case TNN_KIND_LABELS:
+            return upload_labels(e->tensor, (const int32_t *) data);
+        case TNN_KIND_TOKENS:
+            status = check_ids((const int32_t *) data, ggml_nelements(e->tensor),
+                               s->model.cfg.vocab, "token ids");
+            if (status != TNN_OK) {
+                return status;
+            }
+            break;
+        default:
+            break;
+    }
+    ggml_backend_tensor_set(e->tensor, data, 0, nbytes);
+    return TNN_OK;
+}
+
+int tnn_download(tnn_session * s, int32_t handle, void * data, size_t nbytes) {
+    int status = check_handle(s, handle, "download");
+    if (status != TNN_OK) {
+        return status;
+    }
+    struct ggml_tensor * t = s->table[handle].tensor;
+    if (data == NULL || nbytes != ggml_nbytes(t)) {
+        return tnn_fail(TNN_ERR_ARG, "download of '%s': expected %zu bytes, got %zu",
+                        t->name, ggml_nbytes(t), data ? nbytes : 0);
+    }
+    ggml_backend_tensor_get(t, data, 0, nbytes);
+    return TNN_OK;
+}

@@ -1,0 +1,154 @@
+/*
+ * tinynn — the C training core of toy.
+ *
+ * A session owns one ggml backend (CPU, CUDA or Metal, fixed by the library
+ * you loaded: libtinynn_cpu, libtinynn_cuda, ...), the buffers that hold the
+ * model, and a table of tensors. Callers refer to tensors by integer handle.
+ *
+ * The life of a training session:
+ *
+ *   tnn_session_new        -> a session on this library's backend
+ *   tnn_realize_llama      -> parameters (seeded random init) and the input
+ *                             tensors (token ids, positions) for one batch shape
+ *   tnn_build_training_step-> forward + cross-entropy + backward + AdamW baked
+ *                             into one ggml graph; hands back the handles of the
+ *                             loss, the labels and the AdamW hyper-parameter row
+ *   per step:
+ *     tnn_graph_reset (first step) or tnn_graph_reset_grads_only (later)
+ *     tnn_upload tokens, positions, labels, hp
+ *     tnn_compute_backward  (forward, backward and the AdamW update)
+ *     tnn_download loss
+ *
+ * Every call returns TNN_OK or an error status; tnn_last_error() then says
+ * what went wrong in one line. No input reachable from these calls may abort
+ * the process: shapes, types, files and handles are checked before ggml sees
+ * them.
+ *
+ * The block between TNN_CDEF_BEGIN and TNN_CDEF_END is read verbatim by the
+ * Python binding (cffi): keep it free of preprocessor lines and macros.
+ */
+#ifndef TINYNN_H
+#define TINYNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* TNN_CDEF_BEGIN */
+
+enum tnn_status {
+    TNN_OK            = 0,
+    TNN_ERR_ARG       = 1,  /* a bad argument: handle, shape, size, value */
+    TNN_ERR_STATE     = 2,  /* a call out of order (e.g. step before build) */
+    TNN_ERR_BACKEND   = 3,  /* the backend could not be created or failed */
+    TNN_ERR_ALLOC     = 4,  /* out of memory */
+    TNN_ERR_IO        = 5   /* a file could not be read or written */
+};
+
+/* Kinds of tensor in the session table. */
+enum tnn_tensor_kind {
+    TNN_KIND_PARAM     = 0,  /* a trainable parameter */
+    TNN_KIND_TOKENS    = 1,  /* input: int32 token ids [n_tokens] */
+    TNN_KIND_POSITIONS = 2,  /* input: int32 positions [n_tokens] */
+    TNN_KIND_LABELS    = 3,  /* input: uploaded as int32 ids [n_tokens], held one-hot */
+    TNN_KIND_HP        = 4,  /* input: float32 AdamW row [7] */
+    TNN_KIND_LOSS      = 5,  /* output: float32 scalar, mean cross-entropy */
+    TNN_KIND_LOGITS    = 6,  /* output: float32 [vocab, n_tokens] */
+    TNN_KIND_GRAD      = 7,  /* gradient of a parameter, same shape */
+    TNN_KIND_MOMENT    = 8   /* an AdamW moment (m or v) of a parameter */
+};
+
+typedef struct tnn_session tnn_session;
+
+/* A llama-shaped model and the batch shape it trains on. */
+typedef struct tnn_llama_config {
+    int32_t vocab;        /* token ids are 0 .. vocab-1 */
+    int32_t d_model;      /* residual width */
+    int32_t n_layers;
+    int32_t n_heads;      /* query heads; head_dim = d_model / n_heads (even) */
+    int32_t n_kv_heads;   /* key/value heads; divides n_heads */
+    int32_t d_ff;         /* SwiGLU hidden width */
+    int32_t t_seq;        /* tokens per sequence */
+    int32_t t_batch;      /* sequences per step */
+    float   rope_base;    /* RoPE frequency base, e.g. 10000 */
+    float   rms_eps;      /* RMSNorm epsilon, e.g. 1e-5 */
+    float   init_scale;   /* std of the random matrices */
+    int32_t untied;       /* 1: separate output.weight; 0: logits use token_embd */
+    int32_t qkv_bias;     /* 1: q, k and v projections have biases */
+    uint64_t seed;        /* random init seed */
+} tnn_llama_config;
+
+/* The last error message of the calling thread ("" when none). */
+const char * tnn_last_error(void);
+
+/* The backend this library was built for: "cpu", "cuda" or "metal". */
+const char * tnn_backend_name(void);
+
+/* A new session on this library's backend. n_threads sets the CPU thread
+ * count (ignored by GPU backends except for host-side work). */
+int tnn_session_new(int32_t n_threads, tnn_session ** out);
+void tnn_session_free(tnn_session * session);
+
+/* Allocate the llama parameters with seeded random init (norm weights 1,
+ * biases 0, matrices N(0, init_scale^2)) and the token and position inputs.
+ * Hands back the handles of the two inputs. Once per session. */
+int tnn_realize_llama(tnn_session * session, const tnn_llama_config * config,
+                      int32_t * tokens_handle, int32_t * positions_handle);
+
+/* Bake forward + cross-entropy + backward + AdamW into one graph, and a
+ * forward-only graph that produces logits. Hands back the handles of the loss
+ * (scalar), the labels (upload int32 ids) and the AdamW row (upload 7 floats:
+ * lr, beta1, beta2, eps, weight_decay, 1/(1-beta1^t), 1/(1-beta2^t)) and the
+ * logits ([vocab, n_tokens], valid after tnn_compute_forward). */
+int tnn_build_training_step(tnn_session * session, int32_t * loss_handle,
+                            int32_t * labels_handle, int32_t * hp_handle,
+                            int32_t * logits_handle);
+
+/* Zero gradients and AdamW moments and seed the loss gradient: before the
+ * first step. */
+int tnn_graph_reset(tnn_session * session);
+/* Zero gradients only, keeping the AdamW moments: before every later step. */
+int tnn_graph_reset_grads_only(tnn_session * session);
+
+/* Copy host data into a tensor. nbytes must equal the tensor's size, except
+ * for the labels, which take int32 ids, one per token. Token ids and labels
+ * are checked against the vocabulary. */
+int tnn_upload(tnn_session * session, int32_t handle, const void * data, size_t nbytes);
+/* Copy a tensor out to host memory; nbytes must equal its size. */
+int tnn_download(tnn_session * session, int32_t handle, void * data, size_t nbytes);
+
+/* Run forward, cross-entropy, backward and the AdamW update. */
+int tnn_compute_backward(tnn_session * session);
+/* Run forward, cross-entropy and backward only: gradients without an update
+ * (gradients add up across calls until the next reset). */
+int tnn_compute_gradients(tnn_session * session);
+/* Run the forward graph only: logits (and the loss, if labels are uploaded). */
+int tnn_compute_forward(tnn_session * session);
+
+/* The tensor table. */
+int tnn_tensor_count(tnn_session * session, int32_t * count);
+/* Name, kind, ggml type id, shape (ggml order: ne[0] is the fastest axis) and
+ * byte size of a tensor. name_out receives at most name_cap bytes. */
+int tnn_tensor_info(tnn_session * session, int32_t handle, char * name_out, size_t name_cap,
+                    int32_t * kind, int32_t * ggml_type, int64_t * ne4, size_t * nbytes);
+/* The handle of a tensor by name (GGUF names: "blk.0.attn_q.weight"). */
+int tnn_find(tnn_session * session, const char * name, int32_t * handle);
+/* The handle of a parameter's gradient (valid after build). */
+int tnn_grad_of(tnn_session * session, int32_t param_handle, int32_t * grad_handle);
+
+/* Write the model as a GGUF file llama.cpp can read: tensors under llama.cpp's
+ * names (F32), the llama.* hyper-parameters, and tokenizer.ggml.model "none"
+ * (the from-scratch models use raw byte ids). Written to path + ".tmp" and
+ * renamed, so a failure never leaves a half-written file at path. */
+int tnn_save_gguf(tnn_session * session, const char * path);
+
+/* TNN_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TINYNN_H */

@@ -1,0 +1,200 @@
+/* The training step as one ggml graph: forward, cross-entropy, backward and
+ * AdamW, built once and run every step. Modelled on ggml-opt's static-graph
+ * path, without its dataset and scheduler layers. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Nodes a graph may hold: the forward is ~40 nodes a layer, the backward
+ * roughly triples that, and AdamW adds one per parameter. */
+static size_t graph_size_for(const tnn_llama_config * cfg) {
+    return 4096 + (size_t) cfg->n_layers * 1024;
+}
+
+int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle,
+                            int32_t * hp_handle, int32_t * logits_handle) {
+    if (s == NULL || loss_handle == NULL || labels_handle == NULL || hp_handle == NULL ||
+        logits_handle == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_build_training_step: NULL argument");
+    }
+    if (!s->realized) {
+        return tnn_fail(TNN_ERR_STATE, "build_training_step before realize: realize the model first");
+    }
+    if (s->built) {
+        return tnn_fail(TNN_ERR_STATE, "build_training_step called twice on one session");
+    }
+    const tnn_llama_config * cfg = &s->model.cfg;
+    const int64_t n_tokens = (int64_t) cfg->t_seq * cfg->t_batch;
+    const size_t graph_size = graph_size_for(cfg);
+
+    /* The labels (one-hot) and the AdamW row live with the inputs: small
+     * contexts of their own so that they get backend memory now. */
+    struct ggml_init_params ip = {
+        .mem_size = 2 * graph_size * ggml_tensor_overhead() + 3 * ggml_graph_overhead_custom(graph_size, true),
+        .mem_buffer = NULL,
+        .no_alloc = true,
+    };
+    s->ctx_compute = ggml_init(ip);
+    struct ggml_init_params op = {
+        .mem_size = (size_t) (2 * s->n_table + 8) * ggml_tensor_overhead() * 3,
+        .mem_buffer = NULL,
+        .no_alloc = true,
+    };
+    s->ctx_opt = ggml_init(op);
+    if (s->ctx_compute == NULL || s->ctx_opt == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the graph contexts");
+    }
+    struct ggml_context * ctx = s->ctx_compute;
+
+    s->labels = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, cfg->vocab, n_tokens);
+    ggml_set_name(s->labels, "labels");
+    ggml_set_input(s->labels);
+    s->hp = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 7);
+    ggml_set_name(s->hp, "adamw_params");
+    ggml_set_input(s->hp);
+
+    /* forward + loss */
+    s->logits = tnn_llama_forward(ctx, &s->model, s->tokens, s->positions);
+    ggml_set_name(s->logits, "logits");
+    ggml_set_output(s->logits);
+    s->loss = tnn_cross_entropy(ctx, s->logits, s->labels);
+    ggml_set_name(s->loss, "loss");
+    ggml_set_output(s->loss);
+    ggml_set_loss(s->loss);
+
+    s->gf = ggml_new_graph_custom(ctx, graph_size, true);
+    ggml_build_forward_expand(s->gf, s->loss);
+
+    /* A gradient accumulator for every parameter (so gradients survive the
+     * step, can be read back, and add up across tnn_compute_gradients calls)
+     * and for the loss (its seed gradient of 1 must persist between steps). */
+    const int n_nodes = ggml_graph_n_nodes(s->gf);
+    struct ggml_tensor ** grad_accs = calloc((size_t) n_nodes, sizeof(*grad_accs));
+    if (grad_accs == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    for (int i = 0; i < n_nodes; ++i) {
+        struct ggml_tensor * node = ggml_graph_node(s->gf, i);
+        if (node->flags & (GGML_TENSOR_FLAG_PARAM | GGML_TENSOR_FLAG_LOSS)) {
+            grad_accs[i] = ggml_new_tensor(s->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
+            ggml_format_name(grad_accs[i], "grad.%s", node->name);
+        }
+    }
+
+    s->gb_grad = ggml_graph_dup(ctx, s->gf, true);
+    ggml_build_backward_expand(ctx, s->gb_grad, grad_accs);
+
+    s->gb_opt = ggml_graph_dup(ctx, s->gb_grad, true);
+    for (int i = 0; i < n_nodes; ++i) {
+        struct ggml_tensor * node = ggml_graph_node(s->gf, i);
+        if (!(node->flags & GGML_TENSOR_FLAG_PARAM)) {
+            continue;
+        }
+        int32_t param_handle = -1;
+        tnn_find(s, node->name, &param_handle);
+        struct ggml_tensor * m = ggml_new_tensor(s->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
+        struct ggml_tensor * v = ggml_new_tensor(s->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
+        ggml_format_name(m, "adamw_m.%s", node->name);
+        ggml_format_name(v, "adamw_v.%s", node->name);
+        struct ggml_tensor * grad = ggml_graph_get_grad(s->gb_opt, node);
+        struct ggml_tensor * step = ggml_opt_step_adamw(ctx, node, grad, m, v, s->hp);
+        ggml_build_forward_expand(s->gb_opt, step);
+        if (tnn_table_add(s, grad_accs[i], TNN_KIND_GRAD, param_handle) < 0 ||
+            tnn_table_add(s, m, TNN_KIND_MOMENT, param_handle) < 0 ||
+            tnn_table_add(s, v, TNN_KIND_MOMENT, param_handle) < 0) {
+            free(grad_accs);
+            return TNN_ERR_ALLOC;
+        }
+    }
+    free(grad_accs);
+
+    s->buf_opt = ggml_backend_alloc_ctx_tensors(s->ctx_opt, s->backend);
+    if (s->buf_opt == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for gradients and AdamW moments",
+                        tnn_backend_name());
+    }
+    s->galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(s->backend));
+    if (s->galloc == NULL || !ggml_gallocr_reserve(s->galloc, s->gb_opt)) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the training graph", tnn_backend_name());
+    }
+
+    int32_t h_labels = tnn_table_add(s, s->labels, TNN_KIND_LABELS, -1);
+    int32_t h_hp     = tnn_table_add(s, s->hp, TNN_KIND_HP, -1);
+    int32_t h_loss   = tnn_table_add(s, s->loss, TNN_KIND_LOSS, -1);
+    int32_t h_logits = tnn_table_add(s, s->logits, TNN_KIND_LOGITS, -1);
+    if (h_labels < 0 || h_hp < 0 || h_loss < 0 || h_logits < 0) {
+        return TNN_ERR_ALLOC;
+    }
+    /* zeroed inputs: a forward before the first upload reads defined memory */
+    ggml_backend_buffer_clear(s->buf_opt, 0);
+
+    s->built = true;
+    *loss_handle = h_loss;
+    *labels_handle = h_labels;
+    *hp_handle = h_hp;
+    *logits_handle = h_logits;
+    return TNN_OK;
+}
+
+int tnn_graph_reset(tnn_session * s) {
+    if (s == NULL || !s->built) {
+        return tnn_fail(TNN_ERR_STATE, "graph_reset before build_training_step");
+    }
+    ggml_graph_reset(s->gb_opt);   /* grads and moments to 0, loss grad to 1 */
+    s->reset_done = true;
+    return TNN_OK;
+}
+
+int tnn_graph_reset_grads_only(tnn_session * s) {
+    if (s == NULL || !s->built) {
+        return tnn_fail(TNN_ERR_STATE, "graph_reset_grads_only before build_training_step");
+    }
+    if (!s->reset_done) {
+        return tnn_fail(TNN_ERR_STATE, "graph_reset_grads_only before the first graph_reset: "
+                                       "the first step must reset the AdamW moments too");
+    }
+    ggml_graph_reset(s->gb_grad);  /* gb_grad has no AdamW nodes: moments stay */
+    return TNN_OK;
+}
+
+/* Lay out one graph's intermediate tensors in the shared graph buffer. The
+ * three graphs share their forward tensors; when we switch graphs the old
+ * addresses belong to another layout, so they are forgotten first. */
+static int alloc_graph(tnn_session * s, struct ggml_cgraph * graph) {
+    if (s->allocated != graph) {
+        for (struct ggml_tensor * t = ggml_get_first_tensor(s->ctx_compute); t != NULL;
+             t = ggml_get_next_tensor(s->ctx_compute, t)) {
+            t->data = NULL;
+            t->buffer = NULL;
+        }
+        s->allocated = graph;
+    }
+    if (!ggml_gallocr_alloc_graph(s->galloc, graph)) {
+        s->allocated = NULL;
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory laying out the graph", tnn_backend_name());
+    }
+    return TNN_OK;
+}
+
+static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * what) {
+    if (s == NULL || !s->built) {
+        return tnn_fail(TNN_ERR_STATE, "%s before build_training_step", what);
+    }
+    if (graph != s->gf && !s->reset_done) {
+        return tnn_fail(TNN_ERR_STATE, "%s before graph_reset: reset before the first step", what);
+    }
+    int status = alloc_graph(s, graph);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (ggml_backend_graph_compute(s->backend, graph) != GGML_STATUS_SUCCESS) {
+        return tnn_fail(TNN_ERR_BACKEND, "%s: the %s backend failed to compute the graph",
+                        what, tnn_backend_name());
+    }
+    return TNN_OK;
+}
+
+int tnn_compute_backward(tnn_session * s)  { return compute(s, s ? s->gb_opt : NULL, "compute_backward"); }
+int tnn_compute_gradients(tnn_session * s) { return compute(s, s ? s->gb_grad : NULL, "compute_gradients"); }
+int tnn_compute_forward(tnn_session * s)   { return compute(s, s ? s->gf : NULL, "compute_forward"); }
