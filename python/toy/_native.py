@@ -15,7 +15,15 @@ DEVICES = ("cpu", "cuda", "metal")
 
 
 class ToyError(RuntimeError):
-    """An error reported by tinynn or by toy's own checks."""
+    """An error reported by tinynn or by toy's own checks.
+
+    status is tinynn's status code (1: bad argument, 2: call out of order,
+    3: backend failure, 4: out of memory, 5: file I/O), 0 for Python checks.
+    """
+
+    def __init__(self, message: str, status: int = 0):
+        super().__init__(message)
+        self.status = status
 
 
 class DeviceNotBuilt(ToyError):
@@ -67,4 +75,4 @@ def library(device: str = "cpu"):
 def check(lib, status: int) -> None:
     """Raise ToyError with tinynn's message when status is not TNN_OK."""
     if status != 0:
-        raise ToyError(ffi.string(lib.tnn_last_error()).decode("utf-8", "replace"))
+        raise ToyError(ffi.string(lib.tnn_last_error()).decode("utf-8", "replace"), status)

@@ -1,0 +1,145 @@
+"""tinynn's forward and gradients against the independent numpy reference."""
+import numpy as np
+import pytest
+
+import toy
+from toy.engine import LlamaSeqEngine
+
+import reference_llama as ref
+
+TINY = toy.LlamaConfig(vocab=11, d_model=8, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=12)
+T_SEQ, T_BATCH = 5, 2
+
+
+def realize(untied: bool, qkv_bias: bool, seed: int = 3) -> LlamaSeqEngine:
+    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, untied=untied, qkv_bias=qkv_bias,
+                             seed=seed, init_scale=0.5)
+    engine = LlamaSeqEngine("cpu", threads=1)
+    engine.realize(TINY, opts)
+    engine.build()
+    return engine
+
+
+def ref_config(untied: bool, qkv_bias: bool) -> ref.Config:
+    c = TINY
+    return ref.Config(vocab=c.vocab, d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads,
+                      n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base,
+                      rms_eps=c.rms_eps, untied=untied, qkv_bias=qkv_bias)
+
+
+def batch(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, TINY.vocab, size=(T_BATCH, T_SEQ)).astype(np.int32)
+    labels = rng.integers(0, TINY.vocab, size=(T_BATCH, T_SEQ)).astype(np.int32)
+    # the second sequence continues at an offset, as a packed window would
+    positions = (np.arange(T_SEQ)[None, :] + np.array([[0], [7]])).astype(np.int32)
+    return tokens, positions, labels
+
+
+def upload_batch(engine, tokens, positions, labels):
+    engine.upload(engine.tokens, tokens)
+    engine.upload(engine.positions, positions)
+    engine.upload(engine.labels, labels)
+
+
+@pytest.mark.parametrize("untied", [False, True])
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_logits_loss_and_every_gradient_match_the_reference(untied, qkv_bias):
+    engine = realize(untied, qkv_bias)
+    params = {name: engine.download(h).astype(np.float64) for name, h in engine.params().items()}
+    if qkv_bias:
+        # biases start at zero; give them values so their effect is tested
+        rng = np.random.default_rng(9)
+        for name in [n for n in params if n.endswith(".bias")]:
+            params[name] = rng.normal(0, 0.5, params[name].shape)
+            engine.upload(engine.find(name), params[name].astype(np.float32))
+    tokens, positions, labels = batch()
+    upload_batch(engine, tokens, positions, labels)
+    engine.reset()
+    engine.compute_gradients()
+
+    cfg = ref_config(untied, qkv_bias)
+    loss_ref, grads_ref = ref.loss_and_grads(params, cfg, tokens, positions, labels)
+    assert float(engine.download(engine.loss)) == pytest.approx(loss_ref, rel=1e-5)
+
+    engine.compute_forward()
+    logits = engine.download(engine.logits).reshape(T_BATCH, T_SEQ, TINY.vocab)
+    np.testing.assert_allclose(logits, ref.forward(params, cfg, tokens, positions),
+                               rtol=1e-4, atol=1e-5)
+
+    assert set(grads_ref) == set(params)
+    for name, handle in engine.params().items():
+        grad = engine.download(engine.grad_of(handle))
+        scale = np.abs(grads_ref[name]).max()
+        np.testing.assert_allclose(grad, grads_ref[name], rtol=0, atol=1e-4 * scale + 1e-7,
+                                   err_msg=f"gradient of {name}")
+
+
+def test_gradient_matches_finite_differences_of_tinynn_loss():
+    """A check that needs no reference: nudge single weights and watch the
+    loss tinynn itself computes (float32, so a coarse step)."""
+    engine = realize(untied=True, qkv_bias=False)
+    tokens, positions, labels = batch(1)
+    upload_batch(engine, tokens, positions, labels)
+    engine.reset()
+    engine.compute_gradients()
+    rng = np.random.default_rng(4)
+    for name in ["blk.0.attn_q.weight", "blk.1.ffn_down.weight", "token_embd.weight",
+                 "output.weight", "blk.0.attn_norm.weight"]:
+        handle = engine.find(name)
+        grad = engine.download(engine.grad_of(handle))
+        weights = engine.download(handle)
+        for _ in range(3):
+            index = tuple(rng.integers(0, n) for n in weights.shape)
+            # the largest-gradient entry is also checked: it is the most telling
+            for idx in (index, np.unravel_index(np.abs(grad).argmax(), grad.shape)):
+                h = 1e-2
+                losses = []
+                for sign in (+1, -1):
+                    nudged = weights.copy()
+                    nudged[idx] += sign * h
+                    engine.upload(handle, nudged)
+                    engine.compute_forward()
+                    losses.append(float(engine.download(engine.loss)))
+                engine.upload(handle, weights)
+                numeric = (losses[0] - losses[1]) / (2 * h)
+                assert numeric == pytest.approx(grad[idx], rel=0.05, abs=2e-3), (name, idx)
+
+
+def test_compute_gradients_accumulates_until_reset():
+    engine = realize(untied=False, qkv_bias=False)
+    upload_batch(engine, *batch())
+    engine.reset()
+    engine.compute_gradients()
+    handle = engine.grad_of(engine.find("blk.0.ffn_up.weight"))
+    once = engine.download(handle)
+    engine.compute_gradients()
+    np.testing.assert_allclose(engine.download(handle), 2 * once, rtol=1e-6)
+    engine.reset_grads_only()
+    engine.compute_gradients()
+    np.testing.assert_allclose(engine.download(handle), once, rtol=1e-6)
+
+
+def test_one_training_step_is_the_textbook_adamw_update():
+    engine = realize(untied=True, qkv_bias=False)
+    params = engine.params()
+    before = {name: engine.download(h) for name, h in params.items()}
+    upload_batch(engine, *batch())
+    lr, beta1, beta2, eps, wd = 0.01, 0.8, 0.95, 1e-6, 0.1
+    for step in (1, 2):
+        start = {name: engine.download(h).astype(np.float64) for name, h in params.items()}
+        if step == 1:
+            engine.reset()
+            moments = {name: (np.zeros_like(w), np.zeros_like(w)) for name, w in start.items()}
+        else:
+            engine.reset_grads_only()
+        engine.upload(engine.hp, toy.adamw_hp(step, lr, beta1, beta2, eps, wd))
+        engine.compute_backward()
+        for name, handle in params.items():
+            grad = engine.download(engine.grad_of(handle)).astype(np.float64)
+            m, v = moments[name]
+            expected, m, v = ref.adamw_step(start[name], grad, m, v, lr, beta1, beta2, eps, wd, step)
+            moments[name] = (m, v)
+            np.testing.assert_allclose(engine.download(handle), expected, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{name} after step {step}")
+    assert any(not np.array_equal(before[n], engine.download(h)) for n, h in params.items())
