@@ -11,3 +11,5 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
     }
     return backend;
 }
+
+bool tnn_backend_uses_host_memory(void) { return true; }

@@ -8,3 +8,5 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
     (void) n_threads;
     return ggml_backend_metal_init();
 }
+
+bool tnn_backend_uses_host_memory(void) { return false; }

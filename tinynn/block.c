@@ -1,44 +1,130 @@
 /* One llama transformer block: pre-norm attention and pre-norm SwiGLU
- * feed-forward, each with a residual connection. */
+ * feed-forward, each with a residual connection, and optional LoRA adapters
+ * on its projections. */
 #include "internal.h"
 
-static struct ggml_tensor * new_weight(struct ggml_context * ctx, int64_t ne0, int64_t ne1,
-                                       int32_t layer, const char * name) {
-    struct ggml_tensor * t = ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, ne0, ne1)
-                                     : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ne0);
-    ggml_format_name(t, "blk.%d.%s", layer, name);
-    return t;
+#include <stdio.h>
+
+static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
+    "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down",
+};
+
+const char * tnn_lora_slot_name(int slot) {
+    return SLOT_NAMES[slot];
 }
 
-void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
-                      const tnn_llama_config * cfg) {
+struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
+    struct ggml_tensor * const weights[TNN_LORA_SLOTS] = {
+        b->wq, b->wk, b->wv, b->wo, b->w_gate, b->w_up, b->w_down,
+    };
+    return weights[slot];
+}
+
+/* The shape every block tensor must have, ggml order (ne1 = 0: a vector). */
+struct block_tensor {
+    struct ggml_tensor ** field;
+    const char * name;
+    int64_t ne0, ne1;
+    bool optional;
+};
+
+static int block_layout(struct tnn_block * b, const tnn_llama_config * cfg, struct block_tensor * out) {
     const int64_t d = cfg->d_model;
     const int64_t head_dim = cfg->d_model / cfg->n_heads;
     const int64_t q_width = head_dim * cfg->n_heads;
     const int64_t kv_width = head_dim * cfg->n_kv_heads;
-
-    b->attn_norm = new_weight(ctx, d, 0, layer, "attn_norm.weight");
-    b->wq = new_weight(ctx, d, q_width, layer, "attn_q.weight");
-    b->wk = new_weight(ctx, d, kv_width, layer, "attn_k.weight");
-    b->wv = new_weight(ctx, d, kv_width, layer, "attn_v.weight");
-    b->bq = b->bk = b->bv = NULL;
-    if (cfg->qkv_bias) {
-        b->bq = new_weight(ctx, q_width, 0, layer, "attn_q.bias");
-        b->bk = new_weight(ctx, kv_width, 0, layer, "attn_k.bias");
-        b->bv = new_weight(ctx, kv_width, 0, layer, "attn_v.bias");
-    }
-    b->wo = new_weight(ctx, q_width, d, layer, "attn_output.weight");
-    b->ffn_norm = new_weight(ctx, d, 0, layer, "ffn_norm.weight");
-    b->w_gate = new_weight(ctx, d, cfg->d_ff, layer, "ffn_gate.weight");
-    b->w_up = new_weight(ctx, d, cfg->d_ff, layer, "ffn_up.weight");
-    b->w_down = new_weight(ctx, cfg->d_ff, d, layer, "ffn_down.weight");
+    const struct block_tensor layout[] = {
+        { &b->attn_norm, "attn_norm.weight", d, 0, false },
+        { &b->wq, "attn_q.weight", d, q_width, false },
+        { &b->wk, "attn_k.weight", d, kv_width, false },
+        { &b->wv, "attn_v.weight", d, kv_width, false },
+        { &b->bq, "attn_q.bias", q_width, 0, true },
+        { &b->bk, "attn_k.bias", kv_width, 0, true },
+        { &b->bv, "attn_v.bias", kv_width, 0, true },
+        { &b->wo, "attn_output.weight", q_width, d, false },
+        { &b->ffn_norm, "ffn_norm.weight", d, 0, false },
+        { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, false },
+        { &b->w_up, "ffn_up.weight", d, cfg->d_ff, false },
+        { &b->w_down, "ffn_down.weight", cfg->d_ff, d, false },
+    };
+    const int n = (int) (sizeof(layout) / sizeof(layout[0]));
+    for (int i = 0; i < n; ++i) out[i] = layout[i];
+    return n;
 }
 
-/* x [d_in, n] -> W x (+ bias) [d_out, n] */
-static struct ggml_tensor * linear(struct ggml_context * ctx, struct ggml_tensor * w,
+void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
+                      const tnn_llama_config * cfg) {
+    struct block_tensor layout[16];
+    const int n = block_layout(b, cfg, layout);
+    for (int i = 0; i < n; ++i) {
+        struct block_tensor * e = &layout[i];
+        if (e->optional && !cfg->qkv_bias) {
+            *e->field = NULL;
+            continue;
+        }
+        *e->field = e->ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, e->ne0, e->ne1)
+                               : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, e->ne0);
+        ggml_format_name(*e->field, "blk.%d.%s", layer, e->name);
+    }
+    b->lora_scale = 0.0f;
+}
+
+int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
+                   const tnn_llama_config * cfg) {
+    struct block_tensor layout[16];
+    const int n = block_layout(b, cfg, layout);
+    char name[GGML_MAX_NAME + 16];
+    for (int i = 0; i < n; ++i) {
+        struct block_tensor * e = &layout[i];
+        snprintf(name, sizeof(name), "blk.%d.%s", layer, e->name);
+        struct ggml_tensor * t = ggml_get_tensor(ctx, name);
+        *e->field = t;
+        if (t == NULL) {
+            if (e->optional && !cfg->qkv_bias) {
+                continue;
+            }
+            return tnn_fail(TNN_ERR_ARG, "tensor %s is missing", name);
+        }
+        const int64_t ne1 = e->ne1 > 0 ? e->ne1 : 1;
+        if (t->ne[0] != e->ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
+            return tnn_fail(TNN_ERR_ARG, "tensor %s has shape [%lld, %lld], expected [%lld, %lld]",
+                            name, (long long) t->ne[0], (long long) t->ne[1],
+                            (long long) e->ne0, (long long) ne1);
+        }
+    }
+    b->lora_scale = 0.0f;
+    return TNN_OK;
+}
+
+void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
+                        const tnn_lora_config * lora) {
+    for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
+        b->lora_a[slot] = b->lora_b[slot] = NULL;
+        if (!(lora->targets & (1u << slot))) {
+            continue;
+        }
+        const struct ggml_tensor * w = tnn_block_weight(b, slot);   /* [d_in, d_out] */
+        b->lora_a[slot] = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], lora->rank);
+        b->lora_b[slot] = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, lora->rank, w->ne[1]);
+        ggml_format_name(b->lora_a[slot], "blk.%d.%s.weight.lora_a", layer, SLOT_NAMES[slot]);
+        ggml_format_name(b->lora_b[slot], "blk.%d.%s.weight.lora_b", layer, SLOT_NAMES[slot]);
+    }
+    b->lora_scale = lora->alpha / (float) lora->rank;
+}
+
+/* x [d_in, n] -> W x (+ bias) (+ scale * B (A x)) [d_out, n] */
+static struct ggml_tensor * linear(struct ggml_context * ctx, const struct tnn_block * b, int slot,
                                    struct ggml_tensor * bias, struct ggml_tensor * x) {
-    struct ggml_tensor * y = ggml_mul_mat(ctx, w, x);
-    return bias ? ggml_add(ctx, y, bias) : y;
+    struct ggml_tensor * y = ggml_mul_mat(ctx, tnn_block_weight(b, slot), x);
+    if (bias) {
+        y = ggml_add(ctx, y, bias);
+    }
+    if (b->lora_a[slot]) {
+        struct ggml_tensor * ax = ggml_mul_mat(ctx, b->lora_a[slot], x);         /* [rank, n] */
+        struct ggml_tensor * bax = ggml_mul_mat(ctx, b->lora_b[slot], ax);       /* [d_out, n] */
+        y = ggml_add(ctx, y, ggml_scale(ctx, bax, b->lora_scale));
+    }
+    return y;
 }
 
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * b,
@@ -49,20 +135,20 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
 
     /* attention: x [d, n] */
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->rms_eps);
-    struct ggml_tensor * q = linear(ctx, b->wq, b->bq, h);            /* [H*hd, n] */
-    struct ggml_tensor * k = linear(ctx, b->wk, b->bk, h);            /* [KV*hd, n] */
-    struct ggml_tensor * v = linear(ctx, b->wv, b->bv, h);            /* [KV*hd, n] */
+    struct ggml_tensor * q = linear(ctx, b, TNN_LORA_SLOT_Q, b->bq, h);     /* [H*hd, n] */
+    struct ggml_tensor * k = linear(ctx, b, TNN_LORA_SLOT_K, b->bk, h);     /* [KV*hd, n] */
+    struct ggml_tensor * v = linear(ctx, b, TNN_LORA_SLOT_V, b->bv, h);     /* [KV*hd, n] */
     q = ggml_reshape_3d(ctx, q, head_dim, cfg->n_heads, n_tokens);
     k = ggml_reshape_3d(ctx, k, head_dim, cfg->n_kv_heads, n_tokens);
     v = ggml_reshape_3d(ctx, v, head_dim, cfg->n_kv_heads, n_tokens);
     q = tnn_rope(ctx, q, positions, cfg->rope_base);
     k = tnn_rope(ctx, k, positions, cfg->rope_base);
     struct ggml_tensor * attn = tnn_attention(ctx, q, k, v, cfg->t_seq, cfg->t_batch);
-    x = ggml_add(ctx, x, ggml_mul_mat(ctx, b->wo, attn));
+    x = ggml_add(ctx, x, linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn));
 
     /* feed-forward */
     h = tnn_rms_norm(ctx, x, b->ffn_norm, cfg->rms_eps);
-    struct ggml_tensor * ff = tnn_swiglu(ctx, ggml_mul_mat(ctx, b->w_gate, h),
-                                         ggml_mul_mat(ctx, b->w_up, h));   /* [d_ff, n] */
-    return ggml_add(ctx, x, ggml_mul_mat(ctx, b->w_down, ff));
+    struct ggml_tensor * ff = tnn_swiglu(ctx, linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h),
+                                         linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h));  /* [d_ff, n] */
+    return ggml_add(ctx, x, linear(ctx, b, TNN_LORA_SLOT_DOWN, NULL, ff));
 }

@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 
+struct gguf_context;
+
 /* ---- errors (session.c) ---------------------------------------------- */
 
 /* Record a one-line message for tnn_last_error and return status. */
@@ -23,6 +25,9 @@ int tnn_fail(int status, const char * fmt, ...)
 /* ---- backend (csrc/backend_<name>.c, one per library) ------------------ */
 
 ggml_backend_t tnn_backend_create(int32_t n_threads);
+/* true when the backend computes on host memory, so a mapped file can be used
+ * in place (CPU); false when weights must be copied to the device. */
+bool           tnn_backend_uses_host_memory(void);
 
 /* ---- tensor table (session.c) ------------------------------------------ */
 
@@ -59,6 +64,10 @@ struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_te
 
 /* ---- one transformer block (block.c) ----------------------------------- */
 
+/* LoRA target slots, in enum tnn_lora_target bit order */
+enum { TNN_LORA_SLOT_Q, TNN_LORA_SLOT_K, TNN_LORA_SLOT_V, TNN_LORA_SLOT_O,
+       TNN_LORA_SLOT_GATE, TNN_LORA_SLOT_UP, TNN_LORA_SLOT_DOWN, TNN_LORA_SLOTS };
+
 struct tnn_block {
     struct ggml_tensor * attn_norm;                   /* [d_model] */
     struct ggml_tensor * wq, * wk, * wv;              /* [d_model, n_heads*hd], [d_model, n_kv*hd] x2 */
@@ -67,8 +76,25 @@ struct tnn_block {
     struct ggml_tensor * ffn_norm;                    /* [d_model] */
     struct ggml_tensor * w_gate, * w_up;              /* [d_model, d_ff] */
     struct ggml_tensor * w_down;                      /* [d_ff, d_model] */
+    /* LoRA adapters per slot, or NULL: A [d_in, rank], B [rank, d_out] */
+    struct ggml_tensor * lora_a[TNN_LORA_SLOTS];
+    struct ggml_tensor * lora_b[TNN_LORA_SLOTS];
+    float lora_scale;                                 /* alpha / rank */
 };
 
+/* The block's weight for a LoRA slot (wq, wk, ... w_down). */
+struct ggml_tensor * tnn_block_weight(const struct tnn_block * block, int slot);
+/* The GGUF name suffix of a slot's weight ("attn_q", ..., "ffn_down"). */
+const char * tnn_lora_slot_name(int slot);
+
+/* Point the block at existing weights named blk.<layer>.* in ctx (a mapped
+ * GGUF); returns TNN_OK or records which tensor is missing or misshapen. */
+int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
+                   const tnn_llama_config * cfg);
+/* Create LoRA A and B (named <weight name>.lora_a / .lora_b) in ctx for the
+ * slots in targets (a mask of enum tnn_lora_target). */
+void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
+                        const tnn_lora_config * lora);
 /* Create the block's weight tensors (named blk.<layer>.*) in ctx. */
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
                       const tnn_llama_config * cfg);
@@ -87,6 +113,20 @@ struct tnn_llama {
     struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */
 };
 
+/* ---- a llama GGUF as a frozen base (gguf_base.c) -------------------------- */
+
+struct tnn_mapped_file {
+    void * addr;      /* the whole file, read-only */
+    size_t size;
+};
+
+/* Open and validate a llama GGUF: its config, and a ggml context of tensor
+ * descriptors (no data) named as in the file. */
+int tnn_gguf_open(const char * path, tnn_llama_config * cfg, struct gguf_context ** gguf_out,
+                  struct ggml_context ** tensors_out);
+int tnn_map_file(const char * path, struct tnn_mapped_file * map);
+void tnn_unmap_file(struct tnn_mapped_file * map);
+
 /* Check a config; returns TNN_OK or records why not. */
 int tnn_llama_check_config(const tnn_llama_config * cfg);
 /* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */
@@ -98,6 +138,14 @@ struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct t
 struct tnn_session {
     ggml_backend_t backend;
     int32_t n_threads;
+
+    /* a frozen base: tensor descriptors from the GGUF, data from the file */
+    struct ggml_context * ctx_base;
+    ggml_backend_buffer_t buf_base;
+    struct gguf_context * gguf_base;
+    struct tnn_mapped_file base_file;
+    tnn_lora_config lora;
+    bool has_lora;
 
     /* parameters and inputs: created at realize, allocated once */
     struct ggml_context * ctx_static;

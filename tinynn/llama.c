@@ -2,6 +2,8 @@
  * tied or untied output projection. Also the realize step that allocates and
  * randomly initialises its parameters. */
 #include "internal.h"
+#include "gguf.h"
+#include "ggml-cpu.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -97,7 +99,10 @@ static int init_parameters(tnn_session * s) {
             continue;
         }
         const int64_t n = ggml_nelements(t);
-        if (is_norm_or_bias(t)) {
+        if (strstr(t->name, ".lora_b") != NULL) {
+            /* LoRA B starts at zero: step 1 sees exactly the base model */
+            for (int64_t i = 0; i < n; ++i) host[i] = 0.0f;
+        } else if (is_norm_or_bias(t)) {
             /* norm weights start at 1, biases at 0 */
             const float value = strstr(t->name, "norm") ? 1.0f : 0.0f;
             for (int64_t i = 0; i < n; ++i) host[i] = value;
@@ -111,6 +116,42 @@ static int init_parameters(tnn_session * s) {
 }
 
 /* ---- realize ------------------------------------------------------------ */
+
+/* The token and position inputs, then memory for everything in ctx_static
+ * (trainable parameters and inputs) and the seeded init. */
+static int realize_inputs_and_allocate(tnn_session * s, int32_t * tokens_handle,
+                                       int32_t * positions_handle) {
+    const tnn_llama_config * cfg = &s->model.cfg;
+    struct ggml_context * ctx = s->ctx_static;
+    const int64_t n_tokens = (int64_t) cfg->t_seq * cfg->t_batch;
+    s->tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
+    ggml_set_name(s->tokens, "tokens");
+    ggml_set_input(s->tokens);
+    s->positions = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
+    ggml_set_name(s->positions, "positions");
+    ggml_set_input(s->positions);
+    int32_t h_tokens = tnn_table_add(s, s->tokens, TNN_KIND_TOKENS, -1);
+    int32_t h_positions = tnn_table_add(s, s->positions, TNN_KIND_POSITIONS, -1);
+    if (h_tokens < 0 || h_positions < 0) {
+        return TNN_ERR_ALLOC;
+    }
+
+    s->buf_static = ggml_backend_alloc_ctx_tensors(ctx, s->backend);
+    if (s->buf_static == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the model parameters",
+                        tnn_backend_name());
+    }
+    ggml_backend_buffer_clear(s->buf_static, 0);
+    int status = init_parameters(s);
+    if (status != TNN_OK) {
+        return status;
+    }
+    s->realized = true;
+    *tokens_handle = h_tokens;
+    *positions_handle = h_positions;
+    return TNN_OK;
+}
+
 
 static int add_param(tnn_session * s, struct ggml_tensor * t) {
     ggml_set_param(t);
@@ -168,33 +209,163 @@ int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
         status = add_param(s, m->output);
     }
 
-    const int64_t n_tokens = (int64_t) cfg->t_seq * cfg->t_batch;
-    s->tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
-    ggml_set_name(s->tokens, "tokens");
-    ggml_set_input(s->tokens);
-    s->positions = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
-    ggml_set_name(s->positions, "positions");
-    ggml_set_input(s->positions);
-    int32_t h_tokens = tnn_table_add(s, s->tokens, TNN_KIND_TOKENS, -1);
-    int32_t h_positions = tnn_table_add(s, s->positions, TNN_KIND_POSITIONS, -1);
-    if (status != TNN_OK || h_tokens < 0 || h_positions < 0) {
-        return TNN_ERR_ALLOC;
-    }
-
-    s->buf_static = ggml_backend_alloc_ctx_tensors(ctx, s->backend);
-    if (s->buf_static == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the model parameters",
-                        tnn_backend_name());
-    }
-    ggml_backend_buffer_clear(s->buf_static, 0);
-    status = init_parameters(s);
     if (status != TNN_OK) {
         return status;
     }
-    s->realized = true;
-    *tokens_handle = h_tokens;
-    *positions_handle = h_positions;
+    return realize_inputs_and_allocate(s, tokens_handle, positions_handle);
+}
+
+/* ---- realize a frozen GGUF base with LoRA adapters ------------------------ */
+
+static int check_lora_config(const tnn_lora_config * lora) {
+    if (lora == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "LoRA config is NULL");
+    }
+    if (lora->rank < 1) {
+        return tnn_fail(TNN_ERR_ARG, "LoRA rank must be at least 1, got %d", lora->rank);
+    }
+    if (lora->targets == 0 || (lora->targets & ~((1u << TNN_LORA_SLOTS) - 1)) != 0) {
+        return tnn_fail(TNN_ERR_ARG, "LoRA targets must be a non-empty set of q,k,v,o,gate,up,down");
+    }
+    if (!isfinite(lora->alpha) || !(lora->init_scale >= 0.0f) || !isfinite(lora->init_scale)) {
+        return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");
+    }
     return TNN_OK;
+}
+
+/* Give the base tensors their memory: in place in the mapped file when the
+ * backend computes on host memory, else a device copy (and the map is let go). */
+static int place_base_weights(tnn_session * s, const char * path) {
+    int status = tnn_map_file(path, &s->base_file);
+    if (status != TNN_OK) {
+        return status;
+    }
+    const size_t data_offset = gguf_get_data_offset(s->gguf_base);
+    char * data = (char *) s->base_file.addr + data_offset;
+    const size_t data_size = s->base_file.size - data_offset;
+    /* in place needs ggml's 32-byte tensor alignment; GGUF's default is 32 */
+    const bool in_place = tnn_backend_uses_host_memory() && ((uintptr_t) data % 32) == 0;
+    if (in_place) {
+        s->buf_base = ggml_backend_cpu_buffer_from_ptr(data, data_size);
+    } else {
+        s->buf_base = ggml_backend_alloc_ctx_tensors(s->ctx_base, s->backend);
+    }
+    if (s->buf_base == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the base model", tnn_backend_name());
+    }
+    for (int64_t i = 0; i < gguf_get_n_tensors(s->gguf_base); ++i) {
+        struct ggml_tensor * t = ggml_get_tensor(s->ctx_base, gguf_get_tensor_name(s->gguf_base, i));
+        char * src = data + gguf_get_tensor_offset(s->gguf_base, i);
+        if (in_place) {
+            if (ggml_backend_tensor_alloc(s->buf_base, t, src) != GGML_STATUS_SUCCESS) {
+                return tnn_fail(TNN_ERR_ALLOC, "cannot place tensor %s in the mapped file", t->name);
+            }
+        } else {
+            ggml_backend_tensor_set(t, src, 0, ggml_nbytes(t));
+        }
+    }
+    if (!in_place) {
+        tnn_unmap_file(&s->base_file);
+    }
+    return TNN_OK;
+}
+
+static int bind_base(tnn_session * s) {
+    struct tnn_llama * m = &s->model;
+    const tnn_llama_config * cfg = &m->cfg;
+    struct ggml_context * base = s->ctx_base;
+    m->token_embd = ggml_get_tensor(base, "token_embd.weight");
+    m->output_norm = ggml_get_tensor(base, "output_norm.weight");
+    m->output = cfg->untied ? ggml_get_tensor(base, "output.weight") : NULL;
+    if (m->output_norm == NULL || m->output_norm->ne[0] != cfg->d_model) {
+        return tnn_fail(TNN_ERR_ARG, "tensor output_norm.weight is missing or misshapen");
+    }
+    if (m->token_embd->ne[0] != cfg->d_model || (m->output && m->output->ne[0] != cfg->d_model)) {
+        return tnn_fail(TNN_ERR_ARG, "token_embd.weight or output.weight does not have width %d",
+                        cfg->d_model);
+    }
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        int status = tnn_block_bind(base, &m->blocks[l], l, cfg);
+        if (status != TNN_OK) {
+            return status;
+        }
+    }
+    return TNN_OK;
+}
+
+int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_config * lora,
+                         int32_t * tokens_handle, int32_t * positions_handle) {
+    if (s == NULL || tokens_handle == NULL || positions_handle == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_realize_for_mmap: NULL argument");
+    }
+    if (s->realized || s->ctx_base != NULL) {
+        return tnn_fail(TNN_ERR_STATE, "realize called twice on one session");
+    }
+    int status = check_lora_config(lora);
+    if (status != TNN_OK) {
+        return status;
+    }
+    struct tnn_llama * m = &s->model;
+    status = tnn_gguf_open(path, &m->cfg, &s->gguf_base, &s->ctx_base);
+    if (status != TNN_OK) {
+        return status;
+    }
+    m->cfg.t_seq = lora->t_seq;
+    m->cfg.t_batch = lora->t_batch;
+    m->cfg.init_scale = lora->init_scale;
+    m->cfg.seed = lora->seed;
+    if ((status = tnn_llama_check_config(&m->cfg)) != TNN_OK) {
+        return status;
+    }
+    m->blocks = calloc((size_t) m->cfg.n_layers, sizeof(*m->blocks));
+    if (m->blocks == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
+    }
+    if ((status = bind_base(s)) != TNN_OK) {
+        return status;
+    }
+    for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
+        if (!(lora->targets & (1u << slot))) {
+            continue;
+        }
+        const struct ggml_tensor * w = tnn_block_weight(&m->blocks[0], slot);
+        const int64_t max_rank = w->ne[0] < w->ne[1] ? w->ne[0] : w->ne[1];
+        if (lora->rank > max_rank) {
+            return tnn_fail(TNN_ERR_ARG, "LoRA rank %d is larger than %s allows (min(d_in, d_out) = %lld)",
+                            lora->rank, tnn_lora_slot_name(slot), (long long) max_rank);
+        }
+    }
+    if ((status = place_base_weights(s, path)) != TNN_OK) {
+        return status;
+    }
+    for (struct ggml_tensor * t = ggml_get_first_tensor(s->ctx_base); t != NULL;
+         t = ggml_get_next_tensor(s->ctx_base, t)) {
+        if (tnn_table_add(s, t, TNN_KIND_FROZEN, -1) < 0) {
+            return TNN_ERR_ALLOC;
+        }
+    }
+
+    struct ggml_init_params ip = {
+        .mem_size = (8 + (size_t) m->cfg.n_layers * 2 * TNN_LORA_SLOTS) * ggml_tensor_overhead(),
+        .mem_buffer = NULL,
+        .no_alloc = true,
+    };
+    s->ctx_static = ggml_init(ip);
+    if (s->ctx_static == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the adapters");
+    }
+    for (int32_t l = 0; l < m->cfg.n_layers; ++l) {
+        struct tnn_block * b = &m->blocks[l];
+        tnn_block_add_lora(s->ctx_static, b, l, lora);
+        for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
+            if (b->lora_a[slot] && (add_param(s, b->lora_a[slot]) || add_param(s, b->lora_b[slot]))) {
+                return TNN_ERR_ALLOC;
+            }
+        }
+    }
+    s->lora = *lora;
+    s->has_lora = true;
+    return realize_inputs_and_allocate(s, tokens_handle, positions_handle);
 }
 
 /* ---- forward ------------------------------------------------------------ */

@@ -1,5 +1,6 @@
 /* The session: backend, tensor table, errors, upload and download. */
 #include "internal.h"
+#include "gguf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,6 +57,10 @@ void tnn_session_free(tnn_session * s) {
     if (s->ctx_opt)     ggml_free(s->ctx_opt);
     if (s->buf_static)  ggml_backend_buffer_free(s->buf_static);
     if (s->ctx_static)  ggml_free(s->ctx_static);
+    if (s->buf_base)    ggml_backend_buffer_free(s->buf_base);
+    if (s->ctx_base)    ggml_free(s->ctx_base);
+    if (s->gguf_base)   gguf_free(s->gguf_base);
+    tnn_unmap_file(&s->base_file);
     if (s->backend)     ggml_backend_free(s->backend);
     free(s->model.blocks);
     free(s->table);

@@ -58,7 +58,19 @@ enum tnn_tensor_kind {
     TNN_KIND_LOSS      = 5,  /* output: float32 scalar, mean cross-entropy */
     TNN_KIND_LOGITS    = 6,  /* output: float32 [vocab, n_tokens] */
     TNN_KIND_GRAD      = 7,  /* gradient of a parameter, same shape */
-    TNN_KIND_MOMENT    = 8   /* an AdamW moment (m or v) of a parameter */
+    TNN_KIND_MOMENT    = 8,  /* an AdamW moment (m or v) of a parameter */
+    TNN_KIND_FROZEN    = 9   /* a frozen base weight, in its stored type */
+};
+
+/* LoRA targets: the projections of a block that can carry an adapter. */
+enum tnn_lora_target {
+    TNN_LORA_Q    = 1 << 0,
+    TNN_LORA_K    = 1 << 1,
+    TNN_LORA_V    = 1 << 2,
+    TNN_LORA_O    = 1 << 3,
+    TNN_LORA_GATE = 1 << 4,
+    TNN_LORA_UP   = 1 << 5,
+    TNN_LORA_DOWN = 1 << 6
 };
 
 typedef struct tnn_session tnn_session;
@@ -97,6 +109,31 @@ void tnn_session_free(tnn_session * session);
  * Hands back the handles of the two inputs. Once per session. */
 int tnn_realize_llama(tnn_session * session, const tnn_llama_config * config,
                       int32_t * tokens_handle, int32_t * positions_handle);
+
+/* LoRA adapters on a frozen base: W x + (alpha / rank) * B (A x). */
+typedef struct tnn_lora_config {
+    int32_t  rank;        /* 1 .. min(d_in, d_out) of every target */
+    float    alpha;       /* scale numerator: the update is scaled by alpha / rank */
+    uint32_t targets;     /* OR of enum tnn_lora_target */
+    float    init_scale;  /* std of A's random init; B starts at zero */
+    uint64_t seed;
+    int32_t  t_seq;
+    int32_t  t_batch;
+} tnn_lora_config;
+
+/* Read a llama-family GGUF's hyper-parameters (no weights). t_seq, t_batch,
+ * init_scale and seed are left 0. Fails with a one-line reason on a missing
+ * file, a non-GGUF or truncated file, another architecture, a tensor type
+ * tinynn cannot back-propagate through, or a tensor of the wrong shape. */
+int tnn_gguf_llama_config(const char * path, tnn_llama_config * config);
+
+/* Map a llama GGUF as a frozen base (weights stay in their stored types; on
+ * the CPU they are used in place from the mapped file) and add LoRA adapters
+ * A [d_in, rank], B [rank, d_out] on the chosen targets of every block: the
+ * only trainable tensors. Hands back the token and position input handles.
+ * Once per session, instead of tnn_realize_llama. */
+int tnn_realize_for_mmap(tnn_session * session, const char * path, const tnn_lora_config * lora,
+                         int32_t * tokens_handle, int32_t * positions_handle);
 
 /* Bake forward + cross-entropy + backward + AdamW into one graph, and a
  * forward-only graph that produces logits. Hands back the handles of the loss

@@ -15,7 +15,10 @@ from .config import LlamaConfig, RecipeOptions
 
 # enum tnn_tensor_kind
 KIND_PARAM, KIND_TOKENS, KIND_POSITIONS, KIND_LABELS, KIND_HP, KIND_LOSS, KIND_LOGITS, \
-    KIND_GRAD, KIND_MOMENT = range(9)
+    KIND_GRAD, KIND_MOMENT, KIND_FROZEN = range(10)
+
+# enum tnn_lora_target, by CLI name
+LORA_TARGETS = {"q": 1, "k": 2, "v": 4, "o": 8, "gate": 16, "up": 32, "down": 64}
 
 # ggml type ids the engine can hand back as numpy arrays
 _NUMPY_DTYPE = {0: np.float32, 1: np.float16, 24: np.int8, 25: np.int16, 26: np.int32}
@@ -67,6 +70,22 @@ class LlamaSeqEngine:
         c.seed = opts.seed
         tokens, positions = ffi.new("int32_t *"), ffi.new("int32_t *")
         self._check(self.lib.tnn_realize_llama(self._session, c, tokens, positions))
+        self.tokens, self.positions = tokens[0], positions[0]
+
+    def realize_for_mmap(self, gguf_path, opts: RecipeOptions, rank: int, alpha: float,
+                         targets: tuple[str, ...]) -> None:
+        """Map a llama GGUF as the frozen base and add LoRA adapters."""
+        unknown = [t for t in targets if t not in LORA_TARGETS]
+        if unknown:
+            raise ToyError(f"unknown LoRA target '{unknown[0]}': choose from "
+                           f"{','.join(LORA_TARGETS)}", 1)
+        lora = ffi.new("tnn_lora_config *")
+        lora.rank, lora.alpha, lora.init_scale, lora.seed = rank, alpha, opts.init_scale, opts.seed
+        lora.targets = sum(LORA_TARGETS[t] for t in set(targets))
+        lora.t_seq, lora.t_batch = opts.t_seq, opts.t_batch
+        tokens, positions = ffi.new("int32_t *"), ffi.new("int32_t *")
+        self._check(self.lib.tnn_realize_for_mmap(self._session, os.fsencode(gguf_path), lora,
+                                                  tokens, positions))
         self.tokens, self.positions = tokens[0], positions[0]
 
     def build(self) -> None:
@@ -137,5 +156,21 @@ class LlamaSeqEngine:
         self._check(self.lib.tnn_grad_of(self._session, param_handle, handle))
         return handle[0]
 
+    def gguf_config(self, gguf_path) -> LlamaConfig:
+        """The hyper-parameters of a llama GGUF (its shapes checked)."""
+        return read_gguf_config(gguf_path, self.lib)
+
     def save_gguf(self, path: str | os.PathLike) -> None:
         self._check(self.lib.tnn_save_gguf(self._session, os.fsencode(path)))
+
+
+def read_gguf_config(gguf_path, lib=None) -> LlamaConfig:
+    """A llama GGUF's LlamaConfig, read and checked by tinynn (no weights loaded).
+    The config also carries `untied` and `qkv_bias` as attributes."""
+    lib = lib or library("cpu")
+    c = ffi.new("tnn_llama_config *")
+    check(lib, lib.tnn_gguf_llama_config(os.fsencode(gguf_path), c))
+    cfg = LlamaConfig(vocab=c.vocab, d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads,
+                      n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base, rms_eps=c.rms_eps)
+    cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
+    return cfg

@@ -1,0 +1,250 @@
+/* Reading a llama-family GGUF: its hyper-parameters, the shapes and types of
+ * its tensors, and the file mapped read-only so that the weights can be used
+ * where they lie. Everything a bad file could trip in ggml is checked here. */
+#include "internal.h"
+#include "gguf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- metadata ------------------------------------------------------------ */
+
+/* An integer key of any integer type; missing -> fallback (or an error when
+ * fallback < 0). */
+static int get_uint(struct gguf_context * g, const char * key, int64_t fallback, int64_t * out) {
+    const int64_t id = gguf_find_key(g, key);
+    if (id < 0) {
+        if (fallback < 0) {
+            return tnn_fail(TNN_ERR_ARG, "the GGUF has no '%s' (not a llama-family model?)", key);
+        }
+        *out = fallback;
+        return TNN_OK;
+    }
+    switch (gguf_get_kv_type(g, id)) {
+        case GGUF_TYPE_UINT8:  *out = gguf_get_val_u8(g, id);  break;
+        case GGUF_TYPE_UINT16: *out = gguf_get_val_u16(g, id); break;
+        case GGUF_TYPE_UINT32: *out = gguf_get_val_u32(g, id); break;
+        case GGUF_TYPE_INT32:  *out = gguf_get_val_i32(g, id); break;
+        case GGUF_TYPE_UINT64: *out = (int64_t) gguf_get_val_u64(g, id); break;
+        case GGUF_TYPE_INT64:  *out = gguf_get_val_i64(g, id); break;
+        default:
+            return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' is not an integer", key);
+    }
+    if (*out < 0 || *out > (1 << 24)) {
+        return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' = %lld is out of range", key, (long long) *out);
+    }
+    return TNN_OK;
+}
+
+static int get_float(struct gguf_context * g, const char * key, float fallback, float * out) {
+    const int64_t id = gguf_find_key(g, key);
+    if (id < 0) {
+        *out = fallback;
+        return TNN_OK;
+    }
+    switch (gguf_get_kv_type(g, id)) {
+        case GGUF_TYPE_FLOAT32: *out = gguf_get_val_f32(g, id); break;
+        case GGUF_TYPE_FLOAT64: *out = (float) gguf_get_val_f64(g, id); break;
+        default:
+            return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' is not a float", key);
+    }
+    return TNN_OK;
+}
+
+/* Types whose matrix product ggml can back-propagate through on the CPU
+ * (out_prod has a kernel for them). BF16 has none in this ggml. */
+static bool trainable_through(enum ggml_type type) {
+    switch (type) {
+        case GGML_TYPE_F32: case GGML_TYPE_F16:
+        case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1:
+        case GGML_TYPE_Q8_0:
+        case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K:
+        case GGML_TYPE_Q6_K:
+            return true;
+        default:
+            return false;
+    }
+}
+
+static int check_file_header(const char * path) {
+    FILE * f = fopen(path, "rb");
+    if (f == NULL) {
+        return tnn_fail(TNN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    }
+    char magic[4] = { 0 };
+    const size_t n = fread(magic, 1, 4, f);
+    fclose(f);
+    if (n != 4 || memcmp(magic, "GGUF", 4) != 0) {
+        return tnn_fail(TNN_ERR_ARG, "%s is not a GGUF file (no GGUF magic at its start)", path);
+    }
+    return TNN_OK;
+}
+
+static int read_config(struct gguf_context * g, struct ggml_context * tensors, tnn_llama_config * c) {
+    const int64_t arch_id = gguf_find_key(g, "general.architecture");
+    if (arch_id < 0 || gguf_get_kv_type(g, arch_id) != GGUF_TYPE_STRING) {
+        return tnn_fail(TNN_ERR_ARG, "the GGUF has no general.architecture");
+    }
+    const char * arch = gguf_get_val_str(g, arch_id);
+    if (strcmp(arch, "llama") != 0) {
+        return tnn_fail(TNN_ERR_ARG, "unsupported architecture '%s': toy trains llama-family models", arch);
+    }
+    int64_t n_layers, d_model, d_ff, n_heads, n_kv_heads, rope_dim;
+    int status;
+    if ((status = get_uint(g, "llama.block_count", -1, &n_layers)) ||
+        (status = get_uint(g, "llama.embedding_length", -1, &d_model)) ||
+        (status = get_uint(g, "llama.feed_forward_length", -1, &d_ff)) ||
+        (status = get_uint(g, "llama.attention.head_count", -1, &n_heads)) ||
+        (status = get_uint(g, "llama.attention.head_count_kv", n_heads, &n_kv_heads))) {
+        return status;
+    }
+    if (n_heads < 1 || d_model % n_heads != 0) {
+        return tnn_fail(TNN_ERR_ARG, "llama.attention.head_count (%lld) does not divide the width %lld",
+                        (long long) n_heads, (long long) d_model);
+    }
+    if ((status = get_uint(g, "llama.rope.dimension_count", d_model / n_heads, &rope_dim))) {
+        return status;
+    }
+    if (rope_dim != d_model / n_heads) {
+        return tnn_fail(TNN_ERR_ARG, "partial RoPE (%lld of %lld dims) is not supported",
+                        (long long) rope_dim, (long long) (d_model / n_heads));
+    }
+    memset(c, 0, sizeof(*c));
+    c->n_layers = (int32_t) n_layers;
+    c->d_model = (int32_t) d_model;
+    c->d_ff = (int32_t) d_ff;
+    c->n_heads = (int32_t) n_heads;
+    c->n_kv_heads = (int32_t) n_kv_heads;
+    if ((status = get_float(g, "llama.rope.freq_base", 10000.0f, &c->rope_base)) ||
+        (status = get_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5f, &c->rms_eps))) {
+        return status;
+    }
+    const struct ggml_tensor * embd = ggml_get_tensor(tensors, "token_embd.weight");
+    if (embd == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tensor token_embd.weight is missing");
+    }
+    c->vocab = (int32_t) embd->ne[1];
+    c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
+    c->qkv_bias = ggml_get_tensor(tensors, "blk.0.attn_q.bias") != NULL;
+    c->t_seq = 1;
+    c->t_batch = 1;
+    return TNN_OK;
+}
+
+/* Every tensor's bytes must lie inside the file: a truncated download would
+ * otherwise be read past its end. */
+static int check_extent(struct gguf_context * g, struct ggml_context * tensors, const char * path) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        return tnn_fail(TNN_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    }
+    const size_t data_offset = gguf_get_data_offset(g);
+    for (int64_t i = 0; i < gguf_get_n_tensors(g); ++i) {
+        const struct ggml_tensor * t = ggml_get_tensor(tensors, gguf_get_tensor_name(g, i));
+        const size_t end = data_offset + gguf_get_tensor_offset(g, i) + ggml_nbytes(t);
+        if (end > (size_t) st.st_size) {
+            return tnn_fail(TNN_ERR_ARG, "%s is truncated: tensor %s ends at byte %zu of %lld",
+                            path, t->name, end, (long long) st.st_size);
+        }
+    }
+    return TNN_OK;
+}
+
+static int check_types(struct ggml_context * tensors) {
+    for (struct ggml_tensor * t = ggml_get_first_tensor(tensors); t != NULL;
+         t = ggml_get_next_tensor(tensors, t)) {
+        const bool vector = t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
+        if (vector ? t->type != GGML_TYPE_F32 : !trainable_through(t->type)) {
+            return tnn_fail(TNN_ERR_ARG, "tensor %s has type %s, which toy cannot train through "
+                            "(supported: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K; "
+                            "norms and biases F32)", t->name, ggml_type_name(t->type));
+        }
+    }
+    return TNN_OK;
+}
+
+int tnn_gguf_open(const char * path, tnn_llama_config * cfg, struct gguf_context ** gguf_out,
+                  struct ggml_context ** tensors_out) {
+    *gguf_out = NULL;
+    *tensors_out = NULL;
+    if (path == NULL || path[0] == '\0') {
+        return tnn_fail(TNN_ERR_ARG, "no GGUF path given");
+    }
+    int status = check_file_header(path);
+    if (status != TNN_OK) {
+        return status;
+    }
+    struct ggml_context * tensors = NULL;
+    struct gguf_init_params params = { .no_alloc = true, .ctx = &tensors };
+    struct gguf_context * g = gguf_init_from_file(path, params);
+    if (g == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "%s could not be parsed as GGUF (truncated or corrupt)", path);
+    }
+    if ((status = check_extent(g, tensors, path)) ||
+        (status = read_config(g, tensors, cfg)) ||
+        (status = check_types(tensors))) {
+        gguf_free(g);
+        ggml_free(tensors);
+        return status;
+    }
+    *gguf_out = g;
+    *tensors_out = tensors;
+    return TNN_OK;
+}
+
+int tnn_gguf_llama_config(const char * path, tnn_llama_config * cfg) {
+    if (cfg == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_gguf_llama_config: config is NULL");
+    }
+    struct gguf_context * g;
+    struct ggml_context * tensors;
+    int status = tnn_gguf_open(path, cfg, &g, &tensors);
+    if (status != TNN_OK) {
+        return status;
+    }
+    /* the shapes of every block's tensors, as the model will bind them */
+    struct tnn_block block;
+    for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
+        status = tnn_block_bind(tensors, &block, l, cfg);
+    }
+    gguf_free(g);
+    ggml_free(tensors);
+    return status;
+}
+
+/* ---- mapping ------------------------------------------------------------- */
+
+int tnn_map_file(const char * path, struct tnn_mapped_file * map) {
+    map->addr = NULL;
+    map->size = 0;
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        return tnn_fail(TNN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size == 0) {
+        close(fd);
+        return tnn_fail(TNN_ERR_IO, "cannot read the size of %s", path);
+    }
+    void * addr = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (addr == MAP_FAILED) {
+        return tnn_fail(TNN_ERR_IO, "cannot map %s: %s", path, strerror(errno));
+    }
+    map->addr = addr;
+    map->size = (size_t) st.st_size;
+    return TNN_OK;
+}
+
+void tnn_unmap_file(struct tnn_mapped_file * map) {
+    if (map->addr != NULL) {
+        munmap(map->addr, map->size);
+        map->addr = NULL;
+        map->size = 0;
+    }
+}
