@@ -75,7 +75,7 @@ def test_json_mode_prints_one_object(tmp_path):
     assert result.returncode == 0
     report = json.loads(result.stdout)
     assert report["format"] == "toy/train-v1" and len(report["losses"]) == 2
-    assert Path(report["run_dir"]) == tmp_path / "run"
+    assert Path(report["run_dir"]) == tmp_path / "run" and report["weights"].endswith("model.gguf")
 
 
 def test_own_text_corpus_and_token_corpus(tmp_path):

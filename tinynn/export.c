@@ -24,6 +24,17 @@ static void set_llama_metadata(struct gguf_context * gguf, const tnn_llama_confi
     gguf_set_val_str(gguf, "tokenizer.ggml.model", "none");
 }
 
+/* A LoRA adapter as llama.cpp's llama_adapter_lora_init reads it: tensors
+ * <base weight name>.lora_a [d_in, rank] and .lora_b [rank, d_out], applied
+ * as W x + (alpha / rank) * B (A x). */
+static void set_adapter_metadata(struct gguf_context * gguf, const tnn_lora_config * lora) {
+    gguf_set_val_str(gguf, "general.architecture", "llama");
+    gguf_set_val_str(gguf, "general.type", "adapter");
+    gguf_set_val_str(gguf, "general.name", "toy LoRA adapter");
+    gguf_set_val_str(gguf, "adapter.type", "lora");
+    gguf_set_val_f32(gguf, "adapter.lora.alpha", lora->alpha);
+}
+
 int tnn_save_gguf(tnn_session * s, const char * path) {
     if (s == NULL || path == NULL || path[0] == '\0') {
         return tnn_fail(TNN_ERR_ARG, "save_gguf: no path given");
@@ -49,7 +60,11 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
         if (gguf) gguf_free(gguf);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory preparing the GGUF file");
     }
-    set_llama_metadata(gguf, &s->model.cfg);
+    if (s->has_lora) {
+        set_adapter_metadata(gguf, &s->lora);
+    } else {
+        set_llama_metadata(gguf, &s->model.cfg);
+    }
     for (int32_t h = 0; h < s->n_table; ++h) {
         struct ggml_tensor * t = s->table[h].tensor;
         if (s->table[h].kind != TNN_KIND_PARAM) {

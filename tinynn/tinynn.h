@@ -176,10 +176,12 @@ int tnn_find(tnn_session * session, const char * name, int32_t * handle);
 /* The handle of a parameter's gradient (valid after build). */
 int tnn_grad_of(tnn_session * session, int32_t param_handle, int32_t * grad_handle);
 
-/* Write the model as a GGUF file llama.cpp can read: tensors under llama.cpp's
- * names (F32), the llama.* hyper-parameters, and tokenizer.ggml.model "none"
- * (the from-scratch models use raw byte ids). Written to path + ".tmp" and
- * renamed, so a failure never leaves a half-written file at path. */
+/* Write the trainable tensors as a GGUF file llama.cpp can read. A from-scratch
+ * session writes the model: tensors under llama.cpp's names (F32), the llama.*
+ * hyper-parameters, and tokenizer.ggml.model "none" (raw byte ids). A LoRA
+ * session writes the adapter: general.type "adapter", adapter.type "lora",
+ * adapter.lora.alpha, tensors <weight>.lora_a / .lora_b. Written to
+ * path + ".tmp" and renamed, so a failure never leaves a half-written file. */
 int tnn_save_gguf(tnn_session * session, const char * path);
 
 /* TNN_CDEF_END */

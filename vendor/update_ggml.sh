@@ -30,8 +30,13 @@ tar xzf "$sdist" -C "$work"
 src="$work/llama_cpp_python-$VERSION/vendor/llama.cpp"
 
 dest="$here/ggml"
+# PROVENANCE.md is ours, not upstream's: keep it across the refresh
+provenance="$(mktemp)"
+[ -f "$dest/PROVENANCE.md" ] && cp "$dest/PROVENANCE.md" "$provenance"
 rm -rf "$dest"
 mkdir -p "$dest/src"
+[ -s "$provenance" ] && cp "$provenance" "$dest/PROVENANCE.md"
+rm -f "$provenance"
 cp "$src/LICENSE" "$dest/LICENSE"
 cp "$src/ggml/CMakeLists.txt" "$dest/"
 cp -r "$src/ggml/cmake" "$src/ggml/include" "$dest/"

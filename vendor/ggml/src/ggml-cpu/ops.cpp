@@ -4735,28 +4735,40 @@ static void ggml_compute_forward_out_prod_q_f32(
 
     float * wdata = (float *) params->wdata + (ne0 + CACHE_LINE_SIZE_F32) * ith;
 
-    for (int64_t ir = ir0; ir < ir1; ++ir) {
-        // dst indices
-        const int64_t i3 = ir/(ne2*ne1);
-        const int64_t i2 = (ir - i3*ne2*ne1)/ne1;
-        const int64_t i1 = (ir - i3*ne2*ne1 - i2*ne1);
+    // dst rows are taken a tile at a time so that each src0 row is dequantized
+    // once per tile rather than once per dst row; every dst element still sums
+    // over i01 in increasing order, so the result is unchanged.
+    const int64_t tile = 64;
 
-        const int64_t i02 = i2;
-        const int64_t i03 = i3;
-
-        //const int64_t i10 = i1;
-        const int64_t i12 = i2;
-        const int64_t i13 = i3;
-
+    for (int64_t it0 = ir0; it0 < ir1; it0 += tile) {
+        const int64_t it1 = MIN(it0 + tile, ir1);
         for (int64_t i01 = 0; i01 < ne01; ++i01) {
             const int64_t i11 = i01;
+            int64_t i02_done = -1;
+            int64_t i03_done = -1;
 
-            float * s0 = (float *) ((char *) src0->data + (          i01*nb01 + i02*nb02 + i03*nb03));
-            float * s1 = (float *) ((char *) src1->data + (i1*nb10 + i11*nb11 + i12*nb12 + i13*nb13));
-            float * d  = (float *) ((char *)  dst->data + (          i1*nb1 + i2*nb2 + i3*nb3));
+            for (int64_t ir = it0; ir < it1; ++ir) {
+                // dst indices
+                const int64_t i3 = ir/(ne2*ne1);
+                const int64_t i2 = (ir - i3*ne2*ne1)/ne1;
+                const int64_t i1 = (ir - i3*ne2*ne1 - i2*ne1);
 
-            dequantize_row_q(s0, wdata, ne0);
-            ggml_vec_mad_f32(ne0, d, wdata, *s1);
+                const int64_t i02 = i2;
+                const int64_t i03 = i3;
+                const int64_t i12 = i2;
+                const int64_t i13 = i3;
+
+                if (i02 != i02_done || i03 != i03_done) {
+                    float * s0 = (float *) ((char *) src0->data + (i01*nb01 + i02*nb02 + i03*nb03));
+                    dequantize_row_q(s0, wdata, ne0);
+                    i02_done = i02;
+                    i03_done = i03;
+                }
+                float * s1 = (float *) ((char *) src1->data + (i1*nb10 + i11*nb11 + i12*nb12 + i13*nb13));
+                float * d  = (float *) ((char *)  dst->data + (          i1*nb1 + i2*nb2 + i3*nb3));
+
+                ggml_vec_mad_f32(ne0, d, wdata, *s1);
+            }
         }
     }
 }

@@ -1,0 +1,50 @@
+"""What every recipe shares: the training step and forward-only evaluation,
+thin over the engine (reset, four uploads, compute, download)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import LlamaConfig, RecipeOptions
+from ..engine import LlamaSeqEngine
+
+
+class TrainingRecipe:
+    def __init__(self, device: str = "cpu", threads: int | None = None):
+        self.engine = LlamaSeqEngine(device, threads)
+        self.cfg: LlamaConfig | None = None
+        self.opts: RecipeOptions | None = None
+
+    def _upload_batch(self, seq_ids, positions, labels=None) -> None:
+        e = self.engine
+        e.upload(e.tokens, np.asarray(seq_ids, dtype=np.int32))
+        e.upload(e.positions, np.asarray(positions, dtype=np.int32))
+        if labels is not None:
+            e.upload(e.labels, np.asarray(labels, dtype=np.int32))
+
+    def step(self, seq_ids: np.ndarray, positions: np.ndarray, labels: np.ndarray,
+             hp: np.ndarray, is_first: bool) -> float:
+        """One training step on a batch; arrays are int32 [t_batch, t_seq]
+        (labels: the next token of each position), hp from toy.adamw_hp."""
+        e = self.engine
+        if is_first:
+            e.reset()
+        else:
+            e.reset_grads_only()
+        self._upload_batch(seq_ids, positions, labels)
+        e.upload(e.hp, np.asarray(hp, dtype=np.float32))
+        e.compute_backward()
+        return float(e.download(e.loss))
+
+    def evaluate(self, seq_ids: np.ndarray, positions: np.ndarray,
+                 labels: np.ndarray | None = None) -> tuple[np.ndarray, float | None]:
+        """Forward only: logits [t_batch, t_seq, vocab] and, given labels, the loss."""
+        e = self.engine
+        self._upload_batch(seq_ids, positions, labels)
+        e.compute_forward()
+        logits = e.download(e.logits).reshape(self.opts.t_batch, self.opts.t_seq, self.cfg.vocab)
+        loss = float(e.download(e.loss)) if labels is not None else None
+        return logits, loss
+
+    def save(self, path) -> None:
+        """The trained tensors as GGUF: the model (FromScratch) or the adapter (LoRA)."""
+        self.engine.save_gguf(path)

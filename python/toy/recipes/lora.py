@@ -1,0 +1,53 @@
+"""LoRA: adapters trained on a frozen llama GGUF, kept in its stored types."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from .._native import ToyError
+from ..config import LlamaConfig, RecipeOptions
+from ..engine import read_gguf_config
+from .base import TrainingRecipe
+
+
+class LoRA(TrainingRecipe):
+    """Fine-tune a GGUF model through low-rank adapters.
+
+    realize(gguf, cfg, rank, opts) maps the base (no dequantized copy), adds
+    A [rank x d_in] (random, init_scale) and B [d_out x rank] (zero) on each
+    target projection, and bakes the training step; only A and B train.
+    """
+
+    def realize(self, gguf, cfg: LlamaConfig | None = None, rank: int = 8,
+                opts: RecipeOptions | None = None, alpha: float | None = None,
+                targets: tuple[str, ...] = ("q",)) -> None:
+        file_cfg = read_gguf_config(gguf, self.engine.lib)
+        if cfg is not None and cfg.to_dict() != file_cfg.to_dict():
+            raise ToyError(f"the config given does not match {gguf}: {file_cfg}", 1)
+        self.cfg, self.opts = file_cfg, opts or RecipeOptions()
+        self.rank, self.alpha = rank, float(alpha if alpha is not None else 2 * rank)
+        self.targets = tuple(targets)
+        self.engine.realize_for_mmap(gguf, self.opts, rank, self.alpha, self.targets)
+        self.engine.build()
+
+    def adapters(self) -> dict[str, int]:
+        """Adapter tensor name -> handle (<weight>.lora_a / .lora_b)."""
+        return self.engine.params()
+
+    @contextmanager
+    def adapters_off(self):
+        """Evaluate the base model alone: B is zeroed, then restored."""
+        e = self.engine
+        saved = {h: e.download(h) for name, h in self.adapters().items() if name.endswith(".lora_b")}
+        try:
+            for h, value in saved.items():
+                e.upload(h, np.zeros_like(value))
+            yield
+        finally:
+            for h, value in saved.items():
+                e.upload(h, value)
+
+    def save_adapter(self, path) -> None:
+        """The adapter as a GGUF LoRA file llama.cpp loads (--lora PATH)."""
+        self.save(path)

@@ -1,0 +1,87 @@
+"""The tokenizer stored in a GGUF: GPT-2 style byte-level BPE, built on the
+`tokenizers` library from tokenizer.ggml.tokens / merges, with the
+pre-tokenizer named by tokenizer.ggml.pre."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .corpus import InputError
+
+# tokenizer.ggml.pre -> split digits one by one before the GPT-2 regex?
+_PRE_TOKENIZERS = {"smollm": True, "gpt2": False, "default": False}
+_CONTROL = 3   # llama.cpp token type of special tokens
+
+
+def _string(field) -> str:
+    return bytes(field.parts[field.data[0]]).decode("utf-8")
+
+
+def _strings(field) -> list[str]:
+    return [bytes(field.parts[i]).decode("utf-8") for i in field.data]
+
+
+class GGUFTokenizer:
+    def __init__(self, tokens: list[str], merges: list[str], pre: str, token_types: list[int],
+                 bos_id: int | None, eos_id: int | None, add_bos: bool):
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+        if pre not in _PRE_TOKENIZERS:
+            raise InputError(f"pre-tokenizer '{pre}' is not supported (supported: "
+                             f"{', '.join(_PRE_TOKENIZERS)})")
+        vocab = {tok: i for i, tok in enumerate(tokens)}
+        pairs = [tuple(m.split(" ", 1)) for m in merges]
+        self._tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False))
+        steps = [pre_tokenizers.Digits(individual_digits=True)] if _PRE_TOKENIZERS[pre] else []
+        steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True))
+        self._tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
+        self._tok.decoder = decoders.ByteLevel()
+        specials = [tok for tok, kind in zip(tokens, token_types) if kind == _CONTROL]
+        if specials:
+            from tokenizers import AddedToken
+            self._tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in specials])
+        self.vocab_size = len(tokens)
+        self.bos_id, self.eos_id, self.add_bos = bos_id, eos_id, add_bos
+
+    @classmethod
+    def from_gguf(cls, path: str | Path) -> "GGUFTokenizer":
+        import gguf
+
+        reader = gguf.GGUFReader(str(path))
+        f = reader.fields
+        model = _string(f["tokenizer.ggml.model"]) if "tokenizer.ggml.model" in f else "none"
+        if model != "gpt2":
+            raise InputError(f"{path}: tokenizer '{model}' is not supported (byte-level BPE "
+                             "'gpt2' only); pass a packed int32 --corpus instead")
+        tokens = _strings(f["tokenizer.ggml.tokens"])
+        merges = _strings(f["tokenizer.ggml.merges"])
+        pre = _string(f["tokenizer.ggml.pre"]) if "tokenizer.ggml.pre" in f else "default"
+        types = [int(f["tokenizer.ggml.token_type"].parts[i][0])
+                 for i in f["tokenizer.ggml.token_type"].data] if "tokenizer.ggml.token_type" in f \
+            else [1] * len(tokens)
+
+        def scalar(key):
+            return int(f[key].parts[-1][0]) if key in f else None
+
+        add_bos = bool(scalar("tokenizer.ggml.add_bos_token") or 0)
+        return cls(tokens, merges, pre, types, scalar("tokenizer.ggml.bos_token_id"),
+                   scalar("tokenizer.ggml.eos_token_id"), add_bos)
+
+    def encode(self, text: str, add_bos: bool | None = None) -> list[int]:
+        ids = self._tok.encode(text, add_special_tokens=False).ids
+        if (self.add_bos if add_bos is None else add_bos) and self.bos_id is not None:
+            ids = [self.bos_id] + ids
+        return ids
+
+    def decode(self, ids) -> str:
+        return self._tok.decode(list(map(int, ids)), skip_special_tokens=False)
+
+    def encode_corpus(self, text: str) -> np.ndarray:
+        """A text file's tokens for training: documents split on blank lines
+        would lose cross-document context, so the text is encoded whole,
+        with one EOS at its end."""
+        ids = self.encode(text)
+        if self.eos_id is not None:
+            ids.append(self.eos_id)
+        return np.asarray(ids, dtype=np.int32)
