@@ -143,3 +143,47 @@ def test_step_one_is_the_base_model_and_adapters_off_restores_it(smollm2):
     assert off == base_loss
     _, again = recipe.evaluate(ids[:, :-1], positions, ids[:, 1:])
     assert again == tuned
+
+
+def test_a_merged_f32_model_computes_what_base_plus_adapter_computes(tmp_path):
+    from toy.merge import merge_lora
+
+    cfg = ref.Config(vocab=40, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=64, untied=False)
+    params = ref.init_params(cfg, np.random.default_rng(2), scale=0.3)
+    base = write_llama_gguf(tmp_path / "base.gguf", params, cfg)
+    opts = toy.RecipeOptions(t_seq=6, t_batch=1, seed=0)
+    tuned = LoRA("cpu", threads=1)
+    tuned.realize(base, None, 4, opts, alpha=8.0, targets=("q", "v", "gate"))
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 40, size=(1, 7)).astype(np.int32)
+    positions = np.arange(6, dtype=np.int32)[None]
+    for step in range(1, 6):
+        tuned.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 5e-2), step == 1)
+    expected, _ = tuned.evaluate(ids[:, :-1], positions)
+    tuned.save_adapter(tmp_path / "adapter.gguf")
+
+    merge_lora(base, tmp_path / "adapter.gguf", tmp_path / "merged.gguf", "f32")
+    merged = LoRA("cpu", threads=1)      # a fresh adapter (B = 0) leaves the merged model as is
+    merged.realize(tmp_path / "merged.gguf", None, 1, opts, targets=("q",))
+    got, _ = merged.evaluate(ids[:, :-1], positions)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    original = LoRA("cpu", threads=1)
+    original.realize(base, None, 1, opts, targets=("q",))
+    assert not np.allclose(original.evaluate(ids[:, :-1], positions)[0], expected, atol=1e-3)
+
+
+def test_merge_back_into_the_base_quantization(tmp_path):
+    from toy.merge import merge_lora
+
+    cfg = ref.Config(vocab=40, d_model=64, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=64, untied=False)
+    params = ref.init_params(cfg, np.random.default_rng(3), scale=0.3)
+    q8 = gguf.GGMLQuantizationType.Q8_0
+    base = write_llama_gguf(tmp_path / "base.gguf", params, cfg, types={"blk.0.attn_q.weight": q8})
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(base, None, 2, toy.RecipeOptions(t_seq=4, t_batch=1), targets=("q",))
+    recipe.save_adapter(tmp_path / "adapter.gguf")
+    merge_lora(base, tmp_path / "adapter.gguf", tmp_path / "merged.gguf", "base")
+    reader = gguf.GGUFReader(str(tmp_path / "merged.gguf"))
+    types = {t.name: t.tensor_type for t in reader.tensors}
+    assert types["blk.0.attn_q.weight"] == q8 and types["blk.0.attn_k.weight"] == gguf.GGMLQuantizationType.F32
+    assert reader.fields["llama.block_count"].contents() == 1

@@ -24,6 +24,7 @@ from .corpus import (TOKEN_SUFFIXES, BatchSampler, InputError, check_corpus, def
 from .engine import default_threads
 from .optim import adamw_hp
 from .plot import loss_svg
+from .merge import DTYPES, merge_lora
 from .models import default_model_path
 from .recipes import FromScratch, LoRA
 from .tokenizer import GGUFTokenizer
@@ -122,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     lora.add_argument("--alpha", type=_positive_float, default=None, help="scale numerator (default 2*rank)")
     lora.add_argument("--targets", default="q",
                       help="comma-separated projections to adapt: q,k,v,o,gate,up,down (default q)")
+    lora.add_argument("--merge", choices=DTYPES, default=None,
+                      help="also write merged.gguf: base + adapter in f32, f16 or the base's type")
     return p
 
 
@@ -143,6 +146,8 @@ def _check_args(args) -> None:
             if getattr(args, dest) is None and not isinstance(default, str):
                 setattr(args, dest, default)
         args.d_ff = args.d_ff or 0
+        if args.merge:
+            raise InputError("--merge applies to lora runs")
     else:
         given = [f for f, *_ in FROM_SCRATCH_FLAGS if getattr(args, f[2:].replace("-", "_")) is not None]
         if given:
@@ -261,6 +266,8 @@ def run(args) -> int:
         elapsed = time.perf_counter() - started
         weights_path = run_dir.path / weights_name
         recipe.save(weights_path)
+        if getattr(args, "merge", None):
+            merge_lora(recipe_config["base"], weights_path, run_dir.path / "merged.gguf", args.merge)
         run_dir.write_text("loss.svg", loss_svg(losses, f"{args.recipe}: training loss"))
     finally:
         run_dir.close()

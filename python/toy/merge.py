@@ -1,0 +1,92 @@
+"""Merge a LoRA adapter into its base: W' = W + (alpha / rank) * B @ A, written
+as a GGUF llama.cpp loads like any model.
+
+The merged weights are written in F32, F16, or requantized to the base's own
+type ("base"); tensors without an adapter are copied as stored. All metadata of
+the base (tokenizer, chat template, hyper-parameters) is kept.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .corpus import InputError
+
+DTYPES = ("f32", "f16", "base")
+_SKIP_KEYS = {"GGUF.version", "GGUF.tensor_count", "GGUF.kv_count", "general.architecture"}
+
+
+def _read_adapter(adapter_path) -> tuple[float, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    import gguf
+
+    reader = gguf.GGUFReader(str(adapter_path))
+    fields = reader.fields
+    kind = fields.get("general.type")
+    if kind is None or kind.contents() != "adapter" or fields["adapter.type"].contents() != "lora":
+        raise InputError(f"{adapter_path} is not a LoRA adapter GGUF")
+    alpha = float(fields["adapter.lora.alpha"].contents())
+    tensors = {t.name: np.asarray(t.data, dtype=np.float32) for t in reader.tensors}
+    pairs = {}
+    for name, a in tensors.items():
+        if name.endswith(".lora_a"):
+            weight = name[: -len(".lora_a")]
+            b = tensors.get(weight + ".lora_b")
+            if b is None:
+                raise InputError(f"{adapter_path}: {name} has no matching .lora_b")
+            pairs[weight] = (a, b)     # numpy: A (rank, d_in), B (d_out, rank)
+    return alpha, pairs
+
+
+def merge_lora(base_path, adapter_path, out_path, dtype: str = "f32") -> Path:
+    """Write base + adapter as one GGUF at out_path (temp file, then rename)."""
+    import gguf
+    from gguf.quants import dequantize, quantize
+
+    if dtype not in DTYPES:
+        raise InputError(f"merge dtype '{dtype}' is not one of {', '.join(DTYPES)}")
+    alpha, pairs = _read_adapter(adapter_path)
+    base = gguf.GGUFReader(str(base_path))
+    names = {t.name for t in base.tensors}
+    missing = [w for w in pairs if w not in names]
+    if missing:
+        raise InputError(f"the adapter adapts {missing[0]}, which {base_path} does not have")
+
+    out_path = Path(out_path)
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    arch = base.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(str(tmp), arch)
+    for field in base.fields.values():
+        if field.name in _SKIP_KEYS:
+            continue
+        sub_type = field.types[1] if len(field.types) > 1 else None
+        value = field.contents()
+        if field.name == "general.file_type" and dtype != "base":
+            value = {"f32": 0, "f16": 1}[dtype]
+        writer.add_key_value(field.name, value, field.types[0], sub_type=sub_type)
+
+    for tensor in base.tensors:
+        if tensor.name not in pairs:
+            writer.add_tensor(tensor.name, np.asarray(tensor.data), raw_dtype=tensor.tensor_type)
+            continue
+        a, b = pairs[tensor.name]
+        weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+        weight += (alpha / a.shape[0]) * (b @ a)
+        if dtype == "f32":
+            writer.add_tensor(tensor.name, weight)
+        elif dtype == "f16":
+            writer.add_tensor(tensor.name, weight.astype(np.float16))
+        else:
+            try:
+                data = quantize(weight, tensor.tensor_type)
+            except NotImplementedError:
+                raise InputError(f"requantizing to {tensor.tensor_type.name} is not supported; "
+                                 "merge as f32 or f16") from None
+            writer.add_tensor(tensor.name, data, raw_dtype=tensor.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    os.replace(tmp, out_path)
+    return out_path
