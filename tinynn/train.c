@@ -109,6 +109,18 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
     free(grad_accs);
 
+    /* An op the backend cannot run would abort inside ggml at compute time
+     * (e.g. back-propagating through a quantized weight on a GPU backend
+     * whose out_prod takes F32 only): refuse the graph now instead. */
+    for (int i = 0; i < ggml_graph_n_nodes(s->gb_opt); ++i) {
+        struct ggml_tensor * node = ggml_graph_node(s->gb_opt, i);
+        if (!ggml_backend_supports_op(s->backend, node)) {
+            return tnn_fail(TNN_ERR_BACKEND, "the %s backend cannot run %s (%s, type %s) of the training "
+                            "graph", tnn_backend_name(), ggml_op_desc(node), node->name,
+                            ggml_type_name(node->src[0] ? node->src[0]->type : node->type));
+        }
+    }
+
     s->buf_opt = ggml_backend_alloc_ctx_tensors(s->ctx_opt, s->backend);
     if (s->buf_opt == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for gradients and AdamW moments",
