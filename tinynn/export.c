@@ -35,6 +35,32 @@ static void set_adapter_metadata(struct gguf_context * gguf, const tnn_lora_conf
     gguf_set_val_f32(gguf, "adapter.lora.alpha", lora->alpha);
 }
 
+/* The embedding a plain llama would have: E' [d_model, vocab] = lens^T E,
+ * with E [donor_d, vocab] and lens [donor_d, d_model]. */
+static struct ggml_tensor * fold_lens(struct ggml_context * host, tnn_session * s) {
+    const struct ggml_tensor * e = s->model.token_embd;
+    const struct ggml_tensor * p = s->model.embd_proj;
+    const int64_t donor_d = e->ne[0], vocab = e->ne[1], d_model = p->ne[1];
+    struct ggml_tensor * e_host = ggml_dup_tensor(host, e);
+    struct ggml_tensor * p_host = ggml_dup_tensor(host, p);
+    ggml_backend_tensor_get(e, e_host->data, 0, ggml_nbytes(e));
+    ggml_backend_tensor_get(p, p_host->data, 0, ggml_nbytes(p));
+    struct ggml_tensor * out = ggml_new_tensor_2d(host, GGML_TYPE_F32, d_model, vocab);
+    ggml_set_name(out, "token_embd.weight");
+    const float * E = e_host->data, * P = p_host->data;
+    float * O = out->data;
+    for (int64_t v = 0; v < vocab; ++v) {
+        for (int64_t j = 0; j < d_model; ++j) {
+            double acc = 0.0;
+            for (int64_t i = 0; i < donor_d; ++i) {
+                acc += (double) P[i + j * donor_d] * E[i + v * donor_d];
+            }
+            O[j + v * d_model] = (float) acc;
+        }
+    }
+    return out;
+}
+
 int tnn_save_gguf(tnn_session * s, const char * path) {
     if (s == NULL || path == NULL || path[0] == '\0') {
         return tnn_fail(TNN_ERR_ARG, "save_gguf: no path given");
@@ -48,7 +74,7 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
     int32_t n_params = 0;
     for (int32_t h = 0; h < s->n_table; ++h) {
         if (s->table[h].kind == TNN_KIND_PARAM) {
-            total += ggml_nbytes(s->table[h].tensor) + ggml_tensor_overhead() + 64;
+            total += 2 * (ggml_nbytes(s->table[h].tensor) + ggml_tensor_overhead() + 64);
             n_params++;
         }
     }
@@ -67,7 +93,11 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
     }
     for (int32_t h = 0; h < s->n_table; ++h) {
         struct ggml_tensor * t = s->table[h].tensor;
-        if (s->table[h].kind != TNN_KIND_PARAM) {
+        if (s->table[h].kind != TNN_KIND_PARAM || t == s->model.embd_proj) {
+            continue;
+        }
+        if (t == s->model.token_embd && s->model.embd_proj != NULL) {
+            gguf_add_tensor(gguf, fold_lens(host, s));
             continue;
         }
         struct ggml_tensor * copy = ggml_dup_tensor(host, t);

@@ -107,7 +107,8 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
 
 struct tnn_llama {
     tnn_llama_config cfg;
-    struct ggml_tensor * token_embd;   /* [d_model, vocab] */
+    struct ggml_tensor * token_embd;   /* [d_model, vocab], or [donor_d_in, vocab] with a lens */
+    struct ggml_tensor * embd_proj;    /* the lens [donor_d_in, d_model], or NULL */
     struct tnn_block   * blocks;       /* n_layers */
     struct ggml_tensor * output_norm;  /* [d_model] */
     struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */

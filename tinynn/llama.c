@@ -42,6 +42,13 @@ int tnn_llama_check_config(const tnn_llama_config * c) {
     if (!(c->init_scale >= 0.0f) || !isfinite(c->init_scale)) {
         return tnn_fail(TNN_ERR_ARG, "init_scale must be >= 0, got %g", c->init_scale);
     }
+    if (c->donor_d_in < 0 || c->donor_d_in > (1 << 16)) {
+        return tnn_fail(TNN_ERR_ARG, "donor_d_in must be between 0 and %d, got %d", 1 << 16, c->donor_d_in);
+    }
+    if (c->donor_d_in > 0 && c->donor_d_in != c->d_model && !c->untied) {
+        return tnn_fail(TNN_ERR_ARG, "a donor embedding of width %d needs a lens to d_model %d "
+                        "and an untied output (untied = 1)", c->donor_d_in, c->d_model);
+    }
     if ((int64_t) c->t_seq * c->t_batch > (1 << 20)) {
         return tnn_fail(TNN_ERR_ARG, "t_seq * t_batch must be at most %d tokens", 1 << 20);
     }
@@ -185,9 +192,17 @@ int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
     }
     struct ggml_context * ctx = s->ctx_static;
 
-    m->token_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->d_model, cfg->vocab);
+    const bool lens = cfg->donor_d_in > 0 && cfg->donor_d_in != cfg->d_model;
+    const int64_t embd_width = lens ? cfg->donor_d_in : cfg->d_model;
+    m->token_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, embd_width, cfg->vocab);
     ggml_set_name(m->token_embd, "token_embd.weight");
     status = add_param(s, m->token_embd);
+    m->embd_proj = NULL;
+    if (lens && status == TNN_OK) {
+        m->embd_proj = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->donor_d_in, cfg->d_model);
+        ggml_set_name(m->embd_proj, "token_embd_proj.weight");
+        status = add_param(s, m->embd_proj);
+    }
     for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
         struct tnn_block * b = &m->blocks[l];
         tnn_block_create(ctx, b, l, cfg);
@@ -373,11 +388,37 @@ int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_conf
 struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * m,
                                        struct ggml_tensor * tokens, struct ggml_tensor * positions) {
     const tnn_llama_config * cfg = &m->cfg;
-    struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, tokens);   /* [d, n] */
+    struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, tokens);   /* [d or donor_d, n] */
+    if (m->embd_proj) {
+        x = ggml_mul_mat(ctx, m->embd_proj, x);                            /* [d, n] */
+    }
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         x = tnn_block_forward(ctx, &m->blocks[l], x, positions, cfg);
     }
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
     struct ggml_tensor * out = m->output ? m->output : m->token_embd;
     return ggml_mul_mat(ctx, out, x);                                     /* [vocab, n] */
+}
+
+/* ---- warm start ------------------------------------------------------------ */
+
+int tnn_upload_donor(tnn_session * s, const float * data, size_t n_floats) {
+    if (s == NULL || data == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "upload_donor: NULL argument");
+    }
+    if (!s->realized || s->has_lora) {
+        return tnn_fail(TNN_ERR_STATE, "upload_donor before realize_scratch: the warm window "
+                        "opens when the random-init model is realized");
+    }
+    if (s->built) {
+        return tnn_fail(TNN_ERR_STATE, "upload_donor after build: the warm window is closed "
+                        "(the donor would not be what training starts from)");
+    }
+    const struct ggml_tensor * e = s->model.token_embd;
+    if (n_floats != (size_t) ggml_nelements(e)) {
+        return tnn_fail(TNN_ERR_ARG, "upload_donor: the embedding holds %lld x %lld floats, got %zu",
+                        (long long) e->ne[1], (long long) e->ne[0], n_floats);
+    }
+    ggml_backend_tensor_set(s->model.token_embd, data, 0, n_floats * sizeof(float));
+    return TNN_OK;
 }

