@@ -97,3 +97,14 @@ def test_loss_falls_clearly_over_200_steps(tmp_path):
     first, last = losses[0], np.mean(losses[-10:])
     assert first > 5.0            # about ln(256) = 5.55: nothing learned yet
     assert last < 0.6 * first, (first, last)
+
+
+def test_clip_norm_writes_the_pre_clip_norm_to_events(tmp_path):
+    out = tmp_path / "run"
+    result = toy_train("--steps", "3", "--clip-norm", "0.5", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    assert all(e["grad_norm"] > 0 for e in events)
+    plain = toy_train("--steps", "3", "--out", str(tmp_path / "plain"))
+    assert "grad_norm" not in (tmp_path / "plain" / "events.jsonl").read_text()
+    assert result.stdout.splitlines()[0] == plain.stdout.splitlines()[0]   # step 1's loss is before any update

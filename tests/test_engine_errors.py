@@ -62,7 +62,7 @@ def test_bad_uploads_are_refused():
     with pytest.raises(toy.ToyError, match="outside the vocabulary"):
         engine.upload(engine.tokens, np.full(8, 16, np.int32))
     with pytest.raises(toy.ToyError, match="labels.*outside the vocabulary"):
-        engine.upload(engine.labels, np.full(8, -1, np.int32))
+        engine.upload(engine.labels, np.full(8, -2, np.int32))
     with pytest.raises(toy.ToyError, match="no tensor named"):
         engine.find("blk.7.attn_q.weight")
     with pytest.raises(toy.ToyError, match="has no gradient"):

@@ -143,3 +143,78 @@ def test_one_training_step_is_the_textbook_adamw_update():
             np.testing.assert_allclose(engine.download(handle), expected, rtol=1e-5, atol=1e-6,
                                        err_msg=f"{name} after step {step}")
     assert any(not np.array_equal(before[n], engine.download(h)) for n, h in params.items())
+
+
+def test_masked_labels_drop_their_tokens_from_the_loss_and_the_gradients():
+    """Masking the whole second sequence (-1 labels) must give exactly the loss
+    and gradients of the first sequence alone (attention never crosses
+    sequences), by the reference run on that one sequence."""
+    engine = realize(untied=False, qkv_bias=False)
+    params = {name: engine.download(h).astype(np.float64) for name, h in engine.params().items()}
+    tokens, positions, labels = batch(2)
+    masked = labels.copy()
+    masked[1, :] = -1
+    upload_batch(engine, tokens, positions, masked)
+    engine.reset()
+    engine.compute_gradients()
+    loss_ref, grads_ref = ref.loss_and_grads(params, ref_config(False, False), tokens[:1], positions[:1],
+                                             labels[:1])
+    assert float(engine.download(engine.loss)) == pytest.approx(loss_ref, rel=1e-5)
+    for name, handle in engine.params().items():
+        scale = np.abs(grads_ref[name]).max()
+        np.testing.assert_allclose(engine.download(engine.grad_of(handle)), grads_ref[name], rtol=0,
+                                   atol=1e-4 * scale + 1e-7, err_msg=name)
+
+
+def test_a_partly_masked_loss_is_the_mean_over_labelled_tokens():
+    engine = realize(untied=True, qkv_bias=False)
+    tokens, positions, labels = batch(3)
+    engine.upload(engine.tokens, tokens)
+    engine.upload(engine.positions, positions)
+    engine.compute_forward()
+    logits = engine.download(engine.logits).reshape(T_BATCH, T_SEQ, TINY.vocab).astype(np.float64)
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    token_loss = -np.take_along_axis(log_probs, labels[..., None], -1)[..., 0]
+    keep = np.zeros_like(labels, dtype=bool)
+    keep[0, 2:] = keep[1, :2] = True
+    engine.upload(engine.labels, np.where(keep, labels, -1).astype(np.int32))
+    engine.compute_forward()
+    assert float(engine.download(engine.loss)) == pytest.approx(token_loss[keep].mean(), rel=1e-5)
+
+
+def test_gradient_clipping_in_the_graph_scales_the_update_by_max_norm_over_norm():
+    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, untied=True, seed=3, init_scale=0.5)
+    engine = LlamaSeqEngine("cpu", threads=1)
+    engine.realize(TINY, opts)
+    max_norm = 0.05
+    engine.build(clip_norm=max_norm)
+    params = engine.params()
+    start = {name: engine.download(h).astype(np.float64) for name, h in params.items()}
+    upload_batch(engine, *batch())
+    engine.reset()
+    lr, beta1, beta2, eps = 0.01, 0.9, 0.999, 1e-8
+    engine.upload(engine.hp, toy.adamw_hp(1, lr, beta1, beta2, eps, 0.0))
+    engine.compute_backward()
+    grads = {name: engine.download(engine.grad_of(h)).astype(np.float64) for name, h in params.items()}
+    norm = np.sqrt(sum((g ** 2).sum() for g in grads.values()))
+    assert float(engine.download(engine.grad_norm)) == pytest.approx(norm, rel=1e-5)
+    assert norm > 4 * max_norm                     # the clip is active
+    for name, handle in params.items():
+        clipped = grads[name] * (max_norm / norm)
+        expected, _, _ = ref.adamw_step(start[name], clipped, np.zeros_like(clipped), np.zeros_like(clipped),
+                                        lr, beta1, beta2, eps, 0.0, 1)
+        np.testing.assert_allclose(engine.download(handle), expected, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_clipping_leaves_small_gradients_alone():
+    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, seed=3, init_scale=0.5)
+    plain, clipped = LlamaSeqEngine("cpu", threads=1), LlamaSeqEngine("cpu", threads=1)
+    for engine, clip in ((plain, 0.0), (clipped, 1e6)):
+        engine.realize(TINY, opts)
+        engine.build(clip_norm=clip)
+        upload_batch(engine, *batch())
+        engine.reset()
+        engine.upload(engine.hp, toy.adamw_hp(1, 0.01))
+        engine.compute_backward()
+    for name, handle in plain.params().items():
+        np.testing.assert_array_equal(plain.download(handle), clipped.download(clipped.find(name)))

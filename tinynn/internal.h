@@ -169,6 +169,17 @@ struct tnn_session {
     bool realized, built, reset_done;
     struct tnn_llama model;
     struct ggml_tensor * tokens, * positions, * labels, * hp, * loss, * logits;
+    /* n_tokens / n_labelled, set when labels are uploaded: ggml's cross-entropy
+     * averages over every token, a masked loss over the labelled ones */
+    struct ggml_tensor * loss_scale;
+    /* [1, n_tokens]: 1 for a labelled token, 0 for a masked one. ggml's
+     * cross-entropy backward assumes each label row sums to 1, so a masked
+     * (all-zero) row would still push its logits; multiplying the logits by
+     * the mask zeroes that gradient. */
+    struct ggml_tensor * label_mask;
+    /* gradient clipping (tnn_enable_grad_clipping): max norm, 0 when off */
+    float clip_norm;
+    struct ggml_tensor * grad_norm, * clip_one;
 };
 
 #endif

@@ -171,19 +171,40 @@ static int check_ids(const int32_t * ids, int64_t n, int64_t vocab, const char *
 }
 
 /* Labels are held one-hot [vocab, n_tokens] for ggml's cross-entropy; the
- * caller sends int32 ids and the rows are written here. */
-static int upload_labels(struct ggml_tensor * labels, const int32_t * ids) {
+ * caller sends int32 ids and the rows are written here. A label of
+ * TNN_IGNORE_LABEL (-1) leaves its row zero: that token adds nothing to the
+ * loss or the gradients, and the loss is the mean over the labelled tokens. */
+static int upload_labels(tnn_session * s, const int32_t * ids) {
+    struct ggml_tensor * labels = s->labels;
     const int64_t vocab = labels->ne[0];
     const int64_t n = labels->ne[1];
-    int status = check_ids(ids, n, vocab, "labels");
-    if (status != TNN_OK) {
-        return status;
+    int64_t n_labelled = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (ids[i] == -1) {
+            continue;
+        }
+        if (ids[i] < 0 || ids[i] >= vocab) {
+            return tnn_fail(TNN_ERR_ARG, "labels[%lld] = %d is outside the vocabulary [0, %lld) "
+                            "(-1 masks a token)", (long long) i, ids[i], (long long) vocab);
+        }
+        n_labelled++;
+    }
+    float * mask = malloc((size_t) n * sizeof(float));
+    if (mask == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory uploading labels");
     }
     ggml_backend_tensor_memset(labels, 0, 0, ggml_nbytes(labels));
     const float one = 1.0f;
     for (int64_t i = 0; i < n; ++i) {
-        ggml_backend_tensor_set(labels, &one, (size_t) (i * vocab + ids[i]) * sizeof(float), sizeof(float));
+        mask[i] = ids[i] == -1 ? 0.0f : 1.0f;
+        if (ids[i] != -1) {
+            ggml_backend_tensor_set(labels, &one, (size_t) (i * vocab + ids[i]) * sizeof(float), sizeof(float));
+        }
     }
+    ggml_backend_tensor_set(s->label_mask, mask, 0, (size_t) n * sizeof(float));
+    free(mask);
+    const float scale = n_labelled > 0 ? (float) n / (float) n_labelled : 0.0f;
+    ggml_backend_tensor_set(s->loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;
 }
 
@@ -201,7 +222,7 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
     }
     switch (e->kind) {
         case TNN_KIND_LABELS:
-            return upload_labels(e->tensor, (const int32_t *) data);
+            return upload_labels(s, (const int32_t *) data);
         case TNN_KIND_TOKENS:
             status = check_ids((const int32_t *) data, ggml_nelements(e->tensor),
                                s->model.cfg.vocab, "token ids");

@@ -59,7 +59,8 @@ enum tnn_tensor_kind {
     TNN_KIND_LOGITS    = 6,  /* output: float32 [vocab, n_tokens] */
     TNN_KIND_GRAD      = 7,  /* gradient of a parameter, same shape */
     TNN_KIND_MOMENT    = 8,  /* an AdamW moment (m or v) of a parameter */
-    TNN_KIND_FROZEN    = 9   /* a frozen base weight, in its stored type */
+    TNN_KIND_FROZEN    = 9,  /* a frozen base weight, in its stored type */
+    TNN_KIND_GRAD_NORM = 10  /* output: float32 [1], the global gradient norm before clipping */
 };
 
 /* LoRA targets: the projections of a block that can carry an adapter. */
@@ -153,6 +154,14 @@ int tnn_build_training_step(tnn_session * session, int32_t * loss_handle,
                             int32_t * labels_handle, int32_t * hp_handle,
                             int32_t * logits_handle);
 
+/* Before build: clip gradients by their global norm inside the graph, on
+ * whatever backend runs it. Every step the norm of all trainable gradients
+ * is computed by ggml nodes and, when it exceeds max_norm, the gradients
+ * reaching AdamW are scaled by max_norm / norm (the accumulated gradients
+ * stay as computed). The pre-clip norm is the tensor "grad_norm" (float32
+ * [1], kind TNN_KIND_GRAD_NORM, valid after tnn_compute_backward). */
+int tnn_enable_grad_clipping(tnn_session * session, float max_norm);
+
 /* Zero gradients and AdamW moments and seed the loss gradient: before the
  * first step. */
 int tnn_graph_reset(tnn_session * session);
@@ -161,7 +170,8 @@ int tnn_graph_reset_grads_only(tnn_session * session);
 
 /* Copy host data into a tensor. nbytes must equal the tensor's size, except
  * for the labels, which take int32 ids, one per token. Token ids and labels
- * are checked against the vocabulary. */
+ * are checked against the vocabulary; a label of -1 masks its token: the loss
+ * is then the mean cross-entropy over the labelled tokens only. */
 int tnn_upload(tnn_session * session, int32_t handle, const void * data, size_t nbytes);
 /* Copy a tensor out to host memory; nbytes must equal its size. */
 int tnn_download(tnn_session * session, int32_t handle, void * data, size_t nbytes);

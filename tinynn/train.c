@@ -5,11 +5,33 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 
 /* Nodes a graph may hold: the forward is ~40 nodes a layer, the backward
  * roughly triples that, and AdamW adds one per parameter. */
 static size_t graph_size_for(const tnn_llama_config * cfg) {
     return 4096 + (size_t) cfg->n_layers * 1024;
+}
+
+/* The global gradient norm and the factor min(1, max_norm / norm), as graph
+ * nodes: sqrt(sum over parameters of sum(g^2)), then
+ * 1 / clamp(norm / max_norm, 1, inf). */
+static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_context * ctx) {
+    struct ggml_tensor * sum_sq = NULL;
+    for (int i = 0; i < ggml_graph_n_nodes(s->gf); ++i) {
+        struct ggml_tensor * node = ggml_graph_node(s->gf, i);
+        if (!(node->flags & GGML_TENSOR_FLAG_PARAM)) {
+            continue;
+        }
+        struct ggml_tensor * g = ggml_graph_get_grad(s->gb_opt, node);
+        struct ggml_tensor * part = ggml_sum(ctx, ggml_sqr(ctx, g));
+        sum_sq = sum_sq ? ggml_add(ctx, sum_sq, part) : part;
+    }
+    struct ggml_tensor * norm = ggml_sqrt(ctx, sum_sq);
+    /* a copy in static memory, so the norm can be read after the step */
+    ggml_build_forward_expand(s->gb_opt, ggml_cpy(ctx, norm, s->grad_norm));
+    struct ggml_tensor * ratio = ggml_clamp(ctx, ggml_scale(ctx, norm, 1.0f / s->clip_norm), 1.0f, INFINITY);
+    return ggml_div(ctx, s->clip_one, ratio);
 }
 
 int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle,
@@ -53,12 +75,26 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     s->hp = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 7);
     ggml_set_name(s->hp, "adamw_params");
     ggml_set_input(s->hp);
+    s->loss_scale = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
+    ggml_set_name(s->loss_scale, "loss_scale");
+    ggml_set_input(s->loss_scale);
+    s->label_mask = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, 1, n_tokens);
+    ggml_set_name(s->label_mask, "label_mask");
+    ggml_set_input(s->label_mask);
+    if (s->clip_norm > 0.0f) {
+        s->grad_norm = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
+        ggml_set_name(s->grad_norm, "grad_norm");
+        ggml_set_output(s->grad_norm);
+        s->clip_one = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
+        ggml_set_name(s->clip_one, "clip_one");
+    }
 
     /* forward + loss */
     s->logits = tnn_llama_forward(ctx, &s->model, s->tokens, s->positions);
     ggml_set_name(s->logits, "logits");
     ggml_set_output(s->logits);
-    s->loss = tnn_cross_entropy(ctx, s->logits, s->labels);
+    struct ggml_tensor * ce = tnn_cross_entropy(ctx, ggml_mul(ctx, s->logits, s->label_mask), s->labels);
+    s->loss = ggml_mul(ctx, ce, s->loss_scale);
     ggml_set_name(s->loss, "loss");
     ggml_set_output(s->loss);
     ggml_set_loss(s->loss);
@@ -86,6 +122,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     ggml_build_backward_expand(ctx, s->gb_grad, grad_accs);
 
     s->gb_opt = ggml_graph_dup(ctx, s->gb_grad, true);
+    struct ggml_tensor * clip_scale = s->clip_norm > 0.0f ? build_clip_scale(s, ctx) : NULL;
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = ggml_graph_node(s->gf, i);
         if (!(node->flags & GGML_TENSOR_FLAG_PARAM)) {
@@ -98,6 +135,9 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         ggml_format_name(m, "adamw_m.%s", node->name);
         ggml_format_name(v, "adamw_v.%s", node->name);
         struct ggml_tensor * grad = ggml_graph_get_grad(s->gb_opt, node);
+        if (clip_scale != NULL) {
+            grad = ggml_mul(ctx, grad, clip_scale);
+        }
         struct ggml_tensor * step = ggml_opt_step_adamw(ctx, node, grad, m, v, s->hp);
         ggml_build_forward_expand(s->gb_opt, step);
         if (tnn_table_add(s, grad_accs[i], TNN_KIND_GRAD, param_handle) < 0 ||
@@ -135,11 +175,22 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     int32_t h_hp     = tnn_table_add(s, s->hp, TNN_KIND_HP, -1);
     int32_t h_loss   = tnn_table_add(s, s->loss, TNN_KIND_LOSS, -1);
     int32_t h_logits = tnn_table_add(s, s->logits, TNN_KIND_LOGITS, -1);
+    if (s->grad_norm != NULL && tnn_table_add(s, s->grad_norm, TNN_KIND_GRAD_NORM, -1) < 0) {
+        return TNN_ERR_ALLOC;
+    }
     if (h_labels < 0 || h_hp < 0 || h_loss < 0 || h_logits < 0) {
         return TNN_ERR_ALLOC;
     }
     /* zeroed inputs: a forward before the first upload reads defined memory */
     ggml_backend_buffer_clear(s->buf_opt, 0);
+    const float one = 1.0f;
+    ggml_backend_tensor_set(s->loss_scale, &one, 0, sizeof(float));
+    for (int64_t i = 0; i < n_tokens; ++i) {
+        ggml_backend_tensor_set(s->label_mask, &one, (size_t) i * sizeof(float), sizeof(float));
+    }
+    if (s->clip_one != NULL) {
+        ggml_backend_tensor_set(s->clip_one, &one, 0, sizeof(float));
+    }
 
     s->built = true;
     *loss_handle = h_loss;
@@ -210,3 +261,17 @@ static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * wha
 int tnn_compute_backward(tnn_session * s)  { return compute(s, s ? s->gb_opt : NULL, "compute_backward"); }
 int tnn_compute_gradients(tnn_session * s) { return compute(s, s ? s->gb_grad : NULL, "compute_gradients"); }
 int tnn_compute_forward(tnn_session * s)   { return compute(s, s ? s->gf : NULL, "compute_forward"); }
+
+int tnn_enable_grad_clipping(tnn_session * s, float max_norm) {
+    if (s == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_enable_grad_clipping: session is NULL");
+    }
+    if (!s->realized || s->built) {
+        return tnn_fail(TNN_ERR_STATE, "enable_grad_clipping must come after realize and before build");
+    }
+    if (!(max_norm > 0.0f) || !isfinite(max_norm)) {
+        return tnn_fail(TNN_ERR_ARG, "the clipping norm must be a positive number, got %g", max_norm);
+    }
+    s->clip_norm = max_norm;
+    return TNN_OK;
+}

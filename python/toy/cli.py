@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--weight-decay", type=_nonneg_float, default=0.0)
     opt.add_argument("--beta1", type=_nonneg_float, default=0.9)
     opt.add_argument("--beta2", type=_nonneg_float, default=0.999)
+    opt.add_argument("--clip-norm", type=_nonneg_float, default=0.0,
+                     help="clip gradients to this global norm, inside the graph (default 0: off); "
+                          "the pre-clip norm goes to events.jsonl")
     p.add_argument("--init-scale", type=_nonneg_float, default=0.02,
                    help="std of random init (from-scratch weights, LoRA A)")
     model = p.add_argument_group("model (from-scratch and warm-start)")
@@ -207,7 +210,8 @@ def prepare_from_scratch(args):
     cfg = LlamaConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
                       n_kv_heads=args.kv_heads, d_ff=args.d_ff, rope_base=args.rope_base)
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=args.untied,
-                         qkv_bias=args.qkv_bias, seed=args.seed, init_scale=args.init_scale)
+                         qkv_bias=args.qkv_bias, seed=args.seed, init_scale=args.init_scale,
+                         clip_norm=args.clip_norm)
     recipe = FromScratch(args.device, args.threads)
     _realize(recipe.realize, cfg, opts)
     return recipe, tokens, corpus_name, {"model": cfg.to_dict(), "options": opts.to_dict()}, "model.gguf"
@@ -219,7 +223,7 @@ def prepare_lora(args):
         raise InputError(f"model file not found: {model} (give an existing --model PATH)")
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed,
-                         init_scale=args.init_scale)
+                         init_scale=args.init_scale, clip_norm=args.clip_norm)
     recipe = LoRA(args.device, args.threads)
     _realize(recipe.realize, model, None, args.rank, opts, alpha=args.alpha, targets=targets)
     tokens, corpus_name = _donor_corpus(args, model)
@@ -259,7 +263,7 @@ def prepare_warm_start(args):
                       donor_d_in=donor_width)
     # untied in every mode, so that the modes differ only in the embedding's start
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=True, qkv_bias=args.qkv_bias,
-                         seed=args.seed, init_scale=args.init_scale)
+                         seed=args.seed, init_scale=args.init_scale, clip_norm=args.clip_norm)
     _realize(recipe.realize_scratch, cfg, opts)
     if init != "scratch":
         table = recipe.realize_warm(donor, cfg)
@@ -304,7 +308,10 @@ def run(args) -> int:
             if not args.json:
                 sys.stdout.write(f"step {step}: loss={loss:.6f}\n")
                 sys.stdout.flush()
-            run_dir.event(step=step, loss=loss, lr=lr, tokens=tokens_per_step, seconds=round(seconds, 6))
+            event = dict(step=step, loss=loss, lr=lr, tokens=tokens_per_step, seconds=round(seconds, 6))
+            if recipe.engine.grad_norm is not None:
+                event["grad_norm"] = float(recipe.engine.download(recipe.engine.grad_norm))
+            run_dir.event(**event)
             _progress(step, args.steps, loss, tokens_per_step / max(seconds, 1e-9))
         elapsed = time.perf_counter() - started
         weights_path = run_dir.path / weights_name

@@ -41,6 +41,7 @@ class RecipeOptions:
     qkv_bias: bool = False
     seed: int = 0
     init_scale: float = 0.02
+    clip_norm: float = 0.0   # clip gradients to this global norm in the graph (0: off)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -15,7 +15,7 @@ from .config import LlamaConfig, RecipeOptions
 
 # enum tnn_tensor_kind
 KIND_PARAM, KIND_TOKENS, KIND_POSITIONS, KIND_LABELS, KIND_HP, KIND_LOSS, KIND_LOGITS, \
-    KIND_GRAD, KIND_MOMENT, KIND_FROZEN = range(10)
+    KIND_GRAD, KIND_MOMENT, KIND_FROZEN, KIND_GRAD_NORM = range(11)
 
 # enum tnn_lora_target, by CLI name
 LORA_TARGETS = {"q": 1, "k": 2, "v": 4, "o": 8, "gate": 16, "up": 32, "down": 64}
@@ -97,10 +97,15 @@ class LlamaSeqEngine:
         self._check(self.lib.tnn_upload_donor(self._session, ffi.cast("float *", ffi.from_buffer(buffer)),
                                               n_floats))
 
-    def build(self) -> None:
+    def build(self, clip_norm: float = 0.0) -> None:
+        """Bake the training step; clip_norm > 0 clips gradients by their global
+        norm inside the graph (self.grad_norm then holds the pre-clip norm)."""
+        if clip_norm:
+            self._check(self.lib.tnn_enable_grad_clipping(self._session, clip_norm))
         handles = [ffi.new("int32_t *") for _ in range(4)]
         self._check(self.lib.tnn_build_training_step(self._session, *handles))
         self.loss, self.labels, self.hp, self.logits = (h[0] for h in handles)
+        self.grad_norm = self.find("grad_norm") if clip_norm else None
 
     # -- the step ----------------------------------------------------------
     def reset(self) -> None:
@@ -141,7 +146,7 @@ class LlamaSeqEngine:
         dims = [ne[i] for i in range(4)]
         while len(dims) > 1 and dims[-1] == 1:
             dims.pop()
-        if kind[0] == KIND_LOSS:
+        if kind[0] in (KIND_LOSS, KIND_GRAD_NORM):
             dims = []
         return TensorInfo(handle, ffi.string(name).decode(), kind[0], gtype[0],
                           tuple(reversed(dims)), nbytes[0])

@@ -15,4 +15,4 @@ class FromScratch(TrainingRecipe):
     def realize(self, cfg: LlamaConfig, opts: RecipeOptions) -> None:
         self.cfg, self.opts = cfg, opts
         self.engine.realize(cfg, opts)
-        self.engine.build()
+        self.engine.build(opts.clip_norm)

@@ -29,7 +29,7 @@ class LoRA(TrainingRecipe):
         self.rank, self.alpha = rank, float(alpha if alpha is not None else 2 * rank)
         self.targets = tuple(targets)
         self.engine.realize_for_mmap(gguf, self.opts, rank, self.alpha, self.targets)
-        self.engine.build()
+        self.engine.build(self.opts.clip_norm)
 
     def adapters(self) -> dict[str, int]:
         """Adapter tensor name -> handle (<weight>.lora_a / .lora_b)."""

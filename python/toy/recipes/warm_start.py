@@ -42,4 +42,4 @@ class WarmStart(TrainingRecipe):
 
     def build(self) -> None:
         """Close the warm window: bake forward + CE + backward + AdamW."""
-        self.engine.build()
+        self.engine.build(self.opts.clip_norm)
