@@ -218,3 +218,22 @@ def test_clipping_leaves_small_gradients_alone():
         engine.compute_backward()
     for name, handle in plain.params().items():
         np.testing.assert_array_equal(plain.download(handle), clipped.download(clipped.find(name)))
+
+
+def test_accumulated_micro_batches_give_the_update_of_one_large_batch():
+    tokens, positions, labels = batch(5)
+    labels = labels.copy()
+    labels[0, :3] = -1          # unequal labelled counts: the mean must be over all tokens
+    one = toy.recipes.FromScratch("cpu", threads=1)
+    one.realize(TINY, toy.RecipeOptions(t_seq=T_SEQ, t_batch=2, seed=3, init_scale=0.5))
+    micro = toy.recipes.FromScratch("cpu", threads=1)
+    micro.realize(TINY, toy.RecipeOptions(t_seq=T_SEQ, t_batch=1, seed=3, init_scale=0.5))
+    for step in (1, 2):
+        hp = toy.adamw_hp(step, 0.01)
+        big_loss = one.step(tokens, positions, labels, hp, step == 1)
+        parts = [(tokens[i:i + 1], positions[i:i + 1], labels[i:i + 1]) for i in range(2)]
+        acc_loss = micro.step_accumulated(parts, hp, step == 1)
+        assert acc_loss == pytest.approx(big_loss, rel=1e-5)
+    for name, handle in one.engine.params().items():
+        np.testing.assert_allclose(micro.engine.download(micro.engine.find(name)),
+                                   one.engine.download(handle), rtol=1e-4, atol=1e-6, err_msg=name)

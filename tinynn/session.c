@@ -250,3 +250,14 @@ int tnn_download(tnn_session * s, int32_t handle, void * data, size_t nbytes) {
     ggml_backend_tensor_get(t, data, 0, nbytes);
     return TNN_OK;
 }
+
+int tnn_set_loss_scale(tnn_session * s, float scale) {
+    if (s == NULL || s->loss_scale == NULL) {
+        return tnn_fail(TNN_ERR_STATE, "set_loss_scale before build_training_step");
+    }
+    if (!(scale >= 0.0f) || scale > 1e30f) {
+        return tnn_fail(TNN_ERR_ARG, "the loss scale must be a finite number >= 0, got %g", scale);
+    }
+    ggml_backend_tensor_set(s->loss_scale, &scale, 0, sizeof(float));
+    return TNN_OK;
+}

@@ -173,6 +173,12 @@ int tnn_graph_reset_grads_only(tnn_session * session);
  * are checked against the vocabulary; a label of -1 masks its token: the loss
  * is then the mean cross-entropy over the labelled tokens only. */
 int tnn_upload(tnn_session * session, int32_t handle, const void * data, size_t nbytes);
+/* Override the loss scale the labels upload set (n_tokens / n_labelled): for
+ * gradient accumulation over micro-batches, n_tokens / (labelled tokens of
+ * all micro-batches) makes the summed losses and gradients those of the mean
+ * over the whole batch. Call after uploading the labels. */
+int tnn_set_loss_scale(tnn_session * session, float scale);
+
 /* Copy a tensor out to host memory; nbytes must equal its size. */
 int tnn_download(tnn_session * session, int32_t handle, void * data, size_t nbytes);
 

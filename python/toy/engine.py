@@ -128,6 +128,9 @@ class LlamaSeqEngine:
         self._check(self.lib.tnn_download(self._session, handle, ffi.from_buffer(out), out.nbytes))
         return out
 
+    def set_loss_scale(self, scale: float) -> None:
+        self._check(self.lib.tnn_set_loss_scale(self._session, scale))
+
     def compute_backward(self) -> None:
         self._check(self.lib.tnn_compute_backward(self._session))
 

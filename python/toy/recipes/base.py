@@ -35,6 +35,29 @@ class TrainingRecipe:
         e.compute_backward()
         return float(e.download(e.loss))
 
+    def step_accumulated(self, micro_batches, hp: np.ndarray, is_first: bool) -> float:
+        """One optimizer step over several micro-batches of (seq_ids, positions,
+        labels), each [t_batch, t_seq]: gradients add up in the graph's
+        accumulators, and each micro-batch's loss is scaled so that the update
+        is the one a single batch of all of them would give. Returns the mean
+        loss over all labelled tokens."""
+        e = self.engine
+        labelled = sum(int((np.asarray(b[2]) != -1).sum()) for b in micro_batches)
+        n_tokens = self.opts.t_seq * self.opts.t_batch
+        total = 0.0
+        for j, (seq_ids, positions, labels) in enumerate(micro_batches):
+            if j == 0:
+                e.reset() if is_first else e.reset_grads_only()
+            self._upload_batch(seq_ids, positions, labels)
+            e.set_loss_scale(n_tokens / labelled if labelled else 0.0)
+            if j < len(micro_batches) - 1:
+                e.compute_gradients()
+            else:
+                e.upload(e.hp, np.asarray(hp, dtype=np.float32))
+                e.compute_backward()
+            total += float(e.download(e.loss))
+        return total
+
     def evaluate(self, seq_ids: np.ndarray, positions: np.ndarray,
                  labels: np.ndarray | None = None) -> tuple[np.ndarray, float | None]:
         """Forward only: logits [t_batch, t_seq, vocab] and, given labels, the loss."""
