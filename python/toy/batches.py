@@ -1,0 +1,94 @@
+"""Where each optimizer step's micro-batches come from.
+
+A source gives the number of steps, the micro-batches of each step, and a
+hook after each step (instruct reports perplexities at the end of an epoch).
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from .corpus import BatchSampler, InputError
+from .instruct import fit, split, to_rows
+
+
+class CorpusSource:
+    """Random windows of a token corpus."""
+
+    def __init__(self, tokens: np.ndarray, name: str, args):
+        self.name, self.n_tokens = name, int(tokens.size)
+        self.sampler = BatchSampler(tokens, args.seq, args.batch, args.seed)
+        self.accum = args.grad_accum
+        self.steps = args.steps or 5
+
+    def next(self):
+        return [self.sampler.next() for _ in range(self.accum)]
+
+    def after_step(self, step, recipe, run_dir) -> None:
+        pass
+
+
+class InstructSource:
+    """Epochs over instruction samples, shuffled by seed, with a held-out split."""
+
+    def __init__(self, samples, name: str, args, pad_id: int):
+        fitted = [fit(s, args.seq) for s in samples]
+        skipped = sum(f is None for f in fitted)
+        truncated = sum(f is not None and f is not s for f, s in zip(fitted, samples))
+        kept = [f for f in fitted if f is not None]
+        if skipped or truncated:
+            print(f"toy-train: {truncated} samples had their prompt cut from the left and {skipped} "
+                  f"were skipped (response longer than --seq {args.seq})", file=sys.stderr)
+        if not kept:
+            raise InputError(f"no sample of {name} fits in --seq {args.seq}")
+        self.train, self.eval = split(kept, args.eval_split, args.seed)
+        self.name = name
+        self.n_tokens = int(sum(len(s.tokens) for s in kept))
+        self.args, self.pad_id = args, pad_id
+        self.per_step = args.batch * args.grad_accum
+        self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
+        self.steps = args.steps or args.epochs * self.steps_per_epoch
+        self.rng = np.random.default_rng(args.seed)
+        self.queue: list = []
+        self.epoch_losses: list[float] = []
+
+    def next(self):
+        if len(self.queue) < self.per_step:
+            order = self.rng.permutation(len(self.train))
+            self.queue += [self.train[i] for i in order]
+        chunk, self.queue = self.queue[: self.per_step], self.queue[self.per_step:]
+        b = self.args.batch
+        return [self._pad(chunk[i:i + b]) for i in range(0, len(chunk), b)]
+
+    def _pad(self, rows):
+        """rows as (ids, positions, labels) [t_batch, t_seq]; missing rows are
+        padding with every label masked."""
+        ids, positions, labels = to_rows(rows, self.args.seq, self.pad_id)
+        n = self.args.batch - len(rows)
+        pad_ids = np.full((n, self.args.seq), self.pad_id, dtype=np.int32)
+        pad_labels = np.full((n, self.args.seq), -1, dtype=np.int32)
+        positions = np.tile(np.arange(self.args.seq, dtype=np.int32), (self.args.batch, 1))
+        return np.vstack([ids, pad_ids]), positions, np.vstack([labels, pad_labels])
+
+    def perplexity(self, recipe, samples) -> float:
+        """exp(mean loss over the labelled tokens of samples), forward only."""
+        total, count = 0.0, 0
+        b = self.args.batch
+        for i in range(0, len(samples), b):
+            ids, positions, labels = self._pad(samples[i:i + b])
+            _, loss = recipe.evaluate(ids, positions, labels)
+            n = int((labels != -1).sum())
+            total, count = total + loss * n, count + n
+        return math.exp(total / count) if count else float("nan")
+
+    def after_step(self, step, recipe, run_dir) -> None:
+        if step % self.steps_per_epoch and step != self.steps:
+            return
+        epoch = math.ceil(step / self.steps_per_epoch)
+        train_ppl = self.perplexity(recipe, self.train)
+        eval_ppl = self.perplexity(recipe, self.eval) if self.eval else float("nan")
+        run_dir.event(epoch=epoch, step=step, train_perplexity=train_ppl, eval_perplexity=eval_ppl)
+        print(f"toy-train: epoch {epoch}: train perplexity {train_ppl:.3f}, eval perplexity "
+              f"{eval_ppl:.3f}", file=sys.stderr)

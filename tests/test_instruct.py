@@ -1,0 +1,91 @@
+"""Instruction fine-tuning data: chat template, response-only loss, splits,
+and toy-train instruct end to end."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toy.instruct import ChatFormatter, Sample, fit, read_jsonl, split, to_rows
+from toy.tokenizer import GGUFTokenizer
+
+from cli_helpers import GATE_THREADS, toy_train
+
+DATA = Path(__file__).parent / "data" / "instruct-small.jsonl"
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(scope="module")
+def formatter(smollm2):
+    return ChatFormatter.from_gguf(smollm2, GGUFTokenizer.from_gguf(smollm2))
+
+
+def test_samples_render_with_the_models_chat_template(formatter):
+    sample = formatter.sample([{"role": "user", "content": "What colour is the zorbex?"},
+                               {"role": "assistant", "content": "The zorbex is teal."}])
+    text = formatter.tokenizer.decode(sample.tokens)
+    assert text.startswith("<|im_start|>system\n")          # SmolLM2's template adds its system turn
+    prompt = formatter.tokenizer.decode(sample.tokens[: sample.n_prompt])
+    assert prompt.endswith("<|im_start|>assistant\n")
+    assert formatter.tokenizer.decode(sample.tokens[sample.n_prompt:]) == "The zorbex is teal.<|im_end|>\n"
+
+
+def test_only_response_tokens_carry_labels():
+    sample = Sample(np.arange(10, 20, dtype=np.int32), n_prompt=6)
+    ids, positions, labels = to_rows([sample], t_seq=12, pad_id=0)
+    # position t predicts token t+1: the first label is for token 6, the response's first
+    assert labels[0].tolist() == [-1] * 5 + [16, 17, 18, 19] + [-1] * 3
+    assert ids[0, :9].tolist() == list(range(10, 19)) and ids[0, 9:].tolist() == [0, 0, 0]
+
+
+def test_long_prompts_are_cut_from_the_left_and_long_responses_skipped():
+    sample = Sample(np.arange(30, dtype=np.int32), n_prompt=20)
+    cut = fit(sample, t_seq=15)
+    assert cut.tokens.tolist() == list(range(14, 30)) and cut.n_prompt == 6
+    assert fit(Sample(np.arange(30, dtype=np.int32), n_prompt=5), t_seq=15) is None
+
+
+def test_the_eval_split_is_deterministic_by_seed():
+    items = list(range(50))
+    assert split(items, 0.1, seed=3) == split(items, 0.1, seed=3)
+    train, held = split(items, 0.1, seed=3)
+    assert len(held) == 5 and sorted(train + held) == items
+    assert split(items, 0.1, seed=4)[1] != held
+
+
+@pytest.mark.parametrize("line,phrase", [
+    ("{not json", "not valid JSON"),
+    ('{"prompt": "hi"}', "expected 'prompt' and 'response'"),
+    ('{"messages": [{"role": "user", "content": "hi"}]}', "last message must be the assistant"),
+    ('[1, 2]', "expected a JSON object"),
+])
+def test_malformed_lines_name_file_and_line(tmp_path, line, phrase):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"prompt": "a", "response": "b"}\n' + line + "\n")
+    with pytest.raises(Exception, match=phrase) as err:
+        read_jsonl(path)
+    assert f"{path}:2" in str(err.value)
+
+
+def test_cli_malformed_data_exits_2_with_the_line(smollm2, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"prompt": "a", "response": "b"}\n{oops\n')
+    result = toy_train("instruct", "--data", str(path))
+    assert result.returncode == 2 and f"{path}:2" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_instruct_matches_its_golden_log_and_reports_perplexity(smollm2, tmp_path):
+    out = tmp_path / "run"
+    result = toy_train("instruct", "--data", str(DATA), "--threads", GATE_THREADS, "--seq", "64",
+                       "--batch", "4", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (GOLDEN / "instruct-smollm2-cpu.txt").read_text()
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    steps = [e for e in events if "loss" in e]
+    epochs = [e for e in events if "epoch" in e]
+    assert all(0 < e["grad_norm"] for e in steps)           # clipping is on by default (1.0)
+    assert len(epochs) == 1 and epochs[0]["eval_perplexity"] > 1
+    config = json.loads((out / "config.json").read_text())
+    assert config["train_samples"] + config["eval_samples"] == 24 and config["eval_samples"] == 2
+    assert (out / "adapter.gguf").is_file()
