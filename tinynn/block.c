@@ -129,7 +129,7 @@ static struct ggml_tensor * linear(struct ggml_context * ctx, const struct tnn_b
 
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * b,
                                        struct ggml_tensor * x, struct ggml_tensor * positions,
-                                       const tnn_llama_config * cfg) {
+                                       const tnn_llama_config * cfg, const struct tnn_kv_step * kv) {
     const int64_t n_tokens = x->ne[1];
     const int64_t head_dim = cfg->d_model / cfg->n_heads;
 
@@ -143,7 +143,21 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
     v = ggml_reshape_3d(ctx, v, head_dim, cfg->n_kv_heads, n_tokens);
     q = tnn_rope(ctx, q, positions, cfg->rope_base);
     k = tnn_rope(ctx, k, positions, cfg->rope_base);
-    struct ggml_tensor * attn = tnn_attention(ctx, q, k, v, cfg->t_seq, cfg->t_batch);
+    struct ggml_tensor * attn;
+    if (kv == NULL) {
+        attn = tnn_attention(ctx, q, k, v, cfg->t_seq, cfg->t_batch);
+    } else {
+        /* the new keys and values go into the cache first (graph order) */
+        struct ggml_tensor * k_dst = ggml_view_3d(ctx, kv->k_cache, head_dim, cfg->n_kv_heads, n_tokens,
+                                                  kv->k_cache->nb[1], kv->k_cache->nb[2],
+                                                  (size_t) kv->n_past * kv->k_cache->nb[2]);
+        struct ggml_tensor * v_dst = ggml_view_3d(ctx, kv->v_cache, head_dim, cfg->n_kv_heads, n_tokens,
+                                                  kv->v_cache->nb[1], kv->v_cache->nb[2],
+                                                  (size_t) kv->n_past * kv->v_cache->nb[2]);
+        ggml_build_forward_expand(kv->graph, ggml_cpy(ctx, k, k_dst));
+        ggml_build_forward_expand(kv->graph, ggml_cpy(ctx, v, v_dst));
+        attn = tnn_attention_cached(ctx, q, kv->k_cache, kv->v_cache, kv->n_past);
+    }
     x = ggml_add(ctx, x, linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn));
 
     /* feed-forward */

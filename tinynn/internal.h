@@ -58,6 +58,13 @@ struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * 
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
                                    struct ggml_tensor * k, struct ggml_tensor * v,
                                    int32_t t_seq, int32_t t_batch);
+/* Causal GQA attention of n new queries over a KV cache holding n_past
+ * earlier tokens and the n new ones.
+ * q [head_dim, n_heads, n], k_cache, v_cache [head_dim, n_kv_heads, n_ctx]
+ * -> [head_dim*n_heads, n] */
+struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
+                                          struct ggml_tensor * k_cache, struct ggml_tensor * v_cache,
+                                          int32_t n_past);
 /* logits [vocab, n], labels one-hot [vocab, n] -> mean cross-entropy (scalar) */
 struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
                                        struct ggml_tensor * labels);
@@ -98,10 +105,19 @@ void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * block, int
 /* Create the block's weight tensors (named blk.<layer>.*) in ctx. */
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
                       const tnn_llama_config * cfg);
-/* x [d_model, n_tokens] -> x after attention and feed-forward residuals. */
+/* For generation: the graph being built and this layer's KV cache. The new
+ * keys and values are copied into the cache at n_past, then attended over. */
+struct tnn_kv_step {
+    struct ggml_cgraph * graph;
+    struct ggml_tensor * k_cache, * v_cache;   /* [head_dim, n_kv_heads, n_ctx] */
+    int32_t n_past;
+};
+
+/* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
+ * kv NULL: training (t_batch sequences of t_seq); else one sequence, cached. */
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * block,
                                        struct ggml_tensor * x, struct ggml_tensor * positions,
-                                       const tnn_llama_config * cfg);
+                                       const tnn_llama_config * cfg, const struct tnn_kv_step * kv);
 
 /* ---- the llama architecture (llama.c) ---------------------------------- */
 
@@ -130,9 +146,13 @@ void tnn_unmap_file(struct tnn_mapped_file * map);
 
 /* Check a config; returns TNN_OK or records why not. */
 int tnn_llama_check_config(const tnn_llama_config * cfg);
-/* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */
+/* tokens, positions int32 [n] -> logits [vocab, n]. For training n is
+ * t_seq*t_batch and the caches are NULL; for generation, k_caches/v_caches
+ * hold one tensor per layer and graph is the graph being built. */
 struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * model,
-                                       struct ggml_tensor * tokens, struct ggml_tensor * positions);
+                                       struct ggml_tensor * tokens, struct ggml_tensor * positions,
+                                       struct ggml_cgraph * graph, struct ggml_tensor ** k_caches,
+                                       struct ggml_tensor ** v_caches, int32_t n_past);
 
 /* ---- the session -------------------------------------------------------- */
 
@@ -165,6 +185,13 @@ struct tnn_session {
 
     struct tnn_entry * table;
     int32_t n_table, cap_table;
+
+    /* generation: KV caches and their own graph allocator */
+    struct ggml_context * ctx_kv;
+    ggml_backend_buffer_t buf_kv;
+    struct ggml_tensor ** k_caches, ** v_caches;
+    int32_t n_ctx;
+    ggml_gallocr_t galloc_decode;
 
     bool realized, built, reset_done;
     struct tnn_llama model;

@@ -62,6 +62,29 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
     return ggml_reshape_2d(ctx, out, head_dim * n_heads, (int64_t) t_seq * t_batch);
 }
 
+struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
+                                          struct ggml_tensor * k_cache, struct ggml_tensor * v_cache,
+                                          int32_t n_past) {
+    const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n = q->ne[2];
+    const int64_t n_kv_heads = k_cache->ne[1];
+    const int64_t n_keys = n_past + n;
+    /* the cached keys and values, [hd, KV, n_keys] -> per head [hd, n_keys, KV] */
+    struct ggml_tensor * k = ggml_view_3d(ctx, k_cache, head_dim, n_kv_heads, n_keys,
+                                          k_cache->nb[1], k_cache->nb[2], 0);
+    struct ggml_tensor * v = ggml_view_3d(ctx, v_cache, head_dim, n_kv_heads, n_keys,
+                                          v_cache->nb[1], v_cache->nb[2], 0);
+    k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));                      /* [hd, n_keys, KV] */
+    struct ggml_tensor * vt = ggml_cont(ctx, ggml_permute(ctx, v, 1, 2, 0, 3)); /* [n_keys, hd, KV] */
+    struct ggml_tensor * q3 = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3)); /* [hd, n, H] */
+
+    struct ggml_tensor * scores = ggml_mul_mat(ctx, k, q3);                    /* [n_keys, n, H] */
+    scores = ggml_diag_mask_inf(ctx, scores, n_past);                          /* key i <= n_past + j */
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, NULL, 1.0f / sqrtf((float) head_dim), 0.0f);
+    struct ggml_tensor * out = ggml_mul_mat(ctx, vt, weights);                 /* [hd, n, H] */
+    out = ggml_cont(ctx, ggml_permute(ctx, out, 0, 2, 1, 3));                  /* [hd, H, n] */
+    return ggml_reshape_2d(ctx, out, head_dim * n_heads, n);
+}
+
 struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
                                        struct ggml_tensor * labels) {
     /* mean over the columns (tokens) of -sum(labels * log_softmax(logits)) */

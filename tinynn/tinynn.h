@@ -190,6 +190,16 @@ int tnn_compute_gradients(tnn_session * session);
 /* Run the forward graph only: logits (and the loss, if labels are uploaded). */
 int tnn_compute_forward(tnn_session * session);
 
+/* Generation with a KV cache (any realized session; LoRA adapters apply).
+ * tnn_kv_init allocates the caches for n_ctx positions; tnn_decode runs the
+ * n new tokens at positions n_past .. n_past+n-1 (the cache must hold the
+ * n_past before them), stores their keys and values, and writes the logits
+ * of the last one (vocab floats). A prompt is one call with n_past = 0, then
+ * one call per generated token. */
+int tnn_kv_init(tnn_session * session, int32_t n_ctx);
+int tnn_decode(tnn_session * session, const int32_t * tokens, int32_t n, int32_t n_past,
+               float * logits_out, size_t n_logits);
+
 /* The tensor table. */
 int tnn_tensor_count(tnn_session * session, int32_t * count);
 /* Name, kind, ggml type id, shape (ggml order: ne[0] is the fastest axis) and

@@ -3,8 +3,9 @@ from ._native import ToyError, DeviceNotBuilt
 from .config import LlamaConfig, RecipeOptions
 from .optim import adamw_hp
 from . import recipes
+from .generate import generate, load_model
 
 __version__ = "0.1.0"
 
-__all__ = ["ToyError", "DeviceNotBuilt", "LlamaConfig", "RecipeOptions", "adamw_hp", "recipes",
+__all__ = ["ToyError", "DeviceNotBuilt", "LlamaConfig", "RecipeOptions", "adamw_hp", "recipes", "generate", "load_model",
            "__version__"]

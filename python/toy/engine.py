@@ -49,6 +49,7 @@ class LlamaSeqEngine:
         check(self.lib, self.lib.tnn_session_new(self.threads, out))
         self._session = ffi.gc(out[0], self.lib.tnn_session_free)
         self.tokens = self.positions = None
+        self.n_ctx = 0
         self.loss = self.labels = self.hp = self.logits = None
 
     def _check(self, status: int) -> None:
@@ -126,6 +127,19 @@ class LlamaSeqEngine:
                            "which has no numpy equivalent")
         out = np.empty(info.shape, dtype=dtype)
         self._check(self.lib.tnn_download(self._session, handle, ffi.from_buffer(out), out.nbytes))
+        return out
+
+    def kv_init(self, n_ctx: int) -> None:
+        self._check(self.lib.tnn_kv_init(self._session, n_ctx))
+        self.n_ctx = n_ctx
+
+    def decode(self, tokens, n_past: int, vocab: int) -> np.ndarray:
+        """Logits [vocab] of the last of tokens, run at n_past.. over the KV cache."""
+        tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+        out = np.empty(vocab, dtype=np.float32)
+        self._check(self.lib.tnn_decode(self._session, ffi.cast("int32_t *", ffi.from_buffer(tokens)),
+                                        tokens.size, n_past, ffi.cast("float *", ffi.from_buffer(out)),
+                                        vocab))
         return out
 
     def set_loss_scale(self, scale: float) -> None:

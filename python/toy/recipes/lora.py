@@ -26,6 +26,7 @@ class LoRA(TrainingRecipe):
         if cfg is not None and cfg.to_dict() != file_cfg.to_dict():
             raise ToyError(f"the config given does not match {gguf}: {file_cfg}", 1)
         self.cfg, self.opts = file_cfg, opts or RecipeOptions()
+        self.base_path = gguf
         self.rank, self.alpha = rank, float(alpha if alpha is not None else 2 * rank)
         self.targets = tuple(targets)
         self.engine.realize_for_mmap(gguf, self.opts, rank, self.alpha, self.targets)

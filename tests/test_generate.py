@@ -1,0 +1,82 @@
+"""Generation over the KV cache, toy.generate and toy-generate."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import toy
+from toy.recipes import LoRA
+
+from gguf_fixtures import write_llama_gguf
+
+import reference_llama as ref
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    cfg = ref.Config(vocab=50, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=64, untied=True)
+    params = ref.init_params(cfg, np.random.default_rng(0), scale=0.3)
+    path = write_llama_gguf(tmp_path_factory.mktemp("g") / "tiny.gguf", params, cfg)
+    return path, params, cfg
+
+
+def test_kv_cache_decoding_matches_the_reference_forward(tiny):
+    path, params, cfg = tiny
+    ids = list(np.random.default_rng(1).integers(0, 50, 9))
+    full = ref.forward(params, cfg, np.array([ids]), np.arange(9)[None])[0]
+    model = toy.load_model(path, threads=1)
+    model.engine.kv_init(64)
+    np.testing.assert_allclose(model.engine.decode(ids[:5], 0, 50), full[4], atol=1e-4)
+    for i in range(5, 9):      # one token at a time, reading the cache
+        np.testing.assert_allclose(model.engine.decode(ids[i:i + 1], i, 50), full[i], atol=1e-4)
+
+
+def test_decode_refuses_what_does_not_fit(tiny):
+    model = toy.load_model(tiny[0], threads=1)
+    with pytest.raises(toy.ToyError, match="before kv_init"):
+        model.engine.decode([1], 0, 50)
+    model.engine.kv_init(8)
+    with pytest.raises(toy.ToyError, match="does not fit"):
+        model.engine.decode(list(range(9)), 0, 50)
+    with pytest.raises(toy.ToyError, match="outside the vocabulary"):
+        model.engine.decode([50], 0, 50)
+
+
+def test_greedy_is_deterministic_and_sampling_is_seeded(smollm2):
+    model = toy.load_model(smollm2, threads=2)
+    greedy = toy.generate(model, "Once upon a time", 12)
+    assert greedy == toy.generate(model, "Once upon a time", 12) and len(greedy) > 10
+    a = toy.generate(model, "Once upon a time", 12, temperature=0.9, top_k=40, seed=5)
+    assert a == toy.generate(model, "Once upon a time", 12, temperature=0.9, top_k=40, seed=5)
+
+
+def test_stop_strings_end_the_text(smollm2):
+    model = toy.load_model(smollm2, threads=2)
+    text = toy.generate(model, "Count: one, two, three,", 20)
+    stop = text.strip()[:3]
+    cut = toy.generate(model, "Count: one, two, three,", 20, stop=(stop,))
+    assert stop not in cut and text.startswith(cut)
+
+
+def test_an_adapter_file_loads_into_the_same_logits_as_its_session(tiny, tmp_path):
+    path = tiny[0]
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=6, t_batch=1), targets=("q", "v", "down"))
+    ids = np.array([[3, 7, 11, 2, 9, 4, 5]], dtype=np.int32)
+    for step in range(1, 4):
+        recipe.step(ids[:, :-1], np.arange(6)[None], ids[:, 1:], toy.adamw_hp(step, 5e-2), step == 1)
+    trained, _ = recipe.evaluate(ids[:, :-1], np.arange(6)[None])
+    recipe.save_adapter(tmp_path / "adapter.gguf")
+    loaded = toy.load_model(path, tmp_path / "adapter.gguf", threads=1)
+    loaded.engine.kv_init(16)
+    np.testing.assert_allclose(loaded.engine.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
+
+
+def test_toy_generate_cli(smollm2):
+    run = lambda *a: subprocess.run([sys.executable, "-m", "toy.generate_cli", *a], capture_output=True,
+                                    text=True)
+    result = run("Once upon a time", "--max-new-tokens", "8")
+    assert result.returncode == 0 and len(result.stdout.strip()) > 5
+    bad = run("hi", "--adapter", "/nonexistent/adapter.gguf")
+    assert bad.returncode == 2 and "--adapter file not found" in bad.stderr
