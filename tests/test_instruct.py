@@ -85,7 +85,7 @@ def test_instruct_matches_its_golden_log_and_reports_perplexity(smollm2, tmp_pat
     steps = [e for e in events if "loss" in e]
     epochs = [e for e in events if "epoch" in e]
     assert all(0 < e["grad_norm"] for e in steps)           # clipping is on by default (1.0)
-    assert len(epochs) == 1 and epochs[0]["eval_perplexity"] > 1
+    assert [e["epoch"] for e in epochs] == [0, 1] and epochs[0]["eval_perplexity"] > 1
     config = json.loads((out / "config.json").read_text())
     assert config["train_samples"] + config["eval_samples"] == 24 and config["eval_samples"] == 2
     assert (out / "adapter.gguf").is_file()

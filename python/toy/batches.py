@@ -26,6 +26,9 @@ class CorpusSource:
     def next(self):
         return [self.sampler.next() for _ in range(self.accum)]
 
+    def before_training(self, recipe, run_dir) -> None:
+        pass
+
     def after_step(self, step, recipe, run_dir) -> None:
         pass
 
@@ -83,10 +86,15 @@ class InstructSource:
             total, count = total + loss * n, count + n
         return math.exp(total / count) if count else float("nan")
 
+    def before_training(self, recipe, run_dir) -> None:
+        self.report(0, 0, recipe, run_dir)          # the base model's perplexities
+
     def after_step(self, step, recipe, run_dir) -> None:
         if step % self.steps_per_epoch and step != self.steps:
             return
-        epoch = math.ceil(step / self.steps_per_epoch)
+        self.report(math.ceil(step / self.steps_per_epoch), step, recipe, run_dir)
+
+    def report(self, epoch, step, recipe, run_dir) -> None:
         train_ppl = self.perplexity(recipe, self.train)
         eval_ppl = self.perplexity(recipe, self.eval) if self.eval else float("nan")
         run_dir.event(epoch=epoch, step=step, train_perplexity=train_ppl, eval_perplexity=eval_ppl)

@@ -332,6 +332,7 @@ def run(args) -> int:
 
     tokens_per_step = args.seq * args.batch * args.grad_accum
     losses: list[float] = []
+    source.before_training(recipe, run_dir)
     started = time.perf_counter()
     try:
         for step in range(1, args.steps + 1):
