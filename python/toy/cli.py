@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from ._native import DeviceNotBuilt, ToyError, library
+from ._native import ToyError, library
 from .config import LlamaConfig, RecipeOptions
 from .batches import CorpusSource, InstructSource
-from .corpus import TOKEN_SUFFIXES, InputError, check_corpus, default_corpus, load_corpus
+from .corpus import TOKEN_SUFFIXES, InputError, check_corpus, default_corpus, load_corpus, run_command
 from .instruct import ChatFormatter, read_jsonl
 from .engine import default_threads
 from .optim import adamw_hp
@@ -377,18 +377,7 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        args = build_parser().parse_args(argv)
-        return run(args)
-    except (InputError, DeviceNotBuilt) as err:
-        print(f"toy-train: error: {err}", file=sys.stderr)
-        return 2
-    except ToyError as err:
-        print(f"toy-train: failed: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("toy-train: interrupted", file=sys.stderr)
-        return 130
+    return run_command("toy-train", lambda: run(build_parser().parse_args(argv)))
 
 
 if __name__ == "__main__":

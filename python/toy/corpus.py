@@ -17,6 +17,26 @@ class InputError(ToyError):
     """Bad input from the user: the CLI reports it in one line and exits 2."""
 
 
+def run_command(prog: str, body) -> int:
+    """Run a console command's body with the CLI contract for failures: bad
+    input (or a device not built) is one line and exit 2, a failure inside
+    the run is one line and exit 1."""
+    from ._native import DeviceNotBuilt
+    import sys
+
+    try:
+        return body()
+    except (InputError, DeviceNotBuilt) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    except ToyError as err:
+        print(f"{prog}: failed: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+
+
 def default_corpus() -> np.ndarray:
     """The embedded default corpus (corpus/default.txt, byte-tokenized)."""
     data = (resources.files("toy") / "data" / "default_corpus.tok").read_bytes()

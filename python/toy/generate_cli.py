@@ -8,8 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._native import DeviceNotBuilt, ToyError
-from .corpus import InputError
+from ._native import ToyError
+from .corpus import InputError, run_command
 from .generate import generate, load_model
 from .models import default_model_path
 
@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     p.add_argument("--chat", action="store_true", help="wrap the prompt in the model's chat template")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "metal"))
     p.add_argument("--threads", type=int, default=None)
-    try:
+    def body() -> int:
         args = p.parse_args(argv)
         if args.max_new_tokens < 1 or args.temperature < 0 or args.top_k < 0:
             raise InputError("--max-new-tokens must be >= 1, --temperature and --top-k >= 0")
@@ -50,12 +50,8 @@ def main(argv=None) -> int:
                         tuple(args.stop), args.seed, chat=args.chat)
         sys.stdout.write(text + "\n")
         return 0
-    except (InputError, DeviceNotBuilt) as err:
-        print(f"toy-generate: error: {err}", file=sys.stderr)
-        return 2
-    except ToyError as err:
-        print(f"toy-generate: failed: {err}", file=sys.stderr)
-        return 1
+
+    return run_command("toy-generate", body)
 
 
 if __name__ == "__main__":
