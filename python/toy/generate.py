@@ -15,7 +15,6 @@ from .tokenizer import GGUFTokenizer
 
 def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int | None = None) -> LoRA:
     """A session on a GGUF base, with the adapter's A and B loaded when given."""
-    import gguf
 
     rank, alpha, targets, tensors = 1, 2.0, ("q",), {}
     if adapter_path is not None:
