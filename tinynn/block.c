@@ -20,6 +20,13 @@ struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
     return weights[slot];
 }
 
+struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
+    struct ggml_tensor ** const fields[TNN_LORA_SLOTS] = {
+        &b->wq, &b->wk, &b->wv, &b->wo, &b->w_gate, &b->w_up, &b->w_down,
+    };
+    return fields[slot];
+}
+
 /* The shape every block tensor must have, ggml order (ne1 = 0: a vector). */
 struct block_tensor {
     struct ggml_tensor ** field;

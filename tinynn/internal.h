@@ -89,8 +89,10 @@ struct tnn_block {
     float lora_scale;                                 /* alpha / rank */
 };
 
-/* The block's weight for a LoRA slot (wq, wk, ... w_down). */
+/* The block's weight for a LoRA slot (wq, wk, ... w_down), and the field
+ * that holds it (a fast copy of a frozen base replaces it there). */
 struct ggml_tensor * tnn_block_weight(const struct tnn_block * block, int slot);
+struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * block, int slot);
 /* The GGUF name suffix of a slot's weight ("attn_q", ..., "ffn_down"). */
 const char * tnn_lora_slot_name(int slot);
 
@@ -128,6 +130,8 @@ struct tnn_llama {
     struct tnn_block   * blocks;       /* n_layers */
     struct ggml_tensor * output_norm;  /* [d_model] */
     struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */
+    struct ggml_tensor * head;         /* what logits are computed with: output, or
+                                          token_embd when tied, or a fast copy of either */
 };
 
 /* ---- a llama GGUF as a frozen base (gguf_base.c) -------------------------- */
@@ -154,6 +158,22 @@ struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct t
                                        struct ggml_cgraph * graph, struct ggml_tensor ** k_caches,
                                        struct ggml_tensor ** v_caches, int32_t n_past);
 
+/* ---- fast copies of a frozen base (frozen.c) ------------------------------ */
+
+/* A frozen matrix as the forward uses it, and its transpose (or NULL). */
+struct tnn_frozen_pair {
+    struct ggml_tensor * w;    /* [d_in, d_out] */
+    struct ggml_tensor * wt;   /* [d_out, d_in] */
+};
+
+/* Make the transposed copies (and Q8_0 forward copies of slow quantized
+ * types) of the base's matrices from the mapped file, and point the model's
+ * fields at the forward copies. Needs the base mapped and bound. */
+int tnn_frozen_prepare(tnn_session * s);
+/* Rewrite the input gradients through frozen matrices in a backward graph,
+ * out_prod(W, dy^T) -> mul_mat(W^T, dy); returns how many were rewritten. */
+int tnn_use_transposed_weights(tnn_session * s, struct ggml_cgraph * graph);
+
 /* ---- the session -------------------------------------------------------- */
 
 struct tnn_session {
@@ -167,6 +187,12 @@ struct tnn_session {
     struct tnn_mapped_file base_file;
     tnn_lora_config lora;
     bool has_lora;
+    bool base_in_place;             /* base tensors point into the mapped file */
+    /* fast copies of the base's matrices (frozen.c), unless base_compute = stored */
+    struct ggml_context * ctx_frozen;
+    ggml_backend_buffer_t buf_frozen;
+    struct tnn_frozen_pair * frozen_pairs;
+    int32_t n_frozen_pairs;
 
     /* parameters and inputs: created at realize, allocated once */
     struct ggml_context * ctx_static;

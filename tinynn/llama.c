@@ -223,6 +223,7 @@ int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
         ggml_set_name(m->output, "output.weight");
         status = add_param(s, m->output);
     }
+    m->head = m->output ? m->output : m->token_embd;
 
     if (status != TNN_OK) {
         return status;
@@ -245,11 +246,16 @@ static int check_lora_config(const tnn_lora_config * lora) {
     if (!isfinite(lora->alpha) || !(lora->init_scale >= 0.0f) || !isfinite(lora->init_scale)) {
         return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");
     }
+    if (lora->base_compute != TNN_BASE_FAST && lora->base_compute != TNN_BASE_STORED) {
+        return tnn_fail(TNN_ERR_ARG, "base_compute must be %d (fast) or %d (stored), got %d",
+                        TNN_BASE_FAST, TNN_BASE_STORED, lora->base_compute);
+    }
     return TNN_OK;
 }
 
 /* Give the base tensors their memory: in place in the mapped file when the
- * backend computes on host memory, else a device copy (and the map is let go). */
+ * backend computes on host memory, else a device copy (the map is let go
+ * once the fast copies are made from it). */
 static int place_base_weights(tnn_session * s, const char * path) {
     int status = tnn_map_file(path, &s->base_file);
     if (status != TNN_OK) {
@@ -279,9 +285,7 @@ static int place_base_weights(tnn_session * s, const char * path) {
             ggml_backend_tensor_set(t, src, 0, ggml_nbytes(t));
         }
     }
-    if (!in_place) {
-        tnn_unmap_file(&s->base_file);
-    }
+    s->base_in_place = in_place;
     return TNN_OK;
 }
 
@@ -292,6 +296,7 @@ static int bind_base(tnn_session * s) {
     m->token_embd = ggml_get_tensor(base, "token_embd.weight");
     m->output_norm = ggml_get_tensor(base, "output_norm.weight");
     m->output = cfg->untied ? ggml_get_tensor(base, "output.weight") : NULL;
+    m->head = m->output ? m->output : m->token_embd;
     if (m->output_norm == NULL || m->output_norm->ne[0] != cfg->d_model) {
         return tnn_fail(TNN_ERR_ARG, "tensor output_norm.weight is missing or misshapen");
     }
@@ -353,6 +358,12 @@ int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_conf
     if ((status = place_base_weights(s, path)) != TNN_OK) {
         return status;
     }
+    if (lora->base_compute == TNN_BASE_FAST && (status = tnn_frozen_prepare(s)) != TNN_OK) {
+        return status;
+    }
+    if (!s->base_in_place) {
+        tnn_unmap_file(&s->base_file);
+    }
     for (struct ggml_tensor * t = ggml_get_first_tensor(s->ctx_base); t != NULL;
          t = ggml_get_next_tensor(s->ctx_base, t)) {
         if (tnn_table_add(s, t, TNN_KIND_FROZEN, -1) < 0) {
@@ -399,8 +410,7 @@ struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct t
         x = tnn_block_forward(ctx, &m->blocks[l], x, positions, cfg, k_caches ? &kv : NULL);
     }
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
-    struct ggml_tensor * out = m->output ? m->output : m->token_embd;
-    return ggml_mul_mat(ctx, out, x);                                     /* [vocab, n] */
+    return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n] */
 }
 
 /* ---- warm start ------------------------------------------------------------ */

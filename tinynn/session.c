@@ -62,6 +62,9 @@ void tnn_session_free(tnn_session * s) {
     if (s->ctx_opt)     ggml_free(s->ctx_opt);
     if (s->buf_static)  ggml_backend_buffer_free(s->buf_static);
     if (s->ctx_static)  ggml_free(s->ctx_static);
+    if (s->buf_frozen)  ggml_backend_buffer_free(s->buf_frozen);
+    if (s->ctx_frozen)  ggml_free(s->ctx_frozen);
+    free(s->frozen_pairs);
     if (s->buf_base)    ggml_backend_buffer_free(s->buf_base);
     if (s->ctx_base)    ggml_free(s->ctx_base);
     if (s->gguf_base)   gguf_free(s->gguf_base);

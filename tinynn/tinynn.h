@@ -120,6 +120,14 @@ int tnn_realize_llama(tnn_session * session, const tnn_llama_config * config,
  * "warm window". Outside the window it is an error, never a silent no-op. */
 int tnn_upload_donor(tnn_session * session, const float * data, size_t n_floats);
 
+/* How a frozen base's matrices are computed with (tnn_lora_config.base_compute). */
+enum tnn_base_compute {
+    TNN_BASE_FAST   = 0,  /* transposed copies for the backward (F32/F16 bases: same type,
+                             quantized: Q8_0), and Q8_0 forward copies of quantized types
+                             without a fast kernel (Q4_1, Q5_x, K-quants): the default */
+    TNN_BASE_STORED = 1   /* the stored types in place, no copies: least memory, slower */
+};
+
 /* LoRA adapters on a frozen base: W x + (alpha / rank) * B (A x). */
 typedef struct tnn_lora_config {
     int32_t  rank;        /* 1 .. min(d_in, d_out) of every target */
@@ -129,6 +137,7 @@ typedef struct tnn_lora_config {
     uint64_t seed;
     int32_t  t_seq;
     int32_t  t_batch;
+    int32_t  base_compute; /* enum tnn_base_compute */
 } tnn_lora_config;
 
 /* Read a llama-family GGUF's hyper-parameters (no weights). t_seq, t_batch,
@@ -189,6 +198,13 @@ int tnn_compute_backward(tnn_session * session);
 int tnn_compute_gradients(tnn_session * session);
 /* Run the forward graph only: logits (and the loss, if labels are uploaded). */
 int tnn_compute_forward(tnn_session * session);
+
+/* One training step (as tnn_compute_backward, the update included) run node by
+ * node, timing each: for measuring where a step's time goes, not for training
+ * speed (every node pays a thread start). Writes one line per kind of node,
+ * "<seconds> <count> <op> <type of src0>", slowest first, into report (at
+ * most report_cap bytes, NUL-terminated). */
+int tnn_profile_step(tnn_session * session, char * report, size_t report_cap);
 
 /* Generation with a KV cache (any realized session; LoRA adapters apply).
  * tnn_kv_init allocates the caches for n_ctx positions; tnn_decode runs the

@@ -2,7 +2,10 @@
  * AdamW, built once and run every step. Modelled on ggml-opt's static-graph
  * path, without its dataset and scheduler layers. */
 #include "internal.h"
+/* ggml_graph_view (profiling runs one node at a time) is internal to ggml */
+#include "../vendor/ggml/src/ggml-impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -120,6 +123,9 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
 
     s->gb_grad = ggml_graph_dup(ctx, s->gf, true);
     ggml_build_backward_expand(ctx, s->gb_grad, grad_accs);
+    if (s->frozen_pairs != NULL) {
+        tnn_use_transposed_weights(s, s->gb_grad);
+    }
 
     s->gb_opt = ggml_graph_dup(ctx, s->gb_grad, true);
     struct ggml_tensor * clip_scale = s->clip_norm > 0.0f ? build_clip_scale(s, ctx) : NULL;
@@ -273,5 +279,68 @@ int tnn_enable_grad_clipping(tnn_session * s, float max_norm) {
         return tnn_fail(TNN_ERR_ARG, "the clipping norm must be a positive number, got %g", max_norm);
     }
     s->clip_norm = max_norm;
+    return TNN_OK;
+}
+
+/* ---- profiling ------------------------------------------------------------ */
+
+struct op_time {
+    char key[64];   /* "<op> <src0 type>" */
+    double seconds;
+    int count;
+};
+
+static int compare_op_time(const void * a, const void * b) {
+    const double d = ((const struct op_time *) b)->seconds - ((const struct op_time *) a)->seconds;
+    return (d > 0) - (d < 0);
+}
+
+int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
+    if (report == NULL || report_cap == 0) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_profile_step: no report buffer");
+    }
+    report[0] = '\0';
+    if (s == NULL || !s->built || !s->reset_done) {
+        return tnn_fail(TNN_ERR_STATE, "profile_step before build_training_step and graph_reset");
+    }
+    int status = alloc_graph(s, s->gb_opt);
+    if (status != TNN_OK) {
+        return status;
+    }
+    const int n_nodes = ggml_graph_n_nodes(s->gb_opt);
+    struct op_time * times = calloc((size_t) n_nodes, sizeof(*times));
+    if (times == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    int n_keys = 0;
+    for (int i = 0; i < n_nodes; ++i) {
+        struct ggml_tensor * node = ggml_graph_node(s->gb_opt, i);
+        struct ggml_cgraph one = ggml_graph_view(s->gb_opt, i, i + 1);
+        const int64_t t0 = ggml_time_us();
+        if (ggml_backend_graph_compute(s->backend, &one) != GGML_STATUS_SUCCESS) {
+            free(times);
+            return tnn_fail(TNN_ERR_BACKEND, "profile_step: the backend failed on %s", node->name);
+        }
+        const double dt = (double) (ggml_time_us() - t0) * 1e-6;
+        char key[64];
+        snprintf(key, sizeof(key), "%s %s", ggml_op_desc(node),
+                 node->src[0] ? ggml_type_name(node->src[0]->type) : "-");
+        int k = 0;
+        while (k < n_keys && strcmp(times[k].key, key) != 0) ++k;
+        if (k == n_keys) {
+            snprintf(times[n_keys++].key, sizeof(times[0].key), "%s", key);
+        }
+        times[k].seconds += dt;
+        times[k].count += 1;
+    }
+    qsort(times, (size_t) n_keys, sizeof(*times), compare_op_time);
+    size_t used = 0;
+    for (int k = 0; k < n_keys && used < report_cap; ++k) {
+        int n = snprintf(report + used, report_cap - used, "%.6f %d %s\n",
+                         times[k].seconds, times[k].count, times[k].key);
+        if (n < 0) break;
+        used += (size_t) n;
+    }
+    free(times);
     return TNN_OK;
 }

@@ -20,6 +20,9 @@ KIND_PARAM, KIND_TOKENS, KIND_POSITIONS, KIND_LABELS, KIND_HP, KIND_LOSS, KIND_L
 # enum tnn_lora_target, by CLI name
 LORA_TARGETS = {"q": 1, "k": 2, "v": 4, "o": 8, "gate": 16, "up": 32, "down": 64}
 
+# enum tnn_base_compute, by name
+BASE_COMPUTE = {"fast": 0, "stored": 1}
+
 # ggml type ids the engine can hand back as numpy arrays
 _NUMPY_DTYPE = {0: np.float32, 1: np.float16, 24: np.int8, 25: np.int16, 26: np.int32}
 
@@ -75,16 +78,24 @@ class LlamaSeqEngine:
         self.tokens, self.positions = tokens[0], positions[0]
 
     def realize_for_mmap(self, gguf_path, opts: RecipeOptions, rank: int, alpha: float,
-                         targets: tuple[str, ...]) -> None:
-        """Map a llama GGUF as the frozen base and add LoRA adapters."""
+                         targets: tuple[str, ...], base_compute: str = "fast") -> None:
+        """Map a llama GGUF as the frozen base and add LoRA adapters.
+
+        base_compute "fast" makes transposed (and, for slow quantized types,
+        Q8_0) copies of the base's matrices; "stored" computes with the stored
+        types in place (less memory, slower)."""
         unknown = [t for t in targets if t not in LORA_TARGETS]
         if unknown:
             raise ToyError(f"unknown LoRA target '{unknown[0]}': choose from "
                            f"{','.join(LORA_TARGETS)}", 1)
+        if base_compute not in BASE_COMPUTE:
+            raise ToyError(f"unknown base_compute '{base_compute}': choose from "
+                           f"{', '.join(BASE_COMPUTE)}", 1)
         lora = ffi.new("tnn_lora_config *")
         lora.rank, lora.alpha, lora.init_scale, lora.seed = rank, alpha, opts.init_scale, opts.seed
         lora.targets = sum(LORA_TARGETS[t] for t in set(targets))
         lora.t_seq, lora.t_batch = opts.t_seq, opts.t_batch
+        lora.base_compute = BASE_COMPUTE[base_compute]
         tokens, positions = ffi.new("int32_t *"), ffi.new("int32_t *")
         self._check(self.lib.tnn_realize_for_mmap(self._session, os.fsencode(gguf_path), lora,
                                                   tokens, positions))
@@ -147,6 +158,16 @@ class LlamaSeqEngine:
 
     def compute_backward(self) -> None:
         self._check(self.lib.tnn_compute_backward(self._session))
+
+    def profile_step(self) -> list[tuple[float, int, str]]:
+        """One training step run node by node: (seconds, count, "op type") per kind of node."""
+        report = ffi.new("char[]", 1 << 16)
+        self._check(self.lib.tnn_profile_step(self._session, report, len(report)))
+        rows = []
+        for line in ffi.string(report).decode().splitlines():
+            seconds, count, key = line.split(" ", 2)
+            rows.append((float(seconds), int(count), key))
+        return rows
 
     def compute_gradients(self) -> None:
         self._check(self.lib.tnn_compute_gradients(self._session))

@@ -17,11 +17,14 @@ class LoRA(TrainingRecipe):
     realize(gguf, cfg, rank, opts) maps the base (no dequantized copy), adds
     A [rank x d_in] (random, init_scale) and B [d_out x rank] (zero) on each
     target projection, and bakes the training step; only A and B train.
+    base_compute "fast" (default) trains through transposed copies of the
+    base's matrices (Q8_0 for quantized bases); "stored" uses the stored
+    types in place: least memory, about half the speed.
     """
 
     def realize(self, gguf, cfg: LlamaConfig | None = None, rank: int = 8,
                 opts: RecipeOptions | None = None, alpha: float | None = None,
-                targets: tuple[str, ...] = ("q",)) -> None:
+                targets: tuple[str, ...] = ("q",), base_compute: str = "fast") -> None:
         file_cfg = read_gguf_config(gguf, self.engine.lib)
         if cfg is not None and cfg.to_dict() != file_cfg.to_dict():
             raise ToyError(f"the config given does not match {gguf}: {file_cfg}", 1)
@@ -29,7 +32,8 @@ class LoRA(TrainingRecipe):
         self.base_path = gguf
         self.rank, self.alpha = rank, float(alpha if alpha is not None else 2 * rank)
         self.targets = tuple(targets)
-        self.engine.realize_for_mmap(gguf, self.opts, rank, self.alpha, self.targets)
+        self.base_compute = base_compute
+        self.engine.realize_for_mmap(gguf, self.opts, rank, self.alpha, self.targets, base_compute)
         self.engine.build(self.opts.clip_norm)
 
     def adapters(self) -> dict[str, int]:

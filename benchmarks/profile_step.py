@@ -1,0 +1,70 @@
+"""Where a training step's time goes, by ggml op and operand type.
+
+    python benchmarks/profile_step.py lora [--batch 1] [--seq 256] [--targets q,v] [--model PATH]
+    python benchmarks/profile_step.py full [--batch 1] [--seq 256]      # SmolLM2 shape, random init
+
+One warm-up step, then one step run node by node (tnn_profile_step): each node
+pays a thread start, so the total is above a real step; the shares are what
+to read. Take figures on an idle machine.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import toy
+from toy.models import default_model_path
+from toy.recipes import FromScratch, LoRA
+
+SMOLLM2_SHAPE = dict(vocab=49152, d_model=576, n_layers=30, n_heads=9, n_kv_heads=3, d_ff=1536)
+
+
+def make_recipe(args):
+    opts = toy.RecipeOptions(t_seq=args.seq, t_batch=args.batch)
+    if args.recipe == "lora":
+        recipe = LoRA("cpu", args.threads)
+        recipe.realize(args.model or default_model_path(), None, args.rank, opts,
+                       targets=tuple(args.targets.split(",")))
+    else:
+        recipe = FromScratch("cpu", args.threads)
+        recipe.realize(toy.LlamaConfig(**SMOLLM2_SHAPE), opts)
+    return recipe
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("recipe", choices=("lora", "full"))
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--seq", type=int, default=256)
+    p.add_argument("--rank", type=int, default=8)
+    p.add_argument("--targets", default="q,v")
+    p.add_argument("--model")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--top", type=int, default=15)
+    args = p.parse_args()
+
+    recipe = make_recipe(args)
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, recipe.cfg.vocab, size=(args.batch, args.seq + 1)).astype(np.int32)
+    positions = np.tile(np.arange(args.seq, dtype=np.int32), (args.batch, 1))
+    t0 = time.perf_counter()
+    recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(1, 1e-4), True)
+    whole = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(2, 1e-4), False)
+    whole = time.perf_counter() - t0
+    e = recipe.engine
+    e.reset_grads_only()
+    rows = e.profile_step()
+    total = sum(r[0] for r in rows)
+    print(f"{args.recipe} batch {args.batch} seq {args.seq}: step {whole:.3f} s "
+          f"({args.batch * args.seq / whole:.1f} tokens/s); node by node {total:.3f} s")
+    print(f"{'seconds':>8} {'share':>6} {'nodes':>6}  op (src0 type)")
+    for seconds, count, key in rows[:args.top]:
+        print(f"{seconds:8.3f} {100 * seconds / total:5.1f}% {count:6d}  {key}")
+
+
+if __name__ == "__main__":
+    main()
