@@ -323,8 +323,15 @@ int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
         }
         const double dt = (double) (ggml_time_us() - t0) * 1e-6;
         char key[64];
-        snprintf(key, sizeof(key), "%s %s", ggml_op_desc(node),
-                 node->src[0] ? ggml_type_name(node->src[0]->type) : "-");
+        if (getenv("TNN_PROFILE_SHAPES") && node->src[0] && node->src[1]) {
+            snprintf(key, sizeof(key), "%s %s [%lld %lld %lld]x[%lld %lld %lld]", ggml_op_desc(node),
+                     ggml_type_name(node->src[0]->type),
+                     (long long) node->src[0]->ne[0], (long long) node->src[0]->ne[1], (long long) node->src[0]->ne[2],
+                     (long long) node->src[1]->ne[0], (long long) node->src[1]->ne[1], (long long) node->src[1]->ne[2]);
+        } else {
+            snprintf(key, sizeof(key), "%s %s", ggml_op_desc(node),
+                     node->src[0] ? ggml_type_name(node->src[0]->type) : "-");
+        }
         int k = 0;
         while (k < n_keys && strcmp(times[k].key, key) != 0) ++k;
         if (k == n_keys) {

@@ -323,6 +323,41 @@ static void ggml_compute_forward_dup_to_q(
 }
 
 // A simplified version of ggml_compute_forward_dup that doesn't do float upcasting, and just plain old memcpy.
+// toy patch 0003: copy a transposed view (src0's dim 1 contiguous in memory)
+// into a contiguous dst in 32 x 32 tiles. The general loop below reads one
+// cache line per element and calls memcpy for each; backward passes that
+// express out_prod as mul_mat of transposed copies spend most of their copy
+// time here.
+template <typename T>
+static void ggml_compute_forward_dup_transposed(
+        const ggml_compute_params * params,
+        ggml_tensor * dst) {
+    const ggml_tensor * src0 = dst->src[0];
+    GGML_TENSOR_UNARY_OP_LOCALS;
+
+    const int64_t tile = 32;
+    const int64_t n_tiles = (ne01 + tile - 1) / tile;
+    const int64_t n_jobs = n_tiles * ne02 * ne03;
+    for (int64_t job = params->ith; job < n_jobs; job += params->nth) {
+        const int64_t plane = job / n_tiles;
+        const int64_t i02 = plane % ne02;
+        const int64_t i03 = plane / ne02;
+        const int64_t i01_0 = (job % n_tiles) * tile;
+        const int64_t i01_1 = MIN(i01_0 + tile, ne01);
+        const char * src_plane = (const char *) src0->data + i02*nb02 + i03*nb03;
+        T * dst_plane = (T *) dst->data + plane * ne01 * ne00;   // dst is contiguous
+        for (int64_t i00_0 = 0; i00_0 < ne00; i00_0 += tile) {
+            const int64_t i00_1 = MIN(i00_0 + tile, ne00);
+            for (int64_t i00 = i00_0; i00 < i00_1; i00++) {
+                const T * s = (const T *) (src_plane + i00*nb00);   // s[i01] is element (i00, i01)
+                for (int64_t i01 = i01_0; i01 < i01_1; i01++) {
+                    dst_plane[i01*ne00 + i00] = s[i01];
+                }
+            }
+        }
+    }
+}
+
 static void ggml_compute_forward_dup_bytes(
         const ggml_compute_params * params,
         ggml_tensor * dst) {
@@ -336,6 +371,15 @@ static void ggml_compute_forward_dup_bytes(
     if (ggml_is_contiguous(src0) && ggml_is_contiguous(dst)) {
         ggml_compute_forward_dup_same_cont(params, dst);
         return;
+    }
+
+    if (ggml_is_contiguous(dst) && ggml_blck_size(src0->type) == 1 &&
+            nb01 == ggml_type_size(src0->type) && nb00 != nb01) {
+        switch (ggml_type_size(src0->type)) {
+            case 4: ggml_compute_forward_dup_transposed<uint32_t>(params, dst); return;
+            case 2: ggml_compute_forward_dup_transposed<uint16_t>(params, dst); return;
+            default: break;
+        }
     }
 
     const size_t type_size = ggml_type_size(src0->type);
