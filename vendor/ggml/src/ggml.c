@@ -6799,18 +6799,7 @@ static void ggml_compute_backward(
             if (src0_needs_grads) {
                 ggml_add_or_set(ctx, cgraph, isrc0, grad);
             }
-            if (src1_needs_grads && src0->type == GGML_TYPE_F32 &&
-                    (src0->op != GGML_OP_NONE || (src0->flags & GGML_TENSOR_FLAG_PARAM))) {
-                // toy patch 0002: src0 changes every step (an activation or a
-                // trained weight): transposing it is cheap next to the product,
-                // which then runs on the fast mul_mat kernels. A constant src0
-                // keeps out_prod below, which a caller may rewrite against a
-                // transposed copy made once.
-                ggml_add_or_set(ctx, cgraph, isrc1,
-                        ggml_mul_mat(ctx,                               // [n,p,qq,rr]
-                            ggml_cont(ctx, ggml_transpose(ctx, src0)),  // [m,n,q1,r1]
-                            grad));                                     // [m,p,qq,rr]
-            } else if (src1_needs_grads) {
+            if (src1_needs_grads) {
                 ggml_add_or_set(ctx, cgraph, isrc1, ggml_mean(ctx, grad)); // TODO: should probably be sum instead of mean
             }
         } break;
@@ -7012,18 +7001,7 @@ static void ggml_compute_backward(
                 ggml_add_or_set(ctx, cgraph, isrc0, ggml_acc_impl(ctx, grad, tmp, nb1, nb2, nb3, offset, false));
             }
 
-            if (src1_needs_grads && src0->type == GGML_TYPE_F32 &&
-                    (src0->op != GGML_OP_NONE || (src0->flags & GGML_TENSOR_FLAG_PARAM))) {
-                // toy patch 0002: src0 changes every step (an activation or a
-                // trained weight): transposing it is cheap next to the product,
-                // which then runs on the fast mul_mat kernels. A constant src0
-                // keeps out_prod below, which a caller may rewrite against a
-                // transposed copy made once.
-                ggml_add_or_set(ctx, cgraph, isrc1,
-                        ggml_mul_mat(ctx,                               // [n,p,qq,rr]
-                            ggml_cont(ctx, ggml_transpose(ctx, src0)),  // [m,n,q1,r1]
-                            grad));                                     // [m,p,qq,rr]
-            } else if (src1_needs_grads) {
+            if (src1_needs_grads) {
                 ggml_add_or_set(ctx, cgraph, isrc1, ggml_reshape(ctx, ggml_cont(ctx, tensor_grad_view), src1));
             }
         } break;

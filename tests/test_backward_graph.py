@@ -1,0 +1,49 @@
+"""How the backward pass is expressed: as matrix products, not out_prod.
+
+ggml's stock autodiff writes the gradients of every matrix product as
+out_prod, which runs at about half the speed of the matmul kernels and exists
+for F32 only on CUDA. vendor/patches/0002 turns them into mul_mat of
+transposed copies, and tinynn/frozen.c gives a frozen base a transposed copy
+made once. These tests read the ops of a real training step.
+"""
+import numpy as np
+
+import toy
+from toy.recipes import FromScratch, LoRA
+
+
+def profiled_ops(recipe) -> dict[str, int]:
+    """op name + src0 type -> node count, from one profiled training step."""
+    t = recipe.opts.t_seq
+    ids = np.zeros((recipe.opts.t_batch, t), dtype=np.int32)
+    pos = np.tile(np.arange(t, dtype=np.int32), (recipe.opts.t_batch, 1))
+    recipe.step(ids, pos, ids, toy.adamw_hp(1, 1e-3), is_first=True)
+    recipe.engine.reset_grads_only()
+    return {key: count for _, count, key in recipe.engine.profile_step()}
+
+
+def test_from_scratch_backward_has_no_out_prod():
+    recipe = FromScratch("cpu", threads=1)
+    recipe.realize(toy.LlamaConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
+                   toy.RecipeOptions(t_seq=16, t_batch=2))
+    ops = profiled_ops(recipe)
+    assert not [k for k in ops if k.startswith("OUT_PROD")], ops
+    assert ops["MUL_MAT f32"] > 0
+
+
+def test_lora_on_a_quantized_base_trains_through_transposed_q8_0_copies(smollm2):
+    recipe = LoRA("cpu", threads=2)
+    recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=1), targets=("q", "v"))
+    ops = profiled_ops(recipe)
+    assert not [k for k in ops if k.startswith("OUT_PROD")], ops
+    assert not [k for k in ops if k.startswith("MUL_MAT q4_1")], ops   # forward on the Q8_0 copy
+    assert ops["MUL_MAT q8_0"] > 0
+
+
+def test_lora_with_the_stored_base_keeps_it_in_place(smollm2):
+    recipe = LoRA("cpu", threads=2)
+    recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=1), targets=("q",),
+                   base_compute="stored")
+    ops = profiled_ops(recipe)
+    assert ops["MUL_MAT q4_1"] > 0
+    assert ops["OUT_PROD q4_1"] > 0
