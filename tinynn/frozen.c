@@ -27,10 +27,11 @@
  * F16 and F32 rows of W^T are written 32 values at a time. */
 #define TILE_ROWS 32
 
-/* Types that forward fast in place: llamafile sgemm has kernels for them. */
+/* Types that forward fast in place: llamafile sgemm has kernels for them
+ * (Q4_1 through vendor/patches/0004). */
 static bool forwards_fast(enum ggml_type type) {
     return type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_Q8_0 ||
-           type == GGML_TYPE_Q4_0;
+           type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_0;
 }
 
 /* The type of W^T: exact for float bases, Q8_0 for quantized ones. */

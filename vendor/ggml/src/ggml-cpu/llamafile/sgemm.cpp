@@ -1794,6 +1794,99 @@ class tinyBLAS_Q0_AVX {
 };
 #endif // __AVX__
 
+#if defined(__AVX__) || defined(__AVX2__) || defined(__AVX512F__)
+// toy patch 0004: Q4_1 weights times Q8_1 activations, the pair ggml's own
+// vec_dot uses for Q4_1, in tiles of 4 x 2 outputs. Each block contributes
+// d_a * d_b * sum(q_a * q_b) + m_a * s_b (s_b = d_b * sum(q_b), stored in the
+// Q8_1 block). The lanes, the rounding steps and the order of the sums are
+// those of ggml_vec_dot_q4_1_q8_1 (x86), so the result is the same to the
+// bit: an 8-bit-activation model is chaotic enough that a last-bit change in
+// one product can move a logit by 0.1. Q4_1's nibbles are unsigned, so
+// _mm_maddubs_epi16 takes them as they are (no sign trick).
+class tinyBLAS_Q4_1_AVX {
+  public:
+    tinyBLAS_Q4_1_AVX(int64_t k,
+                      const block_q4_1 *A, int64_t lda,
+                      const block_q8_1 *B, int64_t ldb,
+                      float *C, int64_t ldc,
+                      int ith, int nth)
+        : A(A), B(B), C(C), k(k), lda(lda), ldb(ldb), ldc(ldc), ith(ith), nth(nth) {
+    }
+
+    // C [m, n] (column-major, ldc) = A [m rows of k blocks] . B [n rows of k blocks]
+    void matmul(int64_t m, int64_t n) {
+        const int64_t m4 = m - m % 4;
+        const int64_t n2 = n - n % 2;
+        gemm<4, 2>(0, m4, 0, n2);      // the bulk in 4 x 2 tiles
+        gemm<1, 2>(m4, m, 0, n2);      // rows left over
+        gemm<1, 1>(0, m, n2, n);       // the last column when n is odd
+    }
+
+  private:
+    template <int RM, int RN>
+    NOINLINE void gemm(int64_t m0, int64_t m, int64_t n0, int64_t n) {
+        const int64_t ytiles = (m - m0) / RM;
+        const int64_t xtiles = (n - n0) / RN;
+        const int64_t tiles = xtiles * ytiles;
+        const int64_t duty = (tiles + nth - 1) / nth;
+        const int64_t start = duty * ith;
+        const int64_t end = MIN(start + duty, tiles);
+        const __m128i low4 = _mm_set1_epi8(15);
+        const __m128i ones = _mm_set1_epi16(1);
+        for (int64_t job = start; job < end; ++job) {
+            const int64_t ii = m0 + job / xtiles * RM;
+            const int64_t jj = n0 + job % xtiles * RN;
+            __m256 acc[RN][RM] = {};     // d_a d_b sum(q_a q_b), eight lanes of 4 products
+            float mins[RN][RM] = {};     // sum of m_a s_b
+            for (int64_t l = 0; l < k; ++l) {
+                __m128i a_lo[RM], a_hi[RM];
+                float a_d[RM], a_m[RM];
+                for (int64_t i = 0; i < RM; ++i) {
+                    const block_q4_1 * a = A + lda * (ii + i) + l;
+                    const __m128i q = _mm_loadu_si128((const __m128i *) a->qs);
+                    a_lo[i] = _mm_and_si128(q, low4);                      // values 0..15
+                    a_hi[i] = _mm_and_si128(_mm_srli_epi16(q, 4), low4);   // values 16..31
+                    a_d[i] = unhalf(a->d);
+                    a_m[i] = unhalf(a->m);
+                }
+                for (int64_t j = 0; j < RN; ++j) {
+                    const block_q8_1 * b = B + ldb * (jj + j) + l;
+                    const __m128i b_lo = _mm_loadu_si128((const __m128i *) b->qs);
+                    const __m128i b_hi = _mm_loadu_si128((const __m128i *) b->qs + 1);
+                    const float b_d = unhalf(b->d);
+                    const float b_s = unhalf(b->s);
+                    for (int64_t i = 0; i < RM; ++i) {
+                        const __m128i sum_lo = _mm_madd_epi16(ones, _mm_maddubs_epi16(a_lo[i], b_lo));
+                        const __m128i sum_hi = _mm_madd_epi16(ones, _mm_maddubs_epi16(a_hi[i], b_hi));
+                        const __m256 dot = _mm256_cvtepi32_ps(MM256_SET_M128I(sum_hi, sum_lo));
+                        const __m256 scale = _mm256_set1_ps(a_d[i] * b_d);
+#if defined(__AVX2__)
+                        acc[j][i] = _mm256_fmadd_ps(scale, dot, acc[j][i]);
+#else
+                        acc[j][i] = _mm256_add_ps(_mm256_mul_ps(scale, dot), acc[j][i]);
+#endif
+                        mins[j][i] += a_m[i] * b_s;
+                    }
+                }
+            }
+            for (int64_t j = 0; j < RN; ++j)
+                for (int64_t i = 0; i < RM; ++i)
+                    C[ldc * (jj + j) + (ii + i)] = hsum(acc[j][i]) + mins[j][i];
+        }
+    }
+
+    const block_q4_1 *const A;
+    const block_q8_1 *const B;
+    float *const C;
+    const int64_t k;
+    const int64_t lda;
+    const int64_t ldb;
+    const int64_t ldc;
+    const int ith;
+    const int nth;
+};
+#endif // __AVX__
+
 //PPC Implementation
 #if defined(__MMA__)
 
@@ -4066,6 +4159,23 @@ bool llamafile_sgemm(const struct ggml_compute_params * params, int64_t m, int64
         tinyBLAS_Q0_PPC<block_q8_0> tb{
             k, (const block_q8_0 *)A, lda,
             (const block_q8_0 *)B, ldb,
+            (float *)C, ldc,
+            params->ith, params->nth};
+        tb.matmul(m, n);
+        return true;
+#else
+        return false;
+#endif
+    }
+
+    case GGML_TYPE_Q4_1: {
+        // toy patch 0004
+        if (Btype != GGML_TYPE_Q8_1)
+            return false;
+#if defined(__AVX2__) || defined(__AVX512F__) || defined(__AVX__)
+        tinyBLAS_Q4_1_AVX tb{
+            k, (const block_q4_1 *)A, lda,
+            (const block_q8_1 *)B, ldb,
             (float *)C, ldc,
             params->ith, params->nth};
         tb.matmul(m, n);
