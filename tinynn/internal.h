@@ -65,7 +65,8 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
 struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
                                           struct ggml_tensor * k_cache, struct ggml_tensor * v_cache,
                                           int32_t n_past);
-/* logits [vocab, n], labels one-hot [vocab, n] -> mean cross-entropy (scalar) */
+/* logits [vocab, n], labels int32 [n] (-1: masked) -> cross-entropy summed
+ * over the labelled tokens, divided by n (scalar) */
 struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
                                        struct ggml_tensor * labels);
 
@@ -225,11 +226,6 @@ struct tnn_session {
     /* n_tokens / n_labelled, set when labels are uploaded: ggml's cross-entropy
      * averages over every token, a masked loss over the labelled ones */
     struct ggml_tensor * loss_scale;
-    /* [1, n_tokens]: 1 for a labelled token, 0 for a masked one. ggml's
-     * cross-entropy backward assumes each label row sums to 1, so a masked
-     * (all-zero) row would still push its logits; multiplying the logits by
-     * the mask zeroes that gradient. */
-    struct ggml_tensor * label_mask;
     /* gradient clipping (tnn_enable_grad_clipping): max norm, 0 when off */
     float clip_norm;
     struct ggml_tensor * grad_norm, * clip_one;

@@ -87,6 +87,7 @@ struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml
 
 struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
                                        struct ggml_tensor * labels) {
-    /* mean over the columns (tokens) of -sum(labels * log_softmax(logits)) */
+    /* sum over the labelled tokens of -log_softmax(logits)[label], over n:
+     * int32 labels need no vocab x n one-hot tensor (vendor/patches/0005) */
     return ggml_cross_entropy_loss(ctx, logits, labels);
 }

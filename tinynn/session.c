@@ -130,9 +130,7 @@ int tnn_tensor_info(tnn_session * s, int32_t handle, char * name_out, size_t nam
         for (int i = 0; i < 4; ++i) ne4[i] = e->tensor->ne[i];
     }
     if (nbytes) {
-        /* the labels are uploaded as int32 ids, one per token (column) */
-        *nbytes = e->kind == TNN_KIND_LABELS ? (size_t) e->tensor->ne[1] * sizeof(int32_t)
-                                             : ggml_nbytes(e->tensor);
+        *nbytes = ggml_nbytes(e->tensor);
     }
     return TNN_OK;
 }
@@ -178,14 +176,13 @@ static int check_ids(const int32_t * ids, int64_t n, int64_t vocab, const char *
     return TNN_OK;
 }
 
-/* Labels are held one-hot [vocab, n_tokens] for ggml's cross-entropy; the
- * caller sends int32 ids and the rows are written here. A label of
- * TNN_IGNORE_LABEL (-1) leaves its row zero: that token adds nothing to the
- * loss or the gradients, and the loss is the mean over the labelled tokens. */
+/* Labels are int32 ids, one per token; ggml's cross-entropy takes them as
+ * they are (vendor/patches/0005) and a label of -1 masks its token: no loss
+ * and no gradient. The loss is a mean over all tokens, so the loss scale
+ * n_tokens / n_labelled makes it the mean over the labelled ones. */
 static int upload_labels(tnn_session * s, const int32_t * ids) {
-    struct ggml_tensor * labels = s->labels;
-    const int64_t vocab = labels->ne[0];
-    const int64_t n = labels->ne[1];
+    const int64_t vocab = s->model.cfg.vocab;
+    const int64_t n = ggml_nelements(s->labels);
     int64_t n_labelled = 0;
     for (int64_t i = 0; i < n; ++i) {
         if (ids[i] == -1) {
@@ -197,20 +194,7 @@ static int upload_labels(tnn_session * s, const int32_t * ids) {
         }
         n_labelled++;
     }
-    float * mask = malloc((size_t) n * sizeof(float));
-    if (mask == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "out of memory uploading labels");
-    }
-    ggml_backend_tensor_memset(labels, 0, 0, ggml_nbytes(labels));
-    const float one = 1.0f;
-    for (int64_t i = 0; i < n; ++i) {
-        mask[i] = ids[i] == -1 ? 0.0f : 1.0f;
-        if (ids[i] != -1) {
-            ggml_backend_tensor_set(labels, &one, (size_t) (i * vocab + ids[i]) * sizeof(float), sizeof(float));
-        }
-    }
-    ggml_backend_tensor_set(s->label_mask, mask, 0, (size_t) n * sizeof(float));
-    free(mask);
+    ggml_backend_tensor_set(s->labels, ids, 0, (size_t) n * sizeof(int32_t));
     const float scale = n_labelled > 0 ? (float) n / (float) n_labelled : 0.0f;
     ggml_backend_tensor_set(s->loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;

@@ -53,7 +53,7 @@ enum tnn_tensor_kind {
     TNN_KIND_PARAM     = 0,  /* a trainable parameter */
     TNN_KIND_TOKENS    = 1,  /* input: int32 token ids [n_tokens] */
     TNN_KIND_POSITIONS = 2,  /* input: int32 positions [n_tokens] */
-    TNN_KIND_LABELS    = 3,  /* input: uploaded as int32 ids [n_tokens], held one-hot */
+    TNN_KIND_LABELS    = 3,  /* input: int32 ids [n_tokens], -1 masks a token */
     TNN_KIND_HP        = 4,  /* input: float32 AdamW row [7] */
     TNN_KIND_LOSS      = 5,  /* output: float32 scalar, mean cross-entropy */
     TNN_KIND_LOGITS    = 6,  /* output: float32 [vocab, n_tokens] */

@@ -53,7 +53,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     const int64_t n_tokens = (int64_t) cfg->t_seq * cfg->t_batch;
     const size_t graph_size = graph_size_for(cfg);
 
-    /* The labels (one-hot) and the AdamW row live with the inputs: small
+    /* The labels (int32 ids) and the AdamW row live with the inputs: small
      * contexts of their own so that they get backend memory now. */
     struct ggml_init_params ip = {
         .mem_size = 2 * graph_size * ggml_tensor_overhead() + 3 * ggml_graph_overhead_custom(graph_size, true),
@@ -72,7 +72,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
     struct ggml_context * ctx = s->ctx_compute;
 
-    s->labels = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, cfg->vocab, n_tokens);
+    s->labels = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_I32, n_tokens);
     ggml_set_name(s->labels, "labels");
     ggml_set_input(s->labels);
     s->hp = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 7);
@@ -81,9 +81,6 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     s->loss_scale = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
     ggml_set_name(s->loss_scale, "loss_scale");
     ggml_set_input(s->loss_scale);
-    s->label_mask = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, 1, n_tokens);
-    ggml_set_name(s->label_mask, "label_mask");
-    ggml_set_input(s->label_mask);
     if (s->clip_norm > 0.0f) {
         s->grad_norm = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
         ggml_set_name(s->grad_norm, "grad_norm");
@@ -96,7 +93,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     s->logits = tnn_llama_forward(ctx, &s->model, s->tokens, s->positions, NULL, NULL, NULL, 0);
     ggml_set_name(s->logits, "logits");
     ggml_set_output(s->logits);
-    struct ggml_tensor * ce = tnn_cross_entropy(ctx, ggml_mul(ctx, s->logits, s->label_mask), s->labels);
+    struct ggml_tensor * ce = tnn_cross_entropy(ctx, s->logits, s->labels);
     s->loss = ggml_mul(ctx, ce, s->loss_scale);
     ggml_set_name(s->loss, "loss");
     ggml_set_output(s->loss);
@@ -191,9 +188,6 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     ggml_backend_buffer_clear(s->buf_opt, 0);
     const float one = 1.0f;
     ggml_backend_tensor_set(s->loss_scale, &one, 0, sizeof(float));
-    for (int64_t i = 0; i < n_tokens; ++i) {
-        ggml_backend_tensor_set(s->label_mask, &one, (size_t) i * sizeof(float), sizeof(float));
-    }
     if (s->clip_one != NULL) {
         ggml_backend_tensor_set(s->clip_one, &one, 0, sizeof(float));
     }

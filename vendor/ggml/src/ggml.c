@@ -6250,11 +6250,21 @@ struct ggml_tensor * ggml_custom_inplace(
 }
 // ggml_cross_entropy_loss
 
+// toy patch 0005: b is either a distribution per row, shaped as a, or the
+// labels as I32 ids, one per row of a (-1: the row is masked: no loss, no
+// gradient). Ids need no vocab x rows one-hot tensor.
+static bool ggml_cross_entropy_labels_ok(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    if (b->type == GGML_TYPE_I32) {
+        return ggml_is_contiguous(b) && ggml_nelements(b) == ggml_nrows(a);
+    }
+    return ggml_are_same_shape(a, b);
+}
+
 struct ggml_tensor * ggml_cross_entropy_loss(
         struct ggml_context * ctx,
         struct ggml_tensor  * a,
         struct ggml_tensor  * b) {
-    GGML_ASSERT(ggml_are_same_shape(a, b));
+    GGML_ASSERT(ggml_cross_entropy_labels_ok(a, b));
 
     struct ggml_tensor * result = ggml_new_tensor_1d(ctx, a->type, 1);
 
@@ -6273,7 +6283,7 @@ struct ggml_tensor * ggml_cross_entropy_loss_back(
         struct ggml_tensor  * b,
         struct ggml_tensor  * c) {
     GGML_ASSERT(ggml_is_scalar(a));
-    GGML_ASSERT(ggml_are_same_shape(b, c));
+    GGML_ASSERT(ggml_cross_entropy_labels_ok(b, c));
 
     struct ggml_tensor * result = ggml_dup_tensor(ctx, b);
 

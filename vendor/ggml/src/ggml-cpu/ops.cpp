@@ -11986,11 +11986,13 @@ static void ggml_compute_forward_cross_entropy_loss_f32(
     const ggml_tensor * src1 = dst->src[1];
 
     GGML_ASSERT(src0->type == GGML_TYPE_F32);
-    GGML_ASSERT(src1->type == GGML_TYPE_F32);
+    GGML_ASSERT(src1->type == GGML_TYPE_F32 || src1->type == GGML_TYPE_I32);
     GGML_ASSERT(src0->nb[0] == ggml_type_size(src0->type));
     GGML_ASSERT(src1->nb[0] == ggml_type_size(src1->type));
-    GGML_ASSERT(ggml_are_same_shape(src0, src1));
     GGML_ASSERT(ggml_is_scalar(dst));
+    // toy patch 0005: I32 labels, one id per row, -1 masks the row
+    const int32_t * ids = src1->type == GGML_TYPE_I32 ? (const int32_t *) src1->data : NULL;
+    GGML_ASSERT(ids ? ggml_nelements(src1) == ggml_nrows(src0) : ggml_are_same_shape(src0, src1));
     GGML_ASSERT(dst->type == GGML_TYPE_F32);
 
     // TODO: handle transposed/permuted matrices
@@ -12015,6 +12017,19 @@ static void ggml_compute_forward_cross_entropy_loss_f32(
 
     for (int64_t i1 = ir0; i1 < ir1; ++i1) {
         const float * s0 = (const float *)((const char *) src0->data + i1*src0->nb[1]);
+
+        if (ids) {
+            // -log softmax(s0)[id] = log(sum(exp(s0 - max))) - (s0[id] - max)
+            const int32_t id = ids[i1];
+            if (id < 0 || id >= nc) {
+                continue;
+            }
+            float max = -INFINITY;
+            ggml_vec_max_f32(nc, &max, s0);
+            const ggml_float log_sum = ggml_vec_log_soft_max_f32(nc, st, s0, max);
+            sum_thread += (float) (st[id] - log_sum);
+            continue;
+        }
         const float * s1 = (const float *)((const char *) src1->data + i1*src1->nb[1]);
 
 #ifndef NDEBUG
@@ -12086,7 +12101,10 @@ static void ggml_compute_forward_cross_entropy_loss_back_f32(
     GGML_ASSERT(ggml_is_contiguous(src0f));
     GGML_ASSERT(ggml_is_contiguous(src1f));
     GGML_ASSERT(ggml_is_contiguous(grad));
-    GGML_ASSERT(ggml_are_same_shape(src0f, src1f) && ggml_are_same_shape(src0f, dst));
+    GGML_ASSERT(ggml_are_same_shape(src0f, dst));
+    // toy patch 0005: I32 labels, one id per row, -1 masks the row
+    const int32_t * ids = src1f->type == GGML_TYPE_I32 ? (const int32_t *) src1f->data : NULL;
+    GGML_ASSERT(ids ? ggml_nelements(src1f) == ggml_nrows(src0f) : ggml_are_same_shape(src0f, src1f));
 
     const int64_t ith = params->ith;
     const int64_t nth = params->nth;
@@ -12107,6 +12125,22 @@ static void ggml_compute_forward_cross_entropy_loss_back_f32(
     for (int64_t i1 = ir0; i1 < ir1; i1++) {
         float       * ds0 = (float       *)((char       *) dst->data   + i1*dst->nb[1]);
         const float * s0  = (const float *)((const char *) src0f->data + i1*src0f->nb[1]);
+
+        if (ids) {
+            // (softmax(s0) - onehot(id)) * d / nr, or 0 for a masked row
+            const int32_t id = ids[i1];
+            if (id < 0 || id >= nc) {
+                memset(ds0, 0, nc*sizeof(float));
+                continue;
+            }
+            float max = -INFINITY;
+            ggml_vec_max_f32(nc, &max, s0);
+            const ggml_float sum = ggml_vec_soft_max_f32(nc, ds0, s0, max);
+            ggml_vec_scale_f32(nc, ds0, 1.0/sum);
+            ds0[id] -= 1.0f;
+            ggml_vec_scale_f32(nc, ds0, d_by_nr);
+            continue;
+        }
         const float * s1  = (const float *)((const char *) src1f->data + i1*src1f->nb[1]);
 
 #ifndef NDEBUG
