@@ -6,6 +6,8 @@ for F32 only on CUDA. vendor/patches/0002 turns them into mul_mat of
 transposed copies, and tinynn/frozen.c gives a frozen base a transposed copy
 made once. These tests read the ops of a real training step.
 """
+from pathlib import Path
+
 import numpy as np
 
 import toy
@@ -31,13 +33,14 @@ def test_from_scratch_backward_has_no_out_prod():
     assert ops["MUL_MAT f32"] > 0
 
 
-def test_lora_on_a_quantized_base_trains_through_transposed_q8_0_copies(smollm2):
+def test_lora_on_a_quantized_base_trains_through_transposed_copies(smollm2):
     recipe = LoRA("cpu", threads=2)
     recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=1), targets=("q", "v"))
     ops = profiled_ops(recipe)
     assert not [k for k in ops if k.startswith("OUT_PROD")], ops
     assert ops["MUL_MAT q4_1"] == 30 * 7          # the forward: the stored Q4_1 matrices in place
-    assert ops["MUL_MAT q8_0"] >= 29 * 7          # the input gradients: their Q8_0 transposes
+    assert ops["MUL_MAT f16"] >= 29 * 7           # the input gradients: their F16 transposes
+    assert ops["MUL_MAT f32"] > 0                 # (the output head's transpose is F32)
 
 
 def test_lora_with_the_stored_base_keeps_it_in_place(smollm2):
@@ -63,3 +66,30 @@ def test_q4_1_products_over_many_tokens_match_one_token_at_a_time(smollm2):
     for position, token in enumerate(prompt):
         one_by_one = stepped.engine.decode([token], position, stepped.cfg.vocab)
     np.testing.assert_array_equal(at_once, one_by_one)
+
+
+def test_fast_and_stored_base_give_the_same_adapter_gradients(smollm2):
+    """The transposed copies change how the input gradients are computed, not
+    what they are: on 256 tokens of text every adapter gradient stays within
+    1% of the stored-weights path (Q8_0 copies missed by up to 220%: 8-bit
+    rounding of the output head's gradient)."""
+    from toy.tokenizer import GGUFTokenizer
+    text = (Path(__file__).parents[1] / "corpus" / "default.txt").read_text()[:6000]
+    ids = np.array(GGUFTokenizer.from_gguf(smollm2).encode(text)[:257], dtype=np.int32)
+    grads = {}
+    for base_compute in ("stored", "fast"):
+        recipe = LoRA("cpu", threads=2)
+        recipe.realize(smollm2, None, 8, toy.RecipeOptions(t_seq=256, t_batch=1), targets=("q", "v", "down"),
+                       base_compute=base_compute)
+        e = recipe.engine
+        rng = np.random.default_rng(0)      # B != 0, so that A has a gradient too
+        for name, h in recipe.adapters().items():
+            if name.endswith(".lora_b"):
+                e.upload(h, rng.normal(0, 0.01, e.info(h).shape).astype(np.float32))
+        recipe._upload_batch(ids[None, :-1], np.arange(256, dtype=np.int32)[None], ids[None, 1:])
+        e.reset()
+        e.compute_gradients()
+        grads[base_compute] = {name: e.download(e.grad_of(h)) for name, h in recipe.adapters().items()}
+    for name, stored in grads["stored"].items():
+        error = np.linalg.norm(grads["fast"][name] - stored) / np.linalg.norm(stored)
+        assert error < 0.01, name

@@ -136,6 +136,7 @@ static struct ggml_tensor * linear(struct ggml_context * ctx, const struct tnn_b
 
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * b,
                                        struct ggml_tensor * x, struct ggml_tensor * positions,
+                                       struct ggml_tensor * causal_mask,
                                        const tnn_llama_config * cfg, const struct tnn_kv_step * kv) {
     const int64_t n_tokens = x->ne[1];
     const int64_t head_dim = cfg->d_model / cfg->n_heads;
@@ -152,7 +153,7 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
     k = tnn_rope(ctx, k, positions, cfg->rope_base);
     struct ggml_tensor * attn;
     if (kv == NULL) {
-        attn = tnn_attention(ctx, q, k, v, cfg->t_seq, cfg->t_batch);
+        attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch);
     } else {
         /* the new keys and values go into the cache first (graph order) */
         struct ggml_tensor * k_dst = ggml_view_3d(ctx, kv->k_cache, head_dim, cfg->n_kv_heads, n_tokens,

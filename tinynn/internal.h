@@ -53,11 +53,12 @@ struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate,
                                 struct ggml_tensor * up);
 /* Causal grouped-query attention.
- * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch]
+ * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch],
+ * causal_mask [t_seq, t_seq] (0 on and below the diagonal, -inf above)
  * -> [head_dim*n_heads, t_seq*t_batch] */
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
                                    struct ggml_tensor * k, struct ggml_tensor * v,
-                                   int32_t t_seq, int32_t t_batch);
+                                   struct ggml_tensor * causal_mask, int32_t t_seq, int32_t t_batch);
 /* Causal GQA attention of n new queries over a KV cache holding n_past
  * earlier tokens and the n new ones.
  * q [head_dim, n_heads, n], k_cache, v_cache [head_dim, n_kv_heads, n_ctx]
@@ -117,9 +118,11 @@ struct tnn_kv_step {
 };
 
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
- * kv NULL: training (t_batch sequences of t_seq); else one sequence, cached. */
+ * kv NULL: training (t_batch sequences of t_seq, causal_mask as for
+ * tnn_attention); else one sequence, cached (causal_mask unused). */
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * block,
                                        struct ggml_tensor * x, struct ggml_tensor * positions,
+                                       struct ggml_tensor * causal_mask,
                                        const tnn_llama_config * cfg, const struct tnn_kv_step * kv);
 
 /* ---- the llama architecture (llama.c) ---------------------------------- */
@@ -133,6 +136,7 @@ struct tnn_llama {
     struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */
     struct ggml_tensor * head;         /* what logits are computed with: output, or
                                           token_embd when tied, or a fast copy of either */
+    struct ggml_tensor * causal_mask;  /* [t_seq, t_seq], made by build_training_step */
 };
 
 /* ---- a llama GGUF as a frozen base (gguf_base.c) -------------------------- */

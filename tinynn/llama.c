@@ -407,7 +407,8 @@ struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct t
     }
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         struct tnn_kv_step kv = { graph, k_caches ? k_caches[l] : NULL, v_caches ? v_caches[l] : NULL, n_past };
-        x = tnn_block_forward(ctx, &m->blocks[l], x, positions, cfg, k_caches ? &kv : NULL);
+        x = tnn_block_forward(ctx, &m->blocks[l], x, positions, m->causal_mask, cfg,
+                              k_caches ? &kv : NULL);
     }
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
     return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n] */

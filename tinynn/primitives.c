@@ -38,7 +38,7 @@ static struct ggml_tensor * heads_to_batch(struct ggml_context * ctx, struct ggm
 
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
                                    struct ggml_tensor * k, struct ggml_tensor * v,
-                                   int32_t t_seq, int32_t t_batch) {
+                                   struct ggml_tensor * causal_mask, int32_t t_seq, int32_t t_batch) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n_kv_heads = k->ne[1];
 
     struct ggml_tensor * q3 = heads_to_batch(ctx, q, t_seq, t_batch);   /* [hd, T, H*B] */
@@ -52,8 +52,9 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
      * KV*B key matrices over H/KV consecutive query matrices, so query head h
      * reads kv head h / (H/KV), as llama.cpp does. */
     struct ggml_tensor * scores = ggml_mul_mat(ctx, k3, q3);            /* [T_k, T_q, H*B] */
-    scores = ggml_diag_mask_inf(ctx, scores, 0);                         /* causal */
-    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, NULL,
+    /* causal: the mask adds -inf above the diagonal inside the softmax, so
+     * no masked copy of the scores is kept for the backward */
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, causal_mask,
                                                      1.0f / sqrtf((float) head_dim), 0.0f);
     struct ggml_tensor * out = ggml_mul_mat(ctx, vt, weights);          /* [hd, T_q, H*B] */
 

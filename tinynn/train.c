@@ -37,6 +37,23 @@ static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_contex
     return ggml_div(ctx, s->clip_one, ratio);
 }
 
+/* mask [t, t]: row i (a query) may see keys 0..i: 0 there, -inf after */
+static int fill_causal_mask(struct ggml_tensor * mask) {
+    const int64_t t = mask->ne[0];
+    float * host = malloc((size_t) (t * t) * sizeof(float));
+    if (host == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    for (int64_t i = 0; i < t; ++i) {
+        for (int64_t j = 0; j < t; ++j) {
+            host[i * t + j] = j <= i ? 0.0f : -INFINITY;
+        }
+    }
+    ggml_backend_tensor_set(mask, host, 0, ggml_nbytes(mask));
+    free(host);
+    return TNN_OK;
+}
+
 int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle,
                             int32_t * hp_handle, int32_t * logits_handle) {
     if (s == NULL || loss_handle == NULL || labels_handle == NULL || hp_handle == NULL ||
@@ -75,6 +92,9 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     s->labels = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_I32, n_tokens);
     ggml_set_name(s->labels, "labels");
     ggml_set_input(s->labels);
+    s->model.causal_mask = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
+    ggml_set_name(s->model.causal_mask, "causal_mask");
+    ggml_set_input(s->model.causal_mask);
     s->hp = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 7);
     ggml_set_name(s->hp, "adamw_params");
     ggml_set_input(s->hp);
@@ -173,6 +193,13 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     if (s->galloc == NULL || !ggml_gallocr_reserve(s->galloc, s->gb_opt)) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the training graph", tnn_backend_name());
     }
+    if (getenv("TNN_DEBUG_MEM")) {
+        fprintf(stderr, "tinynn: graph %.1f MB, params+inputs %.1f MB, grads+moments %.1f MB, fast base copies %.1f MB\n",
+                ggml_gallocr_get_buffer_size(s->galloc, 0) / 1048576.0,
+                s->buf_static ? ggml_backend_buffer_get_size(s->buf_static) / 1048576.0 : 0.0,
+                s->buf_opt ? ggml_backend_buffer_get_size(s->buf_opt) / 1048576.0 : 0.0,
+                s->buf_frozen ? ggml_backend_buffer_get_size(s->buf_frozen) / 1048576.0 : 0.0);
+    }
 
     int32_t h_labels = tnn_table_add(s, s->labels, TNN_KIND_LABELS, -1);
     int32_t h_hp     = tnn_table_add(s, s->hp, TNN_KIND_HP, -1);
@@ -190,6 +217,9 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     ggml_backend_tensor_set(s->loss_scale, &one, 0, sizeof(float));
     if (s->clip_one != NULL) {
         ggml_backend_tensor_set(s->clip_one, &one, 0, sizeof(float));
+    }
+    if (fill_causal_mask(s->model.causal_mask) != TNN_OK) {
+        return TNN_ERR_ALLOC;
     }
 
     s->built = true;

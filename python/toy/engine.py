@@ -81,9 +81,9 @@ class LlamaSeqEngine:
                          targets: tuple[str, ...], base_compute: str = "fast") -> None:
         """Map a llama GGUF as the frozen base and add LoRA adapters.
 
-        base_compute "fast" makes transposed (and, for slow quantized types,
-        Q8_0) copies of the base's matrices; "stored" computes with the stored
-        types in place (less memory, slower)."""
+        base_compute "fast" makes transposed copies of the base's matrices
+        (and Q8_0 forward copies of Q5_1 / K-quant ones); "stored" computes
+        with the stored types in place (less memory, slower)."""
         unknown = [t for t in targets if t not in LORA_TARGETS]
         if unknown:
             raise ToyError(f"unknown LoRA target '{unknown[0]}': choose from "

@@ -1799,10 +1799,10 @@ class tinyBLAS_Q0_AVX {
 // vec_dot uses for Q4_1, in tiles of 4 x 2 outputs. Each block contributes
 // d_a * d_b * sum(q_a * q_b) + m_a * s_b (s_b = d_b * sum(q_b), stored in the
 // Q8_1 block). The lanes, the rounding steps and the order of the sums are
-// those of ggml_vec_dot_q4_1_q8_1 (x86), so the result is the same to the
-// bit: an 8-bit-activation model is chaotic enough that a last-bit change in
-// one product can move a logit by 0.1. Q4_1's nibbles are unsigned, so
-// _mm_maddubs_epi16 takes them as they are (no sign trick).
+// those of ggml_vec_dot_q4_1_q8_1 (x86: AVX, AVX2, AVX512-VNNI), so the
+// result is the same to the bit: an 8-bit-activation model is chaotic enough
+// that a last-bit change in one product can move a logit by 0.1. Q4_1's
+// nibbles are unsigned, so maddubs / dpbusd take them as they are.
 class tinyBLAS_Q4_1_AVX {
   public:
     tinyBLAS_Q4_1_AVX(int64_t k,
@@ -1839,26 +1839,50 @@ class tinyBLAS_Q4_1_AVX {
             __m256 acc[RN][RM] = {};     // d_a d_b sum(q_a q_b), eight lanes of 4 products
             float mins[RN][RM] = {};     // sum of m_a s_b
             for (int64_t l = 0; l < k; ++l) {
+                // the RM blocks of A, as 32 unsigned bytes each (values 0..15, then 16..31)
+#if defined(__AVX2__)
+                __m256i aq[RM];
+#else
                 __m128i a_lo[RM], a_hi[RM];
+#endif
                 float a_d[RM], a_m[RM];
                 for (int64_t i = 0; i < RM; ++i) {
                     const block_q4_1 * a = A + lda * (ii + i) + l;
                     const __m128i q = _mm_loadu_si128((const __m128i *) a->qs);
-                    a_lo[i] = _mm_and_si128(q, low4);                      // values 0..15
-                    a_hi[i] = _mm_and_si128(_mm_srli_epi16(q, 4), low4);   // values 16..31
+#if defined(__AVX2__)
+                    aq[i] = MM256_SET_M128I(_mm_and_si128(_mm_srli_epi16(q, 4), low4), _mm_and_si128(q, low4));
+#else
+                    a_lo[i] = _mm_and_si128(q, low4);
+                    a_hi[i] = _mm_and_si128(_mm_srli_epi16(q, 4), low4);
+#endif
                     a_d[i] = unhalf(a->d);
                     a_m[i] = unhalf(a->m);
                 }
                 for (int64_t j = 0; j < RN; ++j) {
                     const block_q8_1 * b = B + ldb * (jj + j) + l;
-                    const __m128i b_lo = _mm_loadu_si128((const __m128i *) b->qs);
-                    const __m128i b_hi = _mm_loadu_si128((const __m128i *) b->qs + 1);
                     const float b_d = unhalf(b->d);
                     const float b_s = unhalf(b->s);
+#if defined(__AVX2__)
+                    const __m256i bq = _mm256_loadu_si256((const __m256i *) b->qs);
+#else
+                    const __m128i b_lo = _mm_loadu_si128((const __m128i *) b->qs);
+                    const __m128i b_hi = _mm_loadu_si128((const __m128i *) b->qs + 1);
+#endif
                     for (int64_t i = 0; i < RM; ++i) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+                        const __m256i sums = _mm256_dpbusd_epi32(_mm256_setzero_si256(), aq[i], bq);
+#elif defined(__AVXVNNI__)
+                        const __m256i sums = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), aq[i], bq);
+#elif defined(__AVX2__)
+                        const __m256i sums = _mm256_madd_epi16(_mm256_set1_epi16(1), _mm256_maddubs_epi16(aq[i], bq));
+#endif
+#if defined(__AVX2__)
+                        const __m256 dot = _mm256_cvtepi32_ps(sums);
+#else
                         const __m128i sum_lo = _mm_madd_epi16(ones, _mm_maddubs_epi16(a_lo[i], b_lo));
                         const __m128i sum_hi = _mm_madd_epi16(ones, _mm_maddubs_epi16(a_hi[i], b_hi));
                         const __m256 dot = _mm256_cvtepi32_ps(MM256_SET_M128I(sum_hi, sum_lo));
+#endif
                         const __m256 scale = _mm256_set1_ps(a_d[i] * b_d);
 #if defined(__AVX2__)
                         acc[j][i] = _mm256_fmadd_ps(scale, dot, acc[j][i]);
