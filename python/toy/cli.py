@@ -134,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="comma-separated projections to adapt: q,k,v,o,gate,up,down (default q)")
     lora.add_argument("--merge", choices=DTYPES, default=None,
                       help="also write merged.gguf: base + adapter in f32, f16 or the base's type")
+    lora.add_argument("--base-compute", choices=("fast", "stored"), default=None,
+                      help="fast (default): train through transposed F16 copies of the base's "
+                           "matrices; stored: the stored types only (least memory, about half the speed)")
     inst = p.add_argument_group("instruct (LoRA on --model, with the lora flags)")
     inst.add_argument("--data", default=None, help="JSONL of {prompt, response} or {messages}")
     inst.add_argument("--epochs", type=_positive_int, default=1, help="passes over the data (default 1)")
@@ -178,6 +181,8 @@ def _check_args(args) -> None:
         args.d_ff = args.d_ff or 0
         if args.merge:
             raise InputError("--merge applies to lora and instruct runs")
+        if args.base_compute is not None:
+            raise InputError("--base-compute applies to lora and instruct runs")
     else:
         given = [f for f, *_ in FROM_SCRATCH_FLAGS if getattr(args, f[2:].replace("-", "_")) is not None]
         if given:
@@ -243,9 +248,11 @@ def _realize_lora(args):
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed,
                          init_scale=args.init_scale, clip_norm=args.clip_norm)
     recipe = LoRA(args.device, args.threads)
-    _realize(recipe.realize, model, None, args.rank, opts, alpha=args.alpha, targets=targets)
+    _realize(recipe.realize, model, None, args.rank, opts, alpha=args.alpha, targets=targets,
+             base_compute=args.base_compute or "fast")
     config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model),
-              "lora": {"rank": recipe.rank, "alpha": recipe.alpha, "targets": list(recipe.targets)}}
+              "lora": {"rank": recipe.rank, "alpha": recipe.alpha, "targets": list(recipe.targets),
+                       "base_compute": recipe.base_compute}}
     return recipe, model, config
 
 
