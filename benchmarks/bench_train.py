@@ -2,6 +2,7 @@
 
     python benchmarks/bench_train.py [--steps N] [--threads N] [--configs default,smollm2]
 
+The median of --steps timed steps after one warm-up step.
 Each measurement runs in its own process so that its peak RSS is its own.
 Both sides train the same llama shape from random init with AdamW, full
 fine-tune, on random tokens. PyTorch runs only when `torch` is importable.
@@ -12,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from side_by_side import importable, median_seconds, peak_rss_mb, run_worker  # noqa: E402
 
 CONFIGS = {
     # the toy-train default
@@ -25,10 +27,6 @@ CONFIGS = {
     "smollm2": dict(vocab=49152, d_model=576, n_layers=30, n_heads=9, n_kv_heads=3, d_ff=1536,
                     t_seq=256, t_batch=1, untied=False),
 }
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def run_toy(shape: dict, steps: int, threads: int) -> dict:
@@ -43,14 +41,13 @@ def run_toy(shape: dict, steps: int, threads: int) -> dict:
     recipe.realize(cfg, opts)
     rng = np.random.default_rng(0)
     positions = np.tile(np.arange(opts.t_seq, dtype=np.int32), (opts.t_batch, 1))
-    times = []
-    for step in range(1, steps + 2):
+
+    def step(i):
         ids = rng.integers(0, cfg.vocab, size=(opts.t_batch, opts.t_seq + 1)).astype(np.int32)
-        t0 = time.perf_counter()
-        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-4), step == 1)
-        times.append(time.perf_counter() - t0)
-    per_step = sum(times[1:]) / steps          # the first step pays for allocation
-    return {"tokens_per_s": opts.t_seq * opts.t_batch / per_step, "peak_rss_mb": peak_rss_mb()}
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(i, 1e-4), i == 1)
+
+    seconds = median_seconds(step, steps)
+    return {"tokens_per_s": opts.t_seq * opts.t_batch / seconds, "peak_rss_mb": peak_rss_mb()}
 
 
 def run_torch(shape: dict, steps: int, threads: int) -> dict:
@@ -108,18 +105,17 @@ def run_torch(shape: dict, steps: int, threads: int) -> dict:
     inv = 10000.0 ** (-torch.arange(0, hd, 2).float() / hd)
     ang = torch.arange(T).float()[:, None] * inv[None, :]
     cos, sin = ang.cos()[None, :, None, :], ang.sin()[None, :, None, :]
-    times = []
-    for _ in range(steps + 1):
+
+    def step(i):
         ids = torch.randint(0, shape["vocab"], (B, T + 1))
-        t0 = time.perf_counter()
         logits = model(ids[:, :-1], cos, sin)
         loss = F.cross_entropy(logits.reshape(-1, shape["vocab"]), ids[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        times.append(time.perf_counter() - t0)
-    per_step = sum(times[1:]) / steps
-    return {"tokens_per_s": T * B / per_step, "peak_rss_mb": peak_rss_mb()}
+
+    seconds = median_seconds(step, steps)
+    return {"tokens_per_s": T * B / seconds, "peak_rss_mb": peak_rss_mb()}
 
 
 def main() -> None:
@@ -135,24 +131,21 @@ def main() -> None:
         print(json.dumps(fn(CONFIGS[args.config], args.steps, args.threads)))
         return
 
-    try:
-        import torch  # noqa: F401
-        engines = ["toy", "torch"]
-    except ImportError:
-        engines = ["toy"]
+    engines = ["toy", "torch"] if importable("torch") else ["toy"]
+    if len(engines) == 1:
         print("(torch not installed: PyTorch column skipped)", file=sys.stderr)
-    print(f"full training step, AdamW, random init, {args.threads} threads, {args.steps} timed steps")
-    print(f"{'config':<10} {'engine':<8} {'tokens/s':>10} {'peak RSS MB':>12}")
+    print(f"full training step, AdamW, random init, {args.threads} threads, median of {args.steps} steps")
+    print(f"{'config':<10} {'toy tok/s':>10} {'toy MB':>8} {'torch tok/s':>12} {'torch MB':>9} {'speed':>6}")
     for name in args.configs.split(","):
-        for engine in engines:
-            out = subprocess.run([sys.executable, __file__, "--worker", engine, "--config", name,
-                                  "--steps", str(args.steps), "--threads", str(args.threads)],
-                                 capture_output=True, text=True)
-            if out.returncode != 0:
-                print(f"{name:<10} {engine:<8} failed: {out.stderr.strip().splitlines()[-1:]}")
-                continue
-            r = json.loads(out.stdout)
-            print(f"{name:<10} {engine:<8} {r['tokens_per_s']:>10.1f} {r['peak_rss_mb']:>12.0f}")
+        rows = [run_worker(__file__, "--worker", engine, "--config", name, "--steps", str(args.steps),
+                           "--threads", str(args.threads)) for engine in engines]
+        cells = []
+        for r in rows + [{"error": "-"}] * (2 - len(rows)):
+            cells += ([f"{r['tokens_per_s']:.1f}", f"{r['peak_rss_mb']:.0f}"] if "error" not in r
+                      else [r["error"][:10], "-"])
+        ratio = (f"{rows[0]['tokens_per_s'] / rows[1]['tokens_per_s']:.2f}x"
+                 if len(rows) == 2 and "error" not in rows[0] and "error" not in rows[1] else "-")
+        print(f"{name:<10} {cells[0]:>10} {cells[1]:>8} {cells[2]:>12} {cells[3]:>9} {ratio:>6}", flush=True)
 
 
 if __name__ == "__main__":
