@@ -5,7 +5,8 @@
 
 One warm-up step, then one step run node by node (tnn_profile_step): each node
 pays a thread start, so the total is above a real step; the shares are what
-to read. Take figures on an idle machine.
+to read. TNN_PROFILE_SHAPES=1 splits the rows by operand shape. Take figures
+on an idle machine.
 """
 from __future__ import annotations
 

@@ -70,3 +70,11 @@ def test_device_not_built():
 
 def test_unknown_device():
     assert_input_error(toy_train("--device", "tpu"), "invalid choice")
+
+
+def test_base_compute_is_refused_outside_lora_runs():
+    assert_input_error(toy_train("--base-compute", "stored"), "--base-compute", "lora and instruct")
+
+
+def test_unknown_base_compute():
+    assert_input_error(toy_train("lora", "--base-compute", "q8"), "--base-compute")

@@ -32,7 +32,7 @@ def test_lora_gate_matches_the_golden_log_and_writes_an_adapter(smollm2, tmp_pat
     assert shapes["blk.0.attn_q.weight.lora_b"] == (8, 576)
     assert len(shapes) == 30 * 2
     config = json.loads((out / "config.json").read_text())
-    assert config["lora"] == {"rank": 8, "alpha": 16.0, "targets": ["q"]}
+    assert config["lora"] == {"rank": 8, "alpha": 16.0, "targets": ["q"], "base_compute": "fast"}
 
 
 def test_lora_learns_a_repeated_text(smollm2, tmp_path):

@@ -204,7 +204,8 @@ int tnn_compute_forward(tnn_session * session);
  * node, timing each: for measuring where a step's time goes, not for training
  * speed (every node pays a thread start). Writes one line per kind of node,
  * "<seconds> <count> <op> <type of src0>", slowest first, into report (at
- * most report_cap bytes, NUL-terminated). */
+ * most report_cap bytes, NUL-terminated). With the environment variable
+ * TNN_PROFILE_SHAPES set, the operands' shapes are part of the kind. */
 int tnn_profile_step(tnn_session * session, char * report, size_t report_cap);
 
 /* Generation with a KV cache (any realized session; LoRA adapters apply).

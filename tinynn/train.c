@@ -347,11 +347,13 @@ int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
         }
         const double dt = (double) (ggml_time_us() - t0) * 1e-6;
         char key[64];
-        if (getenv("TNN_PROFILE_SHAPES") && node->src[0] && node->src[1]) {
-            snprintf(key, sizeof(key), "%s %s [%lld %lld %lld]x[%lld %lld %lld]", ggml_op_desc(node),
-                     ggml_type_name(node->src[0]->type),
-                     (long long) node->src[0]->ne[0], (long long) node->src[0]->ne[1], (long long) node->src[0]->ne[2],
-                     (long long) node->src[1]->ne[0], (long long) node->src[1]->ne[1], (long long) node->src[1]->ne[2]);
+        const struct ggml_tensor * a = node->src[0], * b = node->src[1];
+        if (getenv("TNN_PROFILE_SHAPES") && a) {
+            /* the operands' shapes, and for a copy whether the source is transposed */
+            snprintf(key, sizeof(key), "%s %s [%lld %lld %lld]%s x[%lld %lld %lld]", ggml_op_desc(node),
+                     ggml_type_name(a->type), (long long) a->ne[0], (long long) a->ne[1], (long long) a->ne[2],
+                     a->nb[0] == ggml_type_size(a->type) ? "" : "^T",
+                     (long long) (b ? b->ne[0] : 0), (long long) (b ? b->ne[1] : 0), (long long) (b ? b->ne[2] : 0));
         } else {
             snprintf(key, sizeof(key), "%s %s", ggml_op_desc(node),
                      node->src[0] ? ggml_type_name(node->src[0]->type) : "-");
