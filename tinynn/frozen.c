@@ -12,8 +12,8 @@
  * The forward stays in the stored type where ggml has a fast kernel for it
  * (F32, F16, Q8_0, Q4_0, Q5_0, and Q4_1 through vendor/patches/0004), so the
  * model computes what llama.cpp computes; other quantized types (Q5_1, the
- * K-quants) also get a Q8_0 copy for the forward. W^T is F16 (F32 for an F32
- * base and for the output head; see transposed_type).
+ * K-quants) also get a Q8_0 copy for the forward. W^T is Q8_0 (F16 or F32
+ * for such bases; F32 for the output head; see transposed_type).
  * TNN_BASE_STORED skips all of this: the stored types in place, backward by
  * out_prod (the least memory, about half the speed).
  *
@@ -35,15 +35,25 @@ static bool forwards_fast(enum ggml_type type) {
 }
 
 /* The type of W^T. The input gradients dx = W^T dy are computed in it, and
- * mul_mat converts dy to its matmul partner type: Q8_0 would round dy to 8
- * bits per block of 32, F16 keeps 11 bits per value. Measured against the
- * float64 reference (SmolLM2 Q4_1, 200 tokens, adapter-gradient cosine,
- * median / min): stored out_prod 0.9982 / 0.9875, F16 the same, Q8_0
- * 0.9956 / 0.9748. The output head's gradient (softmax minus one-hot over
- * the vocabulary) spans too many decades for F16 (0.9955 / 0.9652) and
- * Q8_0 (0.38 at the worst adapter): its W^T is F32. */
+ * mul_mat rounds dy to its partner type (Q8_0: 8 bits per block of 32; F16:
+ * 11 bits per value). Measured against the float64 reference (SmolLM2 Q4_1,
+ * 200 tokens, adapter-gradient cosine, median / min): stored out_prod
+ * 0.9982 / 0.9875; F16 transposes the same; Q8_0 0.9956 / 0.9748, at half
+ * the memory of F16 and 15% less time, so the blocks take Q8_0 (within 8-bit
+ * activation noise; F32 for an F32 base). The output head's gradient
+ * (softmax minus one-hot over the vocabulary) spans too many decades for
+ * either (F16 0.9955 / 0.9652, Q8_0 0.38 at the worst adapter): its W^T is F32. */
 static enum ggml_type transposed_type(enum ggml_type stored, bool is_head) {
-    return (is_head || stored == GGML_TYPE_F32) ? GGML_TYPE_F32 : GGML_TYPE_F16;
+    if (is_head || stored == GGML_TYPE_F32) {
+        return GGML_TYPE_F32;
+    }
+    return stored == GGML_TYPE_F16 ? GGML_TYPE_F16 : GGML_TYPE_Q8_0;
+}
+
+/* Q8_0 rows of W^T are written a 32-wide block at a time: d_out must be a
+ * multiple of 32 (else no transpose: that weight keeps out_prod). */
+static bool transposable(const struct ggml_tensor * w, enum ggml_type type) {
+    return type != GGML_TYPE_Q8_0 || w->ne[1] % TILE_ROWS == 0;
 }
 
 /* The stored bytes of a base tensor in the mapped file. */
@@ -102,7 +112,8 @@ static int convert(const tnn_session * s, const struct ggml_tensor * w,
                                 0, rows, d_in, NULL);
         }
         if (wt) {
-            /* rows j0..j0+rows of W are a piece of every row of W^T */
+            /* rows j0..j0+rows of W are a piece of every row of W^T (a short
+             * last piece only for F16 and F32, see transposable) */
             for (int64_t i = 0; i < d_in; ++i) {
                 for (int64_t r = 0; r < rows; ++r) {
                     tile_t[i * rows + r] = tile[r * d_in + i];
@@ -169,8 +180,11 @@ int tnn_frozen_prepare(tnn_session * s) {
             ggml_format_name(fwd[k], "%s.q8_0", w->name);
         }
         struct tnn_frozen_pair * p = &s->frozen_pairs[k];
-        p->wt = ggml_new_tensor_2d(s->ctx_frozen, transposed_type(w->type, k == n - 1), w->ne[1], w->ne[0]);
-        ggml_format_name(p->wt, "%s.T", w->name);
+        const enum ggml_type wt_type = transposed_type(w->type, k == n - 1);
+        if (transposable(w, wt_type)) {
+            p->wt = ggml_new_tensor_2d(s->ctx_frozen, wt_type, w->ne[1], w->ne[0]);
+            ggml_format_name(p->wt, "%s.T", w->name);
+        }
     }
     s->buf_frozen = ggml_get_first_tensor(s->ctx_frozen) == NULL ? NULL
                   : ggml_backend_alloc_ctx_tensors(s->ctx_frozen, s->backend);

@@ -122,8 +122,8 @@ int tnn_upload_donor(tnn_session * session, const float * data, size_t n_floats)
 
 /* How a frozen base's matrices are computed with (tnn_lora_config.base_compute). */
 enum tnn_base_compute {
-    TNN_BASE_FAST   = 0,  /* the default: a transposed copy of every matrix (F16; F32 for an
-                             F32 base and for the output head) turns the input gradients into
+    TNN_BASE_FAST   = 0,  /* the default: a transposed copy of every matrix (Q8_0; F16/F32 for
+                             such bases; F32 for the output head) turns the input gradients into
                              matrix products; Q5_1 and K-quant matrices also get a Q8_0 copy
                              for the forward (the others forward as stored) */
     TNN_BASE_STORED = 1   /* the stored types in place, no copies: least memory, slower */

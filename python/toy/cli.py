@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     lora.add_argument("--merge", choices=DTYPES, default=None,
                       help="also write merged.gguf: base + adapter in f32, f16 or the base's type")
     lora.add_argument("--base-compute", choices=("fast", "stored"), default=None,
-                      help="fast (default): train through transposed F16 copies of the base's "
+                      help="fast (default): train through transposed Q8_0 copies of the base's "
                            "matrices; stored: the stored types only (least memory, about half the speed)")
     inst = p.add_argument_group("instruct (LoRA on --model, with the lora flags)")
     inst.add_argument("--data", default=None, help="JSONL of {prompt, response} or {messages}")

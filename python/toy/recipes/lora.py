@@ -17,9 +17,9 @@ class LoRA(TrainingRecipe):
     realize(gguf, cfg, rank, opts) maps the base (no dequantized copy), adds
     A [rank x d_in] (random, init_scale) and B [d_out x rank] (zero) on each
     target projection, and bakes the training step; only A and B train.
-    base_compute "fast" (default) trains through transposed F16 copies of
-    the base's matrices; "stored" uses the stored types in place: least
-    memory, about half the speed.
+    base_compute "fast" (default) trains through transposed Q8_0 copies of
+    the base's matrices (F32 for the output head); "stored" uses the stored
+    types in place: least memory, about half the speed.
     """
 
     def realize(self, gguf, cfg: LlamaConfig | None = None, rank: int = 8,
