@@ -110,20 +110,23 @@ void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * block, int
 /* Create the block's weight tensors (named blk.<layer>.*) in ctx. */
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
                       const tnn_llama_config * cfg);
-/* For generation: the graph being built and this layer's KV cache. The
+/* For generation: this layer's KV cache and the decode graph's inputs. The
  * graph does not depend on where the new tokens go: their cache rows, the
  * mask and the positions are inputs, so one graph serves every decode step
- * of the same shape (generate.c keeps it). */
+ * of the same shape (generate.c builds and keeps it, filling every field).
+ * graph and n_past are not read: they stay for tnn_llama_forward's cached
+ * path (llama.c), which no longer has a caller. */
 struct tnn_kv_step {
     struct ggml_cgraph * graph;
     struct ggml_tensor * k_cache, * v_cache;   /* [head_dim, n_ctx, n_kv_heads]: a head's
                                                   positions are consecutive rows */
-    int32_t n_past;                            /* not read: the rows come from kv_rows */
+    int32_t n_past;
     struct ggml_tensor * kv_rows;              /* I64 [n]: the cache row of each new token */
     struct ggml_tensor * kq_mask;              /* F16 [n_kv, n]: 0 or -inf */
     int32_t n_kv;                              /* cache positions attended (the mask's width) */
     bool flash;                                /* ggml_flash_attn_ext, else mul_mat + softmax */
 };
+
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
  * kv NULL: training (t_batch sequences of t_seq); else one sequence, cached. */
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * block,
