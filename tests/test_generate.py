@@ -145,3 +145,24 @@ def test_a_stop_string_spanning_several_tokens_cuts_at_its_first_occurrence(smol
     assert len(stop) > 6 and stop in text
     cut = toy.generate(model, "Once upon a time", 24, stop=(stop, "never-generated"))
     assert cut == text[: text.index(stop)]
+
+
+def test_decoding_without_the_adapters_runs_the_base_alone(tiny):
+    path, params, cfg = tiny
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=6, t_batch=1), targets=("q", "v", "down"))
+    ids = np.array([[3, 7, 11, 2, 9, 4, 5]], dtype=np.int32)
+    for step in range(1, 4):
+        recipe.step(ids[:, :-1], np.arange(6)[None], ids[:, 1:], toy.adamw_hp(step, 5e-2), step == 1)
+    trained, _ = recipe.evaluate(ids[:, :-1], np.arange(6)[None])
+    base = ref.forward(params, cfg, ids[:, :-1], np.arange(6)[None])[0]
+    assert np.abs(trained[0, -1] - base[-1]).max() > 1e-2        # the adapters changed the logits
+    e = recipe.engine
+    e.kv_init(16)
+    np.testing.assert_allclose(e.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
+    e.decode_adapters(False)
+    np.testing.assert_allclose(e.decode(ids[0, :-1], 0, 50), base[-1], atol=1e-4)
+    e.decode_adapters(True)
+    np.testing.assert_allclose(e.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
+    with pytest.raises(toy.ToyError, match="takes 0"):
+        e._check(e.lib.tnn_decode_adapters(e._session, 2))

@@ -95,7 +95,13 @@ static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_sessio
             .graph = graph, .k_cache = s->k_caches[l], .v_cache = s->v_caches[l], .n_past = 0,
             .kv_rows = s->decode_rows, .kq_mask = s->decode_mask, .n_kv = n_kv, .flash = s->decode_flash,
         };
-        x = tnn_block_forward(ctx, &m->blocks[l], x, s->decode_positions, cfg, &kv);
+        struct tnn_block block = m->blocks[l];
+        if (s->decode_base_only) {
+            for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
+                block.lora_a[slot] = block.lora_b[slot] = NULL;
+            }
+        }
+        x = tnn_block_forward(ctx, &block, x, s->decode_positions, cfg, &kv);
     }
     x = ggml_view_1d(ctx, x, x->ne[0], (size_t) (n - 1) * x->nb[1]);      /* the last token */
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
@@ -223,5 +229,19 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
         return tnn_fail(TNN_ERR_BACKEND, "the %s backend failed to run the decode graph", tnn_backend_name());
     }
     ggml_backend_tensor_get(s->decode_logits, logits_out, 0, (size_t) cfg->vocab * sizeof(float));
+    return TNN_OK;
+}
+
+int tnn_decode_adapters(tnn_session * s, int32_t on) {
+    if (s == NULL || !s->realized) {
+        return tnn_fail(TNN_ERR_STATE, "decode_adapters before realize: there is no model to run");
+    }
+    if (on != 0 && on != 1) {
+        return tnn_fail(TNN_ERR_ARG, "decode_adapters takes 0 (base alone) or 1 (with adapters), got %d", on);
+    }
+    if (s->decode_base_only != (on == 0)) {
+        s->decode_base_only = on == 0;
+        s->decode_graph = NULL;              /* the kept graph is of the other kind */
+    }
     return TNN_OK;
 }

@@ -241,6 +241,7 @@ struct tnn_session {
     struct ggml_tensor * decode_tokens, * decode_positions, * decode_rows, * decode_mask, * decode_logits;
     int32_t decode_n, decode_n_kv;
     bool decode_flash;               /* the backend runs ggml_flash_attn_ext */
+    bool decode_base_only;           /* tnn_decode_adapters(s, 0): no LoRA products */
     uint16_t * decode_mask_host;     /* staging for the F16 mask, decode_mask_cap halves */
     size_t decode_mask_cap;
 

@@ -220,6 +220,10 @@ int tnn_profile_step(tnn_session * session, char * report, size_t report_cap);
 int tnn_kv_init(tnn_session * session, int32_t n_ctx);
 int tnn_decode(tnn_session * session, const int32_t * tokens, int32_t n, int32_t n_past,
                float * logits_out, size_t n_logits);
+/* Whether decoding applies the session's LoRA adapters (on = 1, the default)
+ * or runs the base alone (on = 0): for a session whose adapters only hold
+ * the place of none, it spares every token their products. */
+int tnn_decode_adapters(tnn_session * session, int32_t on);
 
 /* The tensor table. */
 int tnn_tensor_count(tnn_session * session, int32_t * count);

@@ -41,6 +41,10 @@ def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int |
     for weight, (a, b) in tensors.items():
         recipe.engine.upload(recipe.engine.find(weight + ".lora_a"), a)
         recipe.engine.upload(recipe.engine.find(weight + ".lora_b"), b)
+    if not tensors:
+        # the LoRA session's placeholder adapter (B = 0) adds nothing: leave
+        # its products out of every decoded token
+        recipe.engine.decode_adapters(False)
     recipe.gguf_path = Path(gguf_path)
     return recipe
 
