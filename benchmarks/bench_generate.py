@@ -1,16 +1,19 @@
 """Greedy generation speed on SmolLM2-135M: toy, transformers, llama.cpp.
 
-    python benchmarks/bench_generate.py [--new-tokens N] [--threads N] [--repeats N]
+    python benchmarks/bench_generate.py [--new-tokens N] [--threads N] [--repeats N] [--rounds N]
+                                        [--engines toy,transformers,llama.cpp]
 
 Every engine gets the same chat prompt (rendered with the GGUF's own chat
 template and tokenized by toy, so the prompt tokens are identical) and
 generates greedily. toy runs `toy.generate` on the Q4_1 GGUF as stored;
-transformers (when torch and transformers import) runs `generate` on the same
-file, which it dequantizes to float32 on load; llama.cpp (when
+transformers (when torch and transformers import; loading a GGUF also needs
+accelerate) runs `generate` on the same file, which it dequantizes to float32
+on load; llama.cpp (when
 llama-cpp-python imports) runs `Llama.generate` on the same file. The column
 is new tokens per second of generation, the prompt's processing included and
 the model's load excluded: each engine loads, generates once to warm up, then
-times --repeats generations from an empty cache. Each engine runs in its own
+times --repeats generations from an empty cache (load s: loading the model
+and its tokenizer; peak RSS: the whole process). Each engine runs in its own
 process, --rounds times, the engines taking turns; the table gives the best
 and the median run. Take the figures on an idle machine: on two shared cores
 any other busy process stalls a two-thread run at every barrier (ggml's CPU
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,7 +52,8 @@ def timed(fn, repeats: int) -> dict:
         t0 = time.perf_counter()
         n, text = fn(None)
         seconds.append(time.perf_counter() - t0)
-    return {"tokens_per_s": [n / s for s in seconds], "new_tokens": n, "text": text}
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return {"tokens_per_s": [n / s for s in seconds], "new_tokens": n, "text": text, "peak_rss_mb": peak_rss_mb}
 
 
 def run_toy(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:
@@ -179,14 +184,14 @@ def main() -> None:
     runs = args.rounds * args.repeats
     print(f"greedy generation, SmolLM2-135M Q4_1, {len(ids)}-token chat prompt, {args.new_tokens} new tokens, "
           f"{args.threads} threads, {runs} runs each")
-    print(f"{'engine':<13} {'best tok/s':>10} {'median':>8} {'new tokens':>11} {'load s':>7}")
+    print(f"{'engine':<13} {'best tok/s':>10} {'median':>8} {'new tokens':>11} {'load s':>7} {'peak RSS MB':>12}")
     for engine in engines:
         if engine in failed:
             print(f"{engine:<13} failed: {failed[engine]}")
             continue
         r = results[engine]
         print(f"{engine:<13} {max(r['tokens_per_s']):>10.1f} {statistics.median(r['tokens_per_s']):>8.1f} "
-              f"{r['new_tokens']:>11} {r['load_s']:>7.1f}")
+              f"{r['new_tokens']:>11} {r['load_s']:>7.1f} {r['peak_rss_mb']:>12.0f}")
     if "toy" in results:
         for other in ("llama.cpp", "transformers"):
             if other in results:
