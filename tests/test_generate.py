@@ -80,3 +80,89 @@ def test_toy_generate_cli(smollm2):
     assert result.returncode == 0 and len(result.stdout.strip()) > 5
     bad = run("hi", "--adapter", "/nonexistent/adapter.gguf")
     assert bad.returncode == 2 and "--adapter file not found" in bad.stderr
+
+
+@pytest.mark.parametrize("attention", ["flash", "matmul"])
+def test_one_reused_graph_decodes_across_windows_and_rewinds(tiny, monkeypatch, attention):
+    """The decode graph is built once per shape and reused at every position:
+    its cache rows, mask and positions are inputs. Both attention paths
+    (flash attention, and mul_mat + softmax for backends without it) must
+    match the reference across the 256-position window where the graph is
+    rebuilt, and after rewinding to position 0 over a cache that still holds
+    a longer sequence."""
+    path, params, cfg = tiny
+    if attention == "matmul":
+        monkeypatch.setenv("TNN_DECODE_ATTENTION", "matmul")
+    ids = list(np.random.default_rng(2).integers(0, 50, 300))
+    full = ref.forward(params, cfg, np.array([ids]), np.arange(300)[None])[0]
+    model = toy.load_model(path, threads=1)
+    model.engine.kv_init(320)
+    np.testing.assert_allclose(model.engine.decode(ids[:250], 0, 50), full[249], atol=1e-4)
+    for i in range(250, 300):
+        np.testing.assert_allclose(model.engine.decode(ids[i:i + 1], i, 50), full[i], atol=1e-4,
+                                   err_msg=f"position {i}")
+    other = list(np.random.default_rng(3).integers(0, 50, 7))
+    want = ref.forward(params, cfg, np.array([other]), np.arange(7)[None])[0]
+    np.testing.assert_allclose(model.engine.decode(other[:3], 0, 50), want[2], atol=1e-4)
+    for i in range(3, 7):
+        np.testing.assert_allclose(model.engine.decode(other[i:i + 1], i, 50), want[i], atol=1e-4)
+
+
+def test_the_tokenizer_and_chat_template_are_read_once_per_model(smollm2, monkeypatch):
+    from toy.instruct import ChatFormatter
+    from toy.tokenizer import GGUFTokenizer
+
+    calls = {"tokenizer": 0, "chat": 0}
+    read_tokenizer, read_chat = GGUFTokenizer.from_gguf.__func__, ChatFormatter.from_gguf.__func__
+
+    def counted_tokenizer(cls, path):
+        calls["tokenizer"] += 1
+        return read_tokenizer(cls, path)
+
+    def counted_chat(cls, path, tokenizer):
+        calls["chat"] += 1
+        return read_chat(cls, path, tokenizer)
+
+    monkeypatch.setattr(GGUFTokenizer, "from_gguf", classmethod(counted_tokenizer))
+    monkeypatch.setattr(ChatFormatter, "from_gguf", classmethod(counted_chat))
+    model = toy.load_model(smollm2, threads=2)
+    first = toy.generate(model, "What is the capital of France?", 10, chat=True)
+    second = toy.generate(model, "What is the capital of France?", 10, chat=True)
+    plain = toy.generate(model, "Once upon a time", 6)
+    assert calls == {"tokenizer": 1, "chat": 1}
+    assert first == second and len(first) > 5 and len(plain) > 3
+    # the same answer as with a tokenizer and template read afresh
+    tokenizer = read_tokenizer(GGUFTokenizer, smollm2)
+    fresh = toy.load_model(smollm2, threads=2)
+    assert toy.generate(fresh, "What is the capital of France?", 10, chat=True, tokenizer=tokenizer) == first
+
+
+def test_a_stop_string_spanning_several_tokens_cuts_at_its_first_occurrence(smollm2):
+    model = toy.load_model(smollm2, threads=2)
+    text = toy.generate(model, "Once upon a time", 24)
+    words = text.split()
+    stop = " ".join(words[2:5])          # several tokens, well inside the text
+    assert len(stop) > 6 and stop in text
+    cut = toy.generate(model, "Once upon a time", 24, stop=(stop, "never-generated"))
+    assert cut == text[: text.index(stop)]
+
+
+def test_decoding_without_the_adapters_runs_the_base_alone(tiny):
+    path, params, cfg = tiny
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=6, t_batch=1), targets=("q", "v", "down"))
+    ids = np.array([[3, 7, 11, 2, 9, 4, 5]], dtype=np.int32)
+    for step in range(1, 4):
+        recipe.step(ids[:, :-1], np.arange(6)[None], ids[:, 1:], toy.adamw_hp(step, 5e-2), step == 1)
+    trained, _ = recipe.evaluate(ids[:, :-1], np.arange(6)[None])
+    base = ref.forward(params, cfg, ids[:, :-1], np.arange(6)[None])[0]
+    assert np.abs(trained[0, -1] - base[-1]).max() > 1e-2        # the adapters changed the logits
+    e = recipe.engine
+    e.kv_init(16)
+    np.testing.assert_allclose(e.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
+    e.decode_adapters(False)
+    np.testing.assert_allclose(e.decode(ids[0, :-1], 0, 50), base[-1], atol=1e-4)
+    e.decode_adapters(True)
+    np.testing.assert_allclose(e.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
+    with pytest.raises(toy.ToyError, match="takes 0"):
+        e._check(e.lib.tnn_decode_adapters(e._session, 2))

@@ -155,16 +155,8 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
     if (kv == NULL) {
         attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch);
     } else {
-        /* the new keys and values go into the cache first (graph order) */
-        struct ggml_tensor * k_dst = ggml_view_3d(ctx, kv->k_cache, head_dim, cfg->n_kv_heads, n_tokens,
-                                                  kv->k_cache->nb[1], kv->k_cache->nb[2],
-                                                  (size_t) kv->n_past * kv->k_cache->nb[2]);
-        struct ggml_tensor * v_dst = ggml_view_3d(ctx, kv->v_cache, head_dim, cfg->n_kv_heads, n_tokens,
-                                                  kv->v_cache->nb[1], kv->v_cache->nb[2],
-                                                  (size_t) kv->n_past * kv->v_cache->nb[2]);
-        ggml_build_forward_expand(kv->graph, ggml_cpy(ctx, k, k_dst));
-        ggml_build_forward_expand(kv->graph, ggml_cpy(ctx, v, v_dst));
-        attn = tnn_attention_cached(ctx, q, kv->k_cache, kv->v_cache, kv->n_past);
+        /* the new keys and values go into the cache, then all are attended */
+        attn = tnn_attention_cached(ctx, q, k, v, kv);
     }
     x = ggml_add(ctx, x, linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn));
 

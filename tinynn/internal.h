@@ -59,13 +59,16 @@ struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * 
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
                                    struct ggml_tensor * k, struct ggml_tensor * v,
                                    struct ggml_tensor * causal_mask, int32_t t_seq, int32_t t_batch);
-/* Causal GQA attention of n new queries over a KV cache holding n_past
- * earlier tokens and the n new ones.
- * q [head_dim, n_heads, n], k_cache, v_cache [head_dim, n_kv_heads, n_ctx]
- * -> [head_dim*n_heads, n] */
+/* Causal GQA attention of n new queries over a KV cache: writes the new keys
+ * and values into the cache rows kv->kv_rows, then attends over the first
+ * kv->n_kv cache positions under kv->kq_mask (0 where a query may look,
+ * -inf elsewhere), with one flash-attention op or, where the backend lacks
+ * it, two mul_mats and a softmax.
+ * q [head_dim, n_heads, n], k, v [head_dim, n_kv_heads, n] -> [head_dim*n_heads, n] */
+struct tnn_kv_step;
 struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
-                                          struct ggml_tensor * k_cache, struct ggml_tensor * v_cache,
-                                          int32_t n_past);
+                                          struct ggml_tensor * k, struct ggml_tensor * v,
+                                          const struct tnn_kv_step * kv);
 /* logits [vocab, n], labels int32 [n] (-1: masked) -> cross-entropy summed
  * over the labelled tokens, divided by n (scalar) */
 struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
@@ -109,12 +112,21 @@ void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * block, int
 /* Create the block's weight tensors (named blk.<layer>.*) in ctx. */
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
                       const tnn_llama_config * cfg);
-/* For generation: the graph being built and this layer's KV cache. The new
- * keys and values are copied into the cache at n_past, then attended over. */
+/* For generation: this layer's KV cache and the decode graph's inputs. The
+ * graph does not depend on where the new tokens go: their cache rows, the
+ * mask and the positions are inputs, so one graph serves every decode step
+ * of the same shape (generate.c builds and keeps it, filling every field).
+ * graph and n_past are not read: they stay for tnn_llama_forward's cached
+ * path (llama.c), which no longer has a caller. */
 struct tnn_kv_step {
     struct ggml_cgraph * graph;
-    struct ggml_tensor * k_cache, * v_cache;   /* [head_dim, n_kv_heads, n_ctx] */
+    struct ggml_tensor * k_cache, * v_cache;   /* [head_dim, n_ctx, n_kv_heads]: a head's
+                                                  positions are consecutive rows */
     int32_t n_past;
+    struct ggml_tensor * kv_rows;              /* I64 [n]: the cache row of each new token */
+    struct ggml_tensor * kq_mask;              /* F16 [n_kv, n]: 0 or -inf */
+    int32_t n_kv;                              /* cache positions attended (the mask's width) */
+    bool flash;                                /* ggml_flash_attn_ext, else mul_mat + softmax */
 };
 
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
@@ -179,6 +191,11 @@ int tnn_frozen_prepare(tnn_session * s);
  * out_prod(W, dy^T) -> mul_mat(W^T, dy); returns how many were rewritten. */
 int tnn_use_transposed_weights(tnn_session * s, struct ggml_cgraph * graph);
 
+/* ---- generation (generate.c) ---------------------------------------------- */
+
+/* Free the KV caches and the decode graph (nothing when kv_init never ran). */
+void tnn_kv_free(tnn_session * s);
+
 /* ---- the session -------------------------------------------------------- */
 
 struct tnn_session {
@@ -223,6 +240,15 @@ struct tnn_session {
     struct ggml_tensor ** k_caches, ** v_caches;
     int32_t n_ctx;
     ggml_gallocr_t galloc_decode;
+    /* the last decode graph, reused while the shape (n, n_kv) stays the same */
+    struct ggml_context * ctx_decode;
+    struct ggml_cgraph * decode_graph;
+    struct ggml_tensor * decode_tokens, * decode_positions, * decode_rows, * decode_mask, * decode_logits;
+    int32_t decode_n, decode_n_kv;
+    bool decode_flash;               /* the backend runs ggml_flash_attn_ext */
+    bool decode_base_only;           /* tnn_decode_adapters(s, 0): no LoRA products */
+    uint16_t * decode_mask_host;     /* staging for the F16 mask, decode_mask_cap halves */
+    size_t decode_mask_cap;
 
     bool realized, built, reset_done;
     struct tnn_llama model;

@@ -64,24 +64,34 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
 }
 
 struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
-                                          struct ggml_tensor * k_cache, struct ggml_tensor * v_cache,
-                                          int32_t n_past) {
+                                          struct ggml_tensor * k, struct ggml_tensor * v,
+                                          const struct tnn_kv_step * kv) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n = q->ne[2];
-    const int64_t n_kv_heads = k_cache->ne[1];
-    const int64_t n_keys = n_past + n;
-    /* the cached keys and values, [hd, KV, n_keys] -> per head [hd, n_keys, KV] */
-    struct ggml_tensor * k = ggml_view_3d(ctx, k_cache, head_dim, n_kv_heads, n_keys,
-                                          k_cache->nb[1], k_cache->nb[2], 0);
-    struct ggml_tensor * v = ggml_view_3d(ctx, v_cache, head_dim, n_kv_heads, n_keys,
-                                          v_cache->nb[1], v_cache->nb[2], 0);
-    k = ggml_cont(ctx, ggml_permute(ctx, k, 0, 2, 1, 3));                      /* [hd, n_keys, KV] */
-    struct ggml_tensor * vt = ggml_cont(ctx, ggml_permute(ctx, v, 1, 2, 0, 3)); /* [n_keys, hd, KV] */
-    struct ggml_tensor * q3 = ggml_cont(ctx, ggml_permute(ctx, q, 0, 2, 1, 3)); /* [hd, n, H] */
-
-    struct ggml_tensor * scores = ggml_mul_mat(ctx, k, q3);                    /* [n_keys, n, H] */
-    scores = ggml_diag_mask_inf(ctx, scores, n_past);                          /* key i <= n_past + j */
-    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, NULL, 1.0f / sqrtf((float) head_dim), 0.0f);
-    struct ggml_tensor * out = ggml_mul_mat(ctx, vt, weights);                 /* [hd, n, H] */
+    const int64_t n_kv_heads = k->ne[1];
+    /* the new keys and values [hd, KV, n] -> [hd, n, KV], scattered into the
+     * cache rows; reading the cache through set_rows' result orders the
+     * write before the attention */
+    struct ggml_tensor * k_all = ggml_set_rows(ctx, kv->k_cache, ggml_permute(ctx, k, 0, 2, 1, 3), kv->kv_rows);
+    struct ggml_tensor * v_all = ggml_set_rows(ctx, kv->v_cache, ggml_permute(ctx, v, 0, 2, 1, 3), kv->kv_rows);
+    /* the first n_kv positions of each head, read in place: [hd, n_kv, KV] */
+    struct ggml_tensor * keys = ggml_view_3d(ctx, k_all, head_dim, kv->n_kv, n_kv_heads,
+                                             k_all->nb[1], k_all->nb[2], 0);
+    struct ggml_tensor * values = ggml_view_3d(ctx, v_all, head_dim, kv->n_kv, n_kv_heads,
+                                               v_all->nb[1], v_all->nb[2], 0);
+    struct ggml_tensor * q3 = ggml_permute(ctx, q, 0, 2, 1, 3);                /* [hd, n, H] */
+    const float scale = 1.0f / sqrtf((float) head_dim);
+    struct ggml_tensor * out;
+    if (kv->flash) {
+        /* one op: online softmax over the unmasked keys; query head h reads
+         * kv head h / (H/KV); the result is already [hd, H, n] */
+        out = ggml_flash_attn_ext(ctx, q3, keys, values, kv->kq_mask, scale, 0.0f, 0.0f);
+        return ggml_reshape_2d(ctx, out, head_dim * n_heads, n);
+    }
+    /* mul_mat broadcasts each kv head over H/KV consecutive query heads */
+    struct ggml_tensor * scores = ggml_mul_mat(ctx, keys, q3);                 /* [n_kv, n, H] */
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, kv->kq_mask, scale, 0.0f);
+    struct ggml_tensor * vt = ggml_cont(ctx, ggml_transpose(ctx, values));     /* [n_kv, hd, KV] */
+    out = ggml_mul_mat(ctx, vt, weights);                                      /* [hd, n, H] */
     out = ggml_cont(ctx, ggml_permute(ctx, out, 0, 2, 1, 3));                  /* [hd, H, n] */
     return ggml_reshape_2d(ctx, out, head_dim * n_heads, n);
 }

@@ -52,11 +52,7 @@ void tnn_session_free(tnn_session * s) {
         return;
     }
     if (s->galloc)      ggml_gallocr_free(s->galloc);
-    if (s->galloc_decode) ggml_gallocr_free(s->galloc_decode);
-    if (s->buf_kv)      ggml_backend_buffer_free(s->buf_kv);
-    if (s->ctx_kv)      ggml_free(s->ctx_kv);
-    free(s->k_caches);
-    free(s->v_caches);
+    tnn_kv_free(s);
     if (s->ctx_compute) ggml_free(s->ctx_compute);
     if (s->buf_opt)     ggml_backend_buffer_free(s->buf_opt);
     if (s->ctx_opt)     ggml_free(s->ctx_opt);

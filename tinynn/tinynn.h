@@ -213,10 +213,19 @@ int tnn_profile_step(tnn_session * session, char * report, size_t report_cap);
  * n new tokens at positions n_past .. n_past+n-1 (the cache must hold the
  * n_past before them), stores their keys and values, and writes the logits
  * of the last one (vocab floats). A prompt is one call with n_past = 0, then
- * one call per generated token. */
+ * one call per generated token; n_past may go back (a new prompt at 0). The
+ * decode graph is kept between calls and rebuilt only when n or the
+ * 256-position window of the cache it reads changes. Attention is ggml's
+ * flash attention where the backend has it, else mul_mat + softmax (the
+ * environment variable TNN_DECODE_ATTENTION=matmul, read by tnn_kv_init,
+ * forces the latter). */
 int tnn_kv_init(tnn_session * session, int32_t n_ctx);
 int tnn_decode(tnn_session * session, const int32_t * tokens, int32_t n, int32_t n_past,
                float * logits_out, size_t n_logits);
+/* Whether decoding applies the session's LoRA adapters (on = 1, the default)
+ * or runs the base alone (on = 0): for a session whose adapters only hold
+ * the place of none, it spares every token their products. */
+int tnn_decode_adapters(tnn_session * session, int32_t on);
 
 /* The tensor table. */
 int tnn_tensor_count(tnn_session * session, int32_t * count);

@@ -153,6 +153,10 @@ class LlamaSeqEngine:
                                         vocab))
         return out
 
+    def decode_adapters(self, on: bool) -> None:
+        """Whether decode applies the LoRA adapters (default) or runs the base alone."""
+        self._check(self.lib.tnn_decode_adapters(self._session, int(bool(on))))
+
     def set_loss_scale(self, scale: float) -> None:
         self._check(self.lib.tnn_set_loss_scale(self._session, scale))
 

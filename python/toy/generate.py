@@ -13,8 +13,16 @@ from .recipes import LoRA
 from .tokenizer import GGUFTokenizer
 
 
-def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int | None = None) -> LoRA:
-    """A session on a GGUF base, with the adapter's A and B loaded when given."""
+def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int | None = None,
+               base_compute: str = "stored") -> LoRA:
+    """A session on a GGUF base, with the adapter's A and B loaded when given.
+
+    The base is computed in its stored types by default: decoding one token
+    at a time reads every weight once per token, and the stored (smaller)
+    types read least; base_compute="fast" makes the Q8_0 copies training
+    uses (measured no faster for decoding, and they cost a second or two
+    and ~250 MB to make). The GGUF's tokenizer and chat template are read
+    on the first generate and kept on the model."""
 
     rank, alpha, targets, tensors = 1, 2.0, ("q",), {}
     if adapter_path is not None:
@@ -28,12 +36,43 @@ def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int |
         rank = next(iter(pairs.values()))[0].shape[0]
         tensors = pairs
     recipe = LoRA(device, threads)
-    recipe.realize(gguf_path, None, rank, RecipeOptions(t_seq=1, t_batch=1), alpha=alpha, targets=targets)
+    recipe.realize(gguf_path, None, rank, RecipeOptions(t_seq=1, t_batch=1), alpha=alpha, targets=targets,
+                   base_compute=base_compute)
     for weight, (a, b) in tensors.items():
         recipe.engine.upload(recipe.engine.find(weight + ".lora_a"), a)
         recipe.engine.upload(recipe.engine.find(weight + ".lora_b"), b)
+    if not tensors:
+        # the LoRA session's placeholder adapter (B = 0) adds nothing: leave
+        # its products out of every decoded token
+        recipe.engine.decode_adapters(False)
     recipe.gguf_path = Path(gguf_path)
     return recipe
+
+
+def _tokenizer_of(model) -> GGUFTokenizer:
+    """The model's GGUF tokenizer, read once and kept on the model."""
+    tokenizer = getattr(model, "tokenizer", None)
+    if tokenizer is None:
+        source = getattr(model, "gguf_path", None) or getattr(model, "base_path", None)
+        if source is None:
+            raise InputError("generate needs a tokenizer for a model that was not loaded from a GGUF")
+        tokenizer = GGUFTokenizer.from_gguf(source)
+        model.tokenizer = tokenizer
+    return tokenizer
+
+
+def _chat_formatter_of(model, tokenizer):
+    """The model's chat template rendering with tokenizer, made once per tokenizer."""
+    from .instruct import ChatFormatter
+
+    cached = getattr(model, "chat_formatter", None)
+    if cached is None or cached.tokenizer is not tokenizer:
+        source = getattr(model, "gguf_path", None) or getattr(model, "base_path", None)
+        if source is None:
+            raise InputError("chat=True needs a model loaded from a GGUF (its chat template)")
+        cached = ChatFormatter.from_gguf(source, tokenizer)
+        model.chat_formatter = cached
+    return cached
 
 
 def _pick(logits: np.ndarray, temperature: float, top_k: int, rng) -> int:
@@ -56,14 +95,10 @@ def generate(model, prompt: str, max_new_tokens: int = 64, temperature: float = 
     in the model's chat template."""
     if isinstance(model, (str, Path)):
         model = load_model(model)
-    source = getattr(model, "gguf_path", None) or getattr(model, "base_path", None)
     if tokenizer is None:
-        if source is None:
-            raise InputError("generate needs a tokenizer for a model that was not loaded from a GGUF")
-        tokenizer = GGUFTokenizer.from_gguf(source)
+        tokenizer = _tokenizer_of(model)
     if chat:
-        from .instruct import ChatFormatter
-        prompt = ChatFormatter.from_gguf(source, tokenizer).render(
+        prompt = _chat_formatter_of(model, tokenizer).render(
             [{"role": "user", "content": prompt}], add_generation_prompt=True)
     ids = tokenizer.encode(prompt)
     if not ids:
@@ -74,19 +109,26 @@ def generate(model, prompt: str, max_new_tokens: int = 64, temperature: float = 
         engine.kv_init(max(needed, 512))
     elif needed > engine.n_ctx:
         raise InputError(f"prompt + max_new_tokens ({needed}) exceeds this model's {engine.n_ctx}-token cache")
+    stops = [s for s in stop if s]
+    # A stop string first appears when the newest token completes it, so it
+    # lies in the text of the last few tokens: a token adds at least one
+    # byte, a character takes at most four.
+    tail = 4 * max(map(len, stops), default=0) + 1
     rng = np.random.default_rng(seed)
     logits = engine.decode(ids, 0, vocab)
     out: list[int] = []
     n_past = len(ids)
-    for _ in range(max_new_tokens):
+    while len(out) < max_new_tokens:
         token = _pick(logits, temperature, top_k, rng)
         if token == tokenizer.eos_id:
             break
         out.append(token)
-        text = tokenizer.decode(out)
-        hit = [text.index(s) for s in stop if s and s in text]
-        if hit:
-            return text[: min(hit)]
-        logits = engine.decode([token], n_past, vocab)
-        n_past += 1
+        if stops and any(s in tokenizer.decode(out[-tail:]) for s in stops):
+            text = tokenizer.decode(out)
+            hits = [text.index(s) for s in stops if s in text]
+            if hits:
+                return text[: min(hits)]
+        if len(out) < max_new_tokens:        # the last token's logits would go unused
+            logits = engine.decode([token], n_past, vocab)
+            n_past += 1
     return tokenizer.decode(out)
