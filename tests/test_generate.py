@@ -21,6 +21,17 @@ def tiny(tmp_path_factory):
     return path, params, cfg
 
 
+def trained_tiny_lora(path):
+    """A LoRA session on the tiny model after 3 steps: (recipe, ids, its logits)."""
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=6, t_batch=1), targets=("q", "v", "down"))
+    ids = np.array([[3, 7, 11, 2, 9, 4, 5]], dtype=np.int32)
+    for step in range(1, 4):
+        recipe.step(ids[:, :-1], np.arange(6)[None], ids[:, 1:], toy.adamw_hp(step, 5e-2), step == 1)
+    trained, _ = recipe.evaluate(ids[:, :-1], np.arange(6)[None])
+    return recipe, ids, trained
+
+
 def test_kv_cache_decoding_matches_the_reference_forward(tiny):
     path, params, cfg = tiny
     ids = list(np.random.default_rng(1).integers(0, 50, 9))
@@ -61,12 +72,7 @@ def test_stop_strings_end_the_text(smollm2):
 
 def test_an_adapter_file_loads_into_the_same_logits_as_its_session(tiny, tmp_path):
     path = tiny[0]
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=6, t_batch=1), targets=("q", "v", "down"))
-    ids = np.array([[3, 7, 11, 2, 9, 4, 5]], dtype=np.int32)
-    for step in range(1, 4):
-        recipe.step(ids[:, :-1], np.arange(6)[None], ids[:, 1:], toy.adamw_hp(step, 5e-2), step == 1)
-    trained, _ = recipe.evaluate(ids[:, :-1], np.arange(6)[None])
+    recipe, ids, trained = trained_tiny_lora(path)
     recipe.save_adapter(tmp_path / "adapter.gguf")
     loaded = toy.load_model(path, tmp_path / "adapter.gguf", threads=1)
     loaded.engine.kv_init(16)
@@ -149,12 +155,7 @@ def test_a_stop_string_spanning_several_tokens_cuts_at_its_first_occurrence(smol
 
 def test_decoding_without_the_adapters_runs_the_base_alone(tiny):
     path, params, cfg = tiny
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=6, t_batch=1), targets=("q", "v", "down"))
-    ids = np.array([[3, 7, 11, 2, 9, 4, 5]], dtype=np.int32)
-    for step in range(1, 4):
-        recipe.step(ids[:, :-1], np.arange(6)[None], ids[:, 1:], toy.adamw_hp(step, 5e-2), step == 1)
-    trained, _ = recipe.evaluate(ids[:, :-1], np.arange(6)[None])
+    recipe, ids, trained = trained_tiny_lora(path)
     base = ref.forward(params, cfg, ids[:, :-1], np.arange(6)[None])[0]
     assert np.abs(trained[0, -1] - base[-1]).max() > 1e-2        # the adapters changed the logits
     e = recipe.engine

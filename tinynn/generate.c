@@ -92,7 +92,7 @@ static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_sessio
     }
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         struct tnn_kv_step kv = {
-            .graph = graph, .k_cache = s->k_caches[l], .v_cache = s->v_caches[l], .n_past = 0,
+            .k_cache = s->k_caches[l], .v_cache = s->v_caches[l],
             .kv_rows = s->decode_rows, .kq_mask = s->decode_mask, .n_kv = n_kv, .flash = s->decode_flash,
         };
         struct tnn_block block = m->blocks[l];

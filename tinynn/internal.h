@@ -115,14 +115,10 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32
 /* For generation: this layer's KV cache and the decode graph's inputs. The
  * graph does not depend on where the new tokens go: their cache rows, the
  * mask and the positions are inputs, so one graph serves every decode step
- * of the same shape (generate.c builds and keeps it, filling every field).
- * graph and n_past are not read: they stay for tnn_llama_forward's cached
- * path (llama.c), which no longer has a caller. */
+ * of the same shape (generate.c builds and keeps it, filling every field). */
 struct tnn_kv_step {
-    struct ggml_cgraph * graph;
     struct ggml_tensor * k_cache, * v_cache;   /* [head_dim, n_ctx, n_kv_heads]: a head's
                                                   positions are consecutive rows */
-    int32_t n_past;
     struct ggml_tensor * kv_rows;              /* I64 [n]: the cache row of each new token */
     struct ggml_tensor * kq_mask;              /* F16 [n_kv, n]: 0 or -inf */
     int32_t n_kv;                              /* cache positions attended (the mask's width) */
@@ -167,13 +163,10 @@ void tnn_unmap_file(struct tnn_mapped_file * map);
 
 /* Check a config; returns TNN_OK or records why not. */
 int tnn_llama_check_config(const tnn_llama_config * cfg);
-/* tokens, positions int32 [n] -> logits [vocab, n]. For training n is
- * t_seq*t_batch and the caches are NULL; for generation, k_caches/v_caches
- * hold one tensor per layer and graph is the graph being built. */
+/* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch]
+ * (training and evaluation; generation builds its own graph in generate.c) */
 struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * model,
-                                       struct ggml_tensor * tokens, struct ggml_tensor * positions,
-                                       struct ggml_cgraph * graph, struct ggml_tensor ** k_caches,
-                                       struct ggml_tensor ** v_caches, int32_t n_past);
+                                       struct ggml_tensor * tokens, struct ggml_tensor * positions);
 
 /* ---- fast copies of a frozen base (frozen.c) ------------------------------ */
 

@@ -397,18 +397,14 @@ int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_conf
 /* ---- forward ------------------------------------------------------------ */
 
 struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * m,
-                                       struct ggml_tensor * tokens, struct ggml_tensor * positions,
-                                       struct ggml_cgraph * graph, struct ggml_tensor ** k_caches,
-                                       struct ggml_tensor ** v_caches, int32_t n_past) {
+                                       struct ggml_tensor * tokens, struct ggml_tensor * positions) {
     const tnn_llama_config * cfg = &m->cfg;
     struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, tokens);   /* [d or donor_d, n] */
     if (m->embd_proj) {
         x = ggml_mul_mat(ctx, m->embd_proj, x);                            /* [d, n] */
     }
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        struct tnn_kv_step kv = { graph, k_caches ? k_caches[l] : NULL, v_caches ? v_caches[l] : NULL, n_past };
-        x = tnn_block_forward(ctx, &m->blocks[l], x, positions, m->causal_mask, cfg,
-                              k_caches ? &kv : NULL);
+        x = tnn_block_forward(ctx, &m->blocks[l], x, positions, m->causal_mask, cfg, NULL);
     }
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
     return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n] */

@@ -110,7 +110,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
 
     /* forward + loss */
-    s->logits = tnn_llama_forward(ctx, &s->model, s->tokens, s->positions, NULL, NULL, NULL, 0);
+    s->logits = tnn_llama_forward(ctx, &s->model, s->tokens, s->positions);
     ggml_set_name(s->logits, "logits");
     ggml_set_output(s->logits);
     struct ggml_tensor * ce = tnn_cross_entropy(ctx, s->logits, s->labels);
