@@ -2,11 +2,15 @@
 
 A source gives the number of steps, the micro-batches of each step, and a
 hook after each step (instruct reports perplexities at the end of an epoch).
+Its state() is what a checkpoint needs to draw the same batches after a
+resume; fingerprint() names the data, so a resume on other data is refused.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -25,6 +29,15 @@ class CorpusSource:
 
     def next(self):
         return [self.sampler.next() for _ in range(self.accum)]
+
+    def state(self) -> dict:
+        return {"rng": self.sampler.rng.bit_generator.state}
+
+    def restore(self, state: dict) -> None:
+        self.sampler.rng.bit_generator.state = state["rng"]
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.sampler.tokens.astype("<i4").tobytes()).hexdigest()
 
     def before_training(self, recipe, run_dir) -> None:
         pass
@@ -54,16 +67,25 @@ class InstructSource:
         self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
         self.steps = args.steps or args.epochs * self.steps_per_epoch
         self.rng = np.random.default_rng(args.seed)
-        self.queue: list = []
-        self.epoch_losses: list[float] = []
+        self.queue: list[int] = []      # indices into self.train, in drawing order
 
     def next(self):
         if len(self.queue) < self.per_step:
-            order = self.rng.permutation(len(self.train))
-            self.queue += [self.train[i] for i in order]
+            self.queue += [int(i) for i in self.rng.permutation(len(self.train))]
         chunk, self.queue = self.queue[: self.per_step], self.queue[self.per_step:]
+        chunk = [self.train[i] for i in chunk]
         b = self.args.batch
         return [self._pad(chunk[i:i + b]) for i in range(0, len(chunk), b)]
+
+    def state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "queue": self.queue}
+
+    def restore(self, state: dict) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.queue = list(state["queue"])
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(Path(self.name).read_bytes()).hexdigest()
 
     def _pad(self, rows):
         """rows as (ids, positions, labels) [t_batch, t_seq]; missing rows are
@@ -95,8 +117,10 @@ class InstructSource:
         self.report(math.ceil(step / self.steps_per_epoch), step, recipe, run_dir)
 
     def report(self, epoch, step, recipe, run_dir) -> None:
-        train_ppl = self.perplexity(recipe, self.train)
-        eval_ppl = self.perplexity(recipe, self.eval) if self.eval else float("nan")
-        run_dir.event(epoch=epoch, step=step, train_perplexity=train_ppl, eval_perplexity=eval_ppl)
-        print(f"toy-train: epoch {epoch}: train perplexity {train_ppl:.3f}, eval perplexity "
-              f"{eval_ppl:.3f}", file=sys.stderr)
+        """Perplexities after an epoch; the eval one only when there is a held-out split."""
+        ppl = {"train_perplexity": self.perplexity(recipe, self.train)}
+        if self.eval:
+            ppl["eval_perplexity"] = self.perplexity(recipe, self.eval)
+        run_dir.event(epoch=epoch, step=step, **ppl)
+        said = ", ".join(f"{key.split('_')[0]} perplexity {value:.3f}" for key, value in ppl.items())
+        print(f"toy-train: epoch {epoch}: {said}", file=sys.stderr)

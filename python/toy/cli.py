@@ -8,36 +8,22 @@ failure inside a run exits 1.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-import time
-from pathlib import Path
 
-import numpy as np
-
+from ._native import library
 from . import __version__
-from ._native import ToyError, library
-from .config import LlamaConfig, RecipeOptions
-from .batches import CorpusSource, InstructSource
-from .corpus import TOKEN_SUFFIXES, InputError, check_corpus, default_corpus, load_corpus, run_command
-from .instruct import ChatFormatter, read_jsonl
+from .checkpoint import Checkpoint, find_checkpoint
+from .corpus import InputError, run_command
 from .engine import default_threads
-from .optim import adamw_hp
-from .plot import loss_svg
-from .merge import DTYPES, merge_lora
-from .models import default_model_path
-from .recipes import FromScratch, LoRA, WarmStart
-from .tokenizer import GGUFTokenizer
-from .rundir import RunDir
+from .merge import DTYPES
+from . import training_run
 
-LOG_FORMAT = "toy/train-v1"
 RECIPES = ("from-scratch", "lora", "warm-start", "instruct")
 # recipes whose model shape comes from the model flags
 SHAPED = ("from-scratch", "warm-start")
-
-# The from-scratch model's tokens are raw bytes.
-BYTE_VOCAB = 256
+# what a resume may change: how the run is carried out, not what it computes
+RESUME_MAY_CHANGE = ("threads", "json", "save_every", "keep", "resume")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"CPU threads (default {default_threads()} here: min(cores, 8))")
     run.add_argument("--out", default=None, help="run directory (default runs/<run_id>)")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the log")
+    run.add_argument("--save-every", type=_nonneg_int, default=100,
+                     help="write a checkpoint every N steps, to <run>/checkpoint (0: only on "
+                          "Ctrl-C/SIGTERM; default 100)")
+    run.add_argument("--keep", type=_positive_int, default=1,
+                     help="checkpoints to keep, newest first (default 1)")
+    run.add_argument("--resume", default=None, metavar="RUN",
+                     help="continue a stopped run from its last checkpoint (a run directory or "
+                          "a checkpoint file); the other options come from the run")
     data = p.add_argument_group("data")
     data.add_argument("--corpus", default=None,
                       help="text file (byte tokens) or packed int32 tokens (.tok/.bin/.i32); "
@@ -151,17 +145,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def learning_rate(step: int, args) -> float:
-    """Linear warmup to --lr, then constant or cosine decay to --min-lr."""
-    if args.warmup and step <= args.warmup:
-        return args.lr * step / args.warmup
-    if args.min_lr is None:
-        return args.lr
-    span = max(args.steps - args.warmup, 1)
-    progress = min((step - args.warmup) / span, 1.0)
-    return args.min_lr + 0.5 * (args.lr - args.min_lr) * (1 + math.cos(math.pi * progress))
-
-
 def _check_args(args) -> None:
     if args.recipe != "instruct" and args.data is not None:
         raise InputError("--data applies to instruct runs (use --corpus for plain text)")
@@ -205,186 +188,49 @@ def _check_args(args) -> None:
     args.kv_heads = kv_heads
 
 
-def _progress(step: int, steps: int, loss: float, tok_per_s: float) -> None:
-    if sys.stderr.isatty():
-        end = "\n" if step == steps else ""
-        sys.stderr.write(f"\r[{step}/{steps}] loss {loss:.4f}  {tok_per_s:,.0f} tok/s{end}")
-        sys.stderr.flush()
+def _explicit_options(argv: list[str]) -> dict:
+    """The options argv sets itself, argparse's defaults left out."""
+    parser = build_parser()
+    for action in parser._actions:
+        # a positional left out takes its default (None here): argparse checks a string one
+        action.default = None if not action.option_strings else argparse.SUPPRESS
+    given = vars(parser.parse_args(argv))
+    return {dest: value for dest, value in given.items() if value is not None}
 
 
-def _realize(recipe_realize, *a, **kw) -> None:
-    """Realize, reporting a configuration or file the C core refused as bad input."""
-    try:
-        recipe_realize(*a, **kw)
-    except ToyError as err:
-        if err.status in (1, 5):     # TNN_ERR_ARG, TNN_ERR_IO
-            raise InputError(str(err)) from None
-        raise
+def _resume_args(given: dict):
+    """The arguments of the run being resumed, and its checkpoint. Options
+    given again must agree with the run's, except those that only say how
+    to carry it out (RESUME_MAY_CHANGE)."""
+    if "out" in given:
+        raise InputError("--resume continues in the run's own directory; drop --out")
+    checkpoint = Checkpoint(find_checkpoint(given["resume"]))
+    saved = checkpoint.state["args"]
+    for dest, value in given.items():
+        if dest not in RESUME_MAY_CHANGE and saved.get(dest) != value:
+            flag = "the recipe" if dest == "recipe" else "--" + dest.replace("_", "-")
+            raise InputError(f"{flag} {value} differs from the run being resumed ({saved.get(dest)}); "
+                             "a resume continues that run as it was started")
+    args = argparse.Namespace(**{**saved, **{d: given[d] for d in RESUME_MAY_CHANGE if d in given}})
+    if checkpoint.state["step"] >= args.steps:
+        raise InputError(f"{checkpoint.run_path} has finished all its {args.steps} steps: nothing to resume")
+    return args, checkpoint
 
 
-def prepare_from_scratch(args):
-    if args.corpus is None:
-        tokens, corpus_name = default_corpus(), "default"
+def run(argv: list[str]) -> int:
+    given = _explicit_options(argv)
+    if "resume" in given:
+        args, checkpoint = _resume_args(given)
     else:
-        tokens, corpus_name = load_corpus(args.corpus), args.corpus
-    vocab = max(BYTE_VOCAB, int(tokens.max()) + 1 if tokens.size else BYTE_VOCAB)
-    check_corpus(tokens, args.seq, vocab, corpus_name)
-    cfg = LlamaConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
-                      n_kv_heads=args.kv_heads, d_ff=args.d_ff, rope_base=args.rope_base)
-    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=args.untied,
-                         qkv_bias=args.qkv_bias, seed=args.seed, init_scale=args.init_scale,
-                         clip_norm=args.clip_norm)
-    recipe = FromScratch(args.device, args.threads)
-    _realize(recipe.realize, cfg, opts)
-    config = {"model": cfg.to_dict(), "options": opts.to_dict()}
-    return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"
-
-
-def _realize_lora(args):
-    model = Path(args.model) if args.model else default_model_path()
-    if not model.is_file():
-        raise InputError(f"model file not found: {model} (give an existing --model PATH)")
-    targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
-    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed,
-                         init_scale=args.init_scale, clip_norm=args.clip_norm)
-    recipe = LoRA(args.device, args.threads)
-    _realize(recipe.realize, model, None, args.rank, opts, alpha=args.alpha, targets=targets,
-             base_compute=args.base_compute or "fast")
-    config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model),
-              "lora": {"rank": recipe.rank, "alpha": recipe.alpha, "targets": list(recipe.targets),
-                       "base_compute": recipe.base_compute}}
-    return recipe, model, config
-
-
-def prepare_lora(args):
-    recipe, model, config = _realize_lora(args)
-    tokens, corpus_name = _donor_corpus(args, model)
-    check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
-    return recipe, CorpusSource(tokens, corpus_name, args), config, "adapter.gguf"
-
-
-def prepare_instruct(args):
-    conversations = read_jsonl(args.data)       # bad data fails before the model loads
-    recipe, model, config = _realize_lora(args)
-    tokenizer = GGUFTokenizer.from_gguf(model)
-    formatter = ChatFormatter.from_gguf(model, tokenizer)
-    samples = [formatter.sample(messages) for messages in conversations]
-    pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
-    source = InstructSource(samples, args.data, args, pad_id)
-    config.update(data=args.data, epochs=args.epochs, eval_split=args.eval_split,
-                  train_samples=len(source.train), eval_samples=len(source.eval))
-    return recipe, source, config, "adapter.gguf"
-
-
-def _donor_corpus(args, tokenizer_source):
-    """The corpus for a GGUF-tokenized recipe: packed int32 as is, text through
-    the GGUF's tokenizer (the embedded corpus as text by default)."""
-    if args.corpus is not None and Path(args.corpus).suffix in TOKEN_SUFFIXES:
-        return load_corpus(args.corpus), args.corpus
-    if args.corpus is None:
-        text, corpus_name = default_corpus().astype(np.uint8).tobytes().decode(), "default"
-    else:
-        load_corpus(args.corpus)   # the same missing/unreadable checks as for tokens
-        text, corpus_name = Path(args.corpus).read_text(encoding="utf-8", errors="replace"), args.corpus
-    return GGUFTokenizer.from_gguf(tokenizer_source).encode_corpus(text), corpus_name
-
-
-def prepare_warm_start(args):
-    donor = Path(args.donor) if args.donor else default_model_path()
-    init = args.init or "pca"
-    if not donor.is_file():
-        raise InputError(f"donor file not found: {donor} (give an existing --donor PATH)")
-    recipe = WarmStart(args.device, args.threads)
-    donor_width = recipe.donor_embed_width(donor) if init != "scratch" else 0
-    tokens, corpus_name = _donor_corpus(args, donor)
-    vocab = int(tokens.max()) + 1
-    if args.corpus is None or Path(args.corpus).suffix not in TOKEN_SUFFIXES:
-        vocab = GGUFTokenizer.from_gguf(donor).vocab_size
-    check_corpus(tokens, args.seq, vocab, corpus_name)
-    cfg = LlamaConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
-                      n_kv_heads=args.kv_heads, d_ff=args.d_ff, rope_base=args.rope_base,
-                      donor_d_in=donor_width)
-    # untied in every mode, so that the modes differ only in the embedding's start
-    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=True, qkv_bias=args.qkv_bias,
-                         seed=args.seed, init_scale=args.init_scale, clip_norm=args.clip_norm)
-    _realize(recipe.realize_scratch, cfg, opts)
-    if init != "scratch":
-        table = recipe.realize_warm(donor, cfg)
-        if init == "pca" and donor_width != cfg.d_model:
-            recipe.init_lens_pca(table)
-    recipe.build()
-    config = {"model": cfg.to_dict(), "options": opts.to_dict(), "donor": str(donor), "init": init}
-    return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"
-
-
-PREPARE = {"from-scratch": prepare_from_scratch, "lora": prepare_lora, "warm-start": prepare_warm_start,
-           "instruct": prepare_instruct}
-
-
-def run(args) -> int:
+        args, checkpoint = build_parser().parse_args(argv), None
     _check_args(args)
     library(args.device)   # a device that is not built is bad input: exit 2
-    recipe, source, recipe_config, weights_name = PREPARE[args.recipe](args)
-    args.steps = source.steps
-
-    run_dir = RunDir.create(args.out, args.recipe, args.seed)
-    config = {
-        "format": LOG_FORMAT, "recipe": args.recipe, "run_id": run_dir.run_id, "toy_version": __version__,
-        "device": args.device, "threads": recipe.engine.threads, "corpus": source.name,
-        "corpus_tokens": source.n_tokens, "steps": args.steps, "grad_accum": args.grad_accum,
-        "lr": args.lr, "warmup": args.warmup, "min_lr": args.min_lr, "weight_decay": args.weight_decay,
-        "beta1": args.beta1, "beta2": args.beta2, "clip_norm": args.clip_norm, **recipe_config,
-    }
-    run_dir.write_json("config.json", config)
-
-    tokens_per_step = args.seq * args.batch * args.grad_accum
-    losses: list[float] = []
-    source.before_training(recipe, run_dir)
-    started = time.perf_counter()
-    try:
-        for step in range(1, args.steps + 1):
-            lr = learning_rate(step, args)
-            hp = adamw_hp(step, lr, args.beta1, args.beta2, 1e-8, args.weight_decay)
-            micro_batches = source.next()
-            t0 = time.perf_counter()
-            if len(micro_batches) == 1:
-                loss = recipe.step(*micro_batches[0], hp, is_first=(step == 1))
-            else:
-                loss = recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
-            seconds = time.perf_counter() - t0
-            losses.append(loss)
-            if not args.json:
-                sys.stdout.write(f"step {step}: loss={loss:.6f}\n")
-                sys.stdout.flush()
-            event = dict(step=step, loss=loss, lr=lr, tokens=tokens_per_step, seconds=round(seconds, 6))
-            if recipe.engine.grad_norm is not None:
-                event["grad_norm"] = float(recipe.engine.download(recipe.engine.grad_norm))
-            run_dir.event(**event)
-            _progress(step, args.steps, loss, tokens_per_step / max(seconds, 1e-9))
-            source.after_step(step, recipe, run_dir)
-        elapsed = time.perf_counter() - started
-        weights_path = run_dir.path / weights_name
-        recipe.save(weights_path)
-        if getattr(args, "merge", None):
-            merge_lora(recipe_config["base"], weights_path, run_dir.path / "merged.gguf", args.merge)
-        run_dir.write_text("loss.svg", loss_svg(losses, f"{args.recipe}: training loss"))
-    finally:
-        run_dir.close()
-
-    tok_per_s = tokens_per_step * args.steps / max(elapsed, 1e-9)
-    if args.json:
-        print(json.dumps({
-            "format": LOG_FORMAT, "run_id": run_dir.run_id, "run_dir": str(run_dir.path),
-            "recipe": args.recipe, "steps": args.steps, "losses": losses,
-            "final_loss": losses[-1], "tokens_per_second": tok_per_s, "weights": str(weights_path),
-        }))
-    print(f"toy-train: {args.steps} steps, {tok_per_s:,.0f} tokens/s, wrote {run_dir.path}",
-          file=sys.stderr)
-    return 0
+    return training_run.run(args, checkpoint)
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_command("toy-train", lambda: run(build_parser().parse_args(argv)))
+    argv = sys.argv[1:] if argv is None else argv
+    return run_command("toy-train", lambda: run(argv))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ def run_command(prog: str, body) -> int:
     input (or a device not built) is one line and exit 2, a failure inside
     the run is one line and exit 1."""
     from ._native import DeviceNotBuilt
+    import os
     import sys
 
     try:
@@ -35,6 +36,10 @@ def run_command(prog: str, body) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout went away (`| head`): stop quietly, as other tools do
+        sys.stdout = open(os.devnull, "w")
+        return 1
 
 
 def default_corpus() -> np.ndarray:

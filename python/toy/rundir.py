@@ -11,6 +11,8 @@ import os
 import time
 from pathlib import Path
 
+from .corpus import InputError
+
 
 def write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
@@ -23,10 +25,14 @@ def new_run_id(recipe: str, seed: int) -> str:
 
 
 class RunDir:
-    def __init__(self, path: Path, run_id: str):
+    def __init__(self, path: Path, run_id: str, events_mode: str = "w"):
         self.path, self.run_id = path, run_id
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._events = open(self.path / "events.jsonl", "w", encoding="utf-8")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._events = open(self.path / "events.jsonl", events_mode, encoding="utf-8")
+        except OSError as err:
+            raise InputError(f"cannot write the run directory {path}: {err.strerror} "
+                             "(give a writable --out DIR)") from None
 
     @classmethod
     def create(cls, out: str | None, recipe: str, seed: int) -> "RunDir":
@@ -39,6 +45,22 @@ class RunDir:
             n += 1
             path = Path("runs") / f"{run_id}-{n}"
         return cls(path, path.name)
+
+    @classmethod
+    def reopen(cls, path: Path, through_step: int) -> "RunDir":
+        """A run directory to resume after step through_step: the events of
+        later steps (written after the checkpoint) are dropped."""
+        events = Path(path) / "events.jsonl"
+        kept = []
+        if events.is_file():
+            for line in events.read_text(encoding="utf-8").splitlines():
+                try:
+                    if json.loads(line).get("step", 0) <= through_step:
+                        kept.append(line + "\n")
+                except ValueError:
+                    break       # a line cut short by the kill: nothing after it is kept
+        write_atomic(events, "".join(kept).encode())
+        return cls(Path(path), Path(path).name, events_mode="a")
 
     def write_json(self, name: str, obj) -> None:
         write_atomic(self.path / name, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())

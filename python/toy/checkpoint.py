@@ -1,0 +1,147 @@
+"""Checkpoints: a run's whole training state, so that a stopped run resumes
+and prints the very loss lines it would have printed.
+
+A checkpoint is one file, runs/<id>/checkpoint/step-<k>.npz, holding the
+trainable tensors and their AdamW moments (F32, by tensor name) and a JSON
+record of everything else: the step, the losses so far, the data source's
+position and RNG state, the resolved arguments and the fingerprints of the
+model and data files. `latest.json` names the newest complete file.
+
+Writes are crash-safe: the file is written under a temporary name, synced
+and renamed, then latest.json is replaced the same way, and only then are
+older files pruned. A kill at any point leaves latest.json naming a complete
+checkpoint (the previous one until the rename lands).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .corpus import InputError
+from .engine import KIND_MOMENT, KIND_PARAM
+
+FORMAT = "toy/checkpoint-v1"
+DIRNAME = "checkpoint"
+LATEST = "latest.json"
+_STATE_KEY = "__state__"
+
+
+def file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    """Write data to path whole or not at all (temporary name, fsync, rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def training_tensors(engine) -> dict[str, int]:
+    """Name -> handle of every tensor a step changes: parameters and AdamW moments."""
+    return {engine.info(h).name: h for h in engine.handles()
+            if engine.info(h).kind in (KIND_PARAM, KIND_MOMENT)}
+
+
+class Checkpoints:
+    """The checkpoint folder of one run directory."""
+
+    def __init__(self, run_path: Path, keep: int = 1):
+        self.path = Path(run_path) / DIRNAME
+        self.keep = keep
+
+    def save(self, engine, state: dict) -> Path:
+        """Write the engine's training tensors and state (JSON-able, with 'step')."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        arrays = {name: engine.download(h) for name, h in training_tensors(engine).items()}
+        record = json.dumps({"format": FORMAT, **state}, sort_keys=True).encode()
+        arrays[_STATE_KEY] = np.frombuffer(record, dtype=np.uint8)
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        name = f"step-{state['step']:08d}.npz"
+        _write_synced(self.path / name, buffer.getvalue())
+        _write_synced(self.path / LATEST, (json.dumps({"file": name, "step": state["step"]}) + "\n").encode())
+        self._prune()
+        return self.path / name
+
+    def _prune(self) -> None:
+        files = sorted(self.path.glob("step-*.npz"))
+        for old in files[:-self.keep]:
+            old.unlink()
+        for tmp in self.path.glob("*.tmp"):
+            tmp.unlink()
+
+
+def find_checkpoint(where) -> Path:
+    """The checkpoint file that --resume WHERE names: a run directory, its
+    checkpoint folder (the newest complete file) or one step-*.npz file."""
+    where = Path(where)
+    if where.is_file():
+        return where
+    if not where.exists():
+        raise InputError(f"nothing to resume at {where}: no such run directory")
+    folder = where / DIRNAME if (where / DIRNAME).is_dir() else where
+    latest = folder / LATEST
+    if not latest.is_file():
+        raise InputError(f"nothing to resume at {where}: no checkpoint was written there "
+                         "(runs save one every --save-every steps and on Ctrl-C)")
+    try:
+        name = json.loads(latest.read_text())["file"]
+    except (ValueError, KeyError, TypeError, OSError):
+        raise InputError(f"checkpoint pointer {latest} is unreadable") from None
+    return folder / Path(name).name
+
+
+class Checkpoint:
+    """A checkpoint file read back: .state (the JSON record) and .tensors."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        try:
+            with np.load(self.path, allow_pickle=False) as npz:
+                self.tensors = {name: npz[name] for name in npz.files}
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as err:
+            raise InputError(f"checkpoint {self.path} is unreadable ({err})") from None
+        record = self.tensors.pop(_STATE_KEY, None)
+        try:
+            self.state = json.loads(record.tobytes()) if record is not None else {}
+        except ValueError:
+            self.state = {}
+        if self.state.get("format") != FORMAT:
+            raise InputError(f"{self.path} is not a toy checkpoint ({FORMAT})")
+
+    @property
+    def run_path(self) -> Path:
+        """The run directory the checkpoint belongs to."""
+        return self.path.parent.parent
+
+    def restore(self, engine) -> None:
+        """Upload the tensors into a realized, reset engine of the same model."""
+        expected = training_tensors(engine)
+        if set(expected) != set(self.tensors):
+            missing = sorted(set(expected) ^ set(self.tensors))[0]
+            raise InputError(f"checkpoint {self.path} does not match the model: tensor {missing}")
+        for name, handle in expected.items():
+            shape = engine.info(handle).shape
+            if self.tensors[name].shape != shape or self.tensors[name].dtype != np.float32:
+                raise InputError(f"checkpoint {self.path} does not match the model: {name} is "
+                                 f"{self.tensors[name].shape}, the model's {shape}")
+            engine.upload(handle, self.tensors[name])

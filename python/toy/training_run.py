@@ -1,0 +1,218 @@
+"""One toy-train run: the step loop with its logs, checkpoints, Ctrl-C and
+progress bar.
+
+stdout gets one `step N: loss=X` line per step (or, with --json, one object
+at the end); everything else goes to stderr. A resumed run starts after the
+checkpoint's step and prints the lines the uninterrupted run would have.
+"""
+from __future__ import annotations
+
+import json
+import math
+import signal
+import sys
+import threading
+import time
+
+from . import __version__
+from .checkpoint import Checkpoint, Checkpoints, file_sha256
+from .corpus import InputError
+from .merge import merge_lora
+from .optim import adamw_hp
+from .plot import loss_svg
+from .prepare import prepare
+from .rundir import RunDir
+
+LOG_FORMAT = "toy/train-v1"
+
+# exit statuses of a run stopped by a signal: 128 + the signal's number
+STOP_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def learning_rate(step: int, args) -> float:
+    """Linear warmup to --lr, then constant or cosine decay to --min-lr."""
+    if args.warmup and step <= args.warmup:
+        return args.lr * step / args.warmup
+    if args.min_lr is None:
+        return args.lr
+    span = max(args.steps - args.warmup, 1)
+    progress = min((step - args.warmup) / span, 1.0)
+    return args.min_lr + 0.5 * (args.lr - args.min_lr) * (1 + math.cos(math.pi * progress))
+
+
+class StopOnSignal:
+    """Turns the first SIGINT or SIGTERM into a request to stop after the
+    current step (`.signum`); a second one acts as usual (Ctrl-C raises
+    KeyboardInterrupt, SIGTERM kills), so a stuck run can still be stopped."""
+
+    def __init__(self):
+        self.signum = None
+        self._saved = {}
+
+    def _on_signal(self, signum, frame):
+        self.signum = signum
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler)
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_STATUS:
+                self._saved[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler)
+
+
+class Progress:
+    """A progress bar on stderr (step, loss, tokens/s, time left), only when
+    stderr is a terminal: logs and pipes stay clean."""
+
+    def __init__(self, first_step: int, steps: int, tokens_per_step: int):
+        self.bar = None
+        if not sys.stderr.isatty():
+            return
+        from tqdm import tqdm
+        self.bar = tqdm(total=steps * tokens_per_step, initial=(first_step - 1) * tokens_per_step,
+                        unit="tok", unit_scale=True, file=sys.stderr, leave=True, dynamic_ncols=True)
+        self.steps, self.tokens_per_step = steps, tokens_per_step
+
+    def update(self, step: int, loss: float) -> None:
+        if self.bar is not None:
+            self.bar.set_description(f"step {step}/{self.steps} loss {loss:.4f}", refresh=False)
+            self.bar.update(self.tokens_per_step)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class Fingerprints:
+    """sha256 of the model file and the data, computed once, when first needed."""
+
+    def __init__(self, model_file, source):
+        self.model_file, self.source, self._value = model_file, source, None
+
+    def get(self) -> dict:
+        if self._value is None:
+            self._value = {"data": self.source.fingerprint()}
+            if self.model_file:
+                self._value["model"] = file_sha256(self.model_file)
+        return self._value
+
+    def check(self, saved: dict, checkpoint: Checkpoint) -> None:
+        now = self.get()
+        for what, path in (("model", self.model_file), ("data", self.source.name)):
+            if saved.get(what) != now.get(what):
+                raise InputError(f"the {what} file {path} changed since {checkpoint.path} was "
+                                 f"written (its sha256 differs); resume with the file the run used")
+
+
+def _run_config(args, recipe, source, recipe_config, run_dir) -> dict:
+    return {
+        "format": LOG_FORMAT, "recipe": args.recipe, "run_id": run_dir.run_id, "toy_version": __version__,
+        "device": args.device, "threads": recipe.engine.threads, "corpus": source.name,
+        "corpus_tokens": source.n_tokens, "steps": args.steps, "grad_accum": args.grad_accum,
+        "lr": args.lr, "warmup": args.warmup, "min_lr": args.min_lr, "weight_decay": args.weight_decay,
+        "beta1": args.beta1, "beta2": args.beta2, "clip_norm": args.clip_norm,
+        "save_every": args.save_every, **recipe_config,
+    }
+
+
+def _one_step(recipe, source, step: int, lr: float, args) -> float:
+    hp = adamw_hp(step, lr, args.beta1, args.beta2, 1e-8, args.weight_decay)
+    micro_batches = source.next()
+    if len(micro_batches) == 1:
+        return recipe.step(*micro_batches[0], hp, is_first=(step == 1))
+    return recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
+
+
+def run(args, checkpoint: Checkpoint | None = None) -> int:
+    """Train args.steps steps (after the checkpoint's, when resuming); returns the exit status."""
+    recipe, source, recipe_config, weights_name = prepare(args)
+    args.steps = source.steps
+    fingerprints = Fingerprints(recipe_config.get("base") or recipe_config.get("donor"), source)
+    if checkpoint is None:
+        run_dir = RunDir.create(args.out, args.recipe, args.seed)
+        run_dir.write_json("config.json", _run_config(args, recipe, source, recipe_config, run_dir))
+        losses: list[float] = []
+        source.before_training(recipe, run_dir)
+    else:
+        fingerprints.check(checkpoint.state["fingerprints"], checkpoint)
+        done = checkpoint.state["step"]
+        run_dir = RunDir.reopen(checkpoint.run_path, done)
+        recipe.engine.reset()                  # the loss gradient seeded; moments then overwritten
+        checkpoint.restore(recipe.engine)
+        source.restore(checkpoint.state["source"])
+        losses = list(checkpoint.state["losses"])
+        print(f"toy-train: resuming {run_dir.path} after step {done} of {args.steps}", file=sys.stderr)
+    checkpoints = Checkpoints(run_dir.path, args.keep)
+
+    def save_checkpoint(step: int):
+        return checkpoints.save(recipe.engine, {
+            "step": step, "steps": args.steps, "losses": losses, "source": source.state(),
+            "args": vars(args), "fingerprints": fingerprints.get()})
+
+    tokens_per_step = args.seq * args.batch * args.grad_accum
+    first_step = len(losses) + 1
+    progress = Progress(first_step, args.steps, tokens_per_step)
+    started = time.perf_counter()
+    try:
+        with StopOnSignal() as stop:
+            for step in range(first_step, args.steps + 1):
+                if stop.signum is not None:
+                    break
+                lr = learning_rate(step, args)
+                t0 = time.perf_counter()
+                loss = _one_step(recipe, source, step, lr, args)
+                seconds = time.perf_counter() - t0
+                losses.append(loss)
+                if not args.json:
+                    sys.stdout.write(f"step {step}: loss={loss:.6f}\n")
+                    sys.stdout.flush()
+                event = dict(step=step, loss=loss, lr=lr, tokens=tokens_per_step,
+                             seconds=round(seconds, 6))
+                if recipe.engine.grad_norm is not None:
+                    event["grad_norm"] = float(recipe.engine.download(recipe.engine.grad_norm))
+                run_dir.event(**event)
+                progress.update(step, loss)
+                source.after_step(step, recipe, run_dir)
+                if step < args.steps and (stop.signum is not None or
+                                          (args.save_every and step % args.save_every == 0)):
+                    save_checkpoint(step)
+            stopped = stop.signum if len(losses) < args.steps else None
+        progress.close()
+        if stopped is not None:
+            return _report_stop(stopped, len(losses), args.steps, run_dir)
+        elapsed = time.perf_counter() - started
+        weights_path = run_dir.path / weights_name
+        recipe.save(weights_path)
+        if getattr(args, "merge", None):
+            merge_lora(recipe_config["base"], weights_path, run_dir.path / "merged.gguf", args.merge)
+        run_dir.write_text("loss.svg", loss_svg(losses, f"{args.recipe}: training loss"))
+    finally:
+        progress.close()
+        run_dir.close()
+
+    trained = args.steps - first_step + 1
+    tok_per_s = tokens_per_step * trained / max(elapsed, 1e-9)
+    if args.json:
+        print(json.dumps({
+            "format": LOG_FORMAT, "run_id": run_dir.run_id, "run_dir": str(run_dir.path),
+            "recipe": args.recipe, "steps": args.steps, "losses": losses,
+            "final_loss": losses[-1], "tokens_per_second": tok_per_s, "weights": str(weights_path),
+        }))
+    print(f"toy-train: {trained} steps, {tok_per_s:,.0f} tokens/s, wrote {run_dir.path}", file=sys.stderr)
+    return 0
+
+
+def _report_stop(signum, done: int, steps: int, run_dir) -> int:
+    name = signal.Signals(signum).name
+    if done == 0:
+        print(f"toy-train: stopped by {name} before the first step; nothing to resume", file=sys.stderr)
+    else:
+        print(f"toy-train: stopped by {name} after step {done} of {steps}; checkpoint saved, "
+              f"resume with: toy-train --resume {run_dir.path}", file=sys.stderr)
+    return STOP_STATUS[signum]
