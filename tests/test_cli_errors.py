@@ -78,3 +78,12 @@ def test_base_compute_is_refused_outside_lora_runs():
 
 def test_unknown_base_compute():
     assert_input_error(toy_train("lora", "--base-compute", "q8"), "--base-compute")
+
+
+def test_run_directory_that_cannot_be_created():
+    assert_input_error(toy_train("--out", "/proc/toy-run"), "cannot write the run directory", "--out")
+
+
+def test_bad_checkpoint_flags():
+    assert_input_error(toy_train("--save-every", "-1"), "--save-every")
+    assert_input_error(toy_train("--keep", "0"), "--keep")

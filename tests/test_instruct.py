@@ -25,13 +25,44 @@ def test_samples_render_with_the_models_chat_template(formatter):
                                {"role": "assistant", "content": "The zorbex is teal."}])
     text = formatter.tokenizer.decode(sample.tokens)
     assert text.startswith("<|im_start|>system\n")          # SmolLM2's template adds its system turn
-    prompt = formatter.tokenizer.decode(sample.tokens[: sample.n_prompt])
+    n_prompt = sample.last_response_start()
+    assert not sample.trained[:n_prompt].any() and sample.trained[n_prompt:].all()
+    prompt = formatter.tokenizer.decode(sample.tokens[:n_prompt])
     assert prompt.endswith("<|im_start|>assistant\n")
-    assert formatter.tokenizer.decode(sample.tokens[sample.n_prompt:]) == "The zorbex is teal.<|im_end|>\n"
+    assert formatter.tokenizer.decode(sample.tokens[n_prompt:]) == "The zorbex is teal.<|im_end|>\n"
+
+
+def test_every_assistant_turn_of_a_conversation_carries_labels(formatter):
+    turns = [("Hello, who are you?", "I am the archipelago guide."),
+             ("What colour is the zorbex?", "The zorbex is teal."),
+             ("And who discovered it?", "Vantrell did.")]
+    messages = [{"role": "system", "content": "You answer questions about the Vell archipelago."}]
+    for question, answer in turns:
+        messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+    sample = formatter.sample(messages)
+    ids, _, labels = to_rows([sample], t_seq=len(sample.tokens) + 3, pad_id=0)
+    labelled = np.flatnonzero(labels[0] != -1)
+    # the labels are the next tokens, and they are exactly the tokens of the three answers
+    assert (labels[0, labelled] == sample.tokens[labelled + 1]).all()
+    runs = np.split(labelled, np.flatnonzero(np.diff(labelled) > 1) + 1)
+    said = [formatter.tokenizer.decode(sample.tokens[run + 1]) for run in runs]
+    assert said == [f"{answer}<|im_end|>\n" for _, answer in turns]
+    # the system prompt and the questions carry none
+    unlabelled = formatter.tokenizer.decode(sample.tokens[np.setdiff1d(np.arange(1, len(sample.tokens)),
+                                                                       labelled + 1)])
+    assert all(question in unlabelled for question, _ in turns) and "Vell archipelago" in unlabelled
+
+
+def test_a_conversation_cut_from_the_left_keeps_its_last_response():
+    trained = np.array([0] * 10 + [1] * 5 + [0] * 10 + [1] * 5, dtype=bool)
+    sample = Sample(np.arange(30, dtype=np.int32), trained)
+    cut = fit(sample, t_seq=19)
+    assert cut.tokens.tolist() == list(range(10, 30)) and cut.trained.tolist() == trained[10:].tolist()
+    assert fit(sample, t_seq=4) is None         # the last response (5 tokens) needs t_seq >= 5
 
 
 def test_only_response_tokens_carry_labels():
-    sample = Sample(np.arange(10, 20, dtype=np.int32), n_prompt=6)
+    sample = Sample.prompt_response(np.arange(10, 20, dtype=np.int32), n_prompt=6)
     ids, positions, labels = to_rows([sample], t_seq=12, pad_id=0)
     # position t predicts token t+1: the first label is for token 6, the response's first
     assert labels[0].tolist() == [-1] * 5 + [16, 17, 18, 19] + [-1] * 3
@@ -39,10 +70,10 @@ def test_only_response_tokens_carry_labels():
 
 
 def test_long_prompts_are_cut_from_the_left_and_long_responses_skipped():
-    sample = Sample(np.arange(30, dtype=np.int32), n_prompt=20)
+    sample = Sample.prompt_response(np.arange(30, dtype=np.int32), n_prompt=20)
     cut = fit(sample, t_seq=15)
-    assert cut.tokens.tolist() == list(range(14, 30)) and cut.n_prompt == 6
-    assert fit(Sample(np.arange(30, dtype=np.int32), n_prompt=5), t_seq=15) is None
+    assert cut.tokens.tolist() == list(range(14, 30)) and cut.last_response_start() == 6
+    assert fit(Sample.prompt_response(np.arange(30, dtype=np.int32), n_prompt=5), t_seq=15) is None
 
 
 def test_the_eval_split_is_deterministic_by_seed():
@@ -103,6 +134,7 @@ def test_fine_tuned_model_answers_reworded_questions_about_new_facts(smollm2, tm
                        "--batch", "4", "--epochs", "8", "--lr", "3e-3", "--eval-split", "0",
                        "--targets", "q,k,v,o,gate,up,down", "--rank", "16", "--out", str(out))
     assert result.returncode == 0, result.stderr
+    assert "eval perplexity" not in result.stderr       # no held-out split, no eval figure
     facts = [json.loads(line) for line in DATA.read_text().splitlines()]
     questions = []
     for fact in facts:

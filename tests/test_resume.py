@@ -14,10 +14,10 @@ from cli_helpers import GATE_THREADS, toy_train
 DATA = Path(__file__).parent / "data" / "instruct-small.jsonl"
 
 FROM_SCRATCH = ("--threads", GATE_THREADS, "--steps", "40")
-LORA = ("lora", "--threads", GATE_THREADS, "--steps", "10", "--seq", "32", "--batch", "2",
+LORA = ("lora", "--threads", GATE_THREADS, "--steps", "4", "--seq", "32", "--batch", "1",
         "--targets", "q,v")
-INSTRUCT = ("instruct", "--data", str(DATA), "--threads", GATE_THREADS, "--seq", "64", "--batch", "2",
-            "--grad-accum", "2", "--epochs", "3")
+INSTRUCT = ("instruct", "--data", str(DATA), "--threads", GATE_THREADS, "--seq", "48", "--batch", "1",
+            "--grad-accum", "2", "--steps", "3")
 
 
 def start(*args):
@@ -42,7 +42,7 @@ def assert_resume_equals_uninterrupted(tmp_path, args, weights):
     whole = toy_train(*args, "--out", str(tmp_path / "whole"))
     assert whole.returncode == 0, whole.stderr
 
-    status, head, err = interrupt_after(2, *args, "--out", str(tmp_path / "cut"))
+    status, head, err = interrupt_after(1, *args, "--out", str(tmp_path / "cut"))
     assert status == 130, err
     assert "resume with: toy-train --resume" in err
     assert err.strip().splitlines()[-1].startswith("toy-train: stopped by SIGINT after step")
@@ -86,7 +86,7 @@ def test_checkpoints_every_n_steps_keep_the_newest(tmp_path):
 def test_kill_9_never_leaves_an_unreadable_checkpoint(tmp_path):
     """Killed at any moment, saving a checkpoint every step, the run stays resumable."""
     out = tmp_path / "run"
-    args = ("--threads", GATE_THREADS, "--steps", "150", "--save-every", "1", "--d-model", "128",
+    args = ("--threads", GATE_THREADS, "--steps", "80", "--save-every", "1", "--d-model", "128",
             "--layers", "4")
     whole = toy_train(*args, "--out", str(tmp_path / "whole"))
     for delay in (0.0, 0.05, 0.13):

@@ -19,7 +19,7 @@ from .engine import default_threads
 from .merge import DTYPES
 from . import training_run
 
-RECIPES = ("from-scratch", "lora", "warm-start", "instruct")
+RECIPES = ("from-scratch", "lora", "warm-start", "instruct", "full")
 # recipes whose model shape comes from the model flags
 SHAPED = ("from-scratch", "warm-start")
 # what a resume may change: how the run is carried out, not what it computes
@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="micro-batches per optimizer step; the update equals one batch of all (default 1)")
     opt = p.add_argument_group("optimizer (AdamW)")
     opt.add_argument("--lr", type=_positive_float, default=None,
-                     help="peak learning rate (default 3e-3 from-scratch, 1e-3 lora)")
+                     help="peak learning rate (default 3e-3 from-scratch, 1e-3 lora and instruct, 1e-4 full)")
     opt.add_argument("--warmup", type=_nonneg_int, default=0, help="linear warmup steps (default 0)")
     opt.add_argument("--min-lr", type=_nonneg_float, default=None,
                      help="cosine-decay the LR to this by the last step (default: constant LR)")
@@ -131,8 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     lora.add_argument("--base-compute", choices=("fast", "stored"), default=None,
                       help="fast (default): train through transposed Q8_0 copies of the base's "
                            "matrices; stored: the stored types only (least memory, about half the speed)")
+    full = p.add_argument_group("full (every weight of --model trained)")
+    full.add_argument("--save-type", choices=DTYPES, default=None,
+                      help="model.gguf's matrices: f32 (default), f16, or base (requantized to "
+                           "the base's types)")
     inst = p.add_argument_group("instruct (LoRA on --model, with the lora flags)")
-    inst.add_argument("--data", default=None, help="JSONL of {prompt, response} or {messages}")
+    inst.add_argument("--data", default=None,
+                      help="JSONL of {prompt, response} or {messages} (instruct; full: instead of --corpus)")
     inst.add_argument("--epochs", type=_positive_int, default=1, help="passes over the data (default 1)")
     inst.add_argument("--eval-split", type=_nonneg_float, default=0.1,
                       help="held-out fraction, by --seed (default 0.1)")
@@ -146,8 +151,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _check_args(args) -> None:
-    if args.recipe != "instruct" and args.data is not None:
-        raise InputError("--data applies to instruct runs (use --corpus for plain text)")
+    if args.recipe not in ("instruct", "full") and args.data is not None:
+        raise InputError("--data applies to instruct and full runs (use --corpus for plain text)")
+    if args.recipe == "full" and args.data is not None and args.corpus is not None:
+        raise InputError("give --data or --corpus, not both")
+    if args.recipe != "full" and args.save_type is not None:
+        raise InputError("--save-type applies to full runs (lora: --merge)")
+    if args.recipe == "full":
+        args.save_type = args.save_type or "f32"
+        if args.merge or args.base_compute:
+            raise InputError(f"{'--merge' if args.merge else '--base-compute'} applies to lora and "
+                             "instruct runs; full writes model.gguf (--save-type)")
     if args.recipe == "instruct" and args.data is None:
         raise InputError("instruct needs --data PATH (a JSONL of prompt/response pairs)")
     if args.eval_split >= 1:
@@ -172,7 +186,7 @@ def _check_args(args) -> None:
             raise InputError(f"{given[0]} shapes a from-scratch model; {args.recipe} reads the "
                              "shape from --model")
     if args.lr is None:
-        args.lr = 1e-3 if args.recipe in ("lora", "instruct") else 3e-3
+        args.lr = {"lora": 1e-3, "instruct": 1e-3, "full": 1e-4}.get(args.recipe, 3e-3)
     if args.beta1 >= 1 or args.beta2 >= 1:
         raise InputError("--beta1 and --beta2 must be below 1")
     if args.min_lr is not None and args.min_lr > args.lr:

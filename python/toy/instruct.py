@@ -1,8 +1,10 @@
 """Instruction data: JSONL conversations rendered with the model's own chat
-template, tokenized with its tokenizer, the loss on the response only.
+template, tokenized with its tokenizer, the loss on the assistant's turns only.
 
 A line is {"prompt": ..., "response": ...} or {"messages": [{"role": ...,
-"content": ...}, ...]} whose last message is the assistant's response.
+"content": ...}, ...]} whose last message is the assistant's. Every assistant
+turn of a conversation carries loss; system and user turns, and the template's
+text around them, are masked.
 """
 from __future__ import annotations
 
@@ -19,8 +21,19 @@ IGNORE = -1
 
 @dataclass
 class Sample:
-    tokens: np.ndarray     # int32, prompt + response
-    n_prompt: int          # the first n_prompt tokens carry no loss
+    tokens: np.ndarray     # int32 [n], the whole conversation
+    trained: np.ndarray    # bool [n]: True on the assistant's tokens, the ones that carry loss
+
+    @classmethod
+    def prompt_response(cls, tokens, n_prompt: int) -> "Sample":
+        """One prompt of n_prompt tokens, then the response."""
+        tokens = np.asarray(tokens, dtype=np.int32)
+        return cls(tokens, np.arange(len(tokens)) >= n_prompt)
+
+    def last_response_start(self) -> int:
+        """Where the final assistant turn begins."""
+        untrained = np.flatnonzero(~self.trained)
+        return int(untrained[-1]) + 1 if untrained.size else 0
 
 
 def read_jsonl(path) -> list[list[dict]]:
@@ -85,41 +98,56 @@ class ChatFormatter:
                                     bos_token="", eos_token="")
 
     def sample(self, messages) -> Sample:
-        prompt = self.render(messages[:-1], add_generation_prompt=True)
+        """The conversation's tokens, the assistant's turns marked as trained.
+
+        The template renders the conversation up to each assistant turn (with
+        the generation prompt) and through it; the difference is the turn's
+        text. Each piece is tokenized on its own, so a turn's tokens are
+        exactly what the model would generate after its prompt."""
         full = self.render(messages)
-        if not full.startswith(prompt):
-            raise InputError("the chat template renders the prompt differently inside the "
-                             "whole conversation; cannot find where the response starts")
-        prompt_ids = self.tokenizer.encode(prompt)
-        response_ids = self.tokenizer.encode(full[len(prompt):])
-        return Sample(np.asarray(prompt_ids + response_ids, dtype=np.int32), len(prompt_ids))
+        pieces, cursor = [], 0            # (text, trained)
+        for i, message in enumerate(messages):
+            if message["role"] != "assistant":
+                continue
+            before = self.render(messages[:i], add_generation_prompt=True)
+            through = self.render(messages[:i + 1])
+            if not (through.startswith(before) and full.startswith(through) and len(before) >= cursor):
+                raise InputError("the chat template renders a conversation's start differently "
+                                 "inside the whole conversation; cannot find where a response starts")
+            pieces += [(full[cursor:len(before)], False), (through[len(before):], True)]
+            cursor = len(through)
+        pieces.append((full[cursor:], False))
+        tokens, trained = [], []
+        for text, is_trained in pieces:
+            ids = self.tokenizer.encode(text) if text else []
+            tokens += ids
+            trained += [is_trained] * len(ids)
+        return Sample(np.asarray(tokens, dtype=np.int32), np.asarray(trained, dtype=bool))
 
 
 def fit(sample: Sample, t_seq: int) -> Sample | None:
-    """A sample of at most t_seq+1 tokens: the prompt is cut from the left when
-    needed; None when the response alone does not fit."""
+    """A sample of at most t_seq+1 tokens: the conversation is cut from the
+    left when needed; None when its last response alone does not fit."""
     limit = t_seq + 1
     if len(sample.tokens) <= limit:
         return sample
-    n_response = len(sample.tokens) - sample.n_prompt
-    if n_response + 1 > limit:
+    if len(sample.tokens) - sample.last_response_start() + 1 > limit:
         return None
     cut = len(sample.tokens) - limit
-    return Sample(sample.tokens[cut:], sample.n_prompt - cut)
+    return Sample(sample.tokens[cut:], sample.trained[cut:])
 
 
 def to_rows(samples: list[Sample], t_seq: int, pad_id: int):
     """(seq_ids, positions, labels) int32 [len(samples), t_seq]; labels are -1
-    on prompt tokens and padding."""
+    where the next token is not the assistant's, and on padding."""
     n = len(samples)
     ids = np.full((n, t_seq), pad_id, dtype=np.int32)
     labels = np.full((n, t_seq), IGNORE, dtype=np.int32)
     for row, s in enumerate(samples):
         length = len(s.tokens) - 1
         ids[row, :length] = s.tokens[:-1]
-        targets = s.tokens[1:].copy()
-        targets[: max(s.n_prompt - 1, 0)] = IGNORE   # position t predicts token t+1
-        labels[row, :length] = targets
+        # position t predicts token t+1
+        labels[row, :length] = np.where(s.trained[1:], s.tokens[1:], IGNORE)
     positions = np.tile(np.arange(t_seq, dtype=np.int32), (n, 1))
     return ids, positions, labels
 

@@ -42,17 +42,47 @@ def _read_adapter(adapter_path) -> tuple[float, dict[str, tuple[np.ndarray, np.n
 def merge_lora(base_path, adapter_path, out_path, dtype: str = "f32") -> Path:
     """Write base + adapter as one GGUF at out_path (temp file, then rename)."""
     import gguf
-    from gguf.quants import dequantize, quantize
+    from gguf.quants import dequantize
 
-    if dtype not in DTYPES:
-        raise InputError(f"merge dtype '{dtype}' is not one of {', '.join(DTYPES)}")
     alpha, pairs = _read_adapter(adapter_path)
     base = gguf.GGUFReader(str(base_path))
-    names = {t.name for t in base.tensors}
-    missing = [w for w in pairs if w not in names]
+    stored = {t.name: t for t in base.tensors}
+    missing = [w for w in pairs if w not in stored]
     if missing:
         raise InputError(f"the adapter adapts {missing[0]}, which {base_path} does not have")
+    merged = {}
+    for name, (a, b) in pairs.items():
+        weight = dequantize(stored[name].data, stored[name].tensor_type).astype(np.float32)
+        merged[name] = weight + (alpha / a.shape[0]) * (b @ a)
+    return write_like_base(base, out_path, merged, dtype)
 
+
+def check_requantizable(base_path) -> None:
+    """Refuse, before any work, a base whose matrix types gguf cannot requantize to."""
+    import gguf
+    from gguf.quants import quantize
+
+    for tensor in gguf.GGUFReader(str(base_path)).tensors:
+        if len(tensor.shape) < 2 or tensor.tensor_type in (gguf.GGMLQuantizationType.F32,
+                                                           gguf.GGMLQuantizationType.F16):
+            continue
+        try:
+            quantize(np.zeros((1, 256), dtype=np.float32), tensor.tensor_type)
+        except NotImplementedError:
+            raise InputError(f"{tensor.name} is {tensor.tensor_type.name}, which toy cannot "
+                             "requantize to: write f32 or f16") from None
+
+
+def write_like_base(base, out_path, weights: dict[str, np.ndarray], dtype: str = "f32") -> Path:
+    """A GGUF with the metadata and tensor order of base (a gguf.GGUFReader),
+    the given F32 weights in place of the base's tensors of the same names
+    (in F32, F16 or requantized to the base's type: dtype "base"), the other
+    tensors copied as stored. Written to a temporary name, then renamed."""
+    import gguf
+    from gguf.quants import quantize
+
+    if dtype not in DTYPES:
+        raise InputError(f"dtype '{dtype}' is not one of {', '.join(DTYPES)}")
     out_path = Path(out_path)
     tmp = out_path.with_name(out_path.name + ".tmp")
     arch = base.fields["general.architecture"].contents()
@@ -67,14 +97,11 @@ def merge_lora(base_path, adapter_path, out_path, dtype: str = "f32") -> Path:
         writer.add_key_value(field.name, value, field.types[0], sub_type=sub_type)
 
     for tensor in base.tensors:
-        if tensor.name not in pairs:
+        weight = weights.get(tensor.name)
+        if weight is None:
             writer.add_tensor(tensor.name, np.asarray(tensor.data), raw_dtype=tensor.tensor_type)
-            continue
-        a, b = pairs[tensor.name]
-        weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
-        weight += (alpha / a.shape[0]) * (b @ a)
-        if dtype == "f32":
-            writer.add_tensor(tensor.name, weight)
+        elif dtype == "f32" or weight.ndim == 1:     # norms stay F32, as llama.cpp writes them
+            writer.add_tensor(tensor.name, weight.astype(np.float32))
         elif dtype == "f16":
             writer.add_tensor(tensor.name, weight.astype(np.float16))
         else:
@@ -82,7 +109,7 @@ def merge_lora(base_path, adapter_path, out_path, dtype: str = "f32") -> Path:
                 data = quantize(weight, tensor.tensor_type)
             except NotImplementedError:
                 raise InputError(f"requantizing to {tensor.tensor_type.name} is not supported; "
-                                 "merge as f32 or f16") from None
+                                 "write f32 or f16") from None
             writer.add_tensor(tensor.name, data, raw_dtype=tensor.tensor_type)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

@@ -2,6 +2,7 @@
 function per recipe: what toy-train runs, before its first step."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,10 @@ from .config import LlamaConfig, RecipeOptions
 from .corpus import TOKEN_SUFFIXES, InputError, check_corpus, default_corpus, load_corpus
 from .instruct import ChatFormatter, read_jsonl
 from .models import default_model_path
-from .recipes import FromScratch, LoRA, WarmStart
+from .recipes import FromScratch, FullFineTune, LoRA, WarmStart
+from .recipes.full import training_bytes
+from .engine import read_gguf_config
+from .merge import check_requantizable
 from .tokenizer import GGUFTokenizer
 
 # The from-scratch model's tokens are raw bytes.
@@ -47,10 +51,15 @@ def prepare_from_scratch(args):
     return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"
 
 
-def _realize_lora(args):
+def _base_model(args) -> Path:
     model = Path(args.model) if args.model else default_model_path()
     if not model.is_file():
         raise InputError(f"model file not found: {model} (give an existing --model PATH)")
+    return model
+
+
+def _realize_lora(args):
+    model = _base_model(args)
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed,
                          init_scale=args.init_scale, clip_norm=args.clip_norm)
@@ -73,6 +82,12 @@ def prepare_lora(args):
 def prepare_instruct(args):
     conversations = read_jsonl(args.data)       # bad data fails before the model loads
     recipe, model, config = _realize_lora(args)
+    source = _instruct_source(args, model, conversations, config)
+    return recipe, source, config, "adapter.gguf"
+
+
+def _instruct_source(args, model, conversations, config) -> InstructSource:
+    """Conversations rendered with the model's chat template; config gains the data's figures."""
     tokenizer = GGUFTokenizer.from_gguf(model)
     formatter = ChatFormatter.from_gguf(model, tokenizer)
     samples = [formatter.sample(messages) for messages in conversations]
@@ -80,7 +95,52 @@ def prepare_instruct(args):
     source = InstructSource(samples, args.data, args, pad_id)
     config.update(data=args.data, epochs=args.epochs, eval_split=args.eval_split,
                   train_samples=len(source.train), eval_samples=len(source.eval))
-    return recipe, source, config, "adapter.gguf"
+    return source
+
+
+def _available_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (Linux); None where there is none."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def prepare_full(args):
+    conversations = read_jsonl(args.data) if args.data is not None else None
+    model = _base_model(args)
+    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed, clip_norm=args.clip_norm)
+    try:
+        cfg = read_gguf_config(model)
+    except ToyError as err:
+        raise InputError(str(err)) from None
+    opts.untied = cfg.untied
+    if args.save_type == "base":
+        check_requantizable(model)
+    need, available = training_bytes(cfg, opts), _available_bytes()
+    print(f"toy-train: full fine-tuning {model.name} needs about {need / 2**20:,.0f} MB (weights, "
+          f"gradients, AdamW moments, activations)"
+          + (f"; {available / 2**20:,.0f} MB available" if available else ""), file=sys.stderr)
+    if available is not None and need > available:
+        raise InputError(f"full fine-tuning {model} needs about {need / 2**20:,.0f} MB and "
+                         f"{available / 2**20:,.0f} MB is available: use a smaller --seq/--batch, "
+                         "or train LoRA adapters (toy-train lora)")
+    recipe = FullFineTune(args.device, args.threads)
+    _realize(recipe.realize, model, opts)
+    recipe.save_dtype = args.save_type
+    config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model),
+              "save_type": args.save_type}
+    if conversations is not None:
+        source = _instruct_source(args, model, conversations, config)
+    else:
+        tokens, corpus_name = _donor_corpus(args, model)
+        check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
+        source = CorpusSource(tokens, corpus_name, args)
+    return recipe, source, config, "model.gguf"
 
 
 def _donor_corpus(args, tokenizer_source):
@@ -125,7 +185,7 @@ def prepare_warm_start(args):
 
 
 PREPARE = {"from-scratch": prepare_from_scratch, "lora": prepare_lora, "warm-start": prepare_warm_start,
-           "instruct": prepare_instruct}
+           "instruct": prepare_instruct, "full": prepare_full}
 
 
 def prepare(args):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import signal
 import sys
 import threading
@@ -75,8 +76,18 @@ class Progress:
             return
         from tqdm import tqdm
         self.bar = tqdm(total=steps * tokens_per_step, initial=(first_step - 1) * tokens_per_step,
-                        unit="tok", unit_scale=True, file=sys.stderr, leave=True, dynamic_ncols=True)
+                        unit="tok", unit_scale=True, file=sys.stderr, leave=True,
+                        ncols=shutil.get_terminal_size().columns)
         self.steps, self.tokens_per_step = steps, tokens_per_step
+
+    def print_line(self, text: str) -> None:
+        """A line on stdout, with the bar lifted out of its way when both share a terminal."""
+        if self.bar is not None and sys.stdout.isatty():
+            with self.bar.external_write_mode(file=sys.stdout):
+                sys.stdout.write(text)
+        else:
+            sys.stdout.write(text)
+        sys.stdout.flush()
 
     def update(self, step: int, loss: float) -> None:
         if self.bar is not None:
@@ -170,8 +181,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                 seconds = time.perf_counter() - t0
                 losses.append(loss)
                 if not args.json:
-                    sys.stdout.write(f"step {step}: loss={loss:.6f}\n")
-                    sys.stdout.flush()
+                    progress.print_line(f"step {step}: loss={loss:.6f}\n")
                 event = dict(step=step, loss=loss, lr=lr, tokens=tokens_per_step,
                              seconds=round(seconds, 6))
                 if recipe.engine.grad_norm is not None:

@@ -1,0 +1,86 @@
+"""FullFineTune: every weight of an existing llama GGUF trained.
+
+The base's matrices (in whatever type they are stored) are dequantized once
+into F32 trainable tensors of a llama model of the file's shape; the saved
+model keeps the base's metadata (tokenizer, chat template, hyper-parameters)
+and is written in F32, F16 or requantized to the base's types.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._native import ToyError
+from ..config import RecipeOptions
+from ..engine import read_gguf_config
+from ..merge import write_like_base
+from .base import TrainingRecipe
+
+
+def _reader(gguf_path):
+    import gguf
+
+    try:
+        return gguf.GGUFReader(str(gguf_path))
+    except (ValueError, OSError, IndexError, KeyError) as err:
+        raise ToyError(f"{gguf_path} could not be read as GGUF: {err}", 5) from None
+
+
+def training_bytes(cfg, opts: RecipeOptions) -> int:
+    """An estimate of what a full fine-tune holds: weights, gradients and two
+    AdamW moments (F32 each), and the activations the backward keeps."""
+    d, ff, tokens = cfg.d_model, cfg.d_ff, opts.t_seq * opts.t_batch
+    kv = cfg.n_kv_heads * cfg.head_dim
+    per_layer = 2 * d * d + 2 * d * kv + 3 * d * ff + 2 * d
+    n_params = cfg.vocab * d * (2 if opts.untied else 1) + cfg.n_layers * per_layer + d
+    # per token and layer: the block's inputs, norms, q/k/v/o, the MLP's three
+    # d_ff-wide tensors and the attention rows, forward and their gradients
+    activations = tokens * cfg.n_layers * (12 * d + 6 * ff + 3 * cfg.n_heads * opts.t_seq)
+    logits = 3 * tokens * cfg.vocab
+    return 4 * (4 * n_params + activations + logits)
+
+
+class FullFineTune(TrainingRecipe):
+    """Fine-tune all of a GGUF model's weights.
+
+    realize(gguf, opts) builds a llama model of the file's shape, fills it
+    with the file's weights (dequantized to F32) and bakes the training step;
+    save_model(path, dtype) writes the result as a GGUF llama.cpp loads.
+    """
+
+    def realize(self, gguf, opts: RecipeOptions | None = None) -> None:
+        cfg = read_gguf_config(gguf, self.engine.lib)
+        opts = opts or RecipeOptions()
+        opts.untied, opts.qkv_bias = cfg.untied, cfg.qkv_bias
+        self.cfg, self.opts, self.base_path = cfg, opts, gguf
+        self.engine.realize(cfg, opts)
+        self._load_weights(gguf)
+        self.engine.build(opts.clip_norm)
+
+    def _load_weights(self, gguf_path) -> None:
+        from gguf.quants import dequantize
+
+        stored = {t.name: t for t in _reader(gguf_path).tensors}
+        for name, handle in self.engine.params().items():
+            tensor = stored.get(name)
+            if tensor is None:
+                raise ToyError(f"{gguf_path} has no tensor {name}", 1)
+            shape = self.engine.info(handle).shape
+            weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+            if weight.size != int(np.prod(shape)):
+                raise ToyError(f"{gguf_path}: {name} holds {weight.size} values, the model "
+                               f"needs {shape}", 1)
+            self.engine.upload(handle, weight.reshape(shape))
+
+    def weights(self) -> dict[str, np.ndarray]:
+        """The trained weights, F32, by GGUF tensor name."""
+        return {name: self.engine.download(h) for name, h in self.engine.params().items()}
+
+    def save_model(self, path, dtype: str = "f32"):
+        """The fine-tuned model as a GGUF with the base's metadata: dtype f32,
+        f16 or "base" (each matrix requantized to its type in the base)."""
+        return write_like_base(_reader(self.base_path), path, self.weights(), dtype)
+
+    save_dtype = "f32"      # what save() (toy-train's final write) uses
+
+    def save(self, path) -> None:
+        self.save_model(path, self.save_dtype)
