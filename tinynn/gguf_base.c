@@ -197,6 +197,23 @@ int tnn_gguf_open(const char * path, tnn_llama_config * cfg, struct gguf_context
     return TNN_OK;
 }
 
+int tnn_gguf_check(const char * path) {
+    if (path == NULL || path[0] == '\0') {
+        return tnn_fail(TNN_ERR_ARG, "no GGUF path given");
+    }
+    const int status = check_file_header(path);
+    if (status != TNN_OK) {
+        return status;
+    }
+    struct gguf_init_params params = { .no_alloc = true, .ctx = NULL };
+    struct gguf_context * g = gguf_init_from_file(path, params);
+    if (g == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "%s could not be parsed as GGUF (truncated or corrupt)", path);
+    }
+    gguf_free(g);
+    return TNN_OK;
+}
+
 int tnn_gguf_llama_config(const char * path, tnn_llama_config * cfg) {
     if (cfg == NULL) {
         return tnn_fail(TNN_ERR_ARG, "tnn_gguf_llama_config: config is NULL");

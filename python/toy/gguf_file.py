@@ -2,14 +2,19 @@
 not read itself: the tokenizer, the chat template, a donor's embedding.
 
 gguf's reader checks little: a corrupt file surfaces as whatever numpy,
-struct or an enum lookup raises on the way. Here every such failure becomes
-an InputError in one line that names the file.
+struct or an enum lookup raises on the way, and a count read from the file
+can keep it looping past the file's end for ever. So the file is first
+parsed by ggml's own GGUF reader in tinynn, which checks every count and
+length against the bytes left, and every remaining failure of gguf's reader
+becomes an InputError in one line that names the file.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from ._native import ToyError
 from .corpus import InputError
+from .engine import check_gguf
 
 
 def one_line(text, limit: int = 160) -> str:
@@ -30,6 +35,10 @@ def read_gguf(path, what: str = ""):
         raise InputError(f"cannot open {what}{path}: {err.strerror or err}") from None
     if magic != b"GGUF":
         raise InputError(f"{what}{path} is not a GGUF file (no GGUF magic at its start)")
+    try:
+        check_gguf(path)
+    except ToyError as err:
+        raise InputError(f"{what}{err}") from None
     try:
         return gguf.GGUFReader(str(path))
     except Exception as err:   # noqa: BLE001 -- see the module's docstring

@@ -61,6 +61,8 @@ class Layout:
     strings: list[tuple[int, int, str]] = field(default_factory=list)   # offset, length, role
     tensors: list[dict] = field(default_factory=list)    # name (offset, len), ne [Num], type Num
     kv_values: dict[str, Num] = field(default_factory=dict)   # scalar key -> its value
+    kv_types: dict[str, Num] = field(default_factory=dict)    # key -> its type (for arrays,
+    #                                                           the element type)
     data_start: int = 0
 
 
@@ -91,8 +93,10 @@ def parse_layout(data: bytes) -> Layout:
     alignment = 32
     for _ in range(n_kv):
         key = string("key")
+        lay.kv_types[key] = Num(pos, "<I", "kv_type")
         kind = num("<I", "kv_type")
         if kind == _ARRAY:
+            lay.kv_types[key] = Num(pos, "<I", "arr_type")
             elem = num("<I", "arr_type")
             count = num("<Q", "arr_count")
             for _ in range(count):
@@ -422,8 +426,9 @@ def _worker_command(extra: list[str]) -> list[str]:
 
 
 def _run_children(make_args, first: int, stop: int, report: Report, case_timeout: float,
-                  on_failure, log=None) -> None:
-    """Run cases first..stop-1 in children, restarting after a crash or hang."""
+                  on_failure, log=None, deadline: float | None = None) -> None:
+    """Run cases first..stop-1 in children, restarting after a crash or hang;
+    past `deadline` (time.monotonic) the child is killed and TimeoutError raised."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(HERE.parent)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -435,6 +440,10 @@ def _run_children(make_args, first: int, stop: int, report: Report, case_timeout
             pending, current, hung = b"", None, False
             fd = child.stdout.fileno()
             while True:
+                if deadline is not None and time.monotonic() > deadline:
+                    os.killpg(child.pid, signal.SIGKILL)
+                    child.wait()
+                    raise TimeoutError(f"the fuzz run passed its deadline after {report.cases} cases")
                 ready, _, _ = select.select([fd], [], [], case_timeout)
                 if not ready:
                     hung = True
@@ -486,8 +495,10 @@ def _run_children(make_args, first: int, stop: int, report: Report, case_timeout
 
 
 def fuzz(cases: int, seed: int = 0, start: int = 0, case_timeout: float = 30.0,
-         findings: Path | None = None, log=None) -> Report:
-    """Run cases start..start+cases-1 of seed; failing inputs are saved in findings."""
+         findings: Path | None = None, log=None, timeout: float | None = None) -> Report:
+    """Run cases start..start+cases-1 of seed; failing inputs are saved in
+    findings. timeout: seconds for the whole run (TimeoutError past it)."""
+    deadline = time.monotonic() + timeout if timeout else None
     report = Report()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="toy-fuzz-seeds-") as tmp:
@@ -509,34 +520,27 @@ def fuzz(cases: int, seed: int = 0, start: int = 0, case_timeout: float = 30.0,
         def make_args(first, stop):
             return ["--seeds-dir", tmp, "--seed", str(seed), "--start", str(first), "--stop", str(stop)]
 
-        _run_children(make_args, start, start + cases, report, case_timeout, on_failure, log)
+        _run_children(make_args, start, start + cases, report, case_timeout, on_failure, log, deadline)
     report.seconds = time.perf_counter() - t0
     return report
 
 
 def replay(paths: list[Path], case_timeout: float = 30.0) -> Report:
-    """Run saved files (e.g. tests/fuzz/cases/*.gguf) through every reader."""
+    """Run saved files (e.g. tests/fuzz/cases/*.gguf) through every reader,
+    each in a child of its own; the reports name the files."""
     report = Report()
     t0 = time.perf_counter()
-    paths = [str(p) for p in paths]
-
-    def make_args(first, stop):
-        return ["--replay", *paths[first:stop]]
-
-    def on_failure(case, why):
-        pass
-
-    # a child replays from `first`, so its case numbers are relative: run one file a child
-    for i, path in enumerate(paths):
-        sub = Report()
-        _run_children(lambda first, stop, p=path: ["--replay", p], 0, 1, sub, case_timeout, on_failure)
-        report.cases += sub.cases
-        report.accepted += sub.accepted
-        report.toy_errors += sub.toy_errors
-        report.messages += sub.messages
-        report.bad += [(path, *b[1:]) for b in sub.bad]
-        report.crashes += [(path, *c[1:]) for c in sub.crashes]
-        report.hangs += [path for _ in sub.hangs]
+    for path in paths:
+        one = Report()
+        _run_children(lambda first, stop, p=str(path): ["--replay", p], 0, 1, one, case_timeout,
+                      on_failure=lambda case, why: None)
+        report.cases += one.cases
+        report.accepted += one.accepted
+        report.toy_errors += one.toy_errors
+        report.messages += one.messages
+        report.bad += [(str(path), *b[1:]) for b in one.bad]
+        report.crashes += [(str(path), *c[1:]) for c in one.crashes]
+        report.hangs += [str(path) for _ in one.hangs]
     report.seconds = time.perf_counter() - t0
     return report
 
