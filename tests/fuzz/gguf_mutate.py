@@ -9,6 +9,7 @@ result to what reads GGUFs in toy:
 
     toy.engine.read_gguf_config(path)
     toy.recipes.LoRA().realize(path, ...) and one training step
+    toy.donor.donor_embedding(path, ...), the warm start's donor
     toy.tokenizer.GGUFTokenizer.from_gguf(path), when the seed has a tokenizer
 
 Each of them must either accept the file or raise ToyError with a one-line
@@ -346,6 +347,11 @@ def run_readers(path: Path, tokenizer: bool) -> dict:
         lora.step(ids[:, :8], positions, ids[:, 1:], toy.adamw_hp(1, 1e-3), True)
 
     attempt("lora", lora_step)
+    def donor():
+        from toy.donor import donor_embed_width, donor_embedding
+        donor_embedding(path, donor_embed_width(path), 8)
+
+    attempt("donor", donor)
     if tokenizer:
         def tok():
             t = GGUFTokenizer.from_gguf(path)
