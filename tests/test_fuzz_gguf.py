@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.gguf_mutate import CASES_DIR, _write_num, fuzz, parse_layout, replay
+from fuzz.gguf_mutate import CASES_DIR, _write_num, fuzz, parse_layout, replay, set_shape
 from fuzz.seeds import write_seeds
 
 # about 20 s on the 2-core development machine (plain build)
@@ -71,6 +71,22 @@ def test_a_name_with_a_line_break_still_gives_a_one_line_error(tmp_path):
         at, n, _ = next(s for s in lay.strings if data[s[0]:s[0] + s[1]] == b"llama")
         data[at + 2] = ord("\n")
     path = edited_seed(tmp_path, "f32-tokenizer", break_architecture)
+    assert_refused_cleanly(path, "config", "lora")
+
+
+# These reached ggml_get_rows / ggml_mul_mat with a third dimension and
+# aborted on their asserts: tinynn checked only the first two.
+@pytest.mark.parametrize("seed,name,shape", [
+    ("f32-tokenizer", "token_embd.weight", [32, 2, 150]),
+    ("f32-tokenizer", "output.weight", [32, 1, 300]),
+    ("f32-tokenizer", "output.weight", [32, 150, 2]),
+    ("quantized", "token_embd.weight", [32, 32, 2]),
+])
+def test_a_tensor_with_an_extra_dimension_is_refused(tmp_path, seed, name, shape):
+    def reshape(data, lay):
+        tensor = next(t for t in lay.tensors if t["name_bytes"] == name.encode())
+        assert set_shape(data, lay, tensor, shape)
+    path = edited_seed(tmp_path, seed, reshape)
     assert_refused_cleanly(path, "config", "lora")
 
 

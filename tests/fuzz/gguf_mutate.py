@@ -64,6 +64,7 @@ class Layout:
     kv_values: dict[str, Num] = field(default_factory=dict)   # scalar key -> its value
     kv_types: dict[str, Num] = field(default_factory=dict)    # key -> its type (for arrays,
     #                                                           the element type)
+    infos_end: int = 0        # where the tensor infos end (padding follows)
     data_start: int = 0
 
 
@@ -115,6 +116,7 @@ def parse_layout(data: bytes) -> Layout:
     for _ in range(n_tensors):
         name_at = pos + 8
         name = string("tensor_name")
+        dims_at = pos
         n_dims = num("<I", "n_dims")
         ne = []
         for _ in range(n_dims):
@@ -124,7 +126,8 @@ def parse_layout(data: bytes) -> Layout:
         num("<I", "tensor_type")
         num("<Q", "tensor_offset")
         lay.tensors.append({"name": (name_at, len(name.encode())), "name_bytes": name.encode(),
-                            "ne": ne, "type": ttype})
+                            "dims_at": dims_at, "ne": ne, "type": ttype})
+    lay.infos_end = pos
     lay.data_start = (pos + alignment - 1) // alignment * alignment
     return lay
 
@@ -255,6 +258,49 @@ def m_swap_dims(rng, buf, lay):
     return "swap dims"
 
 
+def m_reshape(rng, buf, lay):
+    """A tensor given another shape of the same size, with fewer or more
+    dimensions ([a, b] -> [a, b/2, 2], [a*b], [a, 1, b]...); the padding
+    before the data absorbs the change, so the file still parses."""
+    t = rng.choice(lay.tensors)
+    ne = [_read_num(buf, n) for n in t["ne"]]
+    if len(buf) < lay.data_start or not ne:
+        return "reshape (gone)"
+    total = 1
+    for n in ne:
+        total *= n
+    a = ne[0]
+    if a <= 0 or total <= 0 or total % a or total >= 1 << 62:
+        return "reshape (odd shape)"
+    shapes = [[total], [a, total // a, 1], [a, 1, total // a], [a, total // a, 1, 1]]
+    if total // a % 2 == 0:
+        shapes += [[a, total // a // 2, 2], [a, 2, total // a // 2], [a * 2, total // a // 2]]
+    if a % 2 == 0:
+        shapes += [[a // 2, total // a, 2], [a // 2, 2 * total // a]]
+    shape = rng.choice(shapes)
+    if not set_shape(buf, lay, t, shape):
+        return "reshape (no room)"
+    return f"reshape {ne} -> {shape}"
+
+
+def set_shape(buf: bytearray, lay: Layout, tensor: dict, shape: list[int]) -> bool:
+    """Rewrite a tensor's dimensions in place, the padding before the data
+    absorbing the change in length (False when it cannot)."""
+    new = struct.pack("<I", len(shape)) + b"".join(struct.pack("<q", n) for n in shape)
+    start, end = tensor["dims_at"], tensor["dims_at"] + 4 + 8 * len(tensor["ne"])
+    grow = len(new) - (end - start)
+    if grow > lay.data_start - lay.infos_end:
+        return False
+    # keep the data where it is: take the growth out of the padding (or give it back)
+    pad_at = lay.infos_end
+    if grow > 0:
+        del buf[pad_at:pad_at + grow]
+    else:
+        buf[pad_at:pad_at] = bytes(-grow)
+    buf[start:end] = new
+    return True
+
+
 def m_retype_same_size(rng, buf, lay):
     """F32 <-> I32, F16 <-> BF16/I16: the data section still adds up."""
     same = {0: [26], 26: [0], 1: [30, 25], 30: [1], 25: [1]}
@@ -288,7 +334,7 @@ def m_string_bytes(rng, buf, lay):
 
 
 MUTATIONS = [m_bit_flips, m_random_bytes, m_truncate, m_insert, m_delete, m_duplicate,
-             m_number, m_number, m_type, m_key_value, m_key_value, m_swap_dims,
+             m_number, m_number, m_type, m_key_value, m_key_value, m_swap_dims, m_reshape, m_reshape,
              m_retype_same_size, m_rename, m_string_bytes, m_string_bytes]
 
 
@@ -438,6 +484,7 @@ def _run_children(make_args, first: int, stop: int, report: Report, case_timeout
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(HERE.parent)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
     env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("GGML_NO_BACKTRACE", "1")   # ggml would run gdb on every abort
     next_case = first
     while next_case < stop:
         with tempfile.TemporaryFile() as err:
