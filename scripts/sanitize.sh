@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Build toy with AddressSanitizer and UndefinedBehaviorSanitizer (tinynn and
+# ggml-base/ggml-cpu: CMake's TOY_SANITIZE) and run the tests that reach the
+# C core with bad or odd input, plus a run of the GGUF fuzzer, under them.
+#
+#   bash scripts/sanitize.sh            # build into build/asan, venv .venv-asan
+#   FUZZ_CASES=20000 bash scripts/sanitize.sh
+#
+# Python itself is not instrumented: the runtimes are preloaded into it
+# (LD_PRELOAD), leak detection is off (the interpreter keeps what it
+# allocates on purpose), and UBSan stops the process at its first report.
+# Child processes (the CLI tests, the fuzzer's worker) inherit all of it.
+# Any report fails the run.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+venv="${TOY_ASAN_VENV:-$root/.venv-asan}"
+sanitize="${TOY_SANITIZE:-address,undefined}"
+fuzz_cases="${FUZZ_CASES:-3000}"
+fuzz_seed="${FUZZ_SEED:-1}"
+jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+
+t0=$(date +%s)
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+# a build directory of its own: the normal build in build/{wheel_tag} is untouched
+TOY_SANITIZE="$sanitize" CMAKE_BUILD_PARALLEL_LEVEL="$jobs" \
+    "$venv/bin/pip" install -q ".[test]" --config-settings=build-dir=build/asan
+t1=$(date +%s)
+
+preload="$(gcc -print-file-name=libasan.so)"
+if [[ "$sanitize" == *undefined* ]]; then
+    preload="$preload $(gcc -print-file-name=libubsan.so)"
+fi
+export LD_PRELOAD="$preload"
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export OMP_NUM_THREADS=1
+
+# C-API errors, CLI errors, a few steps of each recipe (from-scratch, LoRA on a
+# tiny GGUF and on SmolLM2 Q4_1, warm start, instruct), loading GGUFs for
+# generation, and the fuzz test with its saved cases.
+"$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    tests/test_engine_errors.py tests/test_cli_errors.py tests/test_fuzz_gguf.py \
+    "tests/test_cli.py::test_default_command_matches_the_golden_log" \
+    "tests/test_cli.py::test_own_text_corpus_and_token_corpus" \
+    tests/test_cli_lora.py \
+    "tests/test_warm_start.py::test_each_init_mode_matches_its_golden_log" \
+    "tests/test_warm_start.py::test_the_warm_window_runs_from_realize_scratch_to_build" \
+    "tests/test_warm_start.py::test_cli_errors_name_the_donor_problem" \
+    "tests/test_instruct.py::test_instruct_matches_its_golden_log_and_reports_perplexity" \
+    "tests/test_instruct.py::test_cli_malformed_data_exits_2_with_the_line" \
+    tests/test_generate.py
+t2=$(date +%s)
+
+"$venv/bin/python" -m tests.fuzz.gguf_mutate --cases "$fuzz_cases" --seed "$fuzz_seed" \
+    --findings fuzz-findings/asan 2>/dev/null
+t3=$(date +%s)
+
+echo "sanitize.sh ($sanitize): build $((t1 - t0)) s, tests $((t2 - t1)) s, fuzz ($fuzz_cases cases) $((t3 - t2)) s, total $((t3 - t0)) s"
