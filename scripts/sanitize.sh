@@ -54,20 +54,30 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1:log_path=$r
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
 export OMP_NUM_THREADS=1
 
-# C-API errors, CLI errors, a few steps of each recipe (from-scratch, LoRA on a
-# tiny GGUF and on SmolLM2 Q4_1, warm start, instruct), loading GGUFs for
-# generation, and the fuzz test with its saved cases.
+# C-API errors, CLI errors, the fuzz test and its saved cases, the
+# from-scratch golden run, LoRA on a tiny GGUF and its input errors, the warm
+# start's donor checks, and generation from tiny models.
 "$venv/bin/python" -m pytest -q -p no:cacheprovider \
     tests/test_engine_errors.py tests/test_cli_errors.py tests/test_fuzz_gguf.py \
     "tests/test_cli.py::test_default_command_matches_the_golden_log" \
-    "tests/test_cli.py::test_own_text_corpus_and_token_corpus" \
     tests/test_cli_lora.py \
-    "tests/test_warm_start.py::test_each_init_mode_matches_its_golden_log" \
     "tests/test_warm_start.py::test_the_warm_window_runs_from_realize_scratch_to_build" \
     "tests/test_warm_start.py::test_cli_errors_name_the_donor_problem" \
-    "tests/test_instruct.py::test_instruct_matches_its_golden_log_and_reports_perplexity" \
     "tests/test_instruct.py::test_cli_malformed_data_exits_2_with_the_line" \
-    tests/test_generate.py
+    tests/test_generate.py \
+    -k "not gate and not learns and not greedy and not toy_generate and not stop_string and not tokenizer_and"
+
+# A few steps of each recipe on SmolLM2-135M Q4_1 (the quantized kernels and
+# vendor patches 0001-0005 on the way), as a user runs them.
+run="$(mktemp -d)"
+train() { "$venv/bin/toy-train" "$@" --threads 2 --seq 16 --batch 1 > /dev/null; }
+train lora --steps 2 --targets q,v --out "$run/lora"
+train lora --steps 1 --base-compute stored --out "$run/lora-stored"
+train warm-start --steps 2 --out "$run/warm"
+head -n 2 tests/data/instruct-small.jsonl > "$run/two.jsonl"
+train instruct --data "$run/two.jsonl" --epochs 1 --eval-split 0 --out "$run/instruct"
+"$venv/bin/toy-generate" --adapter "$run/lora/adapter.gguf" --max-new-tokens 4 --threads 2 "Hello" > /dev/null
+rm -rf "$run"
 t2=$(date +%s)
 
 "$venv/bin/python" -m tests.fuzz.gguf_mutate --cases "$fuzz_cases" --seed "$fuzz_seed" \
