@@ -393,6 +393,7 @@ def run_readers(path: Path, tokenizer: bool) -> dict:
         lora.step(ids[:, :8], positions, ids[:, 1:], toy.adamw_hp(1, 1e-3), True)
 
     attempt("lora", lora_step)
+
     def donor():
         from toy.donor import donor_embed_width, donor_embedding
         donor_embedding(path, donor_embed_width(path), 8)
