@@ -3,9 +3,10 @@ import gguf
 import numpy as np
 
 
-def write_llama_gguf(path, params, cfg, arch="llama", types=None):
+def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None):
     """params: name -> numpy array in (out, in) layout, as in reference_llama.
-    types: name -> gguf.GGMLQuantizationType to quantize a tensor (default F32)."""
+    types: name -> gguf.GGMLQuantizationType to quantize a tensor (default F32).
+    tokenizer: a dict from tiny_tokenizer() to store a GPT-2 style tokenizer."""
     writer = gguf.GGUFWriter(str(path), arch)
     writer.add_block_count(cfg.n_layers)
     writer.add_embedding_length(cfg.d_model)
@@ -15,6 +16,15 @@ def write_llama_gguf(path, params, cfg, arch="llama", types=None):
     writer.add_rope_freq_base(cfg.rope_base)
     writer.add_layer_norm_rms_eps(cfg.rms_eps)
     writer.add_context_length(64)
+    if tokenizer is not None:
+        writer.add_tokenizer_model("gpt2")
+        writer.add_tokenizer_pre(tokenizer["pre"])
+        writer.add_token_list(tokenizer["tokens"])
+        writer.add_token_types(tokenizer["token_types"])
+        writer.add_token_merges(tokenizer["merges"])
+        writer.add_bos_token_id(tokenizer["bos_id"])
+        writer.add_eos_token_id(tokenizer["eos_id"])
+        writer.add_add_bos_token(False)
     for name, value in params.items():
         qtype = (types or {}).get(name, gguf.GGMLQuantizationType.F32)
         data = value.astype(np.float32)
@@ -26,3 +36,33 @@ def write_llama_gguf(path, params, cfg, arch="llama", types=None):
     writer.write_tensors_to_file()
     writer.close()
     return path
+
+
+def _byte_symbols() -> list[str]:
+    """GPT-2's byte-level alphabet: printable Latin-1 bytes stand for
+    themselves, the other bytes for the characters from U+0100 on."""
+    printable = [b for b in range(256)
+                 if ord("!") <= b <= ord("~") or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
+    symbols, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            symbols[b] = chr(b)
+        else:
+            symbols[b] = chr(256 + extra)
+            extra += 1
+    return [symbols[b] for b in range(256)]
+
+
+def tiny_tokenizer(vocab: int) -> dict:
+    """A byte-level BPE tokenizer of exactly `vocab` tokens (vocab > 257):
+    the 256 byte symbols, merges of lowercase letter pairs, and one control
+    token at the end that serves as BOS and EOS."""
+    tokens = _byte_symbols()
+    letters = "etaoinshrdlucmfw"
+    pairs = [(a, b) for a in letters for b in letters]
+    merges = [f"{a} {b}" for a, b in pairs[: vocab - 257]]
+    tokens += [a + b for a, b in pairs[: vocab - 257]]
+    tokens.append("<|end|>")
+    types = [1] * (vocab - 1) + [3]
+    return {"tokens": tokens, "merges": merges, "token_types": types, "pre": "gpt2",
+            "bos_id": vocab - 1, "eos_id": vocab - 1}

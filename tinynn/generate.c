@@ -205,11 +205,12 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
         s->decode_mask_host = grown;
         s->decode_mask_cap = n_mask;
     }
-    int32_t * positions = malloc((size_t) n * (sizeof(int32_t) + sizeof(int64_t)));
-    if (positions == NULL) {
+    /* the 8-byte rows first: after n 4-byte positions they would be misaligned for odd n */
+    int64_t * rows = malloc((size_t) n * (sizeof(int64_t) + sizeof(int32_t)));
+    if (rows == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
-    int64_t * rows = (int64_t *) (positions + n);
+    int32_t * positions = (int32_t *) (rows + n);
     const ggml_fp16_t zero = ggml_fp32_to_fp16(0.0f), minus_inf = ggml_fp32_to_fp16(-INFINITY);
     for (int32_t j = 0; j < n; ++j) {
         positions[j] = n_past + j;
@@ -224,7 +225,7 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
     ggml_backend_tensor_set(s->decode_positions, positions, 0, (size_t) n * sizeof(int32_t));
     ggml_backend_tensor_set(s->decode_rows, rows, 0, (size_t) n * sizeof(int64_t));
     ggml_backend_tensor_set(s->decode_mask, s->decode_mask_host, 0, n_mask * sizeof(uint16_t));
-    free(positions);
+    free(rows);
     if (ggml_backend_graph_compute(s->backend, s->decode_graph) != GGML_STATUS_SUCCESS) {
         return tnn_fail(TNN_ERR_BACKEND, "the %s backend failed to run the decode graph", tnn_backend_name());
     }

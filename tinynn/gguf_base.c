@@ -85,6 +85,41 @@ static int check_file_header(const char * path) {
     return TNN_OK;
 }
 
+/* t must be a matrix [ne0, ne1] (ne1 = 1: a vector): a third or fourth
+ * dimension would reach ggml's get_rows / mul_mat and trip their asserts. */
+static int check_shape(const struct ggml_tensor * t, int64_t ne0, int64_t ne1) {
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
+        return tnn_fail(TNN_ERR_ARG, "tensor %s has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld]",
+                        t->name, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
+                        (long long) t->ne[3], (long long) ne0, (long long) ne1);
+    }
+    return TNN_OK;
+}
+
+/* The tensors outside the blocks: token_embd [d_model, vocab], the optional
+ * output [d_model, vocab] and output_norm [d_model]. */
+static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, int64_t * vocab) {
+    const struct ggml_tensor * embd = ggml_get_tensor(tensors, "token_embd.weight");
+    if (embd == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tensor token_embd.weight is missing");
+    }
+    *vocab = embd->ne[1];
+    if (*vocab < 1 || *vocab > (1 << 24)) {
+        return tnn_fail(TNN_ERR_ARG, "tensor token_embd.weight has %lld rows: a vocabulary of 1 to "
+                        "16777216 tokens expected", (long long) *vocab);
+    }
+    int status = check_shape(embd, d_model, *vocab);
+    const struct ggml_tensor * output = ggml_get_tensor(tensors, "output.weight");
+    if (status == TNN_OK && output != NULL) {
+        status = check_shape(output, d_model, *vocab);
+    }
+    const struct ggml_tensor * norm = ggml_get_tensor(tensors, "output_norm.weight");
+    if (status == TNN_OK && norm == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tensor output_norm.weight is missing");
+    }
+    return status != TNN_OK ? status : check_shape(norm, d_model, 1);
+}
+
 static int read_config(struct gguf_context * g, struct ggml_context * tensors, tnn_llama_config * c) {
     const int64_t arch_id = gguf_find_key(g, "general.architecture");
     if (arch_id < 0 || gguf_get_kv_type(g, arch_id) != GGUF_TYPE_STRING) {
@@ -124,11 +159,11 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         (status = get_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5f, &c->rms_eps))) {
         return status;
     }
-    const struct ggml_tensor * embd = ggml_get_tensor(tensors, "token_embd.weight");
-    if (embd == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "tensor token_embd.weight is missing");
+    int64_t vocab;
+    if ((status = check_outer_tensors(tensors, d_model, &vocab))) {
+        return status;
     }
-    c->vocab = (int32_t) embd->ne[1];
+    c->vocab = (int32_t) vocab;
     c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
     c->qkv_bias = ggml_get_tensor(tensors, "blk.0.attn_q.bias") != NULL;
     c->t_seq = 1;
@@ -194,6 +229,23 @@ int tnn_gguf_open(const char * path, tnn_llama_config * cfg, struct gguf_context
     }
     *gguf_out = g;
     *tensors_out = tensors;
+    return TNN_OK;
+}
+
+int tnn_gguf_check(const char * path) {
+    if (path == NULL || path[0] == '\0') {
+        return tnn_fail(TNN_ERR_ARG, "no GGUF path given");
+    }
+    const int status = check_file_header(path);
+    if (status != TNN_OK) {
+        return status;
+    }
+    struct gguf_init_params params = { .no_alloc = true, .ctx = NULL };
+    struct gguf_context * g = gguf_init_from_file(path, params);
+    if (g == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "%s could not be parsed as GGUF (truncated or corrupt)", path);
+    }
+    gguf_free(g);
     return TNN_OK;
 }
 

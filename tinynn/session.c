@@ -16,6 +16,12 @@ int tnn_fail(int status, const char * fmt, ...) {
     va_start(args, fmt);
     vsnprintf(g_last_error, sizeof(g_last_error), fmt, args);
     va_end(args);
+    /* one line, whatever a file put in the names and strings it quotes */
+    for (char * c = g_last_error; *c != '\0'; ++c) {
+        if ((unsigned char) *c < 0x20 || *c == 0x7f) {
+            *c = '?';
+        }
+    }
     return status;
 }
 

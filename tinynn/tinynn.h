@@ -147,6 +147,12 @@ typedef struct tnn_lora_config {
  * tinynn cannot back-propagate through, or a tensor of the wrong shape. */
 int tnn_gguf_llama_config(const char * path, tnn_llama_config * config);
 
+/* Check that a file is well-formed GGUF by ggml's own parser (header, every
+ * key/value, every tensor info), whatever its architecture. Python reads a
+ * GGUF's metadata (the tokenizer) only after this passes: gguf's reader can
+ * loop without end on a corrupt file. */
+int tnn_gguf_check(const char * path);
+
 /* Map a llama GGUF as a frozen base (weights stay in their stored types; on
  * the CPU they are used in place from the mapped file) and add LoRA adapters
  * A [d_in, rank], B [rank, d_out] on the chosen targets of every block: the

@@ -9,21 +9,14 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import InputError
+from .gguf_file import read_gguf
 
 
 def _reader(path):
-    import gguf
-
     path = Path(path)
     if not path.is_file():
         raise InputError(f"donor file not found: {path} (give an existing --donor PATH)")
-    with open(path, "rb") as f:
-        if f.read(4) != b"GGUF":
-            raise InputError(f"donor {path} is not a GGUF file (no GGUF magic at its start)")
-    try:
-        return gguf.GGUFReader(str(path))
-    except (ValueError, OSError, IndexError, KeyError) as err:
-        raise InputError(f"donor {path} could not be read as GGUF: {err}") from None
+    return read_gguf(path, "donor ")
 
 
 def donor_embed_width(path) -> int:

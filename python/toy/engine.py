@@ -220,6 +220,12 @@ class LlamaSeqEngine:
         self._check(self.lib.tnn_save_gguf(self._session, os.fsencode(path)))
 
 
+def check_gguf(gguf_path, lib=None) -> None:
+    """ToyError unless the file is well-formed GGUF by ggml's parser (any architecture)."""
+    lib = lib or library("cpu")
+    check(lib, lib.tnn_gguf_check(os.fsencode(gguf_path)))
+
+
 def read_gguf_config(gguf_path, lib=None) -> LlamaConfig:
     """A llama GGUF's LlamaConfig, read and checked by tinynn (no weights loaded).
     The config also carries `untied` and `qkv_bias` as attributes."""

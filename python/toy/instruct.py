@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import InputError
+from .gguf_file import read_gguf
 
 IGNORE = -1
 
@@ -86,12 +87,16 @@ class ChatFormatter:
 
     @classmethod
     def from_gguf(cls, path, tokenizer) -> "ChatFormatter":
-        import gguf
-
-        field = gguf.GGUFReader(str(path)).fields.get("tokenizer.chat_template")
+        field = read_gguf(path).fields.get("tokenizer.chat_template")
         if field is None:
             raise InputError(f"{path} has no tokenizer.chat_template: instruct needs a chat model")
-        return cls(field.contents(), tokenizer)
+        try:
+            template = field.contents()
+        except (UnicodeDecodeError, ValueError, IndexError) as err:
+            raise InputError(f"{path}: tokenizer.chat_template cannot be read ({err})") from None
+        if not isinstance(template, str):
+            raise InputError(f"{path}: tokenizer.chat_template is not a string")
+        return cls(template, tokenizer)
 
     def render(self, messages, add_generation_prompt=False) -> str:
         return self.template.render(messages=messages, add_generation_prompt=add_generation_prompt,

@@ -13,20 +13,25 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import InputError
+from .gguf_file import one_line, read_gguf
 
 DTYPES = ("f32", "f16", "base")
 _SKIP_KEYS = {"GGUF.version", "GGUF.tensor_count", "GGUF.kv_count", "general.architecture"}
 
 
 def _read_adapter(adapter_path) -> tuple[float, dict[str, tuple[np.ndarray, np.ndarray]]]:
-    import gguf
-
-    reader = gguf.GGUFReader(str(adapter_path))
+    reader = read_gguf(adapter_path, "adapter ")
     fields = reader.fields
-    kind = fields.get("general.type")
-    if kind is None or kind.contents() != "adapter" or fields["adapter.type"].contents() != "lora":
-        raise InputError(f"{adapter_path} is not a LoRA adapter GGUF")
-    alpha = float(fields["adapter.lora.alpha"].contents())
+    try:
+        kind = fields["general.type"].contents() if "general.type" in fields else None
+        lora = fields["adapter.type"].contents() if "adapter.type" in fields else None
+        if kind != "adapter" or lora != "lora":
+            raise InputError(f"{adapter_path} is not a LoRA adapter GGUF")
+        if "adapter.lora.alpha" not in fields:
+            raise InputError(f"{adapter_path} has no adapter.lora.alpha")
+        alpha = float(fields["adapter.lora.alpha"].contents())
+    except (ValueError, TypeError, IndexError) as err:   # a key of the wrong type, not UTF-8
+        raise InputError(f"{adapter_path}: malformed adapter metadata ({one_line(err)})") from None
     tensors = {t.name: np.asarray(t.data, dtype=np.float32) for t in reader.tensors}
     pairs = {}
     for name, a in tensors.items():

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import InputError
+from .gguf_file import one_line, read_gguf
 
 # tokenizer.ggml.pre -> split digits one by one before the GPT-2 regex?
 _PRE_TOKENIZERS = {"smollm": True, "gpt2": False, "default": False}
@@ -28,11 +29,21 @@ class GGUFTokenizer:
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
         if pre not in _PRE_TOKENIZERS:
-            raise InputError(f"pre-tokenizer '{pre}' is not supported (supported: "
+            raise InputError(f"pre-tokenizer {one_line(repr(pre))} is not supported (supported: "
                              f"{', '.join(_PRE_TOKENIZERS)})")
+        for name, token_id in (("BOS", bos_id), ("EOS", eos_id)):
+            if token_id is not None and not 0 <= token_id < len(tokens):
+                raise InputError(f"the tokenizer's {name} id {token_id} is not one of its "
+                                 f"{len(tokens)} tokens")
         vocab = {tok: i for i, tok in enumerate(tokens)}
         pairs = [tuple(m.split(" ", 1)) for m in merges]
-        self._tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False))
+        if any(len(pair) != 2 for pair in pairs):
+            raise InputError("a tokenizer merge is not two tokens separated by a space")
+        try:
+            self._tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False))
+        except Exception as err:   # noqa: BLE001 -- tokenizers raises plain Exception
+            raise InputError(f"the tokenizer's vocabulary and merges do not fit together: "
+                             f"{one_line(err)}") from None
         steps = [pre_tokenizers.Digits(individual_digits=True)] if _PRE_TOKENIZERS[pre] else []
         steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True))
         self._tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
@@ -46,14 +57,20 @@ class GGUFTokenizer:
 
     @classmethod
     def from_gguf(cls, path: str | Path) -> "GGUFTokenizer":
-        import gguf
+        f = read_gguf(path).fields
+        try:
+            return cls._from_fields(path, f)
+        except (UnicodeDecodeError, ValueError, IndexError, KeyError, TypeError, OverflowError) as err:
+            # a key of the wrong type or shape, a string that is not UTF-8
+            raise InputError(f"{path}: the tokenizer is malformed ({type(err).__name__}: "
+                             f"{one_line(err)})") from None
 
-        reader = gguf.GGUFReader(str(path))
-        f = reader.fields
+    @classmethod
+    def _from_fields(cls, path, f) -> "GGUFTokenizer":
         model = _string(f["tokenizer.ggml.model"]) if "tokenizer.ggml.model" in f else "none"
         if model != "gpt2":
-            raise InputError(f"{path}: tokenizer '{model}' is not supported (byte-level BPE "
-                             "'gpt2' only); pass a packed int32 --corpus instead")
+            raise InputError(f"{path}: tokenizer {one_line(repr(model))} is not supported (byte-level "
+                             "BPE 'gpt2' only); pass a packed int32 --corpus instead")
         tokens = _strings(f["tokenizer.ggml.tokens"])
         merges = _strings(f["tokenizer.ggml.merges"])
         pre = _string(f["tokenizer.ggml.pre"]) if "tokenizer.ggml.pre" in f else "default"

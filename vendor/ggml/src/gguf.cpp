@@ -555,7 +555,7 @@ static struct gguf_context * gguf_init_from_reader(const struct gguf_reader & gr
 
         for (int64_t i = 0; ok && i < n_kv; ++i) {
             std::string key;
-            gguf_type   type     = gguf_type(-1);
+            int32_t     raw_type = -1;
             bool        is_array = false;
             uint64_t    n        = 1;
 
@@ -580,15 +580,23 @@ static struct gguf_context * gguf_init_from_reader(const struct gguf_reader & gr
                 break;
             }
 
-            ok = ok && gr.read(type);
-            if (type == GGUF_TYPE_ARRAY) {
+            // toy patch 0006: the type is read as the raw integer and checked
+            // before it becomes a gguf_type (an out-of-range enum value is UB)
+            ok = ok && gr.read(raw_type);
+            if (ok && raw_type == GGUF_TYPE_ARRAY) {
                 is_array = true;
-                ok = ok && gr.read(type);
+                ok = ok && gr.read(raw_type);
                 ok = ok && gr.read(n);
             }
             if (!ok) {
                 break;
             }
+            if (raw_type < 0 || raw_type >= GGUF_TYPE_COUNT) {
+                GGML_LOG_ERROR("%s: key '%s' has invalid GGUF type %d\n", __func__, key.c_str(), raw_type);
+                ok = false;
+                break;
+            }
+            const gguf_type type = gguf_type(raw_type);
 
             switch (type) {
                 case GGUF_TYPE_UINT8:   ok = ok && gguf_read_emplace_helper<uint8_t>    (gr, ctx->kv, key, is_array, n); break;
@@ -724,15 +732,21 @@ static struct gguf_context * gguf_init_from_reader(const struct gguf_reader & gr
 
         // tensor type
         {
-            ok = ok && gr.read(info.t.type);
+            // toy patch 0006: read the raw integer, check it, then make it a ggml_type
+            int32_t raw_type = -1;
+            ok = ok && gr.read(raw_type);
+            if (!ok) {
+                break;
+            }
 
             // check that tensor type is within defined range
-            if (info.t.type < 0 || info.t.type >= GGML_TYPE_COUNT) {
+            if (raw_type < 0 || raw_type >= GGML_TYPE_COUNT) {
                 GGML_LOG_ERROR("%s: tensor '%s' has invalid ggml type %d. should be in [0, %d)\n",
-                    __func__, info.t.name, info.t.type, GGML_TYPE_COUNT);
+                    __func__, info.t.name, raw_type, GGML_TYPE_COUNT);
                 ok = false;
                 break;
             }
+            info.t.type = ggml_type(raw_type);
             const size_t  type_size = ggml_type_size(info.t.type);
             const int64_t blck_size = ggml_blck_size(info.t.type);
 
