@@ -38,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="recipe", metavar="RECIPE", parser_class=_Parser,
                            help=" | ".join(COMMANDS))
     for name, command in COMMANDS.items():
-        command.add_options(sub.add_parser(name, help=command.HELP, description=command.HELP))
+        # no abbreviations: --init (warm-start's) must not be taken for --init-scale
+        command.add_options(sub.add_parser(name, help=command.HELP, description=command.HELP,
+                                           allow_abbrev=False))
     return p
 
 

@@ -46,11 +46,10 @@ def _read_adapter(adapter_path) -> tuple[float, dict[str, tuple[np.ndarray, np.n
 
 def merge_lora(base_path, adapter_path, out_path, dtype: str = "f32") -> Path:
     """Write base + adapter as one GGUF at out_path (temp file, then rename)."""
-    import gguf
     from gguf.quants import dequantize
 
     alpha, pairs = _read_adapter(adapter_path)
-    base = gguf.GGUFReader(str(base_path))
+    base = read_gguf(base_path, "base ")
     stored = {t.name: t for t in base.tensors}
     missing = [w for w in pairs if w not in stored]
     if missing:
@@ -67,7 +66,7 @@ def check_requantizable(base_path) -> None:
     import gguf
     from gguf.quants import quantize
 
-    for tensor in gguf.GGUFReader(str(base_path)).tensors:
+    for tensor in read_gguf(base_path).tensors:
         if len(tensor.shape) < 2 or tensor.tensor_type in (gguf.GGMLQuantizationType.F32,
                                                            gguf.GGMLQuantizationType.F16):
             continue

@@ -12,17 +12,9 @@ import numpy as np
 from .._native import ToyError
 from ..config import RecipeOptions
 from ..engine import read_gguf_config
+from ..gguf_file import read_gguf
 from ..merge import write_like_base
 from .base import TrainingRecipe
-
-
-def _reader(gguf_path):
-    import gguf
-
-    try:
-        return gguf.GGUFReader(str(gguf_path))
-    except (ValueError, OSError, IndexError, KeyError) as err:
-        raise ToyError(f"{gguf_path} could not be read as GGUF: {err}", 5) from None
 
 
 def training_bytes(cfg, opts: RecipeOptions) -> int:
@@ -59,7 +51,7 @@ class FullFineTune(TrainingRecipe):
     def _load_weights(self, gguf_path) -> None:
         from gguf.quants import dequantize
 
-        stored = {t.name: t for t in _reader(gguf_path).tensors}
+        stored = {t.name: t for t in read_gguf(gguf_path).tensors}
         for name, handle in self.engine.params().items():
             tensor = stored.get(name)
             if tensor is None:
@@ -78,7 +70,7 @@ class FullFineTune(TrainingRecipe):
     def save_model(self, path, dtype: str = "f32"):
         """The fine-tuned model as a GGUF with the base's metadata: dtype f32,
         f16 or "base" (each matrix requantized to its type in the base)."""
-        return write_like_base(_reader(self.base_path), path, self.weights(), dtype)
+        return write_like_base(read_gguf(self.base_path), path, self.weights(), dtype)
 
     save_dtype = "f32"      # what save() (toy-train's final write) uses
 
