@@ -11,7 +11,7 @@ from fuzz.gguf_mutate import CASES_DIR, _write_num, fuzz, parse_layout, replay, 
 from fuzz.seeds import write_seeds
 
 # about 20 s on the 2-core development machine (plain build)
-CASES = 4000
+CASES = 2500
 
 
 def details(report) -> str:
