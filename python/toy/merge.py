@@ -77,13 +77,15 @@ def check_requantizable(base_path) -> None:
                              "requantize to: write f32 or f16") from None
 
 
-def write_like_base(base, out_path, weights: dict[str, np.ndarray], dtype: str = "f32") -> Path:
+def write_like_base(base, out_path, weights, dtype: str = "f32") -> Path:
     """A GGUF with the metadata and tensor order of base (a gguf.GGUFReader),
-    the given F32 weights in place of the base's tensors of the same names
-    (in F32, F16 or requantized to the base's type: dtype "base"), the other
-    tensors copied as stored. Written to a temporary name, then renamed."""
+    the F32 weights of `weights` (a mapping by tensor name, which may make
+    each array only when asked) in place of the base's tensors of the same
+    names, in F32, F16 or requantized to the base's type (dtype "base"); the
+    other tensors copied as stored. The tensors are written one at a time, so
+    at most one converted array is held. Written to a temporary name, then
+    renamed; a failure leaves no file."""
     import gguf
-    from gguf.quants import quantize
 
     if dtype not in DTYPES:
         raise InputError(f"dtype '{dtype}' is not one of {', '.join(DTYPES)}")
@@ -91,33 +93,60 @@ def write_like_base(base, out_path, weights: dict[str, np.ndarray], dtype: str =
     tmp = out_path.with_name(out_path.name + ".tmp")
     arch = base.fields["general.architecture"].contents()
     writer = gguf.GGUFWriter(str(tmp), arch)
-    for field in base.fields.values():
-        if field.name in _SKIP_KEYS:
-            continue
-        sub_type = field.types[1] if len(field.types) > 1 else None
-        value = field.contents()
-        if field.name == "general.file_type" and dtype != "base":
-            value = {"f32": 0, "f16": 1}[dtype]
-        writer.add_key_value(field.name, value, field.types[0], sub_type=sub_type)
-
-    for tensor in base.tensors:
-        weight = weights.get(tensor.name)
-        if weight is None:
-            writer.add_tensor(tensor.name, np.asarray(tensor.data), raw_dtype=tensor.tensor_type)
-        elif dtype == "f32" or weight.ndim == 1:     # norms stay F32, as llama.cpp writes them
-            writer.add_tensor(tensor.name, weight.astype(np.float32))
-        elif dtype == "f16":
-            writer.add_tensor(tensor.name, weight.astype(np.float16))
-        else:
-            try:
-                data = quantize(weight, tensor.tensor_type)
-            except NotImplementedError:
-                raise InputError(f"requantizing to {tensor.tensor_type.name} is not supported; "
-                                 "write f32 or f16") from None
-            writer.add_tensor(tensor.name, data, raw_dtype=tensor.tensor_type)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    try:
+        for field in base.fields.values():
+            if field.name in _SKIP_KEYS:
+                continue
+            sub_type = field.types[1] if len(field.types) > 1 else None
+            value = field.contents()
+            if field.name == "general.file_type" and dtype != "base":
+                value = {"f32": 0, "f16": 1}[dtype]
+            writer.add_key_value(field.name, value, field.types[0], sub_type=sub_type)
+        for tensor in base.tensors:
+            writer.add_tensor_info(tensor.name, *_planned(tensor, tensor.name in weights, dtype))
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_ti_data_to_file()
+        for tensor in base.tensors:
+            writer.write_tensor_data(_encoded(tensor, weights.get(tensor.name), dtype))
+        writer.close()
+    except BaseException:
+        writer.close()
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, out_path)
     return out_path
+
+
+def _planned(tensor, replaced: bool, dtype: str):
+    """(shape, numpy dtype, bytes, raw type) of what _encoded will make of tensor."""
+    import gguf
+
+    if not replaced:
+        data = np.asarray(tensor.data)
+        return data.shape, data.dtype, data.nbytes, tensor.tensor_type
+    shape = tuple(int(n) for n in reversed(tensor.shape))      # numpy order
+    count = int(np.prod(shape))
+    if dtype == "f32" or len(shape) == 1:
+        return shape, np.dtype(np.float32), 4 * count, None
+    if dtype == "f16":
+        return shape, np.dtype(np.float16), 2 * count, None
+    byte_shape = gguf.quant_shape_to_byte_shape(shape, tensor.tensor_type)
+    return byte_shape, np.dtype(np.uint8), int(np.prod(byte_shape)), tensor.tensor_type
+
+
+def _encoded(tensor, weight, dtype: str) -> np.ndarray:
+    """The bytes to write for one tensor of the base: as stored, or weight converted."""
+    from gguf.quants import quantize
+
+    if weight is None:
+        return np.asarray(tensor.data)
+    if dtype == "f32" or weight.ndim == 1:     # norms stay F32, as llama.cpp writes them
+        return np.ascontiguousarray(weight, dtype=np.float32)
+    if dtype == "f16":
+        return weight.astype(np.float16)
+    try:
+        return quantize(weight, tensor.tensor_type)
+    except NotImplementedError:
+        raise InputError(f"requantizing to {tensor.tensor_type.name} is not supported; "
+                         "write f32 or f16") from None

@@ -7,6 +7,8 @@ and is written in F32, F16 or requantized to the base's types.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .._native import ToyError
@@ -29,6 +31,25 @@ def training_bytes(cfg, opts: RecipeOptions) -> int:
     activations = tokens * cfg.n_layers * (12 * d + 6 * ff + 3 * cfg.n_heads * opts.t_seq)
     logits = 3 * tokens * cfg.vocab
     return 4 * (4 * n_params + activations + logits)
+
+
+class _Downloads(Mapping):
+    """The engine's parameters by name, each downloaded when looked up."""
+
+    def __init__(self, engine):
+        self.engine, self.handles = engine, engine.params()
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.engine.download(self.handles[name])
+
+    def __contains__(self, name) -> bool:
+        return name in self.handles
+
+    def __iter__(self):
+        return iter(self.handles)
+
+    def __len__(self) -> int:
+        return len(self.handles)
 
 
 class FullFineTune(TrainingRecipe):
@@ -69,8 +90,9 @@ class FullFineTune(TrainingRecipe):
 
     def save_model(self, path, dtype: str = "f32"):
         """The fine-tuned model as a GGUF with the base's metadata: dtype f32,
-        f16 or "base" (each matrix requantized to its type in the base)."""
-        return write_like_base(read_gguf(self.base_path), path, self.weights(), dtype)
+        f16 or "base" (each matrix requantized to its type in the base).
+        Each weight is downloaded only when it is written."""
+        return write_like_base(read_gguf(self.base_path), path, _Downloads(self.engine), dtype)
 
     save_dtype = "f32"      # what save() (toy-train's final write) uses
 
