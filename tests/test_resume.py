@@ -93,7 +93,9 @@ def test_kill_9_never_leaves_an_unreadable_checkpoint(tmp_path):
     whole = toy_train(*args, "--out", str(tmp_path / "whole"))
     for delay in (0.0, 0.05, 0.13):
         run = start("--resume", str(out)) if (out / "checkpoint").exists() else start(*args, "--out", str(out))
+        deadline = time.monotonic() + 120         # a hang guard: the first checkpoint comes within seconds
         while not (out / "checkpoint/latest.json").exists():
+            assert time.monotonic() < deadline and run.poll() is None, "no checkpoint was written"
             time.sleep(0.01)
         time.sleep(delay)
         run.kill()

@@ -57,8 +57,8 @@ def _write_synced(path: Path, data: bytes) -> None:
 
 def training_tensors(engine) -> dict[str, int]:
     """Name -> handle of every tensor a step changes: parameters and AdamW moments."""
-    return {engine.info(h).name: h for h in engine.handles()
-            if engine.info(h).kind in (KIND_PARAM, KIND_MOMENT)}
+    infos = [engine.info(h) for h in engine.handles()]
+    return {info.name: info.handle for info in infos if info.kind in (KIND_PARAM, KIND_MOMENT)}
 
 
 class Checkpoints:

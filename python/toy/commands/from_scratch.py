@@ -16,9 +16,7 @@ BYTE_VOCAB = 256
 
 
 def add_options(p) -> None:
-    options.add_run_options(p)
-    options.add_data_options(p)
-    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP)
+    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP)
     options.add_init_scale(p)
     options.add_shape_options(p)
 

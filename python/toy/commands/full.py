@@ -20,9 +20,7 @@ DEFAULT_LR, DEFAULT_CLIP = 1e-4, 0.0
 
 
 def add_options(p) -> None:
-    options.add_run_options(p)
-    options.add_data_options(p)
-    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP)
+    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP)
     full = p.add_argument_group("full")
     options.add_model_option(full)
     full.add_argument("--save-type", choices=DTYPES, default="f32",

@@ -10,9 +10,7 @@ DEFAULT_LR, DEFAULT_CLIP = 1e-3, 1.0
 
 
 def add_options(p) -> None:
-    options.add_run_options(p)
-    options.add_data_options(p, corpus=False)
-    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP)
+    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP, corpus=False)
     lora.add_adapter_options(p)
     options.add_instruct_data_options(p, required=True)
 

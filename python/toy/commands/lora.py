@@ -30,9 +30,7 @@ def add_adapter_options(p) -> None:
 
 
 def add_options(p) -> None:
-    options.add_run_options(p)
-    options.add_data_options(p)
-    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP)
+    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP)
     add_adapter_options(p)
 
 

@@ -87,6 +87,13 @@ def add_optimizer_options(p, default_lr: float, default_clip: float) -> None:
                           f"{default_clip:g}); the pre-clip norm goes to events.jsonl")
 
 
+def add_training_options(p, default_lr: float, default_clip: float, corpus: bool = True) -> None:
+    """What every recipe takes: the run, the data's shape and AdamW."""
+    add_run_options(p)
+    add_data_options(p, corpus)
+    add_optimizer_options(p, default_lr, default_clip)
+
+
 def add_init_scale(p) -> None:
     p.add_argument("--init-scale", type=nonneg_float, default=0.02,
                    help="std of random init (from-scratch weights, LoRA A)")

@@ -86,7 +86,7 @@ class FullFineTune(TrainingRecipe):
 
     def weights(self) -> dict[str, np.ndarray]:
         """The trained weights, F32, by GGUF tensor name."""
-        return {name: self.engine.download(h) for name, h in self.engine.params().items()}
+        return dict(_Downloads(self.engine))
 
     def save_model(self, path, dtype: str = "f32"):
         """The fine-tuned model as a GGUF with the base's metadata: dtype f32,
