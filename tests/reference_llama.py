@@ -210,9 +210,9 @@ def rope_bwd(dout, cache):
     return _rotate_pairs(dout, cos, -sin)
 
 
-# ---- grouped-query causal attention (pure, no projections) ----
+# ---- grouped-query attention, causal unless told (pure, no projections) ----
 
-def attention_fwd(q, k, v):
+def attention_fwd(q, k, v, causal=True):
     # q (B, T, H, D), k/v (B, T, K, D) -> out (B, T, H, D)
     B, T, H, D = q.shape
     G = H // k.shape[2]
@@ -220,8 +220,8 @@ def attention_fwd(q, k, v):
     ve = np.repeat(v, G, axis=2)   # (B, T, H, D)
     scale = 1.0 / np.sqrt(D)
     s = np.einsum("bihd,bjhd->bhij", q, ke) * scale               # (B, H, Tq, Tk)
-    causal = np.tril(np.ones((T, T), dtype=bool))                 # key j <= query i
-    s = np.where(causal, s, -np.inf)
+    if causal:
+        s = np.where(np.tril(np.ones((T, T), dtype=bool)), s, -np.inf)   # key j <= query i
     s = s - s.max(axis=-1, keepdims=True)
     p = np.exp(s)
     p = p / p.sum(axis=-1, keepdims=True)                         # (B, H, T, T)

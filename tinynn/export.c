@@ -1,4 +1,4 @@
-/* Save the model as a GGUF file in llama.cpp's layout. */
+/* Save the model (or the LoRA adapter) as a GGUF file in llama.cpp's layout. */
 #include "internal.h"
 #include "gguf.h"
 
@@ -21,6 +21,21 @@ static void set_llama_metadata(struct gguf_context * gguf, const tnn_llama_confi
     gguf_set_val_f32(gguf, "llama.rope.freq_base", cfg->rope_base);
     gguf_set_val_u32(gguf, "llama.rope.dimension_count", head_dim);
     gguf_set_val_u32(gguf, "llama.vocab_size", (uint32_t) cfg->vocab);
+    gguf_set_val_str(gguf, "tokenizer.ggml.model", "none");
+}
+
+/* llama.cpp's gpt2 keys (llm_load_hparams reads these for LLM_ARCH_GPT2). */
+static void set_gpt2_metadata(struct gguf_context * gguf, const tnn_llama_config * cfg) {
+    gguf_set_val_str(gguf, "general.architecture", "gpt2");
+    gguf_set_val_str(gguf, "general.name", "toy");
+    gguf_set_val_u32(gguf, "general.file_type", 0);   /* all F32 */
+    gguf_set_val_u32(gguf, "gpt2.context_length", (uint32_t) cfg->t_seq);
+    gguf_set_val_u32(gguf, "gpt2.embedding_length", (uint32_t) cfg->d_model);
+    gguf_set_val_u32(gguf, "gpt2.block_count", (uint32_t) cfg->n_layers);
+    gguf_set_val_u32(gguf, "gpt2.feed_forward_length", (uint32_t) cfg->d_ff);
+    gguf_set_val_u32(gguf, "gpt2.attention.head_count", (uint32_t) cfg->n_heads);
+    gguf_set_val_f32(gguf, "gpt2.attention.layer_norm_epsilon", cfg->rms_eps);
+    gguf_set_val_u32(gguf, "gpt2.vocab_size", (uint32_t) cfg->vocab);
     gguf_set_val_str(gguf, "tokenizer.ggml.model", "none");
 }
 
@@ -68,6 +83,10 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
     if (!s->realized) {
         return tnn_fail(TNN_ERR_STATE, "save_gguf before realize: there is no model to save");
     }
+    if (s->arch == TNN_ARCH_VIT) {
+        /* its file carries the preprocessing (image size, classes) too */
+        return tnn_fail(TNN_ERR_STATE, "a ViT is saved by toy (ViTTiny.save), not by save_gguf");
+    }
     /* Host copies of the parameters: the backend's memory may not be
      * addressable from here (CUDA, Metal). */
     size_t total = 0;
@@ -88,6 +107,8 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
     }
     if (s->has_lora) {
         set_adapter_metadata(gguf, &s->lora);
+    } else if (s->arch == TNN_ARCH_GPT2) {
+        set_gpt2_metadata(gguf, &s->model.cfg);
     } else {
         set_llama_metadata(gguf, &s->model.cfg);
     }

@@ -25,6 +25,9 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
     if (s->ctx_kv != NULL) {
         return tnn_fail(TNN_ERR_STATE, "kv_init called twice on one session");
     }
+    if (s->arch != TNN_ARCH_LLAMA) {
+        return tnn_fail(TNN_ERR_ARG, "generation with a KV cache runs llama models only");
+    }
     const tnn_llama_config * cfg = &s->model.cfg;
     const int64_t head_dim = cfg->d_model / cfg->n_heads;
     struct ggml_init_params ip = {

@@ -69,6 +69,11 @@ struct tnn_kv_step;
 struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
                                           struct ggml_tensor * k, struct ggml_tensor * v,
                                           const struct tnn_kv_step * kv);
+/* x [d, n] -> (x - mean(x)) / sqrt(var(x) + eps) * weight + bias, per column */
+struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x,
+                                    struct ggml_tensor * weight, struct ggml_tensor * bias, float eps);
+/* GELU, tanh form (GPT-2's): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x);
 /* logits [vocab, n], labels int32 [n] (-1: masked) -> cross-entropy summed
  * over the labelled tokens, divided by n (scalar) */
 struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
@@ -133,6 +138,30 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
                                        struct ggml_tensor * causal_mask,
                                        const tnn_llama_config * cfg, const struct tnn_kv_step * kv);
 
+/* ---- the pre-LayerNorm GELU block of GPT-2 and ViT (ln_block.c) -------- */
+
+struct tnn_ln_block {
+    struct ggml_tensor * attn_norm, * attn_norm_b;    /* [d] */
+    struct ggml_tensor * wqkv, * bqkv;                /* [d, 3d], [3d]: q, k, v stacked */
+    struct ggml_tensor * wo, * bo;                    /* [d, d], [d] */
+    struct ggml_tensor * ffn_norm, * ffn_norm_b;      /* [d] */
+    struct ggml_tensor * w_up, * b_up;                /* [d, d_ff], [d_ff] */
+    struct ggml_tensor * w_down, * b_down;            /* [d_ff, d], [d] */
+};
+
+#define TNN_LN_BLOCK_TENSORS 12
+
+/* Create the block's tensors (named blk.<layer>.* as llama.cpp's GPT-2) in
+ * ctx and list them in out (TNN_LN_BLOCK_TENSORS of them). */
+void tnn_ln_block_create(struct ggml_context * ctx, struct tnn_ln_block * block, int32_t layer,
+                         int64_t d_model, int64_t d_ff, struct ggml_tensor ** out);
+/* x [d, t_seq*t_batch] -> x + attn(LN1(x)), then + mlp(LN2(.)). causal_mask
+ * as for tnn_attention, or NULL: every position sees every other. */
+struct ggml_tensor * tnn_ln_block_forward(struct ggml_context * ctx, const struct tnn_ln_block * block,
+                                          struct ggml_tensor * x, int32_t n_heads,
+                                          int32_t t_seq, int32_t t_batch,
+                                          struct ggml_tensor * causal_mask, float eps);
+
 /* ---- the llama architecture (llama.c) ---------------------------------- */
 
 struct tnn_llama {
@@ -146,6 +175,47 @@ struct tnn_llama {
                                           token_embd when tied, or a fast copy of either */
     struct ggml_tensor * causal_mask;  /* [t_seq, t_seq], made by build_training_step */
 };
+
+/* ---- GPT-2 (gpt2.c) and ViT (vit.c) ------------------------------------- */
+
+enum tnn_arch { TNN_ARCH_LLAMA = 0, TNN_ARCH_GPT2 = 1, TNN_ARCH_VIT = 2 };
+
+struct tnn_gpt2 {
+    struct ggml_tensor * token_embd;     /* [d, vocab], also the LM head */
+    struct ggml_tensor * position_embd;  /* [d, t_seq] */
+    struct tnn_ln_block * blocks;        /* n_layers */
+    struct ggml_tensor * output_norm, * output_norm_b;   /* [d] */
+};
+
+/* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */
+struct ggml_tensor * tnn_gpt2_forward(struct ggml_context * ctx, const struct tnn_gpt2 * model,
+                                      const tnn_llama_config * cfg, struct ggml_tensor * tokens,
+                                      struct ggml_tensor * positions, struct ggml_tensor * causal_mask);
+
+struct tnn_vit {
+    tnn_vit_config cfg;
+    struct ggml_tensor * patch_embd, * patch_embd_b;   /* [patch_dim, d], [d] */
+    struct ggml_tensor * position_embd;                /* [d, 1 + n_patches]: 0 is the class token */
+    struct tnn_ln_block * blocks;                      /* n_layers */
+    struct ggml_tensor * output_norm, * output_norm_b; /* [d] */
+    struct ggml_tensor * head, * head_b;               /* [d, n_classes], [n_classes] */
+    struct ggml_tensor * images;                       /* input [patch_dim, n_patches, t_batch] */
+};
+
+/* images -> logits [n_classes, t_batch] */
+struct ggml_tensor * tnn_vit_forward(struct ggml_context * ctx, const struct tnn_vit * model);
+
+/* ---- what every realize shares (realize.c) --------------------------------- */
+
+/* Mark t trainable and add it to the table. */
+int tnn_add_param(tnn_session * s, struct ggml_tensor * t);
+/* The int32 token and position inputs of n_tokens, in ctx_static. */
+int tnn_add_token_inputs(tnn_session * s, int64_t n_tokens, int32_t * tokens_handle,
+                         int32_t * positions_handle);
+/* Memory for ctx_static and the seeded init of every parameter (norm
+ * weights 1, biases and LoRA B 0, matrices N(0, init_scale^2) from
+ * s->model.cfg's seed); marks the session realized. */
+int tnn_allocate_and_init(tnn_session * s);
 
 /* ---- a llama GGUF as a frozen base (gguf_base.c) -------------------------- */
 
@@ -244,7 +314,12 @@ struct tnn_session {
     size_t decode_mask_cap;
 
     bool realized, built, reset_done;
+    int32_t arch;                   /* enum tnn_arch */
+    /* the llama model; for the other architectures model.cfg holds the
+     * shared shape (vocab: classes for a ViT, t_seq, t_batch, init) */
     struct tnn_llama model;
+    struct tnn_gpt2 gpt2;
+    struct tnn_vit vit;
     struct ggml_tensor * tokens, * positions, * labels, * hp, * loss, * logits;
     /* n_tokens / n_labelled, set when labels are uploaded: ggml's cross-entropy
      * averages over every token, a masked loss over the labelled ones */

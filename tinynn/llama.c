@@ -55,114 +55,15 @@ int tnn_llama_check_config(const tnn_llama_config * c) {
     return TNN_OK;
 }
 
-/* ---- seeded random init ------------------------------------------------- */
-
-/* splitmix64: tiny, portable, and the same stream on every platform. */
-static uint64_t splitmix64(uint64_t * state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* uniform in (0, 1], 53 bits */
-static double uniform01(uint64_t * state) {
-    return ((double) (splitmix64(state) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
-}
-
-/* Fill with N(0, scale^2) by Box-Muller. Each tensor has its own stream,
- * seeded from the session seed and the tensor's index, so adding a tensor
- * never shifts the values of the others. */
-static void fill_normal(float * out, int64_t n, float scale, uint64_t seed, uint64_t index) {
-    uint64_t state = seed ^ (0xD1B54A32D192ED03ull * (index + 1));
-    for (int64_t i = 0; i < n; i += 2) {
-        const double r = sqrt(-2.0 * log(uniform01(&state)));
-        const double theta = 2.0 * M_PI * uniform01(&state);
-        out[i] = (float) (scale * r * cos(theta));
-        if (i + 1 < n) {
-            out[i + 1] = (float) (scale * r * sin(theta));
-        }
-    }
-}
-
-static bool is_norm_or_bias(const struct ggml_tensor * t) {
-    return ggml_n_dims(t) == 1;
-}
-
-static int init_parameters(tnn_session * s) {
-    const tnn_llama_config * cfg = &s->model.cfg;
-    int64_t max_elems = 0;
-    for (int32_t h = 0; h < s->n_table; ++h) {
-        int64_t n = ggml_nelements(s->table[h].tensor);
-        max_elems = n > max_elems ? n : max_elems;
-    }
-    float * host = malloc((size_t) max_elems * sizeof(float));
-    if (host == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "out of memory initialising parameters");
-    }
-    for (int32_t h = 0; h < s->n_table; ++h) {
-        struct ggml_tensor * t = s->table[h].tensor;
-        if (s->table[h].kind != TNN_KIND_PARAM) {
-            continue;
-        }
-        const int64_t n = ggml_nelements(t);
-        if (strstr(t->name, ".lora_b") != NULL) {
-            /* LoRA B starts at zero: step 1 sees exactly the base model */
-            for (int64_t i = 0; i < n; ++i) host[i] = 0.0f;
-        } else if (is_norm_or_bias(t)) {
-            /* norm weights start at 1, biases at 0 */
-            const float value = strstr(t->name, "norm") ? 1.0f : 0.0f;
-            for (int64_t i = 0; i < n; ++i) host[i] = value;
-        } else {
-            fill_normal(host, n, cfg->init_scale, cfg->seed, (uint64_t) h);
-        }
-        ggml_backend_tensor_set(t, host, 0, ggml_nbytes(t));
-    }
-    free(host);
-    return TNN_OK;
-}
-
 /* ---- realize ------------------------------------------------------------ */
 
-/* The token and position inputs, then memory for everything in ctx_static
- * (trainable parameters and inputs) and the seeded init. */
-static int realize_inputs_and_allocate(tnn_session * s, int32_t * tokens_handle,
-                                       int32_t * positions_handle) {
+/* The token and position inputs for t_seq x t_batch tokens, then memory and
+ * the seeded init for everything in ctx_static. */
+static int realize_token_model(tnn_session * s, int32_t * tokens_handle, int32_t * positions_handle) {
     const tnn_llama_config * cfg = &s->model.cfg;
-    struct ggml_context * ctx = s->ctx_static;
-    const int64_t n_tokens = (int64_t) cfg->t_seq * cfg->t_batch;
-    s->tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
-    ggml_set_name(s->tokens, "tokens");
-    ggml_set_input(s->tokens);
-    s->positions = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
-    ggml_set_name(s->positions, "positions");
-    ggml_set_input(s->positions);
-    int32_t h_tokens = tnn_table_add(s, s->tokens, TNN_KIND_TOKENS, -1);
-    int32_t h_positions = tnn_table_add(s, s->positions, TNN_KIND_POSITIONS, -1);
-    if (h_tokens < 0 || h_positions < 0) {
-        return TNN_ERR_ALLOC;
-    }
-
-    s->buf_static = ggml_backend_alloc_ctx_tensors(ctx, s->backend);
-    if (s->buf_static == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the model parameters",
-                        tnn_backend_name());
-    }
-    ggml_backend_buffer_clear(s->buf_static, 0);
-    int status = init_parameters(s);
-    if (status != TNN_OK) {
-        return status;
-    }
-    s->realized = true;
-    *tokens_handle = h_tokens;
-    *positions_handle = h_positions;
-    return TNN_OK;
-}
-
-
-static int add_param(tnn_session * s, struct ggml_tensor * t) {
-    ggml_set_param(t);
-    return tnn_table_add(s, t, TNN_KIND_PARAM, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
+    int status = tnn_add_token_inputs(s, (int64_t) cfg->t_seq * cfg->t_batch, tokens_handle,
+                                      positions_handle);
+    return status != TNN_OK ? status : tnn_allocate_and_init(s);
 }
 
 int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
@@ -196,12 +97,12 @@ int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
     const int64_t embd_width = lens ? cfg->donor_d_in : cfg->d_model;
     m->token_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, embd_width, cfg->vocab);
     ggml_set_name(m->token_embd, "token_embd.weight");
-    status = add_param(s, m->token_embd);
+    status = tnn_add_param(s, m->token_embd);
     m->embd_proj = NULL;
     if (lens && status == TNN_OK) {
         m->embd_proj = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->donor_d_in, cfg->d_model);
         ggml_set_name(m->embd_proj, "token_embd_proj.weight");
-        status = add_param(s, m->embd_proj);
+        status = tnn_add_param(s, m->embd_proj);
     }
     for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
         struct tnn_block * b = &m->blocks[l];
@@ -210,25 +111,25 @@ int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
                                            b->wo, b->ffn_norm, b->w_gate, b->w_up, b->w_down };
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
             if (weights[i] != NULL) {
-                status = add_param(s, weights[i]);
+                status = tnn_add_param(s, weights[i]);
             }
         }
     }
     m->output_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, cfg->d_model);
     ggml_set_name(m->output_norm, "output_norm.weight");
-    if (status == TNN_OK) status = add_param(s, m->output_norm);
+    if (status == TNN_OK) status = tnn_add_param(s, m->output_norm);
     m->output = NULL;
     if (cfg->untied && status == TNN_OK) {
         m->output = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->d_model, cfg->vocab);
         ggml_set_name(m->output, "output.weight");
-        status = add_param(s, m->output);
+        status = tnn_add_param(s, m->output);
     }
     m->head = m->output ? m->output : m->token_embd;
 
     if (status != TNN_OK) {
         return status;
     }
-    return realize_inputs_and_allocate(s, tokens_handle, positions_handle);
+    return realize_token_model(s, tokens_handle, positions_handle);
 }
 
 /* ---- realize a frozen GGUF base with LoRA adapters ------------------------ */
@@ -384,14 +285,14 @@ int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_conf
         struct tnn_block * b = &m->blocks[l];
         tnn_block_add_lora(s->ctx_static, b, l, lora);
         for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
-            if (b->lora_a[slot] && (add_param(s, b->lora_a[slot]) || add_param(s, b->lora_b[slot]))) {
+            if (b->lora_a[slot] && (tnn_add_param(s, b->lora_a[slot]) || tnn_add_param(s, b->lora_b[slot]))) {
                 return TNN_ERR_ALLOC;
             }
         }
     }
     s->lora = *lora;
     s->has_lora = true;
-    return realize_inputs_and_allocate(s, tokens_handle, positions_handle);
+    return realize_token_model(s, tokens_handle, positions_handle);
 }
 
 /* ---- forward ------------------------------------------------------------ */

@@ -10,6 +10,23 @@ struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor 
     return ggml_mul(ctx, ggml_rms_norm(ctx, x, eps), weight);
 }
 
+struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x,
+                                    struct ggml_tensor * weight, struct ggml_tensor * bias, float eps) {
+    /* [d, n] -> [d, n]; ggml_norm's backward is vendor/patches/0007 */
+    return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, x, eps), weight), bias);
+}
+
+struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x) {
+    /* Composed from ops with a float32 backward (tanh's is vendor/patches/0007):
+     * ggml_gelu has no backward, and on the CPU it reads a float16 table. */
+    const float sqrt_2_over_pi = 0.7978845608028654f;
+    struct ggml_tensor * x3 = ggml_mul(ctx, ggml_sqr(ctx, x), x);
+    struct ggml_tensor * inner = ggml_scale(ctx, ggml_add(ctx, x, ggml_scale(ctx, x3, 0.044715f)), sqrt_2_over_pi);
+    struct ggml_tensor * half_x = ggml_scale(ctx, x, 0.5f);
+    /* 0.5 x (1 + tanh(inner)) = 0.5 x + 0.5 x tanh(inner) */
+    return ggml_add(ctx, half_x, ggml_mul(ctx, half_x, ggml_tanh(ctx, inner)));
+}
+
 struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
                               struct ggml_tensor * positions, float rope_base) {
     const int head_dim = (int) x->ne[0];

@@ -73,6 +73,8 @@ void tnn_session_free(tnn_session * s) {
     tnn_unmap_file(&s->base_file);
     if (s->backend)     ggml_backend_free(s->backend);
     free(s->model.blocks);
+    free(s->gpt2.blocks);
+    free(s->vit.blocks);
     free(s->table);
     free(s);
 }
@@ -178,6 +180,16 @@ static int check_ids(const int32_t * ids, int64_t n, int64_t vocab, const char *
     return TNN_OK;
 }
 
+static int check_positions(const int32_t * positions, int64_t n, int64_t n_ctx) {
+    for (int64_t i = 0; i < n; ++i) {
+        if (positions[i] < 0 || positions[i] >= n_ctx) {
+            return tnn_fail(TNN_ERR_ARG, "positions[%lld] = %d is outside the learned positions [0, %lld)",
+                            (long long) i, positions[i], (long long) n_ctx);
+        }
+    }
+    return TNN_OK;
+}
+
 /* Labels are int32 ids, one per token; ggml's cross-entropy takes them as
  * they are (vendor/patches/0005) and a label of -1 masks its token: no loss
  * and no gradient. The loss is a mean over all tokens, so the loss scale
@@ -222,6 +234,16 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
                                s->model.cfg.vocab, "token ids");
             if (status != TNN_OK) {
                 return status;
+            }
+            break;
+        case TNN_KIND_POSITIONS:
+            /* GPT-2's positions index its learned table (RoPE takes any) */
+            if (s->arch == TNN_ARCH_GPT2) {
+                status = check_positions((const int32_t *) data, ggml_nelements(e->tensor),
+                                         s->model.cfg.t_seq);
+                if (status != TNN_OK) {
+                    return status;
+                }
             }
             break;
         default:

@@ -60,7 +60,8 @@ enum tnn_tensor_kind {
     TNN_KIND_GRAD      = 7,  /* gradient of a parameter, same shape */
     TNN_KIND_MOMENT    = 8,  /* an AdamW moment (m or v) of a parameter */
     TNN_KIND_FROZEN    = 9,  /* a frozen base weight, in its stored type */
-    TNN_KIND_GRAD_NORM = 10  /* output: float32 [1], the global gradient norm before clipping */
+    TNN_KIND_GRAD_NORM = 10, /* output: float32 [1], the global gradient norm before clipping */
+    TNN_KIND_IMAGES    = 11  /* input: float32 [patch_dim, n_patches, t_batch] (ViT) */
 };
 
 /* LoRA targets: the projections of a block that can carry an adapter. */
@@ -76,7 +77,9 @@ enum tnn_lora_target {
 
 typedef struct tnn_session tnn_session;
 
-/* A llama-shaped model and the batch shape it trains on. */
+/* A decoder's shape and the batch shape it trains on: a llama model
+ * (tnn_realize_llama, tnn_realize_for_mmap) or a GPT-2 (tnn_realize_gpt2,
+ * which reads the fields its comment names). */
 typedef struct tnn_llama_config {
     int32_t vocab;        /* token ids are 0 .. vocab-1 */
     int32_t d_model;      /* residual width */
@@ -114,6 +117,42 @@ void tnn_session_free(tnn_session * session);
  * Hands back the handles of the two inputs. Once per session. */
 int tnn_realize_llama(tnn_session * session, const tnn_llama_config * config,
                       int32_t * tokens_handle, int32_t * positions_handle);
+
+/* A GPT-2 from seeded random init: learned absolute positions (t_seq of
+ * them), pre-LayerNorm blocks (weight and bias) with fused q/k/v and biases
+ * on every projection, causal attention, a tanh-GELU MLP of width d_ff, a
+ * final LayerNorm and the LM head tied to the token embedding; llama.cpp's
+ * GPT-2 tensor names. Reads vocab, d_model, n_layers, n_heads (n_kv_heads
+ * must equal it), d_ff, t_seq, t_batch, rms_eps (the LayerNorm epsilon),
+ * init_scale and seed. Once per session, instead of tnn_realize_llama. */
+int tnn_realize_gpt2(tnn_session * session, const tnn_llama_config * config,
+                     int32_t * tokens_handle, int32_t * positions_handle);
+
+/* A ViT image classifier: each image is n_patches flattened patches of
+ * patch_dim floats, embedded by one linear map; a class token (the learned
+ * embedding of position 0, whose patch is zeros) is put in front, learned
+ * positions are added, pre-LayerNorm blocks with bidirectional attention
+ * and a GELU MLP follow, and the final LayerNorm of the class token goes
+ * through a linear head to n_classes logits. Labels are one class id per
+ * image. */
+typedef struct tnn_vit_config {
+    int32_t n_classes;
+    int32_t patch_dim;    /* floats per patch (patch side^2 x channels) */
+    int32_t n_patches;    /* patches per image */
+    int32_t d_model;
+    int32_t n_layers;
+    int32_t n_heads;      /* divides d_model */
+    int32_t d_ff;         /* GELU MLP width */
+    int32_t t_batch;      /* images per step */
+    float   ln_eps;       /* LayerNorm epsilon, e.g. 1e-6 */
+    float   init_scale;   /* std of the random matrices */
+    uint64_t seed;
+} tnn_vit_config;
+
+/* Allocate a ViT with seeded random init (as tnn_realize_llama) and its
+ * images input (float32 [patch_dim, n_patches, t_batch], kind
+ * TNN_KIND_IMAGES). Once per session. */
+int tnn_realize_vit(tnn_session * session, const tnn_vit_config * config, int32_t * images_handle);
 
 /* Warm start: overwrite the token embedding with a donor's rows (float32,
  * vocab rows of the table's width, row-major) between realize and build — the
@@ -250,7 +289,9 @@ int tnn_grad_of(tnn_session * session, int32_t param_handle, int32_t * grad_hand
  * session writes the adapter: general.type "adapter", adapter.type "lora",
  * (a model with a donor lens is written with the lens folded into its
  * embedding, E' = lens^T E, so llama.cpp sees a plain llama)
- * adapter.lora.alpha, tensors <weight>.lora_a / .lora_b. Written to
+ * adapter.lora.alpha, tensors <weight>.lora_a / .lora_b. A GPT-2 writes
+ * llama.cpp's gpt2 layout and keys. (A ViT is written by the Python layer,
+ * which knows its image preprocessing.) Written to
  * path + ".tmp" and renamed, so a failure never leaves a half-written file. */
 int tnn_save_gguf(tnn_session * session, const char * path);
 

@@ -54,6 +54,19 @@ static int fill_causal_mask(struct ggml_tensor * mask) {
     return TNN_OK;
 }
 
+/* The realized architecture's forward: its inputs -> logits [vocab, n]. */
+static struct ggml_tensor * model_forward(tnn_session * s, struct ggml_context * ctx) {
+    switch (s->arch) {
+        case TNN_ARCH_GPT2:
+            return tnn_gpt2_forward(ctx, &s->gpt2, &s->model.cfg, s->tokens, s->positions,
+                                    s->model.causal_mask);
+        case TNN_ARCH_VIT:
+            return tnn_vit_forward(ctx, &s->vit);
+        default:
+            return tnn_llama_forward(ctx, &s->model, s->tokens, s->positions);
+    }
+}
+
 int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle,
                             int32_t * hp_handle, int32_t * logits_handle) {
     if (s == NULL || loss_handle == NULL || labels_handle == NULL || hp_handle == NULL ||
@@ -67,7 +80,6 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         return tnn_fail(TNN_ERR_STATE, "build_training_step called twice on one session");
     }
     const tnn_llama_config * cfg = &s->model.cfg;
-    const int64_t n_tokens = (int64_t) cfg->t_seq * cfg->t_batch;
     const size_t graph_size = graph_size_for(cfg);
 
     /* The labels (int32 ids) and the AdamW row live with the inputs: small
@@ -89,9 +101,6 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
     struct ggml_context * ctx = s->ctx_compute;
 
-    s->labels = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_I32, n_tokens);
-    ggml_set_name(s->labels, "labels");
-    ggml_set_input(s->labels);
     s->model.causal_mask = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
     ggml_set_name(s->model.causal_mask, "causal_mask");
     ggml_set_input(s->model.causal_mask);
@@ -110,9 +119,13 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
 
     /* forward + loss */
-    s->logits = tnn_llama_forward(ctx, &s->model, s->tokens, s->positions);
+    s->logits = model_forward(s, ctx);
     ggml_set_name(s->logits, "logits");
     ggml_set_output(s->logits);
+    /* one label per column of logits: a token, or an image for a ViT */
+    s->labels = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_I32, s->logits->ne[1]);
+    ggml_set_name(s->labels, "labels");
+    ggml_set_input(s->labels);
     struct ggml_tensor * ce = tnn_cross_entropy(ctx, s->logits, s->labels);
     s->loss = ggml_mul(ctx, ce, s->loss_scale);
     ggml_set_name(s->loss, "loss");

@@ -4,9 +4,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 
+ARCHITECTURES = ("llama", "gpt2")
+
+
 @dataclass
 class LlamaConfig:
-    """The shape of a llama-family model."""
+    """The shape of a decoder: a llama-family model, or a GPT-2 (arch "gpt2":
+    LayerNorm, GELU MLP, learned positions; n_kv_heads = n_heads, rope_base
+    unused, rms_eps is the LayerNorm epsilon)."""
 
     vocab: int = 256
     d_model: int = 64
@@ -17,8 +22,12 @@ class LlamaConfig:
     rope_base: float = 10000.0
     rms_eps: float = 1e-5
     donor_d_in: int = 0      # warm start: the donor embedding's width (0: no donor)
+    arch: str = "llama"
 
     def __post_init__(self):
+        if self.arch == "gpt2":
+            self.n_kv_heads = self.n_heads
+            self.d_ff = self.d_ff or 4 * self.d_model
         if self.d_ff == 0:
             self.d_ff = max(32, int(round(self.d_model * 8 / 3 / 32)) * 32)
 
@@ -42,6 +51,36 @@ class RecipeOptions:
     seed: int = 0
     init_scale: float = 0.02
     clip_norm: float = 0.0   # clip gradients to this global norm in the graph (0: off)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ViTConfig:
+    """The shape of a ViT image classifier: square images of image_size
+    pixels and `channels` channels, cut into square patches of `patch`."""
+
+    n_classes: int = 10
+    image_size: int = 8
+    patch: int = 2
+    channels: int = 1
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    d_ff: int = 0            # 0: 4 d_model
+    ln_eps: float = 1e-6
+
+    def __post_init__(self):
+        self.d_ff = self.d_ff or 4 * self.d_model
+
+    @property
+    def patch_dim(self) -> int:
+        return self.patch * self.patch * self.channels
+
+    @property
+    def n_patches(self) -> int:
+        return (self.image_size // self.patch) ** 2
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._native import ffi, check, library, ToyError
-from .config import LlamaConfig, RecipeOptions
+from .config import ARCHITECTURES, LlamaConfig, RecipeOptions, ViTConfig
 
 # enum tnn_tensor_kind
 KIND_PARAM, KIND_TOKENS, KIND_POSITIONS, KIND_LABELS, KIND_HP, KIND_LOSS, KIND_LOGITS, \
-    KIND_GRAD, KIND_MOMENT, KIND_FROZEN, KIND_GRAD_NORM = range(11)
+    KIND_GRAD, KIND_MOMENT, KIND_FROZEN, KIND_GRAD_NORM, KIND_IMAGES = range(12)
 
 # enum tnn_lora_target, by CLI name
 LORA_TARGETS = {"q": 1, "k": 2, "v": 4, "o": 8, "gate": 16, "up": 32, "down": 64}
@@ -51,7 +51,7 @@ class LlamaSeqEngine:
         out = ffi.new("tnn_session **")
         check(self.lib, self.lib.tnn_session_new(self.threads, out))
         self._session = ffi.gc(out[0], self.lib.tnn_session_free)
-        self.tokens = self.positions = None
+        self.tokens = self.positions = self.images = None
         self.n_ctx = 0
         self.loss = self.labels = self.hp = self.logits = None
 
@@ -73,9 +73,26 @@ class LlamaSeqEngine:
         if not 0 <= opts.seed < 2**64:
             raise ToyError(f"seed must be between 0 and 2^64-1, got {opts.seed}")
         c.seed = opts.seed
+        if cfg.arch not in ARCHITECTURES:
+            raise ToyError(f"unknown architecture '{cfg.arch}': choose from {', '.join(ARCHITECTURES)}", 1)
+        realize = self.lib.tnn_realize_gpt2 if cfg.arch == "gpt2" else self.lib.tnn_realize_llama
         tokens, positions = ffi.new("int32_t *"), ffi.new("int32_t *")
-        self._check(self.lib.tnn_realize_llama(self._session, c, tokens, positions))
+        self._check(realize(self._session, c, tokens, positions))
         self.tokens, self.positions = tokens[0], positions[0]
+
+    def realize_vit(self, cfg: ViTConfig, t_batch: int, seed: int, init_scale: float) -> None:
+        """A ViT classifier with seeded random init; its input is self.images."""
+        if cfg.image_size % cfg.patch:
+            raise ToyError(f"the patch size {cfg.patch} must divide the image size {cfg.image_size}", 1)
+        if not 0 <= seed < 2**64:
+            raise ToyError(f"seed must be between 0 and 2^64-1, got {seed}", 1)
+        c = ffi.new("tnn_vit_config *")
+        c.n_classes, c.patch_dim, c.n_patches = cfg.n_classes, cfg.patch_dim, cfg.n_patches
+        c.d_model, c.n_layers, c.n_heads, c.d_ff = cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff
+        c.t_batch, c.ln_eps, c.init_scale, c.seed = t_batch, cfg.ln_eps, init_scale, seed
+        images = ffi.new("int32_t *")
+        self._check(self.lib.tnn_realize_vit(self._session, c, images))
+        self.images = images[0]
 
     def realize_for_mmap(self, gguf_path, opts: RecipeOptions, rank: int, alpha: float,
                          targets: tuple[str, ...], base_compute: str = "fast") -> None:

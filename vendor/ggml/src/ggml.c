@@ -6915,6 +6915,19 @@ static void ggml_compute_backward(
                 ggml_add_or_set(ctx, cgraph, isrc0, ggml_rms_norm_back(ctx, grad, src0, eps));
             }
         } break;
+        case GGML_OP_NORM: {
+            // toy patch 0007: layer norm y = (x - mean(x)) / sqrt(var(x) + eps)
+            // is rms_norm of the centred x, so its input gradient is
+            // rms_norm_back through the centred x, centred again (the mean
+            // passes no gradient of its own through a centring)
+            if (src0_needs_grads) {
+                float eps;
+                memcpy(&eps, tensor->op_params, sizeof(float));
+                struct ggml_tensor * xc = ggml_sub(ctx, src0, ggml_mean(ctx, src0));
+                struct ggml_tensor * g  = ggml_rms_norm_back(ctx, grad, xc, eps);
+                ggml_add_or_set(ctx, cgraph, isrc0, ggml_sub(ctx, g, ggml_mean(ctx, g)));
+            }
+        } break;
         case GGML_OP_MUL_MAT: {
             // https://cs231n.github.io/optimization-2/#staged
             // # forward pass
@@ -7205,6 +7218,12 @@ static void ggml_compute_backward(
                 case GGML_UNARY_OP_SILU: {
                     if (src0_needs_grads) {
                         ggml_add_or_set(ctx, cgraph, isrc0, ggml_silu_back(ctx, grad, src0));
+                    }
+                } break;
+                case GGML_UNARY_OP_TANH: {
+                    // toy patch 0007: d tanh(x) = 1 - tanh(x)^2
+                    if (src0_needs_grads) {
+                        ggml_add_or_set(ctx, cgraph, isrc0, ggml_sub(ctx, grad, ggml_mul(ctx, grad, ggml_sqr(ctx, tensor))));
                     }
                 } break;
                 case GGML_UNARY_OP_EXP: {
