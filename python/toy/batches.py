@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import BatchSampler, InputError
+from .images import to_patches
 from .instruct import fit, split, to_rows
 
 
@@ -25,6 +26,7 @@ class CorpusSource:
         self.name, self.n_tokens = name, int(tokens.size)
         self.sampler = BatchSampler(tokens, args.seq, args.batch, args.seed)
         self.accum = args.grad_accum
+        self.tokens_per_step = args.seq * args.batch * args.grad_accum
         self.steps = args.steps or 5
 
     def next(self):
@@ -64,6 +66,7 @@ class InstructSource:
         self.n_tokens = int(sum(len(s.tokens) for s in kept))
         self.args, self.pad_id = args, pad_id
         self.per_step = args.batch * args.grad_accum
+        self.tokens_per_step = args.seq * self.per_step
         self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
         self.steps = args.steps or args.epochs * self.steps_per_epoch
         self.rng = np.random.default_rng(args.seed)
@@ -124,3 +127,61 @@ class InstructSource:
         run_dir.event(epoch=epoch, step=step, **ppl)
         said = ", ".join(f"{key.split('_')[0]} perplexity {value:.3f}" for key, value in ppl.items())
         print(f"toy-train: epoch {epoch}: {said}", file=sys.stderr)
+
+
+class ImageSource:
+    """Epochs over labelled images, shuffled by seed, with a held-out split
+    whose accuracy is reported after every epoch."""
+
+    def __init__(self, images, labels, patch: int, train_idx, eval_idx, name: str, args):
+        self.images, self.labels, self.patch = images, labels, patch
+        self.train, self.eval = train_idx, eval_idx
+        self.eval_patches = to_patches(images[eval_idx], patch)
+        self.name, self.n_tokens = name, int(len(labels))     # "tokens": images, here
+        self.batch, self.accum = args.batch, args.grad_accum
+        self.per_step = self.batch * self.accum
+        self.tokens_per_step = self.per_step
+        self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
+        self.steps = args.steps or args.epochs * self.steps_per_epoch
+        self.rng = np.random.default_rng(args.seed)
+        self.queue: list[int] = []      # indices into self.train, in drawing order
+        self.accuracy = None            # the last held-out accuracy
+
+    def next(self):
+        if len(self.queue) < self.per_step:
+            self.queue += [int(i) for i in self.rng.permutation(len(self.train))]
+        chunk, self.queue = self.queue[: self.per_step], self.queue[self.per_step:]
+        rows = self.train[np.array(chunk)]
+        patches = to_patches(self.images[rows], self.patch)
+        return [(patches[i:i + self.batch], self.labels[rows[i:i + self.batch]])
+                for i in range(0, len(rows), self.batch)]
+
+    def state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "queue": self.queue}
+
+    def restore(self, state: dict) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.queue = list(state["queue"])
+
+    def fingerprint(self) -> str:
+        digest = hashlib.sha256(self.images.tobytes())
+        digest.update(self.labels.astype("<i4").tobytes())
+        return digest.hexdigest()
+
+    def before_training(self, recipe, run_dir) -> None:
+        pass
+
+    def after_step(self, step, recipe, run_dir) -> None:
+        if step % self.steps_per_epoch and step != self.steps:
+            return
+        epoch = math.ceil(step / self.steps_per_epoch)
+        if not len(self.eval):
+            run_dir.event(epoch=epoch, step=step)
+            return
+        predicted = recipe.logits(self.eval_patches).argmax(axis=1)
+        correct = int((predicted == self.labels[self.eval]).sum())
+        self.accuracy = correct / len(self.eval)
+        run_dir.event(epoch=epoch, step=step, eval_accuracy=self.accuracy, eval_correct=correct,
+                      eval_images=len(self.eval))
+        print(f"toy-train: epoch {epoch}: held-out accuracy {100 * self.accuracy:.1f}% "
+              f"({correct}/{len(self.eval)})", file=sys.stderr)

@@ -136,7 +136,7 @@ def _one_step(recipe, source, step: int, lr: float, args) -> float:
     hp = adamw_hp(step, lr, args.beta1, args.beta2, 1e-8, args.weight_decay)
     micro_batches = source.next()
     if len(micro_batches) == 1:
-        return recipe.step(*micro_batches[0], hp, is_first=(step == 1))
+        return recipe.step_batch(micro_batches[0], hp, is_first=(step == 1))
     return recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
 
 
@@ -166,7 +166,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
             "step": step, "steps": args.steps, "losses": losses, "source": source.state(),
             "args": vars(args), "fingerprints": fingerprints.get()})
 
-    tokens_per_step = args.seq * args.batch * args.grad_accum
+    tokens_per_step = source.tokens_per_step
     first_step = len(losses) + 1
     progress = Progress(first_step, args.steps, tokens_per_step)
     started = time.perf_counter()

@@ -129,11 +129,15 @@ def add_shape_options(p) -> None:
             model.add_argument(flag, type=kind, default=default, help=text + shown)
 
 
-def check_shape(args) -> None:
-    kv_heads = args.kv_heads or (args.heads // 2 if args.heads % 2 == 0 else args.heads)
+def check_head_width(args) -> None:
     if args.d_model % args.heads or (args.d_model // args.heads) % 2:
         raise InputError(f"--d-model ({args.d_model}) must be --heads ({args.heads}) times an "
                          "even head width")
+
+
+def check_shape(args) -> None:
+    kv_heads = args.kv_heads or (args.heads // 2 if args.heads % 2 == 0 else args.heads)
+    check_head_width(args)
     if args.heads % kv_heads:
         raise InputError(f"--kv-heads ({kv_heads}) must divide --heads ({args.heads})")
     args.kv_heads = kv_heads

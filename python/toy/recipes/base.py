@@ -1,5 +1,9 @@
 """What every recipe shares: the training step and forward-only evaluation,
-thin over the engine (reset, four uploads, compute, download)."""
+thin over the engine (reset, uploads, compute, download).
+
+A batch is a tuple of arrays whose last one is the labels: (token ids,
+positions, labels) for the language models, (patches, labels) for a ViT;
+each recipe's _upload_batch knows its inputs."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,31 +29,35 @@ class TrainingRecipe:
              hp: np.ndarray, is_first: bool) -> float:
         """One training step on a batch; arrays are int32 [t_batch, t_seq]
         (labels: the next token of each position), hp from toy.adamw_hp."""
+        return self.step_batch((seq_ids, positions, labels), hp, is_first)
+
+    def step_batch(self, batch: tuple, hp: np.ndarray, is_first: bool) -> float:
+        """One training step on a batch tuple (labels last), whatever the model's inputs."""
         e = self.engine
         if is_first:
             e.reset()
         else:
             e.reset_grads_only()
-        self._upload_batch(seq_ids, positions, labels)
+        self._upload_batch(*batch)
         e.upload(e.hp, np.asarray(hp, dtype=np.float32))
         e.compute_backward()
         return float(e.download(e.loss))
 
     def step_accumulated(self, micro_batches, hp: np.ndarray, is_first: bool) -> float:
-        """One optimizer step over several micro-batches of (seq_ids, positions,
-        labels), each [t_batch, t_seq]: gradients add up in the graph's
-        accumulators, and each micro-batch's loss is scaled so that the update
-        is the one a single batch of all of them would give. Returns the mean
-        loss over all labelled tokens."""
+        """One optimizer step over several micro-batches (each a batch as for
+        step, labels last): gradients add up in the graph's accumulators, and
+        each micro-batch's loss is scaled so that the update is the one a
+        single batch of all of them would give. Returns the mean loss over
+        all labelled tokens (or images)."""
         e = self.engine
-        labelled = sum(int((np.asarray(b[2]) != -1).sum()) for b in micro_batches)
-        n_tokens = self.opts.t_seq * self.opts.t_batch
+        labelled = sum(int((np.asarray(b[-1]) != -1).sum()) for b in micro_batches)
+        n_rows = np.asarray(micro_batches[0][-1]).size
         total = 0.0
-        for j, (seq_ids, positions, labels) in enumerate(micro_batches):
+        for j, batch in enumerate(micro_batches):
             if j == 0:
                 e.reset() if is_first else e.reset_grads_only()
-            self._upload_batch(seq_ids, positions, labels)
-            e.set_loss_scale(n_tokens / labelled if labelled else 0.0)
+            self._upload_batch(*batch)
+            e.set_loss_scale(n_rows / labelled if labelled else 0.0)
             if j < len(micro_batches) - 1:
                 e.compute_gradients()
             else:

@@ -1,0 +1,70 @@
+"""toy-train vit-tiny: a small ViT image classifier from random init, on
+scikit-learn's handwritten digits (default) or a folder of class folders."""
+from __future__ import annotations
+
+from ..batches import ImageSource
+from ..config import ViTConfig
+from ..corpus import InputError
+from ..images import held_out_split, load_digits, load_folder
+from ..recipes import ViTTiny
+from . import options
+
+HELP = "train a ViT image classifier (default data: scikit-learn's 8x8 digits)"
+DEFAULT_LR, DEFAULT_CLIP = 2e-3, 1.0
+DEFAULT_EPOCHS = 30
+
+
+def add_options(p) -> None:
+    options.add_run_options(p)
+    data = p.add_argument_group("images")
+    data.add_argument("--images", default=None, metavar="DIR",
+                      help="a folder with one sub-folder of image files per class (default: the digits "
+                           "that scikit-learn bundles, 1,797 8x8 images, 10 classes)")
+    data.add_argument("--image-size", type=options.positive_int, default=None,
+                      help="resize every image to N x N (default: keep their one common size)")
+    data.add_argument("--eval-split", type=options.nonneg_float, default=0.2,
+                      help="held-out fraction, the same images in every run (default 0.2)")
+    data.add_argument("--epochs", type=options.positive_int, default=DEFAULT_EPOCHS,
+                      help=f"passes over the training images (default {DEFAULT_EPOCHS})")
+    data.add_argument("--batch", type=options.positive_int, default=32, help="images per micro-batch (default 32)")
+    data.add_argument("--grad-accum", type=options.positive_int, default=1,
+                      help="micro-batches per optimizer step (default 1)")
+    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP)
+    p.set_defaults(warmup=50, min_lr=DEFAULT_LR / 20, weight_decay=0.05)
+    model = p.add_argument_group("model shape")
+    model.add_argument("--patch", type=options.positive_int, default=4,
+                       help="patch side in pixels (default 4: the digits are four patches)")
+    model.add_argument("--d-model", type=options.positive_int, default=64, help="residual width (default 64)")
+    model.add_argument("--layers", type=options.positive_int, default=4, help="transformer blocks (default 4)")
+    model.add_argument("--heads", type=options.positive_int, default=4, help="attention heads (default 4)")
+    model.add_argument("--d-ff", type=options.nonneg_int, default=0, help="MLP width (default 4 d-model)")
+    options.add_init_scale(p)
+
+
+def check(args) -> None:
+    if args.eval_split >= 1:
+        raise InputError("--eval-split must be below 1")
+    if args.d_model % args.heads:
+        raise InputError(f"--heads ({args.heads}) must divide --d-model ({args.d_model})")
+
+
+def prepare(args):
+    data = load_digits() if args.images is None else load_folder(args.images, args.image_size)
+    if args.images is None and args.image_size not in (None, data.image_size):
+        raise InputError(f"the digits are {data.image_size}x{data.image_size}; --image-size is for --images")
+    patch = args.patch
+    if data.image_size % patch:
+        raise InputError(f"--patch {patch} does not divide the image size {data.image_size}")
+    cfg = ViTConfig(n_classes=len(data.classes), image_size=data.image_size, patch=patch,
+                    channels=data.channels, d_model=args.d_model, n_layers=args.layers,
+                    n_heads=args.heads, d_ff=args.d_ff)
+    train, held_out = held_out_split(len(data.labels), args.eval_split)
+    if len(train) == 0:
+        raise InputError(f"no training images left after holding out --eval-split {args.eval_split}")
+    recipe = ViTTiny(args.device, args.threads)
+    options.realize_or_input_error(recipe.realize, cfg, args.batch, args.seed, args.init_scale,
+                                   args.clip_norm, data.classes)
+    source = ImageSource(data.images, data.labels, patch, train, held_out, data.name, args)
+    config = {"model": cfg.to_dict(), "classes": data.classes, "images": data.name,
+              "train_images": int(len(train)), "eval_images": int(len(held_out)), "epochs": args.epochs}
+    return recipe, source, config, "model.gguf"
