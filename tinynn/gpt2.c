@@ -7,13 +7,11 @@
 
 int tnn_realize_gpt2(tnn_session * s, const tnn_llama_config * cfg,
                      int32_t * tokens_handle, int32_t * positions_handle) {
-    if (s == NULL || tokens_handle == NULL || positions_handle == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "tnn_realize_gpt2: NULL argument");
+    int status = tnn_realize_begin(s, tokens_handle != NULL && positions_handle != NULL, "tnn_realize_gpt2");
+    if (status != TNN_OK) {
+        return status;
     }
-    if (s->realized) {
-        return tnn_fail(TNN_ERR_STATE, "realize called twice on one session");
-    }
-    int status = tnn_llama_check_config(cfg);
+    status = tnn_llama_check_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
@@ -47,24 +45,14 @@ int tnn_realize_gpt2(tnn_session * s, const tnn_llama_config * cfg,
     ggml_set_name(m->position_embd, "position_embd.weight");
     status = tnn_add_param(s, m->token_embd);
     if (status == TNN_OK) status = tnn_add_param(s, m->position_embd);
-    for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
-        struct ggml_tensor * tensors[TNN_LN_BLOCK_TENSORS];
-        tnn_ln_block_create(ctx, &m->blocks[l], l, d, cfg->d_ff, tensors);
-        for (int i = 0; i < TNN_LN_BLOCK_TENSORS && status == TNN_OK; ++i) {
-            status = tnn_add_param(s, tensors[i]);
-        }
-    }
+    if (status == TNN_OK) status = tnn_add_ln_blocks(s, m->blocks, cfg->n_layers, d, cfg->d_ff);
     m->output_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, d);
     ggml_set_name(m->output_norm, "output_norm.weight");
     m->output_norm_b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, d);
     ggml_set_name(m->output_norm_b, "output_norm.bias");
     if (status == TNN_OK) status = tnn_add_param(s, m->output_norm);
     if (status == TNN_OK) status = tnn_add_param(s, m->output_norm_b);
-    if (status == TNN_OK) {
-        status = tnn_add_token_inputs(s, (int64_t) cfg->t_seq * cfg->t_batch, tokens_handle,
-                                      positions_handle);
-    }
-    return status != TNN_OK ? status : tnn_allocate_and_init(s);
+    return status != TNN_OK ? status : tnn_finish_token_model(s, tokens_handle, positions_handle);
 }
 
 struct ggml_tensor * tnn_gpt2_forward(struct ggml_context * ctx, const struct tnn_gpt2 * m,

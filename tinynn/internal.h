@@ -207,15 +207,22 @@ struct ggml_tensor * tnn_vit_forward(struct ggml_context * ctx, const struct tnn
 
 /* ---- what every realize shares (realize.c) --------------------------------- */
 
+/* TNN_OK, or why a realize call cannot go on: a NULL argument (args_given
+ * false) or a session already realized. fn names the call. */
+int tnn_realize_begin(tnn_session * s, bool args_given, const char * fn);
 /* Mark t trainable and add it to the table. */
 int tnn_add_param(tnn_session * s, struct ggml_tensor * t);
-/* The int32 token and position inputs of n_tokens, in ctx_static. */
-int tnn_add_token_inputs(tnn_session * s, int64_t n_tokens, int32_t * tokens_handle,
-                         int32_t * positions_handle);
+/* n_layers pre-LayerNorm blocks in ctx_static, every tensor trainable. */
+int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers,
+                      int64_t d_model, int64_t d_ff);
 /* Memory for ctx_static and the seeded init of every parameter (norm
  * weights 1, biases and LoRA B 0, matrices N(0, init_scale^2) from
  * s->model.cfg's seed); marks the session realized. */
 int tnn_allocate_and_init(tnn_session * s);
+/* For a token model (llama, GPT-2) whose parameters are in ctx_static: the
+ * int32 token and position inputs of t_seq x t_batch (model.cfg), then
+ * tnn_allocate_and_init. */
+int tnn_finish_token_model(tnn_session * s, int32_t * tokens_handle, int32_t * positions_handle);
 
 /* ---- a llama GGUF as a frozen base (gguf_base.c) -------------------------- */
 

@@ -57,24 +57,13 @@ int tnn_llama_check_config(const tnn_llama_config * c) {
 
 /* ---- realize ------------------------------------------------------------ */
 
-/* The token and position inputs for t_seq x t_batch tokens, then memory and
- * the seeded init for everything in ctx_static. */
-static int realize_token_model(tnn_session * s, int32_t * tokens_handle, int32_t * positions_handle) {
-    const tnn_llama_config * cfg = &s->model.cfg;
-    int status = tnn_add_token_inputs(s, (int64_t) cfg->t_seq * cfg->t_batch, tokens_handle,
-                                      positions_handle);
-    return status != TNN_OK ? status : tnn_allocate_and_init(s);
-}
-
 int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
                       int32_t * tokens_handle, int32_t * positions_handle) {
-    if (s == NULL || tokens_handle == NULL || positions_handle == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "tnn_realize_llama: NULL argument");
+    int status = tnn_realize_begin(s, tokens_handle != NULL && positions_handle != NULL, "tnn_realize_llama");
+    if (status != TNN_OK) {
+        return status;
     }
-    if (s->realized) {
-        return tnn_fail(TNN_ERR_STATE, "realize called twice on one session");
-    }
-    int status = tnn_llama_check_config(cfg);
+    status = tnn_llama_check_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
@@ -129,7 +118,7 @@ int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
     if (status != TNN_OK) {
         return status;
     }
-    return realize_token_model(s, tokens_handle, positions_handle);
+    return tnn_finish_token_model(s, tokens_handle, positions_handle);
 }
 
 /* ---- realize a frozen GGUF base with LoRA adapters ------------------------ */
@@ -292,7 +281,7 @@ int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_conf
     }
     s->lora = *lora;
     s->has_lora = true;
-    return realize_token_model(s, tokens_handle, positions_handle);
+    return tnn_finish_token_model(s, tokens_handle, positions_handle);
 }
 
 /* ---- forward ------------------------------------------------------------ */

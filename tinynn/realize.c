@@ -76,13 +76,36 @@ static int init_parameters(tnn_session * s) {
 
 /* ---- parameters and inputs ------------------------------------------------ */
 
+int tnn_realize_begin(tnn_session * s, bool args_given, const char * fn) {
+    if (s == NULL || !args_given) {
+        return tnn_fail(TNN_ERR_ARG, "%s: NULL argument", fn);
+    }
+    if (s->realized) {
+        return tnn_fail(TNN_ERR_STATE, "realize called twice on one session");
+    }
+    return TNN_OK;
+}
+
 int tnn_add_param(tnn_session * s, struct ggml_tensor * t) {
     ggml_set_param(t);
     return tnn_table_add(s, t, TNN_KIND_PARAM, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
 }
 
-int tnn_add_token_inputs(tnn_session * s, int64_t n_tokens, int32_t * tokens_handle,
-                         int32_t * positions_handle) {
+int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers,
+                      int64_t d_model, int64_t d_ff) {
+    int status = TNN_OK;
+    for (int32_t l = 0; l < n_layers && status == TNN_OK; ++l) {
+        struct ggml_tensor * tensors[TNN_LN_BLOCK_TENSORS];
+        tnn_ln_block_create(s->ctx_static, &blocks[l], l, d_model, d_ff, tensors);
+        for (int i = 0; i < TNN_LN_BLOCK_TENSORS && status == TNN_OK; ++i) {
+            status = tnn_add_param(s, tensors[i]);
+        }
+    }
+    return status;
+}
+
+static int add_token_inputs(tnn_session * s, int64_t n_tokens, int32_t * tokens_handle,
+                            int32_t * positions_handle) {
     struct ggml_context * ctx = s->ctx_static;
     s->tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n_tokens);
     ggml_set_name(s->tokens, "tokens");
@@ -108,4 +131,10 @@ int tnn_allocate_and_init(tnn_session * s) {
     }
     s->realized = true;
     return TNN_OK;
+}
+
+int tnn_finish_token_model(tnn_session * s, int32_t * tokens_handle, int32_t * positions_handle) {
+    const tnn_llama_config * cfg = &s->model.cfg;
+    int status = add_token_inputs(s, (int64_t) cfg->t_seq * cfg->t_batch, tokens_handle, positions_handle);
+    return status != TNN_OK ? status : tnn_allocate_and_init(s);
 }

@@ -48,13 +48,11 @@ static struct ggml_tensor * new_param(tnn_session * s, int64_t ne0, int64_t ne1,
 }
 
 int tnn_realize_vit(tnn_session * s, const tnn_vit_config * cfg, int32_t * images_handle) {
-    if (s == NULL || images_handle == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "tnn_realize_vit: NULL argument");
+    int status = tnn_realize_begin(s, images_handle != NULL, "tnn_realize_vit");
+    if (status != TNN_OK) {
+        return status;
     }
-    if (s->realized) {
-        return tnn_fail(TNN_ERR_STATE, "realize called twice on one session");
-    }
-    int status = check_vit_config(cfg);
+    status = check_vit_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
@@ -83,13 +81,7 @@ int tnn_realize_vit(tnn_session * s, const tnn_vit_config * cfg, int32_t * image
     m->patch_embd = new_param(s, cfg->patch_dim, d, "patch_embd.weight", &status);
     m->patch_embd_b = new_param(s, d, 0, "patch_embd.bias", &status);
     m->position_embd = new_param(s, d, cfg->n_patches + 1, "position_embd.weight", &status);
-    for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
-        struct ggml_tensor * tensors[TNN_LN_BLOCK_TENSORS];
-        tnn_ln_block_create(s->ctx_static, &m->blocks[l], l, d, cfg->d_ff, tensors);
-        for (int i = 0; i < TNN_LN_BLOCK_TENSORS && status == TNN_OK; ++i) {
-            status = tnn_add_param(s, tensors[i]);
-        }
-    }
+    if (status == TNN_OK) status = tnn_add_ln_blocks(s, m->blocks, cfg->n_layers, d, cfg->d_ff);
     m->output_norm = new_param(s, d, 0, "output_norm.weight", &status);
     m->output_norm_b = new_param(s, d, 0, "output_norm.bias", &status);
     m->head = new_param(s, d, cfg->n_classes, "output.weight", &status);

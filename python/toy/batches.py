@@ -19,6 +19,30 @@ from .images import to_patches
 from .instruct import fit, split, to_rows
 
 
+class EpochQueue:
+    """Indices 0..n-1 drawn per_step at a time, epoch after epoch, each epoch
+    a fresh permutation by seed; a step may take the end of one epoch and
+    the start of the next."""
+
+    def __init__(self, n: int, per_step: int, seed: int):
+        self.n, self.per_step = n, per_step
+        self.rng = np.random.default_rng(seed)
+        self.queue: list[int] = []      # in drawing order
+
+    def take(self) -> list[int]:
+        if len(self.queue) < self.per_step:
+            self.queue += [int(i) for i in self.rng.permutation(self.n)]
+        chunk, self.queue = self.queue[: self.per_step], self.queue[self.per_step:]
+        return chunk
+
+    def state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "queue": self.queue}
+
+    def restore(self, state: dict) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.queue = list(state["queue"])
+
+
 class CorpusSource:
     """Random windows of a token corpus."""
 
@@ -69,23 +93,18 @@ class InstructSource:
         self.tokens_per_step = args.seq * self.per_step
         self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
         self.steps = args.steps or args.epochs * self.steps_per_epoch
-        self.rng = np.random.default_rng(args.seed)
-        self.queue: list[int] = []      # indices into self.train, in drawing order
+        self.order = EpochQueue(len(self.train), self.per_step, args.seed)
 
     def next(self):
-        if len(self.queue) < self.per_step:
-            self.queue += [int(i) for i in self.rng.permutation(len(self.train))]
-        chunk, self.queue = self.queue[: self.per_step], self.queue[self.per_step:]
-        chunk = [self.train[i] for i in chunk]
+        chunk = [self.train[i] for i in self.order.take()]
         b = self.args.batch
         return [self._pad(chunk[i:i + b]) for i in range(0, len(chunk), b)]
 
     def state(self) -> dict:
-        return {"rng": self.rng.bit_generator.state, "queue": self.queue}
+        return self.order.state()
 
     def restore(self, state: dict) -> None:
-        self.rng.bit_generator.state = state["rng"]
-        self.queue = list(state["queue"])
+        self.order.restore(state)
 
     def fingerprint(self) -> str:
         return hashlib.sha256(Path(self.name).read_bytes()).hexdigest()
@@ -143,25 +162,20 @@ class ImageSource:
         self.tokens_per_step = self.per_step
         self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
         self.steps = args.steps or args.epochs * self.steps_per_epoch
-        self.rng = np.random.default_rng(args.seed)
-        self.queue: list[int] = []      # indices into self.train, in drawing order
+        self.order = EpochQueue(len(self.train), self.per_step, args.seed)
         self.accuracy = None            # the last held-out accuracy
 
     def next(self):
-        if len(self.queue) < self.per_step:
-            self.queue += [int(i) for i in self.rng.permutation(len(self.train))]
-        chunk, self.queue = self.queue[: self.per_step], self.queue[self.per_step:]
-        rows = self.train[np.array(chunk)]
+        rows = self.train[np.array(self.order.take())]
         patches = to_patches(self.images[rows], self.patch)
         return [(patches[i:i + self.batch], self.labels[rows[i:i + self.batch]])
                 for i in range(0, len(rows), self.batch)]
 
     def state(self) -> dict:
-        return {"rng": self.rng.bit_generator.state, "queue": self.queue}
+        return self.order.state()
 
     def restore(self, state: dict) -> None:
-        self.rng.bit_generator.state = state["rng"]
-        self.queue = list(state["queue"])
+        self.order.restore(state)
 
     def fingerprint(self) -> str:
         digest = hashlib.sha256(self.images.tobytes())
