@@ -3,10 +3,12 @@ import gguf
 import numpy as np
 
 
-def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None):
+def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None, head_dim=None):
     """params: name -> numpy array in (out, in) layout, as in reference_llama.
     types: name -> gguf.GGMLQuantizationType to quantize a tensor (default F32).
-    tokenizer: a dict from tiny_tokenizer() to store a GPT-2 style tokenizer."""
+    tokenizer: a dict from tiny_tokenizer() to store a GPT-2 style tokenizer
+    (without one the file says tokenizer.ggml.model "none": raw token ids).
+    head_dim: written as <arch>.attention.key_length."""
     writer = gguf.GGUFWriter(str(path), arch)
     writer.add_block_count(cfg.n_layers)
     writer.add_embedding_length(cfg.d_model)
@@ -16,7 +18,12 @@ def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None
     writer.add_rope_freq_base(cfg.rope_base)
     writer.add_layer_norm_rms_eps(cfg.rms_eps)
     writer.add_context_length(64)
-    if tokenizer is not None:
+    if head_dim is not None:
+        writer.add_key_length(head_dim)
+        writer.add_value_length(head_dim)
+    if tokenizer is None:
+        writer.add_tokenizer_model("none")
+    else:
         writer.add_tokenizer_model("gpt2")
         writer.add_tokenizer_pre(tokenizer["pre"])
         writer.add_token_list(tokenizer["tokens"])

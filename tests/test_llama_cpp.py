@@ -6,7 +6,7 @@ import pytest
 
 import toy
 from toy.merge import merge_lora
-from toy.recipes import LoRA
+from toy.recipes import FullFineTune, LoRA
 
 llama_cpp = pytest.importorskip("llama_cpp")
 
@@ -83,3 +83,19 @@ def test_llama_cpp_runs_the_merged_model_as_we_do(smollm2, tuned, dtype):
     out, logits, _ = tuned
     merged = merge_lora(smollm2, out / "adapter.gguf", out / f"merged-{dtype}.gguf", dtype)
     assert_close_logits(llama_cpp_logits(merged), toy_logits(merged))
+
+
+def test_llama_cpp_runs_our_fully_fine_tuned_model_as_we_do(smollm2, tmp_path):
+    T = len(PROMPT)
+    recipe = FullFineTune("cpu", threads=2)
+    recipe.realize(smollm2, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0))
+    ids = np.array([PROMPT + [2]], dtype=np.int32)
+    positions = np.arange(T, dtype=np.int32)[None]
+    base_logits, _ = recipe.evaluate(ids[:, :-1], positions)
+    for step in range(1, 4):
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-4), step == 1)
+    logits, _ = recipe.evaluate(ids[:, :-1], positions)
+    got = llama_cpp_logits(recipe.save_model(tmp_path / "full.gguf", "f32"))
+    # training moved the logits more than the two implementations disagree
+    assert np.abs(got - logits[0]).mean() < 0.5 * np.abs(base_logits[0] - logits[0]).mean()
+    assert_close_logits(got, logits[0])

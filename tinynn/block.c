@@ -32,27 +32,30 @@ struct block_tensor {
     struct ggml_tensor ** field;
     const char * name;
     int64_t ne0, ne1;
-    bool optional;
+    bool present;     /* false: the config has none (biases, q/k norms) */
 };
 
 static int block_layout(struct tnn_block * b, const tnn_llama_config * cfg, struct block_tensor * out) {
     const int64_t d = cfg->d_model;
-    const int64_t head_dim = cfg->d_model / cfg->n_heads;
+    const int64_t head_dim = tnn_head_dim(cfg);
     const int64_t q_width = head_dim * cfg->n_heads;
     const int64_t kv_width = head_dim * cfg->n_kv_heads;
+    const bool bias = cfg->qkv_bias, qk_norm = cfg->qk_norm;
     const struct block_tensor layout[] = {
-        { &b->attn_norm, "attn_norm.weight", d, 0, false },
-        { &b->wq, "attn_q.weight", d, q_width, false },
-        { &b->wk, "attn_k.weight", d, kv_width, false },
-        { &b->wv, "attn_v.weight", d, kv_width, false },
-        { &b->bq, "attn_q.bias", q_width, 0, true },
-        { &b->bk, "attn_k.bias", kv_width, 0, true },
-        { &b->bv, "attn_v.bias", kv_width, 0, true },
-        { &b->wo, "attn_output.weight", q_width, d, false },
-        { &b->ffn_norm, "ffn_norm.weight", d, 0, false },
-        { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, false },
-        { &b->w_up, "ffn_up.weight", d, cfg->d_ff, false },
-        { &b->w_down, "ffn_down.weight", cfg->d_ff, d, false },
+        { &b->attn_norm, "attn_norm.weight", d, 0, true },
+        { &b->wq, "attn_q.weight", d, q_width, true },
+        { &b->wk, "attn_k.weight", d, kv_width, true },
+        { &b->wv, "attn_v.weight", d, kv_width, true },
+        { &b->bq, "attn_q.bias", q_width, 0, bias },
+        { &b->bk, "attn_k.bias", kv_width, 0, bias },
+        { &b->bv, "attn_v.bias", kv_width, 0, bias },
+        { &b->q_norm, "attn_q_norm.weight", head_dim, 0, qk_norm },
+        { &b->k_norm, "attn_k_norm.weight", head_dim, 0, qk_norm },
+        { &b->wo, "attn_output.weight", q_width, d, true },
+        { &b->ffn_norm, "ffn_norm.weight", d, 0, true },
+        { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, true },
+        { &b->w_up, "ffn_up.weight", d, cfg->d_ff, true },
+        { &b->w_down, "ffn_down.weight", cfg->d_ff, d, true },
     };
     const int n = (int) (sizeof(layout) / sizeof(layout[0]));
     for (int i = 0; i < n; ++i) out[i] = layout[i];
@@ -65,7 +68,7 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t l
     const int n = block_layout(b, cfg, layout);
     for (int i = 0; i < n; ++i) {
         struct block_tensor * e = &layout[i];
-        if (e->optional && !cfg->qkv_bias) {
+        if (!e->present) {
             *e->field = NULL;
             continue;
         }
@@ -84,12 +87,12 @@ int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t laye
     for (int i = 0; i < n; ++i) {
         struct block_tensor * e = &layout[i];
         snprintf(name, sizeof(name), "blk.%d.%s", layer, e->name);
-        struct ggml_tensor * t = ggml_get_tensor(ctx, name);
+        struct ggml_tensor * t = e->present ? ggml_get_tensor(ctx, name) : NULL;
         *e->field = t;
+        if (!e->present) {
+            continue;
+        }
         if (t == NULL) {
-            if (e->optional && !cfg->qkv_bias) {
-                continue;
-            }
             return tnn_fail(TNN_ERR_ARG, "tensor %s is missing", name);
         }
         const int64_t ne1 = e->ne1 > 0 ? e->ne1 : 1;
@@ -139,7 +142,7 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
                                        struct ggml_tensor * causal_mask,
                                        const tnn_llama_config * cfg, const struct tnn_kv_step * kv) {
     const int64_t n_tokens = x->ne[1];
-    const int64_t head_dim = cfg->d_model / cfg->n_heads;
+    const int64_t head_dim = tnn_head_dim(cfg);
 
     /* attention: x [d, n] */
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->rms_eps);
@@ -149,8 +152,13 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
     q = ggml_reshape_3d(ctx, q, head_dim, cfg->n_heads, n_tokens);
     k = ggml_reshape_3d(ctx, k, head_dim, cfg->n_kv_heads, n_tokens);
     v = ggml_reshape_3d(ctx, v, head_dim, cfg->n_kv_heads, n_tokens);
-    q = tnn_rope(ctx, q, positions, cfg->rope_base);
-    k = tnn_rope(ctx, k, positions, cfg->rope_base);
+    if (b->q_norm) {
+        /* Qwen3: each head of q and k RMS-normalized (ggml_rms_norm works along head_dim) */
+        q = tnn_rms_norm(ctx, q, b->q_norm, cfg->rms_eps);
+        k = tnn_rms_norm(ctx, k, b->k_norm, cfg->rms_eps);
+    }
+    q = tnn_rope(ctx, q, positions, cfg->rope_base, cfg->rope_neox);
+    k = tnn_rope(ctx, k, positions, cfg->rope_base, cfg->rope_neox);
     struct ggml_tensor * attn;
     if (kv == NULL) {
         attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch);

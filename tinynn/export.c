@@ -7,7 +7,7 @@
 #include <string.h>
 
 static void set_llama_metadata(struct gguf_context * gguf, const tnn_llama_config * cfg) {
-    const uint32_t head_dim = (uint32_t) (cfg->d_model / cfg->n_heads);
+    const uint32_t head_dim = (uint32_t) tnn_head_dim(cfg);
     gguf_set_val_str(gguf, "general.architecture", "llama");
     gguf_set_val_str(gguf, "general.name", "toy");
     gguf_set_val_u32(gguf, "general.file_type", 0);   /* all F32 */
@@ -42,8 +42,10 @@ static void set_gpt2_metadata(struct gguf_context * gguf, const tnn_llama_config
 /* A LoRA adapter as llama.cpp's llama_adapter_lora_init reads it: tensors
  * <base weight name>.lora_a [d_in, rank] and .lora_b [rank, d_out], applied
  * as W x + (alpha / rank) * B (A x). */
-static void set_adapter_metadata(struct gguf_context * gguf, const tnn_lora_config * lora) {
-    gguf_set_val_str(gguf, "general.architecture", "llama");
+static void set_adapter_metadata(struct gguf_context * gguf, const tnn_lora_config * lora,
+                                 const char * base_arch) {
+    /* llama.cpp refuses an adapter whose architecture is not its model's */
+    gguf_set_val_str(gguf, "general.architecture", base_arch);
     gguf_set_val_str(gguf, "general.type", "adapter");
     gguf_set_val_str(gguf, "general.name", "toy LoRA adapter");
     gguf_set_val_str(gguf, "adapter.type", "lora");
@@ -106,7 +108,7 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory preparing the GGUF file");
     }
     if (s->has_lora) {
-        set_adapter_metadata(gguf, &s->lora);
+        set_adapter_metadata(gguf, &s->lora, s->base_arch);
     } else if (s->arch == TNN_ARCH_GPT2) {
         set_gpt2_metadata(gguf, &s->model.cfg);
     } else {

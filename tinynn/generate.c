@@ -29,7 +29,7 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
         return tnn_fail(TNN_ERR_ARG, "generation with a KV cache runs llama models only");
     }
     const tnn_llama_config * cfg = &s->model.cfg;
-    const int64_t head_dim = cfg->d_model / cfg->n_heads;
+    const int64_t head_dim = tnn_head_dim(cfg);
     struct ggml_init_params ip = {
         .mem_size = (size_t) (2 * cfg->n_layers + 2) * ggml_tensor_overhead(),
         .mem_buffer = NULL,

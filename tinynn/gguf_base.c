@@ -120,34 +120,64 @@ static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, i
     return status != TNN_OK ? status : check_shape(norm, d_model, 1);
 }
 
+/* The llama-family architectures toy reads: llama's block, with what
+ * differs as config flags (Qwen: NEOX RoPE; Qwen2's q/k/v biases and Qwen3's
+ * q/k norms are found by their tensors). */
+static const char * const SUPPORTED_ARCHS[] = { "llama", "qwen2", "qwen3" };
+#define SUPPORTED_LIST "llama, qwen2, qwen3"
+
+const char * tnn_gguf_arch(struct gguf_context * g) {
+    const int64_t id = gguf_find_key(g, "general.architecture");
+    return id >= 0 && gguf_get_kv_type(g, id) == GGUF_TYPE_STRING ? gguf_get_val_str(g, id) : NULL;
+}
+
+/* "<arch>.<name>": the arch's own key */
+static const char * arch_key(char * buf, size_t cap, const char * arch, const char * name) {
+    snprintf(buf, cap, "%s.%s", arch, name);
+    return buf;
+}
+
 static int read_config(struct gguf_context * g, struct ggml_context * tensors, tnn_llama_config * c) {
-    const int64_t arch_id = gguf_find_key(g, "general.architecture");
-    if (arch_id < 0 || gguf_get_kv_type(g, arch_id) != GGUF_TYPE_STRING) {
+    const char * arch = tnn_gguf_arch(g);
+    if (arch == NULL) {
         return tnn_fail(TNN_ERR_ARG, "the GGUF has no general.architecture");
     }
-    const char * arch = gguf_get_val_str(g, arch_id);
-    if (strcmp(arch, "llama") != 0) {
-        return tnn_fail(TNN_ERR_ARG, "unsupported architecture '%s': toy trains llama-family models", arch);
+    bool supported = false;
+    for (size_t i = 0; i < sizeof(SUPPORTED_ARCHS) / sizeof(SUPPORTED_ARCHS[0]); ++i) {
+        supported = supported || strcmp(arch, SUPPORTED_ARCHS[i]) == 0;
     }
-    int64_t n_layers, d_model, d_ff, n_heads, n_kv_heads, rope_dim;
+    if (!supported) {
+        return tnn_fail(TNN_ERR_ARG, "unsupported architecture '%.40s': toy trains " SUPPORTED_LIST, arch);
+    }
+    char k[96];
+    const size_t kc = sizeof(k);
+    int64_t n_layers, d_model, d_ff, n_heads, n_kv_heads, head_dim, rope_dim;
     int status;
-    if ((status = get_uint(g, "llama.block_count", -1, &n_layers)) ||
-        (status = get_uint(g, "llama.embedding_length", -1, &d_model)) ||
-        (status = get_uint(g, "llama.feed_forward_length", -1, &d_ff)) ||
-        (status = get_uint(g, "llama.attention.head_count", -1, &n_heads)) ||
-        (status = get_uint(g, "llama.attention.head_count_kv", n_heads, &n_kv_heads))) {
+    if ((status = get_uint(g, arch_key(k, kc, arch, "block_count"), -1, &n_layers)) ||
+        (status = get_uint(g, arch_key(k, kc, arch, "embedding_length"), -1, &d_model)) ||
+        (status = get_uint(g, arch_key(k, kc, arch, "feed_forward_length"), -1, &d_ff)) ||
+        (status = get_uint(g, arch_key(k, kc, arch, "attention.head_count"), -1, &n_heads)) ||
+        (status = get_uint(g, arch_key(k, kc, arch, "attention.head_count_kv"), n_heads, &n_kv_heads))) {
         return status;
     }
-    if (n_heads < 1 || d_model % n_heads != 0) {
-        return tnn_fail(TNN_ERR_ARG, "llama.attention.head_count (%lld) does not divide the width %lld",
-                        (long long) n_heads, (long long) d_model);
+    if (n_heads < 1 || n_kv_heads < 1 || n_heads % n_kv_heads != 0) {
+        return tnn_fail(TNN_ERR_ARG, "%s.attention.head_count_kv (%lld) does not divide head_count (%lld)",
+                        arch, (long long) n_kv_heads, (long long) n_heads);
     }
-    if ((status = get_uint(g, "llama.rope.dimension_count", d_model / n_heads, &rope_dim))) {
+    /* a head's width: key_length when given (Qwen3's heads are wider than d_model / n_heads) */
+    if ((status = get_uint(g, arch_key(k, kc, arch, "attention.key_length"), d_model / n_heads, &head_dim))) {
         return status;
     }
-    if (rope_dim != d_model / n_heads) {
+    if (head_dim < 2 || head_dim % 2 != 0 || head_dim > (1 << 12)) {
+        return tnn_fail(TNN_ERR_ARG, "%s: a head width of %lld is not supported (even, 2 to 4096)",
+                        arch, (long long) head_dim);
+    }
+    if ((status = get_uint(g, arch_key(k, kc, arch, "rope.dimension_count"), head_dim, &rope_dim))) {
+        return status;
+    }
+    if (rope_dim != head_dim) {
         return tnn_fail(TNN_ERR_ARG, "partial RoPE (%lld of %lld dims) is not supported",
-                        (long long) rope_dim, (long long) (d_model / n_heads));
+                        (long long) rope_dim, (long long) head_dim);
     }
     memset(c, 0, sizeof(*c));
     c->n_layers = (int32_t) n_layers;
@@ -155,8 +185,10 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->d_ff = (int32_t) d_ff;
     c->n_heads = (int32_t) n_heads;
     c->n_kv_heads = (int32_t) n_kv_heads;
-    if ((status = get_float(g, "llama.rope.freq_base", 10000.0f, &c->rope_base)) ||
-        (status = get_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5f, &c->rms_eps))) {
+    c->head_dim = head_dim == d_model / n_heads && d_model % n_heads == 0 ? 0 : (int32_t) head_dim;
+    c->rope_neox = strcmp(arch, "llama") != 0;
+    if ((status = get_float(g, arch_key(k, kc, arch, "rope.freq_base"), 10000.0f, &c->rope_base)) ||
+        (status = get_float(g, arch_key(k, kc, arch, "attention.layer_norm_rms_epsilon"), 1e-5f, &c->rms_eps))) {
         return status;
     }
     int64_t vocab;
@@ -166,6 +198,7 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->vocab = (int32_t) vocab;
     c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
     c->qkv_bias = ggml_get_tensor(tensors, "blk.0.attn_q.bias") != NULL;
+    c->qk_norm = ggml_get_tensor(tensors, "blk.0.attn_q_norm.weight") != NULL;
     c->t_seq = 1;
     c->t_batch = 1;
     return TNN_OK;

@@ -45,10 +45,11 @@ int32_t tnn_table_add(tnn_session * s, struct ggml_tensor * t, int32_t kind, int
 /* x [d, n] -> x / rms(x) * weight */
 struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x,
                                   struct ggml_tensor * weight, float eps);
-/* x [head_dim, n_heads, n_tokens], positions int32 [n_tokens] -> rotated x
- * (adjacent pairs, llama.cpp's NORM mode for the llama architecture) */
+/* x [head_dim, n_heads, n_tokens], positions int32 [n_tokens] -> rotated x:
+ * adjacent pairs (llama.cpp's NORM mode, llama) or, neox, the pairs
+ * (i, i + head_dim/2) (NEOX mode: Qwen2, Qwen3) */
 struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
-                              struct ggml_tensor * positions, float rope_base);
+                              struct ggml_tensor * positions, float rope_base, bool neox);
 /* gate, up [d_ff, n] -> silu(gate) * up */
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate,
                                 struct ggml_tensor * up);
@@ -89,6 +90,7 @@ struct tnn_block {
     struct ggml_tensor * attn_norm;                   /* [d_model] */
     struct ggml_tensor * wq, * wk, * wv;              /* [d_model, n_heads*hd], [d_model, n_kv*hd] x2 */
     struct ggml_tensor * bq, * bk, * bv;              /* biases or NULL */
+    struct ggml_tensor * q_norm, * k_norm;            /* [hd] per-head RMSNorm weights or NULL */
     struct ggml_tensor * wo;                          /* [n_heads*hd, d_model] */
     struct ggml_tensor * ffn_norm;                    /* [d_model] */
     struct ggml_tensor * w_gate, * w_up;              /* [d_model, d_ff] */
@@ -164,6 +166,11 @@ struct ggml_tensor * tnn_ln_block_forward(struct ggml_context * ctx, const struc
 
 /* ---- the llama architecture (llama.c) ---------------------------------- */
 
+/* The width of one attention head. */
+static inline int64_t tnn_head_dim(const tnn_llama_config * cfg) {
+    return cfg->head_dim > 0 ? cfg->head_dim : cfg->d_model / cfg->n_heads;
+}
+
 struct tnn_llama {
     tnn_llama_config cfg;
     struct ggml_tensor * token_embd;   /* [d_model, vocab], or [donor_d_in, vocab] with a lens */
@@ -236,6 +243,8 @@ struct tnn_mapped_file {
 int tnn_gguf_open(const char * path, tnn_llama_config * cfg, struct gguf_context ** gguf_out,
                   struct ggml_context ** tensors_out);
 int tnn_map_file(const char * path, struct tnn_mapped_file * map);
+/* general.architecture of an opened GGUF, or NULL. */
+const char * tnn_gguf_arch(struct gguf_context * g);
 void tnn_unmap_file(struct tnn_mapped_file * map);
 
 /* Check a config; returns TNN_OK or records why not. */
@@ -276,6 +285,7 @@ struct tnn_session {
     struct ggml_context * ctx_base;
     ggml_backend_buffer_t buf_base;
     struct gguf_context * gguf_base;
+    char base_arch[32];             /* the base's general.architecture ("llama", "qwen2", ...) */
     struct tnn_mapped_file base_file;
     tnn_lora_config lora;
     bool has_lora;

@@ -6,6 +6,7 @@
 #include "ggml-cpu.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,11 @@ int tnn_llama_check_config(const tnn_llama_config * c) {
                             positive[i].name, positive[i].max, positive[i].value);
         }
     }
-    if (c->d_model % c->n_heads != 0 || (c->d_model / c->n_heads) % 2 != 0) {
+    if (c->head_dim < 0 || c->head_dim > (1 << 12) || c->head_dim % 2 != 0) {
+        return tnn_fail(TNN_ERR_ARG, "head_dim must be 0 (d_model / n_heads) or even and at most %d, got %d",
+                        1 << 12, c->head_dim);
+    }
+    if (c->head_dim == 0 && (c->d_model % c->n_heads != 0 || (c->d_model / c->n_heads) % 2 != 0)) {
         return tnn_fail(TNN_ERR_ARG, "d_model (%d) must be n_heads (%d) times an even head width",
                         c->d_model, c->n_heads);
     }
@@ -97,7 +102,8 @@ int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
         struct tnn_block * b = &m->blocks[l];
         tnn_block_create(ctx, b, l, cfg);
         struct ggml_tensor * weights[] = { b->attn_norm, b->wq, b->wk, b->wv, b->bq, b->bk, b->bv,
-                                           b->wo, b->ffn_norm, b->w_gate, b->w_up, b->w_down };
+                                           b->q_norm, b->k_norm, b->wo, b->ffn_norm, b->w_gate,
+                                           b->w_up, b->w_down };
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
             if (weights[i] != NULL) {
                 status = tnn_add_param(s, weights[i]);
@@ -220,6 +226,7 @@ int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_conf
     if (status != TNN_OK) {
         return status;
     }
+    snprintf(s->base_arch, sizeof(s->base_arch), "%s", tnn_gguf_arch(s->gguf_base));
     m->cfg.t_seq = lora->t_seq;
     m->cfg.t_batch = lora->t_batch;
     m->cfg.init_scale = lora->init_scale;

@@ -99,6 +99,12 @@ typedef struct tnn_llama_config {
                              [donor_d_in x vocab] and a trainable lens
                              token_embd_proj.weight [donor_d_in x d_model] maps it
                              into the model (needs untied = 1) */
+    int32_t head_dim;     /* 0: d_model / n_heads; else the width of one head, even
+                             (Qwen3's q projection is wider than d_model) */
+    int32_t rope_neox;    /* 1: RoPE rotates the pairs (i, i + head_dim/2) (llama.cpp's
+                             NEOX mode: Qwen2, Qwen3); 0: adjacent pairs (llama) */
+    int32_t qk_norm;      /* 1: RMSNorm over each head of q and of k before RoPE, with
+                             weights attn_q_norm / attn_k_norm [head_dim] (Qwen3) */
 } tnn_llama_config;
 
 /* The last error message of the calling thread ("" when none). */

@@ -23,6 +23,9 @@ class LlamaConfig:
     rms_eps: float = 1e-5
     donor_d_in: int = 0      # warm start: the donor embedding's width (0: no donor)
     arch: str = "llama"
+    head_dim: int = 0        # 0: d_model / n_heads (Qwen3's heads are wider)
+    rope_neox: bool = False  # RoPE on the pairs (i, i + head_dim/2): Qwen2, Qwen3
+    qk_norm: bool = False    # RMSNorm on each head of q and k: Qwen3
 
     def __post_init__(self):
         if self.arch == "gpt2":
@@ -32,8 +35,9 @@ class LlamaConfig:
             self.d_ff = max(32, int(round(self.d_model * 8 / 3 / 32)) * 32)
 
     @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_heads
+    def head_width(self) -> int:
+        """The width of one attention head."""
+        return self.head_dim or self.d_model // self.n_heads
 
     def to_dict(self) -> dict:
         return asdict(self)

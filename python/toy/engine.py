@@ -70,6 +70,7 @@ class LlamaSeqEngine:
         c.rope_base, c.rms_eps, c.init_scale = cfg.rope_base, cfg.rms_eps, opts.init_scale
         c.untied, c.qkv_bias = int(opts.untied), int(opts.qkv_bias)
         c.donor_d_in = cfg.donor_d_in
+        c.head_dim, c.rope_neox, c.qk_norm = cfg.head_dim, int(cfg.rope_neox), int(cfg.qk_norm)
         if not 0 <= opts.seed < 2**64:
             raise ToyError(f"seed must be between 0 and 2^64-1, got {opts.seed}")
         c.seed = opts.seed
@@ -250,6 +251,7 @@ def read_gguf_config(gguf_path, lib=None) -> LlamaConfig:
     c = ffi.new("tnn_llama_config *")
     check(lib, lib.tnn_gguf_llama_config(os.fsencode(gguf_path), c))
     cfg = LlamaConfig(vocab=c.vocab, d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads,
-                      n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base, rms_eps=c.rms_eps)
+                      n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base, rms_eps=c.rms_eps,
+                      head_dim=c.head_dim, rope_neox=bool(c.rope_neox), qk_norm=bool(c.qk_norm))
     cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
     return cfg

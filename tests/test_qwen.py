@@ -1,0 +1,145 @@
+"""Qwen2 and Qwen3 GGUFs: a small randomly initialized model of each built in
+transformers, written to GGUF here (llama.cpp's names and keys), then run by
+toy: logits and every weight's gradient against transformers' own model,
+and a LoRA adapter that names the base's architecture. Skips without torch
+and transformers (neither is a dependency of toy)."""
+import gguf
+import numpy as np
+import pytest
+
+import toy
+from toy.recipes import FullFineTune, LoRA
+
+from gguf_fixtures import write_llama_gguf
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+T = 12
+ROPE_BASE = 5000.0
+# HF parameter name -> GGUF name (per layer: {i})
+HF_TO_GGUF = {
+    "model.embed_tokens.weight": "token_embd.weight",
+    "model.norm.weight": "output_norm.weight",
+    "lm_head.weight": "output.weight",
+    "model.layers.{i}.input_layernorm.weight": "blk.{i}.attn_norm.weight",
+    "model.layers.{i}.post_attention_layernorm.weight": "blk.{i}.ffn_norm.weight",
+    "model.layers.{i}.self_attn.q_proj.weight": "blk.{i}.attn_q.weight",
+    "model.layers.{i}.self_attn.k_proj.weight": "blk.{i}.attn_k.weight",
+    "model.layers.{i}.self_attn.v_proj.weight": "blk.{i}.attn_v.weight",
+    "model.layers.{i}.self_attn.q_proj.bias": "blk.{i}.attn_q.bias",
+    "model.layers.{i}.self_attn.k_proj.bias": "blk.{i}.attn_k.bias",
+    "model.layers.{i}.self_attn.v_proj.bias": "blk.{i}.attn_v.bias",
+    "model.layers.{i}.self_attn.q_norm.weight": "blk.{i}.attn_q_norm.weight",
+    "model.layers.{i}.self_attn.k_norm.weight": "blk.{i}.attn_k_norm.weight",
+    "model.layers.{i}.self_attn.o_proj.weight": "blk.{i}.attn_output.weight",
+    "model.layers.{i}.mlp.gate_proj.weight": "blk.{i}.ffn_gate.weight",
+    "model.layers.{i}.mlp.up_proj.weight": "blk.{i}.ffn_up.weight",
+    "model.layers.{i}.mlp.down_proj.weight": "blk.{i}.ffn_down.weight",
+}
+
+
+def gguf_name(hf_name: str) -> str:
+    parts = hf_name.split(".")
+    layer = parts[2] if hf_name.startswith("model.layers.") else None
+    key = hf_name.replace(f".{layer}.", ".{i}.", 1) if layer else hf_name
+    return HF_TO_GGUF[key].format(i=layer)
+
+
+def hf_model(arch: str, tied: bool):
+    common = dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                  rope_theta=ROPE_BASE, rms_norm_eps=1e-6, tie_word_embeddings=tied)
+    if arch == "qwen2":
+        config = transformers.Qwen2Config(**common)
+        model_class = transformers.Qwen2ForCausalLM
+    else:
+        # Qwen3's heads are wider than hidden / heads
+        config = transformers.Qwen3Config(**common, head_dim=16)
+        model_class = transformers.Qwen3ForCausalLM
+    torch.manual_seed(0)
+    model = model_class(config).float().eval()
+    with torch.no_grad():            # larger weights than the default init: logits worth comparing
+        for name, p in model.named_parameters():
+            p.copy_(torch.randn_like(p) * (0.1 if p.ndim == 2 else 0.3) + (1.0 if "norm" in name else 0.0))
+    return model
+
+
+def write_gguf(model, arch: str, path):
+    params = {gguf_name(n): p.detach().numpy().astype(np.float64) for n, p in model.named_parameters()}
+    cfg = model.config
+    spec = toy.LlamaConfig(vocab=cfg.vocab_size, d_model=cfg.hidden_size, n_layers=cfg.num_hidden_layers,
+                           n_heads=cfg.num_attention_heads, n_kv_heads=cfg.num_key_value_heads,
+                           d_ff=cfg.intermediate_size, rope_base=ROPE_BASE, rms_eps=cfg.rms_norm_eps)
+    head_dim = getattr(cfg, "head_dim", None) if arch == "qwen3" else None
+    return write_llama_gguf(path, params, spec, arch=arch, head_dim=head_dim)
+
+
+CASES = [("qwen2", False), ("qwen2", True), ("qwen3", False)]
+
+
+@pytest.mark.parametrize("arch,tied", CASES)
+def test_logits_and_every_gradient_match_transformers(tmp_path, arch, tied):
+    model = hf_model(arch, tied)
+    path = write_gguf(model, arch, tmp_path / f"{arch}.gguf")
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, model.config.vocab_size, (1, T + 1)).astype(np.int32)
+
+    out = model(torch.tensor(ids[:, :-1], dtype=torch.long))
+    loss = torch.nn.functional.cross_entropy(out.logits[0], torch.tensor(ids[0, 1:], dtype=torch.long))
+    loss.backward()
+
+    recipe = FullFineTune("cpu", threads=1)
+    recipe.realize(path, toy.RecipeOptions(t_seq=T, t_batch=1))
+    positions = np.arange(T, dtype=np.int32)[None]
+    logits, ours = recipe.evaluate(ids[:, :-1], positions, ids[:, 1:])
+    expected = out.logits[0].detach().numpy()
+    np.testing.assert_allclose(logits[0], expected, atol=1e-4 * np.abs(expected).max())
+    assert ours == pytest.approx(float(loss), rel=1e-5)
+
+    e = recipe.engine
+    e.reset()
+    e.compute_gradients()
+    grads = {gguf_name(n): p.grad.numpy() for n, p in model.named_parameters()}
+    if tied:
+        grads.pop("output.weight", None)
+    assert set(grads) == set(e.params())
+    for name, handle in e.params().items():
+        got = e.download(e.grad_of(handle))
+        scale = np.abs(grads[name]).max()
+        np.testing.assert_allclose(got, grads[name], atol=1e-4 * scale + 1e-8, err_msg=f"gradient of {name}")
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "qwen3"])
+def test_lora_on_qwen_trains_and_writes_an_adapter_for_its_architecture(tmp_path, arch):
+    path = write_gguf(hf_model(arch, tied=True), arch, tmp_path / f"{arch}.gguf")
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0),
+                   targets=("q", "k", "v", "o", "gate", "up", "down"))
+    ids = np.tile(np.arange(T + 1, dtype=np.int32) % 7, (1, 1))
+    positions = np.arange(T, dtype=np.int32)[None]
+    losses = [recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
+              for step in range(1, 16)]
+    assert losses[-1] < losses[0] - 0.5
+    recipe.save_adapter(tmp_path / "adapter.gguf")
+    reader = gguf.GGUFReader(str(tmp_path / "adapter.gguf"))
+    assert reader.fields["general.architecture"].contents() == arch
+    assert reader.fields["general.type"].contents() == "adapter"
+
+
+def test_llama_cpp_loads_our_qwen3_adapter(tmp_path):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    path = write_gguf(hf_model("qwen3", tied=False), "qwen3", tmp_path / "qwen3.gguf")
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=("q", "v"))
+    ids = (np.arange(T + 1, dtype=np.int32) % 7)[None]
+    positions = np.arange(T, dtype=np.int32)[None]
+    for step in range(1, 11):
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
+    ours, _ = recipe.evaluate(ids[:, :-1], positions)
+    recipe.save_adapter(tmp_path / "adapter.gguf")
+    llm = llama_cpp.Llama(model_path=str(path), lora_path=str(tmp_path / "adapter.gguf"), n_ctx=T,
+                          logits_all=True, n_threads=1, verbose=False, seed=0, flash_attn=False)
+    llm.eval(ids[0, :-1].tolist())
+    theirs = np.array(llm.scores[:T], dtype=np.float32)
+    np.testing.assert_allclose(theirs, ours[0], atol=2e-2 * np.abs(ours).max())
