@@ -23,6 +23,7 @@ def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None
         writer.add_value_length(head_dim)
     if tokenizer is None:
         writer.add_tokenizer_model("none")
+        writer.add_vocab_size(params["token_embd.weight"].shape[0])   # llama.cpp's n_vocab without a vocabulary
     else:
         writer.add_tokenizer_model("gpt2")
         writer.add_tokenizer_pre(tokenizer["pre"])

@@ -79,7 +79,7 @@ def tiny_gguf(tmp_path, arch="llama", types=None, **changes):
 
 def test_unsupported_architecture(tmp_path):
     path = tiny_gguf(tmp_path, arch="gpt2")
-    assert_input_error(toy_train("lora", "--model", str(path)), "unsupported architecture 'gpt2'")
+    assert_input_error(toy_train("lora", "--model", str(path)), "unsupported architecture 'gpt2': toy trains llama, qwen2, qwen3")
 
 
 def test_unsupported_tensor_type(tmp_path):

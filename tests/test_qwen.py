@@ -143,3 +143,22 @@ def test_llama_cpp_loads_our_qwen3_adapter(tmp_path):
     llm.eval(ids[0, :-1].tolist())
     theirs = np.array(llm.scores[:T], dtype=np.float32)
     np.testing.assert_allclose(theirs, ours[0], atol=2e-2 * np.abs(ours).max())
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "qwen3"])
+def test_kv_cache_decoding_matches_transformers(tmp_path, arch):
+    """Generation's cached decode (one graph per new token) runs NEOX RoPE,
+    the biases and the q/k norms as the training graph does."""
+    model = hf_model(arch, tied=False)
+    path = write_gguf(model, arch, tmp_path / f"{arch}.gguf")
+    ids = np.random.default_rng(2).integers(0, model.config.vocab_size, T).astype(np.int32)
+    with torch.no_grad():
+        expected = model(torch.tensor(ids[None], dtype=torch.long)).logits[0].numpy()
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
+    e = recipe.engine
+    e.kv_init(T)
+    atol = 1e-4 * np.abs(expected).max()
+    np.testing.assert_allclose(e.decode(ids[:6], 0, model.config.vocab_size), expected[5], atol=atol)
+    for i in range(6, T):
+        np.testing.assert_allclose(e.decode(ids[i:i + 1], i, model.config.vocab_size), expected[i], atol=atol)

@@ -10,8 +10,13 @@ import numpy as np
 from .corpus import InputError
 from .gguf_file import one_line, read_gguf
 
-# tokenizer.ggml.pre -> split digits one by one before the GPT-2 regex?
-_PRE_TOKENIZERS = {"smollm": True, "gpt2": False, "default": False}
+# tokenizer.ggml.pre -> how text is split before BPE: GPT-2's regex, after
+# splitting digits one by one for SmolLM; Qwen2/Qwen3 have a regex of their
+# own (llama.cpp's LLAMA_VOCAB_PRE_TYPE_QWEN2: contractions in any case,
+# single digits, letters with one leading non-letter)
+_QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+                r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+_PRE_TOKENIZERS = {"smollm": "digits", "gpt2": "gpt2", "default": "gpt2", "qwen2": "qwen2"}
 _CONTROL = 3   # llama.cpp token type of special tokens
 
 
@@ -21,6 +26,18 @@ def _string(field) -> str:
 
 def _strings(field) -> list[str]:
     return [bytes(field.parts[i]).decode("utf-8") for i in field.data]
+
+
+def _pre_tokenizer(kind: str):
+    from tokenizers import Regex, pre_tokenizers
+
+    if kind == "qwen2":
+        return pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(_QWEN2_SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    steps = [pre_tokenizers.Digits(individual_digits=True)] if kind == "digits" else []
+    steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True))
+    return pre_tokenizers.Sequence(steps)
 
 
 class GGUFTokenizer:
@@ -44,9 +61,7 @@ class GGUFTokenizer:
         except Exception as err:   # noqa: BLE001 -- tokenizers raises plain Exception
             raise InputError(f"the tokenizer's vocabulary and merges do not fit together: "
                              f"{one_line(err)}") from None
-        steps = [pre_tokenizers.Digits(individual_digits=True)] if _PRE_TOKENIZERS[pre] else []
-        steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True))
-        self._tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
+        self._tok.pre_tokenizer = _pre_tokenizer(_PRE_TOKENIZERS[pre])
         self._tok.decoder = decoders.ByteLevel()
         specials = [tok for tok, kind in zip(tokens, token_types) if kind == _CONTROL]
         if specials:
