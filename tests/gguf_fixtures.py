@@ -3,12 +3,14 @@ import gguf
 import numpy as np
 
 
-def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None, head_dim=None):
+def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None, head_dim=None,
+                     extra_u32=None):
     """params: name -> numpy array in (out, in) layout, as in reference_llama.
     types: name -> gguf.GGMLQuantizationType to quantize a tensor (default F32).
     tokenizer: a dict from tiny_tokenizer() to store a GPT-2 style tokenizer
     (without one the file says tokenizer.ggml.model "none": raw token ids).
-    head_dim: written as <arch>.attention.key_length."""
+    head_dim: written as <arch>.attention.key_length.
+    extra_u32: more keys, "<arch>." prepended (e.g. {"attention.sliding_window": 4})."""
     writer = gguf.GGUFWriter(str(path), arch)
     writer.add_block_count(cfg.n_layers)
     writer.add_embedding_length(cfg.d_model)
@@ -18,12 +20,15 @@ def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None
     writer.add_rope_freq_base(cfg.rope_base)
     writer.add_layer_norm_rms_eps(cfg.rms_eps)
     writer.add_context_length(64)
+    for key, value in (extra_u32 or {}).items():
+        writer.add_uint32(f"{arch}.{key}", value)
     if head_dim is not None:
         writer.add_key_length(head_dim)
         writer.add_value_length(head_dim)
     if tokenizer is None:
         writer.add_tokenizer_model("none")
-        writer.add_vocab_size(params["token_embd.weight"].shape[0])   # llama.cpp's n_vocab without a vocabulary
+        if "token_embd.weight" in params:      # llama.cpp's n_vocab without a vocabulary
+            writer.add_vocab_size(params["token_embd.weight"].shape[0])
     else:
         writer.add_tokenizer_model("gpt2")
         writer.add_tokenizer_pre(tokenizer["pre"])

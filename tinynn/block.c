@@ -27,6 +27,13 @@ struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
     return fields[slot];
 }
 
+/* Whether a layer attends through a sliding window (Gemma 3's local layers). */
+static bool is_local(const tnn_llama_config * cfg, int32_t layer) {
+    return cfg->swa_window > 0 && cfg->swa_period > 0 && layer % cfg->swa_period != cfg->swa_period - 1;
+}
+
+#define MAX_BLOCK_TENSORS 20
+
 /* The shape every block tensor must have, ggml order (ne1 = 0: a vector). */
 struct block_tensor {
     struct ggml_tensor ** field;
@@ -40,7 +47,7 @@ static int block_layout(struct tnn_block * b, const tnn_llama_config * cfg, stru
     const int64_t head_dim = tnn_head_dim(cfg);
     const int64_t q_width = head_dim * cfg->n_heads;
     const int64_t kv_width = head_dim * cfg->n_kv_heads;
-    const bool bias = cfg->qkv_bias, qk_norm = cfg->qk_norm;
+    const bool bias = cfg->qkv_bias, qk_norm = cfg->qk_norm, post = cfg->post_norms;
     const struct block_tensor layout[] = {
         { &b->attn_norm, "attn_norm.weight", d, 0, true },
         { &b->wq, "attn_q.weight", d, q_width, true },
@@ -52,10 +59,12 @@ static int block_layout(struct tnn_block * b, const tnn_llama_config * cfg, stru
         { &b->q_norm, "attn_q_norm.weight", head_dim, 0, qk_norm },
         { &b->k_norm, "attn_k_norm.weight", head_dim, 0, qk_norm },
         { &b->wo, "attn_output.weight", q_width, d, true },
+        { &b->post_attn_norm, "post_attention_norm.weight", d, 0, post },
         { &b->ffn_norm, "ffn_norm.weight", d, 0, true },
         { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, true },
         { &b->w_up, "ffn_up.weight", d, cfg->d_ff, true },
         { &b->w_down, "ffn_down.weight", cfg->d_ff, d, true },
+        { &b->post_ffn_norm, "post_ffw_norm.weight", d, 0, post },
     };
     const int n = (int) (sizeof(layout) / sizeof(layout[0]));
     for (int i = 0; i < n; ++i) out[i] = layout[i];
@@ -64,7 +73,7 @@ static int block_layout(struct tnn_block * b, const tnn_llama_config * cfg, stru
 
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
                       const tnn_llama_config * cfg) {
-    struct block_tensor layout[16];
+    struct block_tensor layout[MAX_BLOCK_TENSORS];
     const int n = block_layout(b, cfg, layout);
     for (int i = 0; i < n; ++i) {
         struct block_tensor * e = &layout[i];
@@ -77,11 +86,12 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t l
         ggml_format_name(*e->field, "blk.%d.%s", layer, e->name);
     }
     b->lora_scale = 0.0f;
+    b->local = is_local(cfg, layer);
 }
 
 int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
                    const tnn_llama_config * cfg) {
-    struct block_tensor layout[16];
+    struct block_tensor layout[MAX_BLOCK_TENSORS];
     const int n = block_layout(b, cfg, layout);
     char name[GGML_MAX_NAME + 16];
     for (int i = 0; i < n; ++i) {
@@ -103,6 +113,7 @@ int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t laye
         }
     }
     b->lora_scale = 0.0f;
+    b->local = is_local(cfg, layer);
     return TNN_OK;
 }
 
@@ -157,8 +168,9 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
         q = tnn_rms_norm(ctx, q, b->q_norm, cfg->rms_eps);
         k = tnn_rms_norm(ctx, k, b->k_norm, cfg->rms_eps);
     }
-    q = tnn_rope(ctx, q, positions, cfg->rope_base, cfg->rope_neox);
-    k = tnn_rope(ctx, k, positions, cfg->rope_base, cfg->rope_neox);
+    const float rope_base = b->local ? cfg->rope_base_swa : cfg->rope_base;
+    q = tnn_rope(ctx, q, positions, rope_base, cfg->rope_neox);
+    k = tnn_rope(ctx, k, positions, rope_base, cfg->rope_neox);
     struct ggml_tensor * attn;
     if (kv == NULL) {
         attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch);
@@ -166,11 +178,20 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
         /* the new keys and values go into the cache, then all are attended */
         attn = tnn_attention_cached(ctx, q, k, v, kv);
     }
-    x = ggml_add(ctx, x, linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn));
+    struct ggml_tensor * out = linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
+    if (b->post_attn_norm) {
+        out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->rms_eps);
+    }
+    x = ggml_add(ctx, x, out);
 
     /* feed-forward */
     h = tnn_rms_norm(ctx, x, b->ffn_norm, cfg->rms_eps);
-    struct ggml_tensor * ff = tnn_swiglu(ctx, linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h),
-                                         linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h));  /* [d_ff, n] */
-    return ggml_add(ctx, x, linear(ctx, b, TNN_LORA_SLOT_DOWN, NULL, ff));
+    struct ggml_tensor * gate = linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h);
+    struct ggml_tensor * up = linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h);
+    struct ggml_tensor * ff = cfg->ffn_gelu ? tnn_geglu(ctx, gate, up) : tnn_swiglu(ctx, gate, up);  /* [d_ff, n] */
+    out = linear(ctx, b, TNN_LORA_SLOT_DOWN, NULL, ff);
+    if (b->post_ffn_norm) {
+        out = tnn_rms_norm(ctx, out, b->post_ffn_norm, cfg->rms_eps);
+    }
+    return ggml_add(ctx, x, out);
 }

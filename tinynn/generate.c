@@ -28,6 +28,13 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
     if (s->arch != TNN_ARCH_LLAMA) {
         return tnn_fail(TNN_ERR_ARG, "generation with a KV cache runs llama models only");
     }
+    if (s->model.cfg.swa_window > 0 && n_ctx > s->model.cfg.swa_window) {
+        /* the decode graph has one mask for every layer: within the window a
+         * local layer sees what a global one sees */
+        return tnn_fail(TNN_ERR_ARG, "this model's local layers attend over %d positions: generation "
+                        "runs a context of at most %d tokens, not %d", s->model.cfg.swa_window,
+                        s->model.cfg.swa_window, n_ctx);
+    }
     const tnn_llama_config * cfg = &s->model.cfg;
     const int64_t head_dim = tnn_head_dim(cfg);
     struct ggml_init_params ip = {
@@ -89,7 +96,7 @@ static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_sessio
     ggml_set_input(s->decode_rows);
     ggml_set_input(s->decode_mask);
 
-    struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, s->decode_tokens);
+    struct ggml_tensor * x = tnn_embed(ctx, m, s->decode_tokens);
     if (m->embd_proj) {
         x = ggml_mul_mat(ctx, m->embd_proj, x);
     }

@@ -123,8 +123,12 @@ static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, i
 /* The llama-family architectures toy reads: llama's block, with what
  * differs as config flags (Qwen: NEOX RoPE; Qwen2's q/k/v biases and Qwen3's
  * q/k norms are found by their tensors). */
-static const char * const SUPPORTED_ARCHS[] = { "llama", "qwen2", "qwen3" };
-#define SUPPORTED_LIST "llama, qwen2, qwen3"
+static const char * const SUPPORTED_ARCHS[] = { "llama", "qwen2", "qwen3", "gemma3" };
+#define SUPPORTED_LIST "llama, qwen2, qwen3, gemma3"
+/* What llama.cpp fixes for Gemma 3 rather than reading from the file: every
+ * sixth layer is global, the local layers' RoPE base is 10000. */
+#define GEMMA3_SWA_PERIOD 6
+#define GEMMA3_ROPE_BASE_SWA 10000.0f
 
 const char * tnn_gguf_arch(struct gguf_context * g) {
     const int64_t id = gguf_find_key(g, "general.architecture");
@@ -199,6 +203,19 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
     c->qkv_bias = ggml_get_tensor(tensors, "blk.0.attn_q.bias") != NULL;
     c->qk_norm = ggml_get_tensor(tensors, "blk.0.attn_q_norm.weight") != NULL;
+    if (strcmp(arch, "gemma3") == 0) {
+        int64_t window;
+        if ((status = get_uint(g, arch_key(k, kc, arch, "attention.sliding_window"), 0, &window)) ||
+            (status = get_float(g, arch_key(k, kc, arch, "rope.local.freq_base"), GEMMA3_ROPE_BASE_SWA,
+                                &c->rope_base_swa))) {
+            return status;
+        }
+        c->embd_scale = 1;
+        c->ffn_gelu = 1;
+        c->post_norms = ggml_get_tensor(tensors, "blk.0.post_attention_norm.weight") != NULL;
+        c->swa_window = (int32_t) window;
+        c->swa_period = GEMMA3_SWA_PERIOD;
+    }
     c->t_seq = 1;
     c->t_batch = 1;
     return TNN_OK;

@@ -53,6 +53,9 @@ struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
 /* gate, up [d_ff, n] -> silu(gate) * up */
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate,
                                 struct ggml_tensor * up);
+/* gate, up [d_ff, n] -> gelu(gate) * up (Gemma) */
+struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate,
+                               struct ggml_tensor * up);
 /* Causal grouped-query attention.
  * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch],
  * causal_mask [t_seq, t_seq] (0 on and below the diagonal, -inf above)
@@ -91,6 +94,8 @@ struct tnn_block {
     struct ggml_tensor * wq, * wk, * wv;              /* [d_model, n_heads*hd], [d_model, n_kv*hd] x2 */
     struct ggml_tensor * bq, * bk, * bv;              /* biases or NULL */
     struct ggml_tensor * q_norm, * k_norm;            /* [hd] per-head RMSNorm weights or NULL */
+    struct ggml_tensor * post_attn_norm, * post_ffn_norm;  /* [d] or NULL (Gemma 3) */
+    bool local;                                       /* sliding-window attention (Gemma 3) */
     struct ggml_tensor * wo;                          /* [n_heads*hd, d_model] */
     struct ggml_tensor * ffn_norm;                    /* [d_model] */
     struct ggml_tensor * w_gate, * w_up;              /* [d_model, d_ff] */
@@ -181,6 +186,7 @@ struct tnn_llama {
     struct ggml_tensor * head;         /* what logits are computed with: output, or
                                           token_embd when tied, or a fast copy of either */
     struct ggml_tensor * causal_mask;  /* [t_seq, t_seq], made by build_training_step */
+    struct ggml_tensor * swa_mask;     /* the same within swa_window positions, or NULL */
 };
 
 /* ---- GPT-2 (gpt2.c) and ViT (vit.c) ------------------------------------- */
@@ -247,6 +253,9 @@ int tnn_map_file(const char * path, struct tnn_mapped_file * map);
 const char * tnn_gguf_arch(struct gguf_context * g);
 void tnn_unmap_file(struct tnn_mapped_file * map);
 
+/* tokens int32 [n] -> their embedding rows [d, n] (scaled by sqrt(d) for Gemma) */
+struct ggml_tensor * tnn_embed(struct ggml_context * ctx, const struct tnn_llama * model,
+                               struct ggml_tensor * tokens);
 /* Check a config; returns TNN_OK or records why not. */
 int tnn_llama_check_config(const tnn_llama_config * cfg);
 /* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch]

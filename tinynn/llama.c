@@ -54,6 +54,12 @@ int tnn_llama_check_config(const tnn_llama_config * c) {
         return tnn_fail(TNN_ERR_ARG, "a donor embedding of width %d needs a lens to d_model %d "
                         "and an untied output (untied = 1)", c->donor_d_in, c->d_model);
     }
+    if (c->swa_window < 0 || (c->swa_window > 0 && (c->swa_period < 1 || !(c->rope_base_swa > 0.0f) ||
+                                                    !isfinite(c->rope_base_swa)))) {
+        return tnn_fail(TNN_ERR_ARG, "sliding-window attention needs swa_window > 0, swa_period >= 1 "
+                        "and a positive rope_base_swa (got %d, %d, %g)", c->swa_window, c->swa_period,
+                        c->rope_base_swa);
+    }
     if ((int64_t) c->t_seq * c->t_batch > (1 << 20)) {
         return tnn_fail(TNN_ERR_ARG, "t_seq * t_batch must be at most %d tokens", 1 << 20);
     }
@@ -102,8 +108,8 @@ int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
         struct tnn_block * b = &m->blocks[l];
         tnn_block_create(ctx, b, l, cfg);
         struct ggml_tensor * weights[] = { b->attn_norm, b->wq, b->wk, b->wv, b->bq, b->bk, b->bv,
-                                           b->q_norm, b->k_norm, b->wo, b->ffn_norm, b->w_gate,
-                                           b->w_up, b->w_down };
+                                           b->q_norm, b->k_norm, b->wo, b->post_attn_norm, b->ffn_norm,
+                                           b->w_gate, b->w_up, b->w_down, b->post_ffn_norm };
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
             if (weights[i] != NULL) {
                 status = tnn_add_param(s, weights[i]);
@@ -293,15 +299,25 @@ int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_conf
 
 /* ---- forward ------------------------------------------------------------ */
 
+struct ggml_tensor * tnn_embed(struct ggml_context * ctx, const struct tnn_llama * m,
+                               struct ggml_tensor * tokens) {
+    struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, tokens);
+    if (m->cfg.embd_scale) {
+        x = ggml_scale(ctx, x, sqrtf((float) m->cfg.d_model));
+    }
+    return x;
+}
+
 struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * m,
                                        struct ggml_tensor * tokens, struct ggml_tensor * positions) {
     const tnn_llama_config * cfg = &m->cfg;
-    struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, tokens);   /* [d or donor_d, n] */
+    struct ggml_tensor * x = tnn_embed(ctx, m, tokens);                    /* [d or donor_d, n] */
     if (m->embd_proj) {
         x = ggml_mul_mat(ctx, m->embd_proj, x);                            /* [d, n] */
     }
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        x = tnn_block_forward(ctx, &m->blocks[l], x, positions, m->causal_mask, cfg, NULL);
+        const struct tnn_block * b = &m->blocks[l];
+        x = tnn_block_forward(ctx, b, x, positions, b->local ? m->swa_mask : m->causal_mask, cfg, NULL);
     }
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
     return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n] */

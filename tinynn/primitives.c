@@ -44,6 +44,11 @@ struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * 
     return ggml_swiglu_split(ctx, gate, up);
 }
 
+struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate,
+                               struct ggml_tensor * up) {
+    return ggml_mul(ctx, tnn_gelu(ctx, gate), up);
+}
+
 /* [head_dim, n_heads, t_seq*t_batch] -> [head_dim, t_seq, n_heads*t_batch]:
  * one (head, sequence) pair per matrix, heads fastest, so that a query head
  * h of sequence b sits at h + n_heads*b. */

@@ -104,7 +104,17 @@ typedef struct tnn_llama_config {
     int32_t rope_neox;    /* 1: RoPE rotates the pairs (i, i + head_dim/2) (llama.cpp's
                              NEOX mode: Qwen2, Qwen3); 0: adjacent pairs (llama) */
     int32_t qk_norm;      /* 1: RMSNorm over each head of q and of k before RoPE, with
-                             weights attn_q_norm / attn_k_norm [head_dim] (Qwen3) */
+                             weights attn_q_norm / attn_k_norm [head_dim] (Qwen3, Gemma 3) */
+    int32_t embd_scale;   /* 1: the embedding rows are scaled by sqrt(d_model) (Gemma) */
+    int32_t ffn_gelu;     /* 1: the MLP's gate goes through GELU (tanh form), not SiLU (Gemma) */
+    int32_t post_norms;   /* 1: RMSNorm on the attention's and the MLP's outputs before each
+                             residual add, weights post_attention_norm / post_ffw_norm
+                             [d_model] (Gemma 3) */
+    int32_t swa_window;   /* 0, or sliding-window attention: a local layer's query sees the
+                             swa_window positions up to itself only (Gemma 3) */
+    int32_t swa_period;   /* with swa_window: layer l is global (full causal attention, base
+                             rope_base) when l % swa_period == swa_period - 1, else local */
+    float   rope_base_swa;/* with swa_window: the local layers' RoPE base */
 } tnn_llama_config;
 
 /* The last error message of the calling thread ("" when none). */

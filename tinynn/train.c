@@ -37,8 +37,9 @@ static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_contex
     return ggml_div(ctx, s->clip_one, ratio);
 }
 
-/* mask [t, t]: row i (a query) may see keys 0..i: 0 there, -inf after */
-static int fill_causal_mask(struct ggml_tensor * mask) {
+/* mask [t, t]: row i (a query) may see keys 0..i (window > 0: only the
+ * last `window` of them): 0 there, -inf elsewhere */
+static int fill_causal_mask(struct ggml_tensor * mask, int64_t window) {
     const int64_t t = mask->ne[0];
     float * host = malloc((size_t) (t * t) * sizeof(float));
     if (host == NULL) {
@@ -46,7 +47,8 @@ static int fill_causal_mask(struct ggml_tensor * mask) {
     }
     for (int64_t i = 0; i < t; ++i) {
         for (int64_t j = 0; j < t; ++j) {
-            host[i * t + j] = j <= i ? 0.0f : -INFINITY;
+            const bool seen = j <= i && (window == 0 || i - j < window);
+            host[i * t + j] = seen ? 0.0f : -INFINITY;
         }
     }
     ggml_backend_tensor_set(mask, host, 0, ggml_nbytes(mask));
@@ -104,6 +106,11 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     s->model.causal_mask = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
     ggml_set_name(s->model.causal_mask, "causal_mask");
     ggml_set_input(s->model.causal_mask);
+    if (cfg->swa_window > 0) {
+        s->model.swa_mask = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
+        ggml_set_name(s->model.swa_mask, "swa_mask");
+        ggml_set_input(s->model.swa_mask);
+    }
     s->hp = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 7);
     ggml_set_name(s->hp, "adamw_params");
     ggml_set_input(s->hp);
@@ -231,7 +238,8 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     if (s->clip_one != NULL) {
         ggml_backend_tensor_set(s->clip_one, &one, 0, sizeof(float));
     }
-    if (fill_causal_mask(s->model.causal_mask) != TNN_OK) {
+    if (fill_causal_mask(s->model.causal_mask, 0) != TNN_OK ||
+        (s->model.swa_mask && fill_causal_mask(s->model.swa_mask, cfg->swa_window) != TNN_OK)) {
         return TNN_ERR_ALLOC;
     }
 

@@ -25,7 +25,15 @@ class LlamaConfig:
     arch: str = "llama"
     head_dim: int = 0        # 0: d_model / n_heads (Qwen3's heads are wider)
     rope_neox: bool = False  # RoPE on the pairs (i, i + head_dim/2): Qwen2, Qwen3
-    qk_norm: bool = False    # RMSNorm on each head of q and k: Qwen3
+    qk_norm: bool = False    # RMSNorm on each head of q and k: Qwen3, Gemma 3
+    # Gemma: embeddings x sqrt(d_model), GELU gate, norms after attention and MLP,
+    # sliding-window local layers (every swa_period-th layer global)
+    embd_scale: bool = False
+    ffn_gelu: bool = False
+    post_norms: bool = False
+    swa_window: int = 0
+    swa_period: int = 0
+    rope_base_swa: float = 0.0
 
     def __post_init__(self):
         if self.arch == "gpt2":

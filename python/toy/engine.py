@@ -71,6 +71,8 @@ class LlamaSeqEngine:
         c.untied, c.qkv_bias = int(opts.untied), int(opts.qkv_bias)
         c.donor_d_in = cfg.donor_d_in
         c.head_dim, c.rope_neox, c.qk_norm = cfg.head_dim, int(cfg.rope_neox), int(cfg.qk_norm)
+        c.embd_scale, c.ffn_gelu, c.post_norms = int(cfg.embd_scale), int(cfg.ffn_gelu), int(cfg.post_norms)
+        c.swa_window, c.swa_period, c.rope_base_swa = cfg.swa_window, cfg.swa_period, cfg.rope_base_swa
         if not 0 <= opts.seed < 2**64:
             raise ToyError(f"seed must be between 0 and 2^64-1, got {opts.seed}")
         c.seed = opts.seed
@@ -252,6 +254,8 @@ def read_gguf_config(gguf_path, lib=None) -> LlamaConfig:
     check(lib, lib.tnn_gguf_llama_config(os.fsencode(gguf_path), c))
     cfg = LlamaConfig(vocab=c.vocab, d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads,
                       n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base, rms_eps=c.rms_eps,
-                      head_dim=c.head_dim, rope_neox=bool(c.rope_neox), qk_norm=bool(c.qk_norm))
+                      head_dim=c.head_dim, rope_neox=bool(c.rope_neox), qk_norm=bool(c.qk_norm),
+                      embd_scale=bool(c.embd_scale), ffn_gelu=bool(c.ffn_gelu), post_norms=bool(c.post_norms),
+                      swa_window=c.swa_window, swa_period=c.swa_period, rope_base_swa=c.rope_base_swa)
     cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
     return cfg

