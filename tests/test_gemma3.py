@@ -179,3 +179,41 @@ def test_gemma3_logits_match_llama_cpp(gemma_270m):
     corr = np.corrcoef(ours[0].ravel(), theirs.ravel())[0, 1]
     assert corr > 0.99, corr
     assert (ours[0].argmax(-1) == theirs.argmax(-1)).mean() >= 0.8
+
+
+def test_gemma3_adapter_loads_in_llama_cpp_with_our_logits(gemma_270m, tmp_path):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from toy.tokenizer import GGUFTokenizer
+
+    ids = GGUFTokenizer.from_gguf(gemma_270m).encode("The zorbex is a teal bird that lives on the island of Vell.")
+    n = len(ids) - 1
+    batch, positions = np.array([ids], np.int32), np.arange(n, dtype=np.int32)[None]
+    recipe = LoRA("cpu", threads=2)
+    recipe.realize(gemma_270m, None, 8, toy.RecipeOptions(t_seq=n, t_batch=1, seed=0), targets=("q", "v", "down"))
+    base, _ = recipe.evaluate(batch[:, :-1], positions)
+    for step in range(1, 6):
+        recipe.step(batch[:, :-1], positions, batch[:, 1:], toy.adamw_hp(step, 5e-3), step == 1)
+    tuned, _ = recipe.evaluate(batch[:, :-1], positions)
+    recipe.save_adapter(tmp_path / "adapter.gguf")
+    llm = llama_cpp.Llama(model_path=str(gemma_270m), lora_path=str(tmp_path / "adapter.gguf"), n_ctx=64,
+                          logits_all=True, n_threads=2, verbose=False)
+    llm.eval(ids[:-1])
+    theirs = np.array(llm.scores[:n], dtype=np.float32)
+    # the adapter moved the logits more than the two implementations disagree
+    assert np.abs(theirs - tuned[0]).mean() < 0.5 * np.abs(base[0] - tuned[0]).mean()
+    assert np.corrcoef(theirs.ravel(), tuned[0].ravel())[0, 1] > 0.99
+
+
+def test_toy_train_instruct_runs_on_gemma3(gemma_270m, tmp_path):
+    from cli_helpers import toy_train
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data" / "instruct-small.jsonl"
+    result = toy_train("instruct", "--model", str(gemma_270m), "--data", str(data), "--steps", "3", "--seq", "64",
+                       "--batch", "2", "--eval-split", "0", "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert "using Gemma's turn format" in result.stderr
+    losses = [float(line.split("=")[1]) for line in result.stdout.splitlines()]
+    assert len(losses) == 3 and all(np.isfinite(losses))
+    adapter = gguf.GGUFReader(str(tmp_path / "run" / "adapter.gguf"))
+    assert adapter.fields["general.architecture"].contents() == "gemma3"

@@ -9,6 +9,7 @@ text around them, are masked.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -3,7 +3,6 @@
 pre-tokenizer named by tokenizer.ggml.pre."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
