@@ -217,3 +217,23 @@ def test_toy_train_instruct_runs_on_gemma3(gemma_270m, tmp_path):
     assert len(losses) == 3 and all(np.isfinite(losses))
     adapter = gguf.GGUFReader(str(tmp_path / "run" / "adapter.gguf"))
     assert adapter.fields["general.architecture"].contents() == "gemma3"
+
+
+def test_gemma3_logits_match_transformers_on_the_same_gguf(gemma_270m):
+    """transformers dequantizes the file to float32 and runs its own Gemma 3;
+    toy computes with the stored K-quants and 8-bit activations."""
+    pytest.importorskip("accelerate")         # transformers needs it to load a GGUF
+    from toy.tokenizer import GGUFTokenizer
+
+    ids = GGUFTokenizer.from_gguf(gemma_270m).encode("The capital of France is Paris. The capital of Italy is")
+    n = len(ids)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(gemma_270m.parent), gguf_file=gemma_270m.name, torch_dtype=torch.float32)
+    with torch.no_grad():
+        expected = model(torch.tensor([ids])).logits[0].numpy()
+    recipe = LoRA("cpu", threads=2)
+    recipe.realize(gemma_270m, None, 1, toy.RecipeOptions(t_seq=n, t_batch=1), targets=("q",))
+    ours, _ = recipe.evaluate(np.array([ids], np.int32), np.arange(n, dtype=np.int32)[None])
+    corr = np.corrcoef(ours[0].ravel(), expected.ravel())[0, 1]
+    assert corr > 0.99, corr
+    assert (ours[0].argmax(-1) == expected.argmax(-1)).mean() >= 0.8

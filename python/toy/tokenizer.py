@@ -1,8 +1,8 @@
-"""The tokenizer stored in a GGUF: GPT-2 style byte-level BPE, built on the
-`tokenizers` library from tokenizer.ggml.tokens / merges, with the
-pre-tokenizer named by tokenizer.ggml.pre."""
+"""The tokenizer stored in a GGUF, built on the `tokenizers` library: GPT-2
+style byte-level BPE from tokenizer.ggml.tokens / merges with the
+pre-tokenizer named by tokenizer.ggml.pre (SmolLM2, Qwen), or SentencePiece
+BPE from the tokens and their scores (Gemma)."""
 from __future__ import annotations
-
 
 import numpy as np
 
