@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import toy
-from toy.recipes import FullFineTune, LoRA
+from toy.recipes import LoRA
 
 from gguf_fixtures import write_llama_gguf
+from hf_compare import assert_toy_matches, gguf_name
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -36,12 +37,6 @@ HF_TO_GGUF = {
 }
 
 
-def gguf_name(hf_name: str) -> str:
-    layer = hf_name.split(".")[2] if hf_name.startswith("model.layers.") else None
-    key = hf_name.replace(f".{layer}.", ".{i}.", 1) if layer else hf_name
-    return HF_TO_GGUF[key].format(i=layer)
-
-
 def hf_gemma3():
     """Seven layers: local 0-4, global 5 (every sixth), local 6."""
     config = transformers.Gemma3TextConfig(
@@ -60,7 +55,7 @@ def write_gguf(model, path):
     params = {}
     for name, p in model.named_parameters():
         value = p.detach().numpy().astype(np.float64)
-        params[gguf_name(name)] = value + 1.0 if name.endswith("norm.weight") else value
+        params[gguf_name(name, HF_TO_GGUF)] = value + 1.0 if name.endswith("norm.weight") else value
     cfg = model.config
     spec = toy.LlamaConfig(vocab=cfg.vocab_size, d_model=cfg.hidden_size, n_layers=cfg.num_hidden_layers,
                            n_heads=cfg.num_attention_heads, n_kv_heads=cfg.num_key_value_heads,
@@ -85,27 +80,7 @@ def test_gemma3_config_is_read_from_the_file(gemma):
 def test_gemma3_logits_and_every_gradient_match_transformers(gemma):
     model, path = gemma
     ids = np.random.default_rng(1).integers(0, 64, (1, T + 1)).astype(np.int32)
-    model.zero_grad()
-    out = model(torch.tensor(ids[:, :-1], dtype=torch.long))
-    loss = torch.nn.functional.cross_entropy(out.logits[0], torch.tensor(ids[0, 1:], dtype=torch.long))
-    loss.backward()
-
-    recipe = FullFineTune("cpu", threads=1)
-    recipe.realize(path, toy.RecipeOptions(t_seq=T, t_batch=1))
-    logits, ours = recipe.evaluate(ids[:, :-1], np.arange(T, dtype=np.int32)[None], ids[:, 1:])
-    expected = out.logits[0].detach().numpy()
-    np.testing.assert_allclose(logits[0], expected, atol=1e-4 * np.abs(expected).max())
-    assert ours == pytest.approx(float(loss), rel=1e-5)
-
-    e = recipe.engine
-    e.reset()
-    e.compute_gradients()
-    grads = {gguf_name(n): p.grad.numpy() for n, p in model.named_parameters()}
-    assert set(grads) == set(e.params())
-    for name, handle in e.params().items():
-        scale = np.abs(grads[name]).max()
-        np.testing.assert_allclose(e.download(e.grad_of(handle)), grads[name], atol=1e-4 * scale + 1e-8,
-                                   err_msg=f"gradient of {name}")
+    assert_toy_matches(model, path, ids, HF_TO_GGUF)
 
 
 def test_gemma3_decoding_matches_transformers_within_the_window(gemma, tmp_path):

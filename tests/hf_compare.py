@@ -1,0 +1,47 @@
+"""Comparing toy with a transformers model of the same weights: the GGUF name
+of a transformers parameter, and one check of logits, loss and every weight's
+gradient through toy's full fine-tuning session (which trains every tensor
+of the file). Used by test_qwen.py and test_gemma3.py; needs torch."""
+import numpy as np
+import pytest
+
+import toy
+from toy.recipes import FullFineTune
+
+
+def gguf_name(hf_name: str, table: dict) -> str:
+    """table maps transformers names to GGUF names, with {i} for the layer."""
+    layer = hf_name.split(".")[2] if hf_name.startswith("model.layers.") else None
+    key = hf_name.replace(f".{layer}.", ".{i}.", 1) if layer else hf_name
+    return table[key].format(i=layer)
+
+
+def assert_toy_matches(model, path, ids, table, skip=()):
+    """Logits, loss and every gradient of toy's session on the GGUF at path
+    equal (to float32 rounding) those of the transformers model on ids [1, T+1]."""
+    import torch
+
+    model.zero_grad()
+    out = model(torch.tensor(ids[:, :-1], dtype=torch.long))
+    loss = torch.nn.functional.cross_entropy(out.logits[0], torch.tensor(ids[0, 1:], dtype=torch.long))
+    loss.backward()
+
+    t = ids.shape[1] - 1
+    recipe = FullFineTune("cpu", threads=1)
+    recipe.realize(path, toy.RecipeOptions(t_seq=t, t_batch=1))
+    logits, ours = recipe.evaluate(ids[:, :-1], np.arange(t, dtype=np.int32)[None], ids[:, 1:])
+    expected = out.logits[0].detach().numpy()
+    np.testing.assert_allclose(logits[0], expected, atol=1e-4 * np.abs(expected).max())
+    assert ours == pytest.approx(float(loss), rel=1e-5)
+
+    e = recipe.engine
+    e.reset()
+    e.compute_gradients()
+    grads = {gguf_name(n, table): p.grad.numpy() for n, p in model.named_parameters()}
+    for name in skip:
+        grads.pop(name, None)
+    assert set(grads) == set(e.params())
+    for name, handle in e.params().items():
+        scale = np.abs(grads[name]).max()
+        np.testing.assert_allclose(e.download(e.grad_of(handle)), grads[name], atol=1e-4 * scale + 1e-8,
+                                   err_msg=f"gradient of {name}")
