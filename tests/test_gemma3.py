@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import toy
+from toy.merge import merge_lora
 from toy.recipes import LoRA
 
 from gguf_fixtures import write_llama_gguf
@@ -156,7 +157,7 @@ def test_gemma3_logits_match_llama_cpp(gemma_270m):
     assert (ours[0].argmax(-1) == theirs.argmax(-1)).mean() >= 0.8
 
 
-def test_gemma3_adapter_loads_in_llama_cpp_with_our_logits(gemma_270m, tmp_path):
+def test_gemma3_adapter_and_merged_model_load_in_llama_cpp_with_our_logits(gemma_270m, tmp_path):
     llama_cpp = pytest.importorskip("llama_cpp")
     from toy.tokenizer import GGUFTokenizer
 
@@ -170,13 +171,15 @@ def test_gemma3_adapter_loads_in_llama_cpp_with_our_logits(gemma_270m, tmp_path)
         recipe.step(batch[:, :-1], positions, batch[:, 1:], toy.adamw_hp(step, 5e-3), step == 1)
     tuned, _ = recipe.evaluate(batch[:, :-1], positions)
     recipe.save_adapter(tmp_path / "adapter.gguf")
-    llm = llama_cpp.Llama(model_path=str(gemma_270m), lora_path=str(tmp_path / "adapter.gguf"), n_ctx=64,
-                          logits_all=True, n_threads=2, verbose=False)
-    llm.eval(ids[:-1])
-    theirs = np.array(llm.scores[:n], dtype=np.float32)
-    # the adapter moved the logits more than the two implementations disagree
-    assert np.abs(theirs - tuned[0]).mean() < 0.5 * np.abs(base[0] - tuned[0]).mean()
-    assert np.corrcoef(theirs.ravel(), tuned[0].ravel())[0, 1] > 0.99
+    merged = merge_lora(gemma_270m, tmp_path / "adapter.gguf", tmp_path / "merged.gguf", "f16")
+    for model, lora in ((gemma_270m, tmp_path / "adapter.gguf"), (merged, None)):
+        llm = llama_cpp.Llama(model_path=str(model), lora_path=None if lora is None else str(lora), n_ctx=64,
+                              logits_all=True, n_threads=2, verbose=False)
+        llm.eval(ids[:-1])
+        theirs = np.array(llm.scores[:n], dtype=np.float32)
+        # the adapter moved the logits more than the two implementations disagree
+        assert np.abs(theirs - tuned[0]).mean() < 0.5 * np.abs(base[0] - tuned[0]).mean(), model
+        assert np.corrcoef(theirs.ravel(), tuned[0].ravel())[0, 1] > 0.99, model
 
 
 def test_toy_train_instruct_runs_on_gemma3(gemma_270m, tmp_path):

@@ -98,9 +98,10 @@ def test_lora_on_qwen_trains_and_writes_an_adapter_for_its_architecture(tmp_path
     assert reader.fields["general.type"].contents() == "adapter"
 
 
-def test_llama_cpp_loads_our_qwen3_adapter(tmp_path):
+@pytest.mark.parametrize("arch", ["qwen2", "qwen3"])
+def test_llama_cpp_loads_our_adapter(tmp_path, arch):
     llama_cpp = pytest.importorskip("llama_cpp")
-    path = write_gguf(hf_model("qwen3", tied=False), "qwen3", tmp_path / "qwen3.gguf")
+    path = write_gguf(hf_model(arch, tied=False), arch, tmp_path / f"{arch}.gguf")
     recipe = LoRA("cpu", threads=1)
     recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=("q", "v"))
     ids = (np.arange(T + 1, dtype=np.int32) % 7)[None]
