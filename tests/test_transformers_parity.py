@@ -9,6 +9,7 @@ from toy.recipes import LoRA
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+pytest.importorskip("accelerate")      # transformers 5 needs it to load a GGUF
 
 PROMPT = [1, 504, 3458, 282, 260, 2489, 30, 378, 1115, 314, 253, 1352]
 
