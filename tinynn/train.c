@@ -16,23 +16,19 @@ static size_t graph_size_for(const tnn_llama_config * cfg) {
     return 4096 + (size_t) cfg->n_layers * 1024;
 }
 
-/* The global gradient norm and the factor min(1, max_norm / norm), as graph
- * nodes: sqrt(sum over parameters of sum(g^2)), then
+/* The global gradient norm of grads[0..n) and the factor min(1, max_norm /
+ * norm), as nodes of graph: sqrt(sum over parameters of sum(g^2)), then
  * 1 / clamp(norm / max_norm, 1, inf). */
-static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_context * ctx) {
+static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_context * ctx,
+                                             struct ggml_cgraph * graph, struct ggml_tensor ** grads, int n) {
     struct ggml_tensor * sum_sq = NULL;
-    for (int i = 0; i < ggml_graph_n_nodes(s->gf); ++i) {
-        struct ggml_tensor * node = ggml_graph_node(s->gf, i);
-        if (!(node->flags & GGML_TENSOR_FLAG_PARAM)) {
-            continue;
-        }
-        struct ggml_tensor * g = ggml_graph_get_grad(s->gb_opt, node);
-        struct ggml_tensor * part = ggml_sum(ctx, ggml_sqr(ctx, g));
+    for (int k = 0; k < n; ++k) {
+        struct ggml_tensor * part = ggml_sum(ctx, ggml_sqr(ctx, grads[k]));
         sum_sq = sum_sq ? ggml_add(ctx, sum_sq, part) : part;
     }
     struct ggml_tensor * norm = ggml_sqrt(ctx, sum_sq);
     /* a copy in static memory, so the norm can be read after the step */
-    ggml_build_forward_expand(s->gb_opt, ggml_cpy(ctx, norm, s->grad_norm));
+    ggml_build_forward_expand(graph, ggml_cpy(ctx, norm, s->grad_norm));
     struct ggml_tensor * ratio = ggml_clamp(ctx, ggml_scale(ctx, norm, 1.0f / s->clip_norm), 1.0f, INFINITY);
     return ggml_div(ctx, s->clip_one, ratio);
 }
@@ -87,7 +83,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     /* The labels (int32 ids) and the AdamW row live with the inputs: small
      * contexts of their own so that they get backend memory now. */
     struct ggml_init_params ip = {
-        .mem_size = 2 * graph_size * ggml_tensor_overhead() + 3 * ggml_graph_overhead_custom(graph_size, true),
+        .mem_size = 3 * graph_size * ggml_tensor_overhead() + 4 * ggml_graph_overhead_custom(graph_size, true),
         .mem_buffer = NULL,
         .no_alloc = true,
     };
@@ -165,32 +161,57 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
 
     s->gb_opt = ggml_graph_dup(ctx, s->gb_grad, true);
-    struct ggml_tensor * clip_scale = s->clip_norm > 0.0f ? build_clip_scale(s, ctx) : NULL;
+    /* The update alone (tnn_apply_update): AdamW from the accumulators as
+     * they stand, e.g. after the caller replaced them by sums over ranks. */
+    s->gb_update = ggml_new_graph_custom(ctx, graph_size, false);
+    /* each parameter's gradient in both graphs: the backward's last node
+     * (in place on the accumulator) in gb_opt, the accumulator itself in
+     * gb_update, which must not recompute the backward */
+    struct ggml_tensor ** params = calloc((size_t) n_nodes, sizeof(*params));
+    struct ggml_tensor ** accs = calloc((size_t) n_nodes, sizeof(*accs));
+    struct ggml_tensor ** grads = calloc((size_t) n_nodes, sizeof(*grads));
+    if (params == NULL || accs == NULL || grads == NULL) {
+        free(params); free(accs); free(grads); free(grad_accs);
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    int n_params = 0;
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = ggml_graph_node(s->gf, i);
-        if (!(node->flags & GGML_TENSOR_FLAG_PARAM)) {
-            continue;
+        if (node->flags & GGML_TENSOR_FLAG_PARAM) {
+            params[n_params] = node;
+            accs[n_params] = grad_accs[i];
+            grads[n_params] = ggml_graph_get_grad(s->gb_opt, node);
+            n_params++;
         }
+    }
+    struct ggml_tensor * clip_scale = NULL, * clip_scale_update = NULL;
+    if (s->clip_norm > 0.0f) {
+        clip_scale = build_clip_scale(s, ctx, s->gb_opt, grads, n_params);
+        clip_scale_update = build_clip_scale(s, ctx, s->gb_update, accs, n_params);
+    }
+    for (int k = 0; k < n_params; ++k) {
+        struct ggml_tensor * node = params[k];
         int32_t param_handle = -1;
         tnn_find(s, node->name, &param_handle);
         struct ggml_tensor * m = ggml_new_tensor(s->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
         struct ggml_tensor * v = ggml_new_tensor(s->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
         ggml_format_name(m, "adamw_m.%s", node->name);
         ggml_format_name(v, "adamw_v.%s", node->name);
-        struct ggml_tensor * grad = ggml_graph_get_grad(s->gb_opt, node);
+        struct ggml_tensor * grad = grads[k], * acc = accs[k];
         if (clip_scale != NULL) {
             grad = ggml_mul(ctx, grad, clip_scale);
+            acc = ggml_mul(ctx, acc, clip_scale_update);
         }
-        struct ggml_tensor * step = ggml_opt_step_adamw(ctx, node, grad, m, v, s->hp);
-        ggml_build_forward_expand(s->gb_opt, step);
-        if (tnn_table_add(s, grad_accs[i], TNN_KIND_GRAD, param_handle) < 0 ||
+        ggml_build_forward_expand(s->gb_opt, ggml_opt_step_adamw(ctx, node, grad, m, v, s->hp));
+        ggml_build_forward_expand(s->gb_update, ggml_opt_step_adamw(ctx, node, acc, m, v, s->hp));
+        if (tnn_table_add(s, accs[k], TNN_KIND_GRAD, param_handle) < 0 ||
             tnn_table_add(s, m, TNN_KIND_MOMENT, param_handle) < 0 ||
             tnn_table_add(s, v, TNN_KIND_MOMENT, param_handle) < 0) {
-            free(grad_accs);
+            free(params); free(accs); free(grads); free(grad_accs);
             return TNN_ERR_ALLOC;
         }
     }
-    free(grad_accs);
+    free(params); free(accs); free(grads); free(grad_accs);
 
     /* An op the backend cannot run would abort inside ggml at compute time
      * (e.g. back-propagating through a quantized weight on a GPU backend
@@ -312,6 +333,7 @@ static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * wha
 int tnn_compute_backward(tnn_session * s)  { return compute(s, s ? s->gb_opt : NULL, "compute_backward"); }
 int tnn_compute_gradients(tnn_session * s) { return compute(s, s ? s->gb_grad : NULL, "compute_gradients"); }
 int tnn_compute_forward(tnn_session * s)   { return compute(s, s ? s->gf : NULL, "compute_forward"); }
+int tnn_apply_update(tnn_session * s)      { return compute(s, s ? s->gb_update : NULL, "apply_update"); }
 
 int tnn_enable_grad_clipping(tnn_session * s, float max_norm) {
     if (s == NULL) {

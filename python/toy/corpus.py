@@ -22,9 +22,12 @@ def run_command(prog: str, body) -> int:
     input (or a device not built) is one line and exit 2, a failure inside
     the run is one line and exit 1."""
     from ._native import DeviceNotBuilt
+    from .parallel import launched_rank
     import os
     import sys
 
+    if launched_rank() > 0:
+        prog = f"{prog}: rank {launched_rank()}"     # data parallel: rank 0 speaks plainly
     try:
         return body()
     except (InputError, DeviceNotBuilt) as err:

@@ -199,6 +199,26 @@ class LlamaSeqEngine:
     def compute_forward(self) -> None:
         self._check(self.lib.tnn_compute_forward(self._session))
 
+    def apply_update(self) -> None:
+        """AdamW from the gradients as they stand (after replacing them by sums over ranks)."""
+        self._check(self.lib.tnn_apply_update(self._session))
+
+    def sum_gradients(self, sum_over_ranks) -> None:
+        """Every trainable gradient replaced by sum_over_ranks of it (one
+        collective over all of them, packed into one float32 array)."""
+        handles = self._grad_handles()
+        grads = [self.download(h) for h in handles]
+        total = sum_over_ranks(np.concatenate([g.ravel() for g in grads]))
+        start = 0
+        for handle, g in zip(handles, grads):
+            self.upload(handle, total[start:start + g.size].reshape(g.shape))
+            start += g.size
+
+    def _grad_handles(self) -> list[int]:
+        if getattr(self, "_grads", None) is None:
+            self._grads = [self.grad_of(h) for h in self.handles(KIND_PARAM)]
+        return self._grads
+
     # -- the tensor table --------------------------------------------------
     def info(self, handle: int) -> TensorInfo:
         name = ffi.new("char[]", 256)

@@ -74,3 +74,23 @@ class RunDir:
 
     def close(self) -> None:
         self._events.close()
+
+
+class QuietRunDir:
+    """What a data-parallel rank other than 0 holds in place of the run
+    directory: rank 0 writes it, the others write nothing."""
+
+    path = None
+    run_id = None
+
+    def write_json(self, name: str, obj) -> None:
+        pass
+
+    def write_text(self, name: str, text: str) -> None:
+        pass
+
+    def event(self, **fields) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

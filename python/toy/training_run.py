@@ -15,14 +15,16 @@ import sys
 import threading
 import time
 
-from . import __version__
+import numpy as np
+
+from . import __version__, parallel
 from .checkpoint import Checkpoint, Checkpoints, file_sha256
 from .corpus import InputError
 from .merge import merge_lora
 from .optim import adamw_hp
 from .plot import loss_svg
 from .commands import COMMANDS
-from .rundir import RunDir
+from .rundir import QuietRunDir, RunDir
 
 LOG_FORMAT = "toy/train-v1"
 
@@ -70,9 +72,9 @@ class Progress:
     """A progress bar on stderr (step, loss, tokens/s, time left), only when
     stderr is a terminal: logs and pipes stay clean."""
 
-    def __init__(self, first_step: int, steps: int, tokens_per_step: int):
+    def __init__(self, first_step: int, steps: int, tokens_per_step: int, quiet: bool = False):
         self.bar = None
-        if not sys.stderr.isatty():
+        if quiet or not sys.stderr.isatty():
             return
         from tqdm import tqdm
         self.bar = tqdm(total=steps * tokens_per_step, initial=(first_step - 1) * tokens_per_step,
@@ -132,43 +134,61 @@ def _run_config(args, recipe, source, recipe_config, run_dir) -> dict:
     }
 
 
-def _one_step(recipe, source, step: int, lr: float, args) -> float:
+def _one_step(recipe, source, step: int, lr: float, args, ranks) -> float:
     hp = adamw_hp(step, lr, args.beta1, args.beta2, 1e-8, args.weight_decay)
     micro_batches = source.next()
+    if ranks is not None:
+        # every rank drew the same micro-batches; each trains on its share
+        share = len(micro_batches) // ranks.size
+        labelled = sum(int((np.asarray(b[-1]) != -1).sum()) for b in micro_batches)
+        ranks.begin_step(step)
+        return recipe.step_accumulated(micro_batches[ranks.rank * share:(ranks.rank + 1) * share], hp,
+                                       step == 1, labelled, ranks.sum)
     if len(micro_batches) == 1:
         return recipe.step_batch(micro_batches[0], hp, is_first=(step == 1))
     return recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
 
 
 def run(args, checkpoint: Checkpoint | None = None) -> int:
-    """Train args.steps steps (after the checkpoint's, when resuming); returns the exit status."""
+    """Train args.steps steps (after the checkpoint's, when resuming); returns the exit status.
+    Under mpiexec with N ranks, data parallel (toy.parallel): rank 0 alone
+    prints and writes the run directory."""
+    ranks = parallel.world(args)
+    lead = ranks is None or ranks.rank == 0
     recipe, source, recipe_config, weights_name = COMMANDS[args.recipe].prepare(args)
     args.steps = source.steps
     fingerprints = Fingerprints(recipe_config.get("base") or recipe_config.get("donor"), source)
     if checkpoint is None:
-        run_dir = RunDir.create(args.out, args.recipe, args.seed)
-        run_dir.write_json("config.json", _run_config(args, recipe, source, recipe_config, run_dir))
+        run_dir = RunDir.create(args.out, args.recipe, args.seed) if lead else QuietRunDir()
+        config = _run_config(args, recipe, source, recipe_config, run_dir)
+        if ranks is not None:
+            config["ranks"] = ranks.size
+        run_dir.write_json("config.json", config)
         losses: list[float] = []
-        source.before_training(recipe, run_dir)
+        if lead:
+            source.before_training(recipe, run_dir)
     else:
         fingerprints.check(checkpoint.state["fingerprints"], checkpoint)
         done = checkpoint.state["step"]
-        run_dir = RunDir.reopen(checkpoint.run_path, done)
+        run_dir = RunDir.reopen(checkpoint.run_path, done) if lead else QuietRunDir()
         recipe.engine.reset()                  # the loss gradient seeded; moments then overwritten
         checkpoint.restore(recipe.engine)
         source.restore(checkpoint.state["source"])
         losses = list(checkpoint.state["losses"])
-        print(f"toy-train: resuming {run_dir.path} after step {done} of {args.steps}", file=sys.stderr)
-    checkpoints = Checkpoints(run_dir.path, args.keep)
+        if lead:
+            print(f"toy-train: resuming {run_dir.path} after step {done} of {args.steps}", file=sys.stderr)
+    checkpoints = Checkpoints(run_dir.path, args.keep) if lead else None
 
     def save_checkpoint(step: int):
+        if checkpoints is None:
+            return None
         return checkpoints.save(recipe.engine, {
             "step": step, "steps": args.steps, "losses": losses, "source": source.state(),
             "args": vars(args), "fingerprints": fingerprints.get()})
 
     tokens_per_step = source.tokens_per_step
     first_step = len(losses) + 1
-    progress = Progress(first_step, args.steps, tokens_per_step)
+    progress = Progress(first_step, args.steps, tokens_per_step, quiet=not lead)
     started = time.perf_counter()
     try:
         with StopOnSignal() as stop:
@@ -177,10 +197,10 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                     break
                 lr = learning_rate(step, args)
                 t0 = time.perf_counter()
-                loss = _one_step(recipe, source, step, lr, args)
+                loss = _one_step(recipe, source, step, lr, args, ranks)
                 seconds = time.perf_counter() - t0
                 losses.append(loss)
-                if not args.json:
+                if not args.json and lead:
                     progress.print_line(f"step {step}: loss={loss:.6f}\n")
                 event = dict(step=step, loss=loss, lr=lr, tokens=tokens_per_step,
                              seconds=round(seconds, 6))
@@ -188,15 +208,21 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                     event["grad_norm"] = float(recipe.engine.download(recipe.engine.grad_norm))
                 run_dir.event(**event)
                 progress.update(step, loss)
-                source.after_step(step, recipe, run_dir)
+                if lead:
+                    source.after_step(step, recipe, run_dir)
+                # every rank stops after the same step, whichever was signalled
+                if ranks is not None and ranks.any(stop.signum is not None) and stop.signum is None:
+                    stop.signum = signal.SIGTERM
                 if step < args.steps and (stop.signum is not None or
                                           (args.save_every and step % args.save_every == 0)):
                     save_checkpoint(step)
             stopped = stop.signum if len(losses) < args.steps else None
         progress.close()
         if stopped is not None:
-            return _report_stop(stopped, len(losses), args.steps, run_dir)
+            return _report_stop(stopped, len(losses), args.steps, run_dir) if lead else STOP_STATUS[stopped]
         elapsed = time.perf_counter() - started
+        if not lead:
+            return 0
         weights_path = run_dir.path / weights_name
         recipe.save(weights_path)
         if getattr(args, "merge", None):

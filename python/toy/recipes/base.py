@@ -43,14 +43,20 @@ class TrainingRecipe:
         e.compute_backward()
         return float(e.download(e.loss))
 
-    def step_accumulated(self, micro_batches, hp: np.ndarray, is_first: bool) -> float:
+    def step_accumulated(self, micro_batches, hp: np.ndarray, is_first: bool,
+                         labelled: int | None = None, sum_over_ranks=None) -> float:
         """One optimizer step over several micro-batches (each a batch as for
         step, labels last): gradients add up in the graph's accumulators, and
         each micro-batch's loss is scaled so that the update is the one a
         single batch of all of them would give. Returns the mean loss over
-        all labelled tokens (or images)."""
+        all labelled tokens (or images).
+
+        Data parallel: micro_batches are this rank's share, labelled counts
+        the labelled rows of every rank's, and sum_over_ranks(array) sums
+        over ranks; the gradients and losses are summed before the update."""
         e = self.engine
-        labelled = sum(int((np.asarray(b[-1]) != -1).sum()) for b in micro_batches)
+        if labelled is None:
+            labelled = sum(int((np.asarray(b[-1]) != -1).sum()) for b in micro_batches)
         n_rows = np.asarray(micro_batches[0][-1]).size
         total = 0.0
         for j, batch in enumerate(micro_batches):
@@ -58,12 +64,17 @@ class TrainingRecipe:
                 e.reset() if is_first else e.reset_grads_only()
             self._upload_batch(*batch)
             e.set_loss_scale(n_rows / labelled if labelled else 0.0)
-            if j < len(micro_batches) - 1:
+            if j < len(micro_batches) - 1 or sum_over_ranks is not None:
                 e.compute_gradients()
             else:
                 e.upload(e.hp, np.asarray(hp, dtype=np.float32))
                 e.compute_backward()
             total += float(e.download(e.loss))
+        if sum_over_ranks is not None:
+            total = float(sum_over_ranks(np.array([total]))[0])
+            e.sum_gradients(sum_over_ranks)
+            e.upload(e.hp, np.asarray(hp, dtype=np.float32))
+            e.apply_update()
         return total
 
     def evaluate(self, seq_ids: np.ndarray, positions: np.ndarray,
