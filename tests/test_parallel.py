@@ -120,3 +120,16 @@ def test_a_rank_that_dies_ends_the_job(tmp_path):
     out, err = run.communicate(timeout=120)         # hang guard
     assert run.returncode != 0
     assert "BAD TERMINATION" in out + err           # MPICH's launcher reports the dead process
+
+
+def test_ctrl_c_stops_every_rank_after_the_same_step_with_one_checkpoint(tmp_path):
+    out = tmp_path / "stop"
+    run = start_long_run(out)
+    first = run.stdout.readline()                   # training has started
+    assert first.startswith("step 1:")
+    run.send_signal(signal.SIGINT)                  # mpiexec forwards it to both ranks
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err
+    assert err.count("stopped by SIGINT") == 1      # rank 0 says it, once
+    latest = json.loads((out / "checkpoint/latest.json").read_text())
+    assert latest["step"] >= 1 and (out / "checkpoint" / latest["file"]).exists()

@@ -46,16 +46,27 @@ def learning_rate(step: int, args) -> float:
 class StopOnSignal:
     """Turns the first SIGINT or SIGTERM into a request to stop after the
     current step (`.signum`); a second one acts as usual (Ctrl-C raises
-    KeyboardInterrupt, SIGTERM kills), so a stuck run can still be stopped."""
+    KeyboardInterrupt, SIGTERM kills), so a stuck run can still be stopped.
+    Under mpiexec a Ctrl-C reaches a rank twice (from the terminal and
+    forwarded by the launcher): signals within `echo` seconds of the first
+    count as that one."""
 
-    def __init__(self):
+    def __init__(self, echo: float = 0.0):
         self.signum = None
         self._saved = {}
+        self._echo, self._first = echo, None
 
     def _on_signal(self, signum, frame):
-        self.signum = signum
+        if self._first is None:
+            self.signum, self._first = signum, time.monotonic()
+            if self._echo:
+                return
+        elif time.monotonic() - self._first < self._echo:
+            return
         for sig, handler in self._saved.items():
             signal.signal(sig, handler)
+        if self._echo:                    # a second, later signal: act as it would have
+            signal.raise_signal(signum)
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
@@ -191,7 +202,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
     progress = Progress(first_step, args.steps, tokens_per_step, quiet=not lead)
     started = time.perf_counter()
     try:
-        with StopOnSignal() as stop:
+        with StopOnSignal(echo=2.0 if ranks is not None else 0.0) as stop:
             for step in range(first_step, args.steps + 1):
                 if stop.signum is not None:
                     break
