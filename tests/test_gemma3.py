@@ -13,28 +13,17 @@ from toy.merge import merge_lora
 from toy.recipes import LoRA
 
 from gguf_fixtures import write_llama_gguf
-from hf_compare import assert_toy_matches, gguf_name
+from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 T, WINDOW, HEAD_DIM = 12, 4, 16
 HF_TO_GGUF = {
-    "model.embed_tokens.weight": "token_embd.weight",
-    "model.norm.weight": "output_norm.weight",
-    "model.layers.{i}.input_layernorm.weight": "blk.{i}.attn_norm.weight",
+    **LLAMA_LIKE_NAMES,
     "model.layers.{i}.post_attention_layernorm.weight": "blk.{i}.post_attention_norm.weight",
     "model.layers.{i}.pre_feedforward_layernorm.weight": "blk.{i}.ffn_norm.weight",
     "model.layers.{i}.post_feedforward_layernorm.weight": "blk.{i}.post_ffw_norm.weight",
-    "model.layers.{i}.self_attn.q_proj.weight": "blk.{i}.attn_q.weight",
-    "model.layers.{i}.self_attn.k_proj.weight": "blk.{i}.attn_k.weight",
-    "model.layers.{i}.self_attn.v_proj.weight": "blk.{i}.attn_v.weight",
-    "model.layers.{i}.self_attn.q_norm.weight": "blk.{i}.attn_q_norm.weight",
-    "model.layers.{i}.self_attn.k_norm.weight": "blk.{i}.attn_k_norm.weight",
-    "model.layers.{i}.self_attn.o_proj.weight": "blk.{i}.attn_output.weight",
-    "model.layers.{i}.mlp.gate_proj.weight": "blk.{i}.ffn_gate.weight",
-    "model.layers.{i}.mlp.up_proj.weight": "blk.{i}.ffn_up.weight",
-    "model.layers.{i}.mlp.down_proj.weight": "blk.{i}.ffn_down.weight",
 }
 
 

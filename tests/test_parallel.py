@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.recipes import FromScratch
-
+import mpi_worker
 from cli_helpers import toy_train
 
 pytest.importorskip("mpi4py")
@@ -42,16 +41,10 @@ def test_ranks_end_bitwise_equal_and_match_one_process():
     assert len(set(report["hashes"])) == 1                    # both ranks hold the same bytes
 
     # one process, the same four micro-batches a step, accumulated
-    recipe = FromScratch("cpu", threads=1)
-    recipe.realize(toy.LlamaConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
-                   toy.RecipeOptions(t_seq=16, t_batch=2, seed=1, clip_norm=1.0))
+    recipe = mpi_worker.small_model()
     rng = np.random.default_rng(5)
-    alone = []
-    for step in range(1, 21):
-        tokens = rng.integers(0, 64, (4, 2, 17)).astype(np.int32)
-        positions = np.tile(np.arange(16, dtype=np.int32), (2, 1))
-        micro = [(t[:, :-1], positions, t[:, 1:]) for t in tokens]
-        alone.append(recipe.step_accumulated(micro, toy.adamw_hp(step, 3e-3), step == 1))
+    alone = [recipe.step_accumulated(mpi_worker.micro_batches(rng), toy.adamw_hp(step, 3e-3), step == 1)
+             for step in range(1, mpi_worker.STEPS + 1)]
     np.testing.assert_allclose(report["losses"], alone, rtol=0, atol=1e-5)
 
 
