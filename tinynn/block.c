@@ -1,6 +1,8 @@
-/* One llama transformer block: pre-norm attention and pre-norm SwiGLU
- * feed-forward, each with a residual connection, and optional LoRA adapters
- * on its projections. */
+/* One llama-family transformer block: pre-norm attention and a pre-norm
+ * gated MLP, each with a residual connection, and optional LoRA adapters on
+ * its projections. The family's variants are config flags: q/k/v biases
+ * (Qwen2), per-head q/k norms (Qwen3, Gemma 3), NEOX RoPE, a GELU gate, norms
+ * after attention and MLP and sliding-window local layers (Gemma 3). */
 #include "internal.h"
 
 #include <stdio.h>
