@@ -29,6 +29,14 @@ def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None
         writer.add_tokenizer_model("none")
         if "token_embd.weight" in params:      # llama.cpp's n_vocab without a vocabulary
             writer.add_vocab_size(params["token_embd.weight"].shape[0])
+    elif "scores" in tokenizer:                 # SentencePiece (llama.cpp's "llama")
+        writer.add_tokenizer_model("llama")
+        writer.add_token_list(tokenizer["tokens"])
+        writer.add_token_scores(tokenizer["scores"])
+        writer.add_token_types(tokenizer["token_types"])
+        writer.add_unk_token_id(tokenizer["unk_id"])
+        writer.add_add_space_prefix(tokenizer["add_space_prefix"])
+        writer.add_bos_token_id(tokenizer["bos_id"])
     else:
         writer.add_tokenizer_model("gpt2")
         writer.add_tokenizer_pre(tokenizer["pre"])
@@ -64,6 +72,27 @@ def _byte_symbols() -> list[str]:
             symbols[b] = chr(256 + extra)
             extra += 1
     return [symbols[b] for b in range(256)]
+
+
+def tiny_sentencepiece(add_space_prefix: bool = True) -> dict:
+    """A SentencePiece BPE vocabulary as llama.cpp stores one (tokenizer
+    model "llama"): <unk>, <s>, </s>, the 256 byte-fallback tokens <0xNN>,
+    U+2581 and the letters a-z, then pieces merged from them, scored in the
+    order they merge."""
+    space = "\u2581"
+    tokens, scores, types = ["<unk>", "<s>", "</s>"], [0.0, 0.0, 0.0], [2, 3, 3]
+    tokens += [f"<0x{b:02X}>" for b in range(256)]
+    scores += [0.0] * 256
+    types += [6] * 256
+    pieces = [space] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
+    # merged pieces, best first; each one's parts are pieces too
+    pieces += [space + "t", space + "th", space + "the", "an", "and", space + "b", "in", "ing"]
+    for rank, piece in enumerate(pieces):
+        tokens.append(piece)
+        scores.append(-float(rank))
+        types.append(1)
+    return {"tokens": tokens, "scores": scores, "token_types": types, "unk_id": 0, "bos_id": 1,
+            "eos_id": 2, "add_space_prefix": add_space_prefix}
 
 
 def tiny_tokenizer(vocab: int) -> dict:

@@ -1,4 +1,5 @@
 """The GGUF's own tokenizer: byte-level BPE with SmolLM2's pre-tokenizer."""
+import numpy as np
 import pytest
 
 from toy.tokenizer import GGUFTokenizer
@@ -51,3 +52,35 @@ def test_qwen2_pre_tokenizer_splits_as_llama_cpps_qwen2_regex():
 
     pieces = [p for p, _ in _pre_tokenizer("qwen2").pre_tokenize_str("Hello, world's 2024 IT'S\n\n  ok")]
     assert pieces == ["Hello", ",", "Ġworld", "'s", "Ġ", "2", "0", "2", "4", "ĠIT", "'S", "ĊĊ", "Ġ", "Ġok"]
+
+
+def sentencepiece_gguf(path):
+    import reference_llama as ref
+    from gguf_fixtures import tiny_sentencepiece, write_llama_gguf
+
+    spm = tiny_sentencepiece(add_space_prefix=True)
+    cfg = ref.Config(vocab=len(spm["tokens"]), d_model=8, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=16)
+    return spm, write_llama_gguf(path, ref.init_params(cfg, np.random.default_rng(0)), cfg, tokenizer=spm)
+
+
+def test_sentencepiece_tokenizer_merges_by_score_and_falls_back_to_bytes(tmp_path):
+    """A SentencePiece GGUF (tokenizer model "llama", as Llama 2, TinyLlama and
+    Gemma ship): spaces are U+2581, the best-scored merges win, a character
+    outside the vocabulary becomes its UTF-8 bytes, and decoding undoes it all."""
+    spm, path = sentencepiece_gguf(tmp_path / "spm.gguf")
+    tok = GGUFTokenizer.from_gguf(path)
+    piece = {t: i for i, t in enumerate(spm["tokens"])}
+    assert tok.encode("the band") == [piece["\u2581the"], piece["\u2581b"], piece["and"]]
+    assert tok.encode("é") == [piece["\u2581"], piece["<0xC3>"], piece["<0xA9>"]]
+    for text in ("the band", "é and the thing", "x"):
+        assert tok.decode(tok.encode(text)) == text
+    assert tok.bos_id == 1 and tok.eos_id is None
+
+
+def test_sentencepiece_tokenizer_matches_llama_cpp(tmp_path):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    _, path = sentencepiece_gguf(tmp_path / "spm.gguf")
+    ours = GGUFTokenizer.from_gguf(path)
+    theirs = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    for text in ("the band", "é and the thing", "  two  spaces", "the</s>the", "ab\ncd", ""):
+        assert ours.encode(text, add_bos=False) == theirs.tokenize(text.encode(), add_bos=False, special=True)
