@@ -203,8 +203,11 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
     started = time.perf_counter()
     try:
         with StopOnSignal(echo=2.0 if ranks is not None else 0.0) as stop:
+            # decided once after each step, so that the checkpoint and the stop
+            # agree (and, with ranks, every rank stops after the same step)
+            stopping = ranks is None and stop.signum is not None
             for step in range(first_step, args.steps + 1):
-                if stop.signum is not None:
+                if stopping:
                     break
                 lr = learning_rate(step, args)
                 t0 = time.perf_counter()
@@ -221,13 +224,17 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                 progress.update(step, loss)
                 if lead:
                     source.after_step(step, recipe, run_dir)
-                # every rank stops after the same step, whichever was signalled
-                if ranks is not None and ranks.any(stop.signum is not None) and stop.signum is None:
-                    stop.signum = signal.SIGTERM
-                if step < args.steps and (stop.signum is not None or
-                                          (args.save_every and step % args.save_every == 0)):
+                if ranks is None:
+                    stopping = stop.signum is not None
+                else:
+                    # every rank stops after the same step, whichever was signalled (a
+                    # signal landing after this vote counts at the next step's)
+                    stopping = ranks.any(stop.signum is not None)
+                    if stopping and stop.signum is None:
+                        stop.signum = signal.SIGTERM
+                if step < args.steps and (stopping or (args.save_every and step % args.save_every == 0)):
                     save_checkpoint(step)
-            stopped = stop.signum if len(losses) < args.steps else None
+            stopped = stop.signum if stopping and len(losses) < args.steps else None
         progress.close()
         if stopped is not None:
             return _report_stop(stopped, len(losses), args.steps, run_dir) if lead else STOP_STATUS[stopped]
