@@ -13,7 +13,7 @@ prints which process died), a toy error on one rank is printed as
 "toy-train: rank R: ...", and a sum that some rank never joins (a hung or
 stopped rank, or a launcher that leaves the others running) ends after
 TOY_MPI_TIMEOUT seconds (default 300) with one line naming the ranks that
-did not arrive, then MPI_Abort.
+do not answer rank 0, then MPI_Abort.
 """
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ from .corpus import InputError
 # what launchers set: MPICH/Hydra (PMI_SIZE), Open MPI, Slurm's srun
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS")
 DEFAULT_TIMEOUT = 300.0
+# message tags of rank 0's liveness check when a sum times out
+_PING, _PONG = 31001, 31002
 
 
 RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
@@ -58,44 +60,66 @@ class Ranks:
         self.comm, self.rank, self.size = comm, comm.Get_rank(), comm.Get_size()
         self.timeout = float(os.environ.get("TOY_MPI_TIMEOUT", DEFAULT_TIMEOUT))
         self.step = 0
-        self._sums = 0            # collectives so far: the tag of each one's arrival messages
         # MPICH tells the surviving processes of a failed one with SIGUSR1
         # (when its launcher leaves them running)
         signal.signal(signal.SIGUSR1, lambda *_: self.fail("MPI reports that another rank failed"))
 
     def fail(self, message: str) -> None:
         print(f"toy-train: rank {self.rank}: {message}", file=sys.stderr, flush=True)
+        time.sleep(1.0)        # the launcher forwards the line before the abort tears the job down
         self.comm.Abort(1)
 
     def begin_step(self, step: int) -> None:
         self.step = step       # for the messages
 
     def sum(self, array: np.ndarray) -> np.ndarray:
-        """The element-wise sum of array over all ranks, or one line and MPI_Abort
-        when some rank does not join within the timeout. Each rank first tells
-        rank 0 it has arrived, so that rank 0 can name the ranks that did not."""
+        """The element-wise sum of array over all ranks, or one line and
+        MPI_Abort when it does not complete within the timeout. While waiting
+        a rank answers rank 0's pings, so that rank 0 can then name the ranks
+        that are not answering (dead, stopped, or stuck outside the sum)."""
         from mpi4py import MPI
 
-        self._sums += 1
-        tag = self._sums % 32000
-        if self.rank == 0:
-            arrivals = [(r, self.comm.irecv(source=r, tag=tag)) for r in range(1, self.size)]
-        else:
-            arrivals = [(0, self.comm.isend(self.step, dest=0, tag=tag))]
         out = np.empty_like(array)
         request = self.comm.Iallreduce(array, out, op=MPI.SUM)
         deadline = time.monotonic() + self.timeout
         while not request.Test():
+            self._answer_pings()
             if time.monotonic() > deadline:
-                missing = [r for r, a in arrivals if not a.Test()] if self.rank == 0 else []
-                who = (f"rank{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} did not reach it"
-                       if missing else "another rank did not join")
-                self.fail(f"step {self.step}: the gradient sum waited {self.timeout:g} s and {who} "
-                          "(a rank died or hangs); stopping every rank")
+                self._give_up()
             time.sleep(0.0005)
-        for _, arrival in arrivals:      # matched before the sum completed: no wait
-            arrival.wait()
         return out
+
+    def _answer_pings(self) -> None:
+        from mpi4py import MPI
+
+        status = MPI.Status()
+        while self.comm.Iprobe(source=MPI.ANY_SOURCE, tag=_PING, status=status):
+            self.comm.recv(source=status.Get_source(), tag=_PING)
+            self.comm.send(self.rank, dest=status.Get_source(), tag=_PONG)
+
+    def _silent_ranks(self, wait: float = 2.0) -> list[int]:
+        """The ranks that do not answer a ping within `wait` seconds."""
+        replies = {}
+        for r in range(1, self.size):
+            self.comm.isend(self.step, dest=r, tag=_PING)
+            replies[r] = self.comm.irecv(source=r, tag=_PONG)
+        answered = set()
+        deadline = time.monotonic() + wait
+        while len(answered) < len(replies) and time.monotonic() < deadline:
+            answered |= {r for r, reply in replies.items() if r not in answered and reply.Test()}
+            time.sleep(0.01)
+        return [r for r in replies if r not in answered]
+
+    def _give_up(self) -> None:
+        if self.rank == 0:
+            silent = self._silent_ranks()
+            who = (f"rank{'s' if len(silent) > 1 else ''} {', '.join(map(str, silent))} "
+                   f"{'do' if len(silent) > 1 else 'does'} not answer" if silent
+                   else "every rank answers, yet the sum did not complete")
+        else:
+            who = "another rank did not join"
+        self.fail(f"step {self.step}: the gradient sum waited {self.timeout:g} s and {who} "
+                  "(a rank died or hangs); stopping every rank")
 
     def any(self, flag: bool) -> bool:
         """Whether flag is true on any rank (every rank gets the same answer)."""
