@@ -4,7 +4,9 @@ ggml's stock autodiff writes the gradients of every matrix product as
 out_prod, which runs at about half the speed of the matmul kernels and exists
 for F32 only on CUDA. vendor/patches/0002 turns them into mul_mat of
 transposed copies, and tinynn/frozen.c gives a frozen base a transposed copy
-made once. These tests read the ops of a real training step.
+made once; on a CPU with AVX512-VNNI, the products with the frozen base run
+on tinynn's packed integer kernels (tinynn/qgemm.c) as custom nodes. These
+tests read the ops of a real training step.
 """
 from pathlib import Path
 
@@ -12,6 +14,15 @@ import numpy as np
 
 import toy
 from toy.recipes import FromScratch, LoRA
+
+
+def cpu_has_packed_products() -> bool:
+    """tinynn/qgemm.c runs on x86 CPUs with AVX512-VNNI (and the BW/VL sets)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512_vnni"))
 
 
 def profiled_ops(recipe) -> dict[str, int]:
@@ -38,9 +49,19 @@ def test_lora_on_a_quantized_base_trains_through_transposed_copies(smollm2):
     recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=1), targets=("q", "v"))
     ops = profiled_ops(recipe)
     assert not [k for k in ops if k.startswith("OUT_PROD")], ops
-    assert ops["MUL_MAT q4_1"] == 30 * 7          # the forward: the stored Q4_1 matrices in place
-    assert ops["MUL_MAT q8_0"] >= 29 * 7          # the input gradients: their Q8_0 transposes
+    product = "CUSTOM" if cpu_has_packed_products() else "MUL_MAT"
+    assert ops[f"{product} q4_1"] == 30 * 7       # the forward: the stored Q4_1 matrices (packed)
+    assert ops[f"{product} q8_0"] >= 29 * 7       # the input gradients: their Q8_0 transposes
     assert ops["MUL_MAT f32"] > 0                 # (the output head's transpose is F32)
+
+
+def test_without_packed_products_the_base_forwards_through_ggml(smollm2, monkeypatch):
+    monkeypatch.setenv("TNN_NO_QGEMM", "1")
+    recipe = LoRA("cpu", threads=2)
+    recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=1), targets=("q", "v"))
+    ops = profiled_ops(recipe)
+    assert not [k for k in ops if k.startswith(("OUT_PROD", "CUSTOM"))], ops
+    assert ops["MUL_MAT q4_1"] == 30 * 7
 
 
 def test_lora_with_the_stored_base_keeps_it_in_place(smollm2):

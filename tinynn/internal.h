@@ -265,19 +265,46 @@ struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct t
 
 /* ---- fast copies of a frozen base (frozen.c) ------------------------------ */
 
-/* A frozen matrix as the forward uses it, and its transpose (or NULL). */
+/* A frozen matrix as the forward uses it, its transpose (or NULL), and
+ * whether the CPU's packed integer products (qgemm.h) serve each. */
 struct tnn_frozen_pair {
-    struct ggml_tensor * w;    /* [d_in, d_out] */
-    struct ggml_tensor * wt;   /* [d_out, d_in] */
+    struct ggml_tensor * w;        /* [d_in, d_out] */
+    struct ggml_tensor * wt;       /* [d_out, d_in] */
+    struct ggml_tensor * w_panels; /* W in 16-row panels for the forward, or NULL */
+    bool wt_panels;                /* wt holds 16-row panels (a Q8_0 W^T) */
+};
+
+/* What the packed products' graph nodes share: per-thread scratch for the
+ * quantized columns. */
+struct tnn_qgemm_scratch {
+    char * data;
+    size_t per_thread;
+    int32_t n_threads;
+};
+
+/* A packed product node's user data: the scratch, and how many int8 levels
+ * its columns are quantized in (qgemm.h). */
+struct tnn_qgemm_use {
+    struct tnn_qgemm_scratch * scratch;
+    int32_t levels;
 };
 
 /* Make the transposed copies (and Q8_0 forward copies of slow quantized
  * types) of the base's matrices from the mapped file, and point the model's
  * fields at the forward copies. Needs the base mapped and bound. */
 int tnn_frozen_prepare(tnn_session * s);
-/* Rewrite the input gradients through frozen matrices in a backward graph,
- * out_prod(W, dy^T) -> mul_mat(W^T, dy); returns how many were rewritten. */
-int tnn_use_transposed_weights(tnn_session * s, struct ggml_cgraph * graph);
+/* Rewrite a training graph to use the copies: the input gradients through
+ * frozen matrices, out_prod(W, dy^T) -> mul_mat(W^T, dy), and on the CPU the
+ * products with packed copies -> the packed integer kernels. */
+int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
+/* Make the packed products' scratch at least bytes per thread. */
+int tnn_grow_scratch(tnn_session * s, size_t bytes);
+
+/* ---- float32 products on tinynn's CPU kernel (products.c) ------------------ */
+
+/* Turn the F32 matrix products of a training graph into custom nodes that
+ * run fgemm.h's kernel (on the CPU backend of a CPU with AVX512). */
+int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
 
 /* ---- generation (generate.c) ---------------------------------------------- */
 
@@ -304,6 +331,8 @@ struct tnn_session {
     ggml_backend_buffer_t buf_frozen;
     struct tnn_frozen_pair * frozen_pairs;
     int32_t n_frozen_pairs;
+    struct tnn_qgemm_scratch qgemm_scratch;
+    struct tnn_qgemm_use qgemm_forward, qgemm_backward;
 
     /* parameters and inputs: created at realize, allocated once */
     struct ggml_context * ctx_static;

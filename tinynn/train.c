@@ -156,8 +156,13 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
 
     s->gb_grad = ggml_graph_dup(ctx, s->gf, true);
     ggml_build_backward_expand(ctx, s->gb_grad, grad_accs);
-    if (s->frozen_pairs != NULL) {
-        tnn_use_transposed_weights(s, s->gb_grad);
+    int status = s->frozen_pairs != NULL ? tnn_use_fast_copies(s, s->gb_grad) : TNN_OK;
+    if (status == TNN_OK) {
+        status = tnn_use_fgemm(s, s->gb_grad);
+    }
+    if (status != TNN_OK) {
+        free(grad_accs);
+        return status;
     }
 
     s->gb_opt = ggml_graph_dup(ctx, s->gb_grad, true);
