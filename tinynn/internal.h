@@ -302,6 +302,13 @@ int tnn_grow_scratch(tnn_session * s, size_t bytes);
 
 /* ---- float32 products on tinynn's CPU kernel (products.c) ------------------ */
 
+/* A float32 product node's user data: the scratch, and whether each operand
+ * is read as the transpose of its source (fgemm.h, by_k). */
+struct tnn_fgemm_use {
+    struct tnn_qgemm_scratch * scratch;
+    bool a_by_k, b_by_k;
+};
+
 /* Turn the F32 matrix products of a training graph into custom nodes that
  * run fgemm.h's kernel (on the CPU backend of a CPU with AVX512). */
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
@@ -333,6 +340,7 @@ struct tnn_session {
     int32_t n_frozen_pairs;
     struct tnn_qgemm_scratch qgemm_scratch;
     struct tnn_qgemm_use qgemm_forward, qgemm_backward;
+    struct tnn_fgemm_use fgemm_uses[4];   /* by operand layout (products.c) */
 
     /* parameters and inputs: created at realize, allocated once */
     struct ggml_context * ctx_static;

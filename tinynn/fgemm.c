@@ -1,0 +1,128 @@
+/* Float32 matrix products on AVX512 (see fgemm.h). */
+#include "fgemm.h"
+
+#include <string.h>
+
+/* Inner values per packed panel: 256 x 32 floats = 32 KB, in L1. */
+#define KC 256
+/* Columns per tile: 2 x 12 accumulators of the 32 registers. */
+#define NR 12
+
+size_t tnn_fgemm_scratch_bytes(void) {
+    return (size_t) KC * TNN_FGEMM_ROWS * sizeof(float);
+}
+
+/* panel[kk][r] = A[m0 + r, k0 + kk] for r < rows, 0 past them. */
+static void pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, int64_t k0, int64_t depth,
+                       float * panel) {
+    if (rows < TNN_FGEMM_ROWS) {
+        memset(panel, 0, (size_t) depth * TNN_FGEMM_ROWS * sizeof(float));
+    }
+    if (a.by_k) {
+        for (int64_t kk = 0; kk < depth; ++kk) {
+            memcpy(panel + kk * TNN_FGEMM_ROWS, a.data + (k0 + kk) * a.ld + m0, (size_t) rows * sizeof(float));
+        }
+        return;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        const float * row = a.data + (m0 + r) * a.ld + k0;
+        for (int64_t kk = 0; kk < depth; ++kk) {
+            panel[kk * TNN_FGEMM_ROWS + r] = row[kk];
+        }
+    }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#define AVX512 __attribute__((target("avx512f,fma")))
+
+bool tnn_fgemm_supported(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+
+/* C[rows of the panel, nc columns] (+)= panel . B[k0 .. k0 + depth) */
+AVX512 static inline __attribute__((always_inline)) void
+tile(const float * panel, int64_t depth, const float * b, int64_t ldb, const bool b_by_k, const int nc,
+     float * c, int64_t ldc, __mmask16 mask_lo, __mmask16 mask_hi, bool accumulate) {
+    __m512 lo[NR], hi[NR];
+#pragma GCC unroll 12
+    for (int j = 0; j < nc; ++j) {
+        lo[j] = accumulate ? _mm512_maskz_loadu_ps(mask_lo, c + j * ldc) : _mm512_setzero_ps();
+        hi[j] = accumulate ? _mm512_maskz_loadu_ps(mask_hi, c + j * ldc + 16) : _mm512_setzero_ps();
+    }
+    for (int64_t kk = 0; kk < depth; ++kk) {
+        const __m512 w_lo = _mm512_loadu_ps(panel + kk * TNN_FGEMM_ROWS);
+        const __m512 w_hi = _mm512_loadu_ps(panel + kk * TNN_FGEMM_ROWS + 16);
+#pragma GCC unroll 12
+        for (int j = 0; j < nc; ++j) {
+            const __m512 x = _mm512_set1_ps(b_by_k ? b[kk * ldb + j] : b[j * ldb + kk]);
+            lo[j] = _mm512_fmadd_ps(w_lo, x, lo[j]);
+            hi[j] = _mm512_fmadd_ps(w_hi, x, hi[j]);
+        }
+    }
+#pragma GCC unroll 12
+    for (int j = 0; j < nc; ++j) {
+        _mm512_mask_storeu_ps(c + j * ldc, mask_lo, lo[j]);
+        _mm512_mask_storeu_ps(c + j * ldc + 16, mask_hi, hi[j]);
+    }
+}
+
+#define TILE_CASE(BK, N) \
+    case N: tile(panel, depth, b, ldb, BK, N, c, ldc, mask_lo, mask_hi, accumulate); break;
+
+#define TILE_FN(NAME, BK)                                                                          \
+    AVX512 static void NAME(const float * panel, int64_t depth, const float * b, int64_t ldb, int nc, \
+                            float * c, int64_t ldc, __mmask16 mask_lo, __mmask16 mask_hi,            \
+                            bool accumulate) {                                                     \
+        switch (nc) {                                                                              \
+            TILE_CASE(BK, 1) TILE_CASE(BK, 2) TILE_CASE(BK, 3) TILE_CASE(BK, 4)                    \
+            TILE_CASE(BK, 5) TILE_CASE(BK, 6) TILE_CASE(BK, 7) TILE_CASE(BK, 8)                    \
+            TILE_CASE(BK, 9) TILE_CASE(BK, 10) TILE_CASE(BK, 11) TILE_CASE(BK, 12)                 \
+            default: break;                                                                        \
+        }                                                                                          \
+    }
+
+TILE_FN(tile_by_n, false)
+TILE_FN(tile_by_k, true)
+
+void tnn_fgemm(struct tnn_fgemm_operand a, int64_t m, int64_t k, struct tnn_fgemm_operand b,
+               float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch) {
+    for (int64_t p = p0; p < p1; ++p) {
+        const int64_t m0 = p * TNN_FGEMM_ROWS;
+        const int64_t rows = m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS;
+        const __mmask16 mask_lo = rows >= 16 ? 0xffff : (__mmask16) ((1u << rows) - 1);
+        const __mmask16 mask_hi = rows <= 16 ? 0 : rows >= 32 ? 0xffff : (__mmask16) ((1u << (rows - 16)) - 1);
+        for (int64_t k0 = 0; k0 < k; k0 += KC) {
+            const int64_t depth = k - k0 < KC ? k - k0 : KC;
+            pack_panel(a, m0, rows, k0, depth, scratch);
+            for (int64_t j = n0; j < n1; j += NR) {
+                const int nc = (int) (n1 - j < NR ? n1 - j : NR);
+                if (b.by_k) {
+                    tile_by_k(scratch, depth, b.data + k0 * b.ld + j, b.ld, nc, c + j * ldc + m0, ldc,
+                              mask_lo, mask_hi, k0 > 0);
+                } else {
+                    tile_by_n(scratch, depth, b.data + j * b.ld + k0, b.ld, nc, c + j * ldc + m0, ldc,
+                              mask_lo, mask_hi, k0 > 0);
+                }
+            }
+        }
+    }
+}
+
+#else  /* not x86-64 with GCC or Clang: ggml's kernels serve */
+
+bool tnn_fgemm_supported(void) {
+    return false;
+}
+
+void tnn_fgemm(struct tnn_fgemm_operand a, int64_t m, int64_t k, struct tnn_fgemm_operand b,
+               float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch) {
+    (void) a; (void) m; (void) k; (void) b; (void) c; (void) ldc;
+    (void) p0; (void) p1; (void) n0; (void) n1; (void) scratch;
+    (void) pack_panel;
+}
+
+#endif

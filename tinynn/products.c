@@ -1,0 +1,148 @@
+/* Float32 matrix products of a training graph on tinynn's own CPU kernel.
+ *
+ * The graph is built with ggml_mul_mat, so that autodiff sees it; once the
+ * backward is built, tnn_use_fgemm turns every F32 product the kernel can
+ * take (fgemm.h) into a custom node that calls it. The values are those of
+ * the same product summed in another order. */
+#include "internal.h"
+#include "fgemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Where an operand of a rewritten product lies: the node's source itself,
+ * or, when that source is cont(transpose(X)), X read along k (by_k). */
+static struct tnn_fgemm_operand operand(const struct ggml_tensor * t, bool by_k, int64_t batch) {
+    struct tnn_fgemm_operand op = {
+        .data = (const float *) ((const char *) t->data + batch * t->nb[2]),
+        .ld = (int64_t) (t->nb[1] / sizeof(float)),
+        .by_k = by_k,
+    };
+    return op;
+}
+
+/* dst [m, n, batches] = A [k, m, batches / ratio] . B [k, n, batches], in
+ * work items of (batch, panel, column range) shared out between threads. */
+static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const struct tnn_fgemm_use * use = userdata;
+    const struct tnn_qgemm_scratch * scratch = use->scratch;
+    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    if (ith >= scratch->n_threads) {
+        return;   /* never: the scratch is sized for the session's threads */
+    }
+    nth = nth < scratch->n_threads ? nth : scratch->n_threads;
+    /* a by_k source is X [m, k] of A = X^T; likewise B */
+    const int64_t m = use->a_by_k ? a->ne[0] : a->ne[1];
+    const int64_t k = use->a_by_k ? a->ne[1] : a->ne[0];
+    const int64_t n = use->b_by_k ? b->ne[0] : b->ne[1];
+    const int64_t batches = b->ne[2], ratio = b->ne[2] / a->ne[2];
+    const int64_t panels = (m + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS;
+    const int64_t units = batches * panels;
+    /* too few panels to share: split the columns too */
+    int64_t splits = units >= 2 * nth ? 1 : (2 * nth + units - 1) / units;
+    splits = splits < n ? splits : n;
+    const int64_t items = units * splits;
+    float * work = (float *) (scratch->data + (size_t) ith * scratch->per_thread);
+    for (int64_t item = items * ith / nth; item < items * (ith + 1) / nth; ++item) {
+        const int64_t unit = item / splits, split = item % splits;
+        const int64_t batch = unit / panels, panel = unit % panels;
+        float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
+        tnn_fgemm(operand(a, use->a_by_k, batch / ratio), m, k, operand(b, use->b_by_k, batch),
+                  c, (int64_t) (dst->nb[1] / sizeof(float)), panel, panel + 1,
+                  n * split / splits, n * (split + 1) / splits, work);
+    }
+}
+
+/* X when t = cont(transpose(X)) with X an F32 matrix contiguous along its
+ * rows (so that t's k runs along X's rows), else NULL. */
+static struct ggml_tensor * transposed_source(const struct ggml_tensor * t) {
+    if (t->op != GGML_OP_CONT || t->src[0] == NULL || t->src[0]->op != GGML_OP_TRANSPOSE) {
+        return NULL;
+    }
+    struct ggml_tensor * x = t->src[0]->src[0];
+    const size_t f = sizeof(float);
+    const bool fits = x->type == GGML_TYPE_F32 && x->nb[0] == f && x->nb[1] % f == 0 && x->nb[2] % f == 0 &&
+                      x->ne[3] == 1 && x->ne[0] == t->ne[1] && x->ne[1] == t->ne[0] && x->ne[2] == t->ne[2];
+    return fits ? x : NULL;
+}
+
+/* Whether the kernel takes this product: F32 operands contiguous along k,
+ * at most three dimensions, src0 broadcast over src1's batches, and at
+ * least a panel of rows (a LoRA A's 8 rows would waste three quarters of
+ * the kernel: ggml's is faster there). */
+static bool fgemm_takes(const struct ggml_tensor * node) {
+    const struct ggml_tensor * a = node->src[0], * b = node->src[1];
+    if (node->op != GGML_OP_MUL_MAT || a->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32 ||
+        node->type != GGML_TYPE_F32) {
+        return false;
+    }
+    const size_t f = sizeof(float);
+    return a->nb[0] == f && b->nb[0] == f && node->nb[0] == f &&
+           a->nb[1] % f == 0 && a->nb[2] % f == 0 && b->nb[1] % f == 0 && b->nb[2] % f == 0 &&
+           node->nb[1] % f == 0 && node->nb[2] % f == 0 &&
+           a->ne[3] == 1 && b->ne[3] == 1 && b->ne[2] % a->ne[2] == 0 && a->ne[1] >= TNN_FGEMM_ROWS;
+}
+
+/* Turn the copies nothing reads any more into no-ops: a transposed copy
+ * whose only reader now reads its source. */
+static void drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor ** dropped, int n_dropped) {
+    const int n_nodes = ggml_graph_n_nodes(graph);
+    for (int d = 0; d < n_dropped; ++d) {
+        bool read = (dropped[d]->flags & GGML_TENSOR_FLAG_OUTPUT) != 0;
+        for (int i = 0; i < n_nodes && !read; ++i) {
+            const struct ggml_tensor * node = ggml_graph_node(graph, i);
+            for (int j = 0; j < GGML_MAX_SRC && !read; ++j) {
+                read = node->src[j] == dropped[d];
+            }
+        }
+        if (!read) {
+            dropped[d]->op = GGML_OP_NONE;
+        }
+    }
+}
+
+int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
+    if (strcmp(tnn_backend_name(), "cpu") != 0 || !tnn_fgemm_supported() || getenv("TNN_NO_FGEMM") != NULL) {
+        return TNN_OK;
+    }
+    const int n_nodes = ggml_graph_n_nodes(graph);
+    struct ggml_tensor ** copies = calloc((size_t) 2 * n_nodes + 1, sizeof(*copies));
+    if (copies == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    int n_copies = 0;
+    struct ggml_tensor * tmpl[4] = { NULL, NULL, NULL, NULL };   /* by layout: a_by_k + 2 b_by_k */
+    for (int i = 0; i < n_nodes; ++i) {
+        struct ggml_tensor * node = ggml_graph_node(graph, i);
+        if (!fgemm_takes(node)) {
+            continue;
+        }
+        struct ggml_tensor * a_source = transposed_source(node->src[0]);
+        /* (B read along k would stride through memory for every column
+         * tile: slower than the copy) */
+        struct ggml_tensor * b_source = getenv("TNN_FGEMM_B_BY_K") ? transposed_source(node->src[1]) : NULL;
+        const int layout = (a_source != NULL) + 2 * (b_source != NULL);
+        if (tmpl[layout] == NULL) {
+            struct tnn_fgemm_use * use = &s->fgemm_uses[layout];
+            *use = (struct tnn_fgemm_use) { &s->qgemm_scratch, a_source != NULL, b_source != NULL };
+            /* op parameters from ggml_custom_4d: their layout is ggml's */
+            struct ggml_tensor * args[1] = { node->src[1] };
+            tmpl[layout] = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, args, 1,
+                                          fgemm_node, GGML_N_TASKS_MAX, use);
+        }
+        node->op = GGML_OP_CUSTOM;
+        memcpy(node->op_params, tmpl[layout]->op_params, sizeof(node->op_params));
+        if (a_source != NULL) {
+            copies[n_copies++] = node->src[0];
+            node->src[0] = a_source;
+        }
+        if (b_source != NULL) {
+            copies[n_copies++] = node->src[1];
+            node->src[1] = b_source;
+        }
+    }
+    drop_unread_copies(graph, copies, n_copies);
+    free(copies);
+    const bool used = tmpl[0] || tmpl[1] || tmpl[2] || tmpl[3];
+    return used ? tnn_grow_scratch(s, tnn_fgemm_scratch_bytes()) : TNN_OK;
+}
