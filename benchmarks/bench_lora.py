@@ -4,7 +4,8 @@
                                     [--batches 1,4] [--targets q,v/all] [--base-compute fast]
 
 toy trains rank-8 adapters on the GGUF as stored (mapped; by default with
-transposed F16 copies of its matrices for the backward). PyTorch + PEFT (when
+transposed Q8_0 copies of its matrices for the backward, packed for toy's
+integer kernels on CPUs with AVX512-VNNI). PyTorch + PEFT (when
 torch, transformers and peft import) trains the same adapters on the same
 file, which transformers dequantizes to float32. seq 256, AdamW, random
 tokens; the median of --steps timed steps after one warm-up step. The default

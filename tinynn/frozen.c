@@ -33,8 +33,13 @@
 #include "qgemm.h"
 #include "gguf.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 /* Rows of W (= 32 values along each row of W^T) per tile. */
 #define TILE_ROWS 32
@@ -54,7 +59,12 @@ static bool forwards_fast(enum ggml_type type) {
  * activation noise; F32 for an F32 base). The output head's gradient
  * (softmax minus one-hot over the vocabulary) spans too many decades for
  * either (F16 0.9955 / 0.9652, Q8_0 0.38 at the worst adapter): its W^T is F32. */
-static enum ggml_type transposed_type(enum ggml_type stored, bool is_head) {
+static enum ggml_type transposed_type(enum ggml_type stored, bool is_head, bool panels) {
+    if (is_head && panels && stored != GGML_TYPE_F32) {
+        /* packed, with its gradient quantized in two int8 levels (about 15
+         * bits per block of 32): F32's agreement at a quarter of the memory */
+        return GGML_TYPE_Q8_0;
+    }
     if (is_head || stored == GGML_TYPE_F32) {
         return GGML_TYPE_F32;
     }
@@ -202,6 +212,29 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
     return status;
 }
 
+/* A training step reads the panels, not the stored matrices they were made
+ * from: let the kernel drop those pages of the mapped file from memory
+ * (generation, or anything else that reads them, faults them back in). */
+static void release_packed_originals(const tnn_session * s) {
+#if defined(__unix__) || defined(__APPLE__)
+    const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
+    for (int k = 0; k < s->n_frozen_pairs; ++k) {
+        const struct tnn_frozen_pair * p = &s->frozen_pairs[k];
+        if (p->w_panels == NULL || p->w->data == NULL) {
+            continue;
+        }
+        const uintptr_t begin = (uintptr_t) stored_bytes(s, p->w);
+        const uintptr_t end = begin + ggml_nbytes(p->w);
+        const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+        if (last > first) {
+            madvise((void *) first, last - first, MADV_DONTNEED);
+        }
+    }
+#else
+    (void) s;
+#endif
+}
+
 /* The model's fields that hold a matrix of the base a training step
  * multiplies by: the seven projections of every block and the output head. */
 static int frozen_matrices(tnn_session * s, struct ggml_tensor **** out) {
@@ -256,10 +289,12 @@ int tnn_frozen_prepare(tnn_session * s) {
             fwd[k] = ggml_new_tensor_2d(s->ctx_frozen, GGML_TYPE_Q8_0, w->ne[0], w->ne[1]);
             ggml_format_name(fwd[k], "%s.q8_0", w->name);
         }
-        const enum ggml_type wt_type = transposed_type(w->type, k == n - 1);
+        const bool is_head = k == n - 1;
+        enum ggml_type wt_type = transposed_type(w->type, is_head, panels && packable(w->ne[1], w->ne[0]));
         if (transposable(w, wt_type)) {
             p->wt = ggml_new_tensor_2d(s->ctx_frozen, wt_type, w->ne[1], w->ne[0]);
             p->wt_panels = panels && wt_type == GGML_TYPE_Q8_0 && packable(w->ne[1], w->ne[0]);
+            p->wt_levels = is_head ? 2 : 1;
             ggml_format_name(p->wt, p->wt_panels ? "%s.T.panels" : "%s.T", w->name);
         }
     }
@@ -283,6 +318,9 @@ int tnn_frozen_prepare(tnn_session * s) {
         p->w = *field;
     }
     s->n_frozen_pairs = n;
+    if (status == TNN_OK) {
+        release_packed_originals(s);
+    }
     free(fields);
     free(fwd);
     return status;
@@ -329,12 +367,13 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
     struct tnn_qgemm_scratch * scratch = &s->qgemm_scratch;
     /* The forward quantizes its activations in two int8 levels: with one,
      * as ggml does, each product is 0.4% off and thirty layers of it move
-     * logits by a unit. The input gradients keep one level, as with ggml's
-     * Q8_0 products (the adapter gradients' agreement with the float64
-     * reference is unchanged), at half the multiply-adds. */
-    s->qgemm_forward = (struct tnn_qgemm_use) { scratch, 2 };
-    s->qgemm_backward = (struct tnn_qgemm_use) { scratch, 1 };
-    struct ggml_tensor * tmpl[2] = { NULL, NULL };   /* forward, input gradient */
+     * logits by a unit. The blocks' input gradients keep one level, as with
+     * ggml's Q8_0 products (the adapter gradients' agreement with the
+     * float64 reference is unchanged), at half the multiply-adds; the
+     * head's (softmax minus one-hot, many decades) takes two. */
+    s->qgemm_two_levels = (struct tnn_qgemm_use) { scratch, 2 };
+    s->qgemm_one_level = (struct tnn_qgemm_use) { scratch, 1 };
+    struct ggml_tensor * tmpl[2] = { NULL, NULL };   /* two levels, one level */
     size_t scratch_bytes = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
@@ -352,13 +391,14 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
             struct ggml_tensor * panels = forward ? p->w_panels : p->wt_panels ? p->wt : NULL;
             struct ggml_tensor * x = forward ? node->src[1] : node->src[1]->src[0];
             if (panels != NULL && packed_operand(x, panels->ne[0])) {
-                if (tmpl[input_grad] == NULL) {
+                const int one_level = input_grad && p->wt_levels == 1;
+                if (tmpl[one_level] == NULL) {
                     struct ggml_tensor * args[1] = { x };
-                    tmpl[input_grad] = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, args, 1,
-                                                      qgemm_node, GGML_N_TASKS_MAX,
-                                                      input_grad ? &s->qgemm_backward : &s->qgemm_forward);
+                    tmpl[one_level] = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, args, 1,
+                                                     qgemm_node, GGML_N_TASKS_MAX,
+                                                     one_level ? &s->qgemm_one_level : &s->qgemm_two_levels);
                 }
-                make_packed_product(node, tmpl[input_grad], panels, x);
+                make_packed_product(node, tmpl[one_level], panels, x);
                 const size_t need = tnn_qgemm_scratch_bytes(panels->ne[0], x->ne[1]);
                 scratch_bytes = need > scratch_bytes ? need : scratch_bytes;
             } else if (input_grad && p->wt != NULL && !p->wt_panels) {

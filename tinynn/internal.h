@@ -272,6 +272,7 @@ struct tnn_frozen_pair {
     struct ggml_tensor * wt;       /* [d_out, d_in] */
     struct ggml_tensor * w_panels; /* W in 16-row panels for the forward, or NULL */
     bool wt_panels;                /* wt holds 16-row panels (a Q8_0 W^T) */
+    int32_t wt_levels;             /* int8 levels of the gradient times panels wt (qgemm.h) */
 };
 
 /* What the packed products' graph nodes share: per-thread scratch for the
@@ -339,7 +340,7 @@ struct tnn_session {
     struct tnn_frozen_pair * frozen_pairs;
     int32_t n_frozen_pairs;
     struct tnn_qgemm_scratch qgemm_scratch;
-    struct tnn_qgemm_use qgemm_forward, qgemm_backward;
+    struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;
     struct tnn_fgemm_use fgemm_uses[4];   /* by operand layout (products.c) */
 
     /* parameters and inputs: created at realize, allocated once */

@@ -84,7 +84,8 @@ static bool fgemm_takes(const struct ggml_tensor * node) {
 }
 
 /* Turn the copies nothing reads any more into no-ops: a transposed copy
- * whose only reader now reads its source. */
+ * whose only reader now reads its source. The graph allocator never frees
+ * a node that nothing reads, so the no-op also shrinks to one float. */
 static void drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor ** dropped, int n_dropped) {
     const int n_nodes = ggml_graph_n_nodes(graph);
     for (int d = 0; d < n_dropped; ++d) {
@@ -96,7 +97,12 @@ static void drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor **
             }
         }
         if (!read) {
-            dropped[d]->op = GGML_OP_NONE;
+            struct ggml_tensor * t = dropped[d];
+            t->op = GGML_OP_NONE;
+            for (int i = 0; i < GGML_MAX_DIMS; ++i) {
+                t->ne[i] = 1;
+                t->nb[i] = sizeof(float);
+            }
         }
     }
 }
