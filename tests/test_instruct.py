@@ -130,8 +130,10 @@ def test_fine_tuned_model_answers_reworded_questions_about_new_facts(smollm2, tm
     import toy
 
     out = tmp_path / "run"
+    # lr 2e-3: every seed tried (0-3, with and without the fused head loss)
+    # answers 0.92-1.0; at 3e-3 training spikes and some seeds fall to 0.25
     result = toy_train("instruct", "--data", str(DATA), "--threads", GATE_THREADS, "--seq", "64",
-                       "--batch", "4", "--epochs", "8", "--lr", "3e-3", "--eval-split", "0",
+                       "--batch", "4", "--epochs", "8", "--lr", "2e-3", "--eval-split", "0",
                        "--targets", "q,k,v,o,gate,up,down", "--rank", "16", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert "eval perplexity" not in result.stderr       # no held-out split, no eval figure

@@ -331,16 +331,15 @@ int tnn_frozen_prepare(tnn_session * s) {
 /* A custom node's compute: dst [rows, n] = panels [k, rows] . x [k, n]. */
 static void qgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_qgemm_use * use = userdata;
-    const struct tnn_qgemm_scratch * scratch = use->scratch;
+    char * scratch = tnn_thread_scratch(use->scratch, ith, &nth);
     const struct ggml_tensor * a = dst->src[0], * x = dst->src[1];
-    if (ith >= scratch->n_threads) {
-        return;   /* never: the scratch is sized for the session's threads */
+    if (scratch == NULL) {
+        return;
     }
     tnn_qgemm(a->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, use->levels,
               a->data, a->ne[1], a->ne[0],
               (const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)), x->ne[1],
-              (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)),
-              scratch->data + (size_t) ith * scratch->per_thread, ith, nth < scratch->n_threads ? nth : scratch->n_threads);
+              (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), scratch, ith, nth);
 }
 
 /* Whether x can be the columns of a packed product: F32 [k, n] with
@@ -364,7 +363,7 @@ static void make_packed_product(struct ggml_tensor * node, const struct ggml_ten
 }
 
 int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
-    struct tnn_qgemm_scratch * scratch = &s->qgemm_scratch;
+    struct tnn_cpu_scratch * scratch = &s->cpu_scratch;
     /* The forward quantizes its activations in two int8 levels: with one,
      * as ggml does, each product is 0.4% off and thirty layers of it move
      * logits by a unit. The blocks' input gradients keep one level, as with
@@ -414,7 +413,7 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
 }
 
 int tnn_grow_scratch(tnn_session * s, size_t bytes) {
-    struct tnn_qgemm_scratch * scratch = &s->qgemm_scratch;
+    struct tnn_cpu_scratch * scratch = &s->cpu_scratch;
     if (bytes <= scratch->per_thread) {
         return TNN_OK;
     }

@@ -275,18 +275,29 @@ struct tnn_frozen_pair {
     int32_t wt_levels;             /* int8 levels of the gradient times panels wt (qgemm.h) */
 };
 
-/* What the packed products' graph nodes share: per-thread scratch for the
- * quantized columns. */
-struct tnn_qgemm_scratch {
+/* What tinynn's CPU kernel nodes (packed, float32 and head-loss products)
+ * share: scratch memory, per_thread bytes for each of n_threads threads. */
+struct tnn_cpu_scratch {
     char * data;
     size_t per_thread;
     int32_t n_threads;
 };
 
+/* Thread ith's scratch inside a custom node's compute, or NULL for a thread
+ * the scratch was not sized for (never: ggml runs the session's threads);
+ * *nth is lowered to the threads that have scratch. */
+static inline char * tnn_thread_scratch(const struct tnn_cpu_scratch * scratch, int ith, int * nth) {
+    if (ith >= scratch->n_threads) {
+        return NULL;
+    }
+    *nth = *nth < scratch->n_threads ? *nth : scratch->n_threads;
+    return scratch->data + (size_t) ith * scratch->per_thread;
+}
+
 /* A packed product node's user data: the scratch, and how many int8 levels
  * its columns are quantized in (qgemm.h). */
 struct tnn_qgemm_use {
-    struct tnn_qgemm_scratch * scratch;
+    struct tnn_cpu_scratch * scratch;
     int32_t levels;
 };
 
@@ -298,7 +309,7 @@ int tnn_frozen_prepare(tnn_session * s);
  * frozen matrices, out_prod(W, dy^T) -> mul_mat(W^T, dy), and on the CPU the
  * products with packed copies -> the packed integer kernels. */
 int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
-/* Make the packed products' scratch at least bytes per thread. */
+/* Make the CPU kernel nodes' scratch at least bytes per thread. */
 int tnn_grow_scratch(tnn_session * s, size_t bytes);
 
 /* ---- float32 products on tinynn's CPU kernel (products.c) ------------------ */
@@ -306,13 +317,31 @@ int tnn_grow_scratch(tnn_session * s, size_t bytes);
 /* A float32 product node's user data: the scratch, and whether each operand
  * is read as the transpose of its source (fgemm.h, by_k). */
 struct tnn_fgemm_use {
-    struct tnn_qgemm_scratch * scratch;
+    struct tnn_cpu_scratch * scratch;
     bool a_by_k, b_by_k;
 };
 
 /* Turn the F32 matrix products of a training graph into custom nodes that
  * run fgemm.h's kernel (on the CPU backend of a CPU with AVX512). */
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
+
+/* ---- the frozen head and the loss in one node (head_loss.c) -------------- */
+
+/* Whether a training graph's head and cross-entropy can be fused: a llama
+ * whose head has packed copies (frozen.c, CPU with AVX512-VNNI). The
+ * training graphs then need a forward of their own (the forward graph keeps
+ * its logits). TNN_NO_HEAD_LOSS=1 says no. */
+bool tnn_head_loss_fusable(const tnn_session * s);
+/* Rewrite a training graph (forward + backward) whose loss is
+ * cross_entropy_loss(logits = mul_mat(head, h), int32 labels) so that the
+ * logits and their gradient [vocab, n] are never held: a few tokens at a
+ * time, one node computes each token's loss and dL/dh. */
+int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits);
+/* The same loss from logits [vocab, n] held in full, for the forward graph
+ * beside a fused training graph: summed as the fused node sums it, so that
+ * the two agree to the bit (cross_entropy_loss sums in another order). */
+struct ggml_tensor * tnn_head_loss_of_logits(struct ggml_context * ctx, struct ggml_tensor * logits,
+                                             struct ggml_tensor * labels);
 
 /* ---- generation (generate.c) ---------------------------------------------- */
 
@@ -339,7 +368,7 @@ struct tnn_session {
     ggml_backend_buffer_t buf_frozen;
     struct tnn_frozen_pair * frozen_pairs;
     int32_t n_frozen_pairs;
-    struct tnn_qgemm_scratch qgemm_scratch;
+    struct tnn_cpu_scratch cpu_scratch;
     struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;
     struct tnn_fgemm_use fgemm_uses[4];   /* by operand layout (products.c) */
 

@@ -25,12 +25,11 @@ static struct tnn_fgemm_operand operand(const struct ggml_tensor * t, bool by_k,
  * work items of (batch, panel, column range) shared out between threads. */
 static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_fgemm_use * use = userdata;
-    const struct tnn_qgemm_scratch * scratch = use->scratch;
+    float * work = (float *) tnn_thread_scratch(use->scratch, ith, &nth);
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
-    if (ith >= scratch->n_threads) {
-        return;   /* never: the scratch is sized for the session's threads */
+    if (work == NULL) {
+        return;
     }
-    nth = nth < scratch->n_threads ? nth : scratch->n_threads;
     /* a by_k source is X [m, k] of A = X^T; likewise B */
     const int64_t m = use->a_by_k ? a->ne[0] : a->ne[1];
     const int64_t k = use->a_by_k ? a->ne[1] : a->ne[0];
@@ -42,7 +41,6 @@ static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userda
     int64_t splits = units >= 2 * nth ? 1 : (2 * nth + units - 1) / units;
     splits = splits < n ? splits : n;
     const int64_t items = units * splits;
-    float * work = (float *) (scratch->data + (size_t) ith * scratch->per_thread);
     for (int64_t item = items * ith / nth; item < items * (ith + 1) / nth; ++item) {
         const int64_t unit = item / splits, split = item % splits;
         const int64_t batch = unit / panels, panel = unit % panels;
@@ -130,7 +128,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
         const int layout = (a_source != NULL) + 2 * (b_source != NULL);
         if (tmpl[layout] == NULL) {
             struct tnn_fgemm_use * use = &s->fgemm_uses[layout];
-            *use = (struct tnn_fgemm_use) { &s->qgemm_scratch, a_source != NULL, b_source != NULL };
+            *use = (struct tnn_fgemm_use) { &s->cpu_scratch, a_source != NULL, b_source != NULL };
             /* op parameters from ggml_custom_4d: their layout is ggml's */
             struct ggml_tensor * args[1] = { node->src[1] };
             tmpl[layout] = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, args, 1,

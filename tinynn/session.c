@@ -67,7 +67,7 @@ void tnn_session_free(tnn_session * s) {
     if (s->buf_frozen)  ggml_backend_buffer_free(s->buf_frozen);
     if (s->ctx_frozen)  ggml_free(s->ctx_frozen);
     free(s->frozen_pairs);
-    free(s->qgemm_scratch.data);
+    free(s->cpu_scratch.data);
     if (s->buf_base)    ggml_backend_buffer_free(s->buf_base);
     if (s->ctx_base)    ggml_free(s->ctx_base);
     if (s->gguf_base)   gguf_free(s->gguf_base);

@@ -65,6 +65,12 @@ static struct ggml_tensor * model_forward(tnn_session * s, struct ggml_context *
     }
 }
 
+/* The loss of logits against s->labels: the mean cross-entropy over the
+ * tokens, times s->loss_scale (which makes it the mean over the labelled). */
+static struct ggml_tensor * mean_loss(tnn_session * s, struct ggml_context * ctx, struct ggml_tensor * logits) {
+    return ggml_mul(ctx, tnn_cross_entropy(ctx, logits, s->labels), s->loss_scale);
+}
+
 int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle,
                             int32_t * hp_handle, int32_t * logits_handle) {
     if (s == NULL || loss_handle == NULL || labels_handle == NULL || hp_handle == NULL ||
@@ -83,7 +89,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     /* The labels (int32 ids) and the AdamW row live with the inputs: small
      * contexts of their own so that they get backend memory now. */
     struct ggml_init_params ip = {
-        .mem_size = 3 * graph_size * ggml_tensor_overhead() + 4 * ggml_graph_overhead_custom(graph_size, true),
+        .mem_size = 3 * graph_size * ggml_tensor_overhead() + 5 * ggml_graph_overhead_custom(graph_size, true),
         .mem_buffer = NULL,
         .no_alloc = true,
     };
@@ -121,7 +127,12 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         ggml_set_name(s->clip_one, "clip_one");
     }
 
-    /* forward + loss */
+    /* forward + loss (tnn_compute_forward: logits and loss readable). Every
+     * graph copies its loss into s->loss, a tensor of its own, so that it can
+     * be read after whichever graph ran last. */
+    s->loss = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
+    ggml_set_name(s->loss, "loss");
+    ggml_set_output(s->loss);
     s->logits = model_forward(s, ctx);
     ggml_set_name(s->logits, "logits");
     ggml_set_output(s->logits);
@@ -129,36 +140,55 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     s->labels = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_I32, s->logits->ne[1]);
     ggml_set_name(s->labels, "labels");
     ggml_set_input(s->labels);
-    struct ggml_tensor * ce = tnn_cross_entropy(ctx, s->logits, s->labels);
-    s->loss = ggml_mul(ctx, ce, s->loss_scale);
-    ggml_set_name(s->loss, "loss");
-    ggml_set_output(s->loss);
-    ggml_set_loss(s->loss);
-
+    /* The graph that is differentiated: this forward, or, when the frozen
+     * head and the loss fuse into one node (head_loss.c), a forward of its
+     * own whose logits are never held. */
+    const bool fuse_head = tnn_head_loss_fusable(s);
+    struct ggml_tensor * loss = !fuse_head ? mean_loss(s, ctx, s->logits)
+        : ggml_mul(ctx, tnn_head_loss_of_logits(ctx, s->logits, s->labels), s->loss_scale);
     s->gf = ggml_new_graph_custom(ctx, graph_size, true);
-    ggml_build_forward_expand(s->gf, s->loss);
+    ggml_build_forward_expand(s->gf, loss);
+
+    struct ggml_tensor * train_logits = s->logits, * train_loss = loss;
+    struct ggml_cgraph * g_train = s->gf;
+    if (fuse_head) {
+        train_logits = model_forward(s, ctx);
+        train_loss = mean_loss(s, ctx, train_logits);
+        g_train = ggml_new_graph_custom(ctx, graph_size, true);
+        ggml_build_forward_expand(g_train, train_loss);
+    }
+    ggml_set_loss(train_loss);
 
     /* A gradient accumulator for every parameter (so gradients survive the
      * step, can be read back, and add up across tnn_compute_gradients calls)
      * and for the loss (its seed gradient of 1 must persist between steps). */
-    const int n_nodes = ggml_graph_n_nodes(s->gf);
+    const int n_nodes = ggml_graph_n_nodes(g_train);
     struct ggml_tensor ** grad_accs = calloc((size_t) n_nodes, sizeof(*grad_accs));
     if (grad_accs == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
     for (int i = 0; i < n_nodes; ++i) {
-        struct ggml_tensor * node = ggml_graph_node(s->gf, i);
+        struct ggml_tensor * node = ggml_graph_node(g_train, i);
         if (node->flags & (GGML_TENSOR_FLAG_PARAM | GGML_TENSOR_FLAG_LOSS)) {
             grad_accs[i] = ggml_new_tensor(s->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
             ggml_format_name(grad_accs[i], "grad.%s", node->name);
         }
     }
 
-    s->gb_grad = ggml_graph_dup(ctx, s->gf, true);
+    s->gb_grad = ggml_graph_dup(ctx, g_train, true);
     ggml_build_backward_expand(ctx, s->gb_grad, grad_accs);
-    int status = s->frozen_pairs != NULL ? tnn_use_fast_copies(s, s->gb_grad) : TNN_OK;
-    if (status == TNN_OK) {
-        status = tnn_use_fgemm(s, s->gb_grad);
+    struct ggml_tensor * loss_copy = ggml_cpy(ctx, loss, s->loss);
+    ggml_build_forward_expand(s->gf, loss_copy);
+    ggml_build_forward_expand(s->gb_grad, fuse_head ? ggml_cpy(ctx, train_loss, s->loss) : loss_copy);
+    int status = fuse_head ? tnn_fuse_head_loss(s, s->gb_grad, train_logits) : TNN_OK;
+    /* the rewrites onto tinynn's kernels; the forward graph's own nodes too
+     * when it has them */
+    for (int g = 0; g < (fuse_head ? 2 : 1) && status == TNN_OK; ++g) {
+        struct ggml_cgraph * graph = g == 0 ? s->gb_grad : s->gf;
+        status = s->frozen_pairs != NULL ? tnn_use_fast_copies(s, graph) : TNN_OK;
+        if (status == TNN_OK) {
+            status = tnn_use_fgemm(s, graph);
+        }
     }
     if (status != TNN_OK) {
         free(grad_accs);
@@ -181,7 +211,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
     int n_params = 0;
     for (int i = 0; i < n_nodes; ++i) {
-        struct ggml_tensor * node = ggml_graph_node(s->gf, i);
+        struct ggml_tensor * node = ggml_graph_node(g_train, i);
         if (node->flags & GGML_TENSOR_FLAG_PARAM) {
             params[n_params] = node;
             accs[n_params] = grad_accs[i];
