@@ -143,9 +143,12 @@ static struct ggml_tensor * linear(struct ggml_context * ctx, const struct tnn_b
         y = ggml_add(ctx, y, bias);
     }
     if (b->lora_a[slot]) {
+        /* the scale on [rank, n], not [d_out, n]: the same values (exactly
+         * so for a power-of-two alpha / rank), a fraction of the work, in
+         * the forward and in the backward */
         struct ggml_tensor * ax = ggml_mul_mat(ctx, b->lora_a[slot], x);         /* [rank, n] */
-        struct ggml_tensor * bax = ggml_mul_mat(ctx, b->lora_b[slot], ax);       /* [d_out, n] */
-        y = ggml_add(ctx, y, ggml_scale(ctx, bax, b->lora_scale));
+        ax = ggml_scale(ctx, ax, b->lora_scale);
+        y = ggml_add(ctx, y, ggml_mul_mat(ctx, b->lora_b[slot], ax));           /* [d_out, n] */
     }
     return y;
 }

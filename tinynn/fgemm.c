@@ -112,6 +112,51 @@ void tnn_fgemm(struct tnn_fgemm_operand a, int64_t m, int64_t k, struct tnn_fgem
     }
 }
 
+/* 16 columns [n0, n0 + 16) (fewer at n's end: mask) of C [M, n] = X Y^T,
+ * M accumulators of 16 columns each, summed over t in order. */
+AVX512 static inline __attribute__((always_inline)) void
+skinny_block(const int M, const float * x, int64_t ldx, const float * y, int64_t ldy, int64_t k,
+             __mmask16 mask, float * c, int64_t ldc, int cols) {
+    __m512 acc[TNN_SKINNY_MAX_M];
+    for (int j = 0; j < M; ++j) {
+        acc[j] = _mm512_setzero_ps();
+    }
+    for (int64_t t = 0; t < k; ++t) {
+        const __m512 yv = _mm512_maskz_loadu_ps(mask, y + t * ldy);
+        for (int j = 0; j < M; ++j) {
+            acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(x[t * ldx + j]), yv, acc[j]);
+        }
+    }
+    /* C column i holds the M sums of column i: a transpose on the way out */
+    float out[TNN_SKINNY_MAX_M][16];
+    for (int j = 0; j < M; ++j) {
+        _mm512_storeu_ps(out[j], acc[j]);
+    }
+    for (int i = 0; i < cols; ++i) {
+        for (int j = 0; j < M; ++j) {
+            c[i * ldc + j] = out[j][i];
+        }
+    }
+}
+
+#define SKINNY_CASE(M) \
+    case M: skinny_block(M, x, ldx, y + i0, ldy, k, mask, c + i0 * ldc, ldc, cols); break;
+
+AVX512 void tnn_fgemm_skinny(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
+                      float * c, int64_t ldc, int64_t n0, int64_t n1) {
+    for (int64_t i0 = n0; i0 < n1; i0 += 16) {
+        const int cols = (int) (n1 - i0 < 16 ? n1 - i0 : 16);
+        const __mmask16 mask = cols == 16 ? 0xffff : (__mmask16) ((1u << cols) - 1);
+        switch (m) {
+            SKINNY_CASE(1) SKINNY_CASE(2) SKINNY_CASE(3) SKINNY_CASE(4)
+            SKINNY_CASE(5) SKINNY_CASE(6) SKINNY_CASE(7) SKINNY_CASE(8)
+            SKINNY_CASE(9) SKINNY_CASE(10) SKINNY_CASE(11) SKINNY_CASE(12)
+            SKINNY_CASE(13) SKINNY_CASE(14) SKINNY_CASE(15) SKINNY_CASE(16)
+            default: break;
+        }
+    }
+}
+
 #else  /* not x86-64 with GCC or Clang: ggml's kernels serve */
 
 bool tnn_fgemm_supported(void) {
@@ -123,6 +168,11 @@ void tnn_fgemm(struct tnn_fgemm_operand a, int64_t m, int64_t k, struct tnn_fgem
     (void) a; (void) m; (void) k; (void) b; (void) c; (void) ldc;
     (void) p0; (void) p1; (void) n0; (void) n1; (void) scratch;
     (void) pack_panel;
+}
+
+void tnn_fgemm_skinny(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
+                      float * c, int64_t ldc, int64_t n0, int64_t n1) {
+    (void) x; (void) ldx; (void) m; (void) y; (void) ldy; (void) k; (void) c; (void) ldc; (void) n0; (void) n1;
 }
 
 #endif

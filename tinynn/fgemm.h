@@ -40,4 +40,15 @@ struct tnn_fgemm_operand {
 void tnn_fgemm(struct tnn_fgemm_operand a, int64_t m, int64_t k, struct tnn_fgemm_operand b,
                float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
 
+/* The weight gradient of a low-rank factor, dB [m, n] = h [m, k] dy [n, k]^T
+ * with m (the rank) at most TNN_SKINNY_MAX_M, from h and dy as the forward
+ * left them, contiguous along m and n: X[j, t] at x + t * ldx + j, Y[i, t]
+ * at y + t * ldy + i, C column i at c + i * ldc. ggml (and tnn_fgemm, whose
+ * panels are 32 rows) would first copy both transposed; here 16 columns of
+ * C take m accumulators and one pass over their stripe of dy. Columns
+ * [n0, n1), n0 a multiple of 16. */
+#define TNN_SKINNY_MAX_M 16
+void tnn_fgemm_skinny(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
+                      float * c, int64_t ldc, int64_t n0, int64_t n1);
+
 #endif

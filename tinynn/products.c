@@ -64,6 +64,19 @@ static struct ggml_tensor * transposed_source(const struct ggml_tensor * t) {
     return fits ? x : NULL;
 }
 
+/* dst [m, n] = X [m, k] . Y [n, k]^T, src0 = X and src1 = Y as the
+ * forward left them (fgemm.h, tnn_fgemm_skinny); threads share out blocks
+ * of 16 columns. */
+static void skinny_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    const struct ggml_tensor * x = dst->src[0], * y = dst->src[1];
+    const int64_t m = dst->ne[0], n = dst->ne[1], k = x->ne[1], blocks = (n + 15) / 16;
+    const int64_t n0 = blocks * ith / nth * 16, n1 = blocks * (ith + 1) / nth * 16;
+    tnn_fgemm_skinny((const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)), m,
+                     (const float *) y->data, (int64_t) (y->nb[1] / sizeof(float)), k,
+                     (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), n0, n1 < n ? n1 : n);
+}
+
 /* Whether the kernel takes this product: F32 operands contiguous along k,
  * at most three dimensions, src0 broadcast over src1's batches, and at
  * least a panel of rows (a LoRA A's 8 rows would waste three quarters of
@@ -79,6 +92,19 @@ static bool fgemm_takes(const struct ggml_tensor * node) {
            a->nb[1] % f == 0 && a->nb[2] % f == 0 && b->nb[1] % f == 0 && b->nb[2] % f == 0 &&
            node->nb[1] % f == 0 && node->nb[2] % f == 0 &&
            a->ne[3] == 1 && b->ne[3] == 1 && b->ne[2] % a->ne[2] == 0 && a->ne[1] >= TNN_FGEMM_ROWS;
+}
+
+/* Whether node is mul_mat(cont(transpose(X)), cont(transpose(Y))) with at
+ * most TNN_SKINNY_MAX_M rows (a low-rank factor's weight gradient), one
+ * batch: then *x = X [m, k] and *y = Y [n, k]. */
+static bool skinny_takes(const struct ggml_tensor * node, struct ggml_tensor ** x, struct ggml_tensor ** y) {
+    if (node->op != GGML_OP_MUL_MAT || node->type != GGML_TYPE_F32 || node->ne[0] > TNN_SKINNY_MAX_M ||
+        node->ne[2] != 1 || node->ne[3] != 1 || node->nb[0] != sizeof(float)) {
+        return false;
+    }
+    *x = transposed_source(node->src[0]);
+    *y = transposed_source(node->src[1]);
+    return *x != NULL && *y != NULL && (*x)->ne[2] == 1 && (*y)->ne[2] == 1;
 }
 
 /* Turn the copies nothing reads any more into no-ops: a transposed copy
@@ -116,8 +142,24 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     }
     int n_copies = 0;
     struct ggml_tensor * tmpl[4] = { NULL, NULL, NULL, NULL };   /* by layout: a_by_k + 2 b_by_k */
+    struct ggml_tensor * skinny_tmpl = NULL;
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
+        struct ggml_tensor * x = NULL, * y = NULL;
+        if (skinny_takes(node, &x, &y)) {
+            if (skinny_tmpl == NULL) {
+                struct ggml_tensor * args[1] = { node->src[1] };
+                skinny_tmpl = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, args, 1,
+                                             skinny_node, GGML_N_TASKS_MAX, NULL);
+            }
+            node->op = GGML_OP_CUSTOM;
+            memcpy(node->op_params, skinny_tmpl->op_params, sizeof(node->op_params));
+            copies[n_copies++] = node->src[0];
+            copies[n_copies++] = node->src[1];
+            node->src[0] = x;
+            node->src[1] = y;
+            continue;
+        }
         if (!fgemm_takes(node)) {
             continue;
         }
@@ -147,6 +189,6 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     }
     drop_unread_copies(graph, copies, n_copies);
     free(copies);
-    const bool used = tmpl[0] || tmpl[1] || tmpl[2] || tmpl[3];
+    const bool used = tmpl[0] || tmpl[1] || tmpl[2] || tmpl[3];   /* (skinny_node needs no scratch) */
     return used ? tnn_grow_scratch(s, tnn_fgemm_scratch_bytes()) : TNN_OK;
 }
