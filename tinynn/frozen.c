@@ -20,8 +20,8 @@
  * On a CPU with AVX512-VNNI the quantized copies are packed in 16-row
  * panels for tinynn's own integer kernels (qgemm.h), five to six times the
  * speed of ggml's on the shapes of a training step: W^T (Q8_0), and for the
- * forward W itself when it is stored as Q4_1 or Q8_0 (the same values,
- * repacked) or another quantized type (requantized to Q8_0). The graph keeps
+ * forward W itself when it is stored as Q4_1, Q8_0 or Q4_0 (the same values,
+ * repacked; Q4_0 as Q4_1) or another quantized type (requantized to Q8_0). The graph keeps
  * mul_mat nodes for autodiff; tnn_use_fast_copies then turns the products
  * with packed copies into custom nodes that call the kernels. Generation
  * reads the stored matrices, never the panels.
@@ -163,13 +163,27 @@ static bool packable(int64_t k, int64_t n_rows) {
     return k % TNN_QBLOCK == 0 && n_rows % TNN_QPANEL_ROWS == 0;
 }
 
-/* The panel copy of W for the forward: Q4_1 and Q8_0 as stored, other
- * quantized types requantized to Q8_0; F32 and F16 keep ggml's kernels. */
+/* The panel copy of W for the forward: Q4_1 and Q8_0 as stored, Q4_0 as
+ * the Q4_1 blocks it equals, other quantized types requantized to Q8_0;
+ * F32 and F16 keep ggml's kernels. */
 static enum ggml_type panel_type(enum ggml_type stored) {
     if (stored == GGML_TYPE_F32 || stored == GGML_TYPE_F16) {
         return GGML_TYPE_COUNT;
     }
-    return stored == GGML_TYPE_Q4_1 ? GGML_TYPE_Q4_1 : GGML_TYPE_Q8_0;
+    return stored == GGML_TYPE_Q4_1 || stored == GGML_TYPE_Q4_0 ? GGML_TYPE_Q4_1 : GGML_TYPE_Q8_0;
+}
+
+/* A Q4_0 block {fp16 d; qs[16]} holds d (q - 8): the Q4_1 block {d; m; qs}
+ * with m = -8 d, exact in FP16 (a power-of-two multiple). n blocks. */
+static void q4_0_as_q4_1(const char * src, int64_t n, char * dst) {
+    for (int64_t b = 0; b < n; ++b, src += 18, dst += 20) {
+        ggml_fp16_t d, m;
+        memcpy(&d, src, 2);
+        m = ggml_fp32_to_fp16(-8.0f * ggml_fp16_to_fp32(d));
+        memcpy(dst, &d, 2);
+        memcpy(dst + 2, &m, 2);
+        memcpy(dst + 4, src + 2, 16);
+    }
 }
 
 /* Fill a frozen pair's copies from W's stored bytes; fwd: a standard Q8_0
@@ -181,18 +195,24 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
     char * panels_out = p->w_panels ? writable(p->w_panels) : NULL;
     /* a packed W^T is written in standard rows first, then packed */
     char * wt_out = p->wt == NULL ? NULL : p->wt_panels ? malloc(ggml_nbytes(p->wt)) : writable(p->wt);
-    /* a panel copy of a type other than the stored one likewise */
-    const bool requantize = p->w_panels && p->w_panels->type != w->type;
-    char * fwd_rows = requantize ? malloc(ggml_nbytes(p->w_panels)) : NULL;
+    /* a panel copy of a type other than the stored one likewise: Q4_0
+     * rewritten block by block, others requantized */
+    const bool retyped = p->w_panels && p->w_panels->type != w->type;
+    const bool from_q4_0 = retyped && w->type == GGML_TYPE_Q4_0;
+    char * fwd_rows = retyped ? malloc(ggml_nbytes(p->w_panels)) : NULL;
     int status = TNN_OK;
-    if ((fwd && !fwd_out) || (p->w_panels && !panels_out) || (p->wt && !wt_out) || (requantize && !fwd_rows)) {
+    if ((fwd && !fwd_out) || (p->w_panels && !panels_out) || (p->wt && !wt_out) || (retyped && !fwd_rows)) {
         status = tnn_fail(TNN_ERR_ALLOC, "out of memory preparing %s", w->name);
     } else {
-        status = convert(s, w, fwd ? fwd->type : p->w_panels ? p->w_panels->type : GGML_TYPE_COUNT,
-                         fwd ? fwd_out : fwd_rows, p->wt ? p->wt->type : GGML_TYPE_COUNT, wt_out);
+        const bool requantize = retyped && !from_q4_0;
+        status = convert(s, w, fwd ? fwd->type : requantize ? p->w_panels->type : GGML_TYPE_COUNT,
+                         fwd ? fwd_out : requantize ? fwd_rows : NULL, p->wt ? p->wt->type : GGML_TYPE_COUNT, wt_out);
+    }
+    if (status == TNN_OK && from_q4_0) {
+        q4_0_as_q4_1(stored_bytes(s, w), ggml_nelements(w) / TNN_QBLOCK, fwd_rows);
     }
     if (status == TNN_OK && p->w_panels) {
-        pack_panels(p->w_panels->type, requantize ? fwd_rows : stored_bytes(s, w), d_in, d_out, panels_out);
+        pack_panels(p->w_panels->type, retyped ? fwd_rows : stored_bytes(s, w), d_in, d_out, panels_out);
     }
     if (status == TNN_OK && p->wt_panels) {
         char * packed = writable(p->wt);
