@@ -237,3 +237,38 @@ def test_accumulated_micro_batches_give_the_update_of_one_large_batch():
     for name, handle in one.engine.params().items():
         np.testing.assert_allclose(micro.engine.download(micro.engine.find(name)),
                                    one.engine.download(handle), rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+def test_a_step_that_writes_its_gradients_equals_zeroing_then_adding(arch):
+    """compute_step (what Recipe.step runs) writes each gradient into its
+    accumulator instead of zeroing it and adding: the same losses, gradients
+    and weights to the bit, step after step. GPT-2's fused qkv weight takes
+    its parts by ggml_acc, so its graph keeps the zeroing pass."""
+    from toy.recipes import FromScratch
+    cfg = toy.LlamaConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=4 if arch == "gpt2" else 2,
+                          d_ff=64, arch=arch)
+
+    def train(writes: bool):
+        recipe = FromScratch("cpu", threads=2)
+        recipe.realize(cfg, toy.RecipeOptions(t_seq=16, t_batch=2, seed=3))
+        e, rng, losses = recipe.engine, np.random.default_rng(0), []
+        for step in range(1, 5):
+            ids = rng.integers(0, cfg.vocab, size=(2, 17)).astype(np.int32)
+            if step == 1:
+                e.reset()
+            elif not writes:
+                e.reset_grads_only()
+            recipe._upload_batch(ids[:, :-1], np.tile(np.arange(16, dtype=np.int32), (2, 1)), ids[:, 1:])
+            e.upload(e.hp, np.asarray(toy.adamw_hp(step, 1e-2), dtype=np.float32))
+            e.compute_step() if writes else e.compute_backward()
+            losses.append(float(e.download(e.loss)))
+        state = {n: (e.download(h), e.download(e.grad_of(h))) for n, h in e.params().items()}
+        return losses, state
+
+    losses, state = train(writes=True)
+    losses_ref, state_ref = train(writes=False)
+    assert losses == losses_ref
+    for name, (weight, grad) in state.items():
+        np.testing.assert_array_equal(weight, state_ref[name][0], err_msg=name)
+        np.testing.assert_array_equal(grad, state_ref[name][1], err_msg=name)

@@ -385,6 +385,7 @@ struct tnn_session {
     struct ggml_cgraph * gf;        /* forward + loss */
     struct ggml_cgraph * gb_grad;   /* forward + loss + backward */
     struct ggml_cgraph * gb_opt;    /* forward + loss + backward + AdamW */
+    struct ggml_cgraph * gb_step;   /* gb_opt with the gradients written, not added */
     struct ggml_cgraph * gb_update; /* AdamW alone, from the gradient accumulators */
     struct ggml_cgraph * allocated; /* the graph whose layout the allocator holds */
 

@@ -14,9 +14,9 @@
  *                             into one ggml graph; hands back the handles of the
  *                             loss, the labels and the AdamW hyper-parameter row
  *   per step:
- *     tnn_graph_reset (first step) or tnn_graph_reset_grads_only (later)
+ *     tnn_graph_reset (first step only)
  *     tnn_upload tokens, positions, labels, hp
- *     tnn_compute_backward  (forward, backward and the AdamW update)
+ *     tnn_compute_step      (forward, backward and the AdamW update)
  *     tnn_download loss
  *
  * Every call returns TNN_OK or an error status; tnn_last_error() then says
@@ -253,8 +253,15 @@ int tnn_set_loss_scale(tnn_session * session, float scale);
 /* Copy a tensor out to host memory; nbytes must equal its size. */
 int tnn_download(tnn_session * session, int32_t handle, void * data, size_t nbytes);
 
-/* Run forward, cross-entropy, backward and the AdamW update. */
+/* Run forward, cross-entropy, backward and the AdamW update; the gradients
+ * add onto the accumulators (zeroed by a reset, or holding earlier
+ * micro-batches' from tnn_compute_gradients). */
 int tnn_compute_backward(tnn_session * session);
+/* One step from this batch alone: as tnn_graph_reset_grads_only then
+ * tnn_compute_backward, the same values, but the gradients are written into
+ * the accumulators instead of added, so nothing zeroes them first (a pass
+ * over every gradient saved: 540 MB for SmolLM2's shape). */
+int tnn_compute_step(tnn_session * session);
 /* Run forward, cross-entropy and backward only: gradients without an update
  * (gradients add up across calls until the next reset). */
 int tnn_compute_gradients(tnn_session * session);

@@ -33,6 +33,46 @@ static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_contex
     return ggml_div(ctx, s->clip_one, ratio);
 }
 
+/* A copy of graph (forward, backward, AdamW) in which each accumulator's
+ * first gradient is copied in instead of added: ggml's backward writes
+ * acc = acc + g (in place) so that gradients add up across calls; a step
+ * from one batch then needs acc zeroed first. Here that node becomes
+ * acc = g, in a node of its own (the graphs share their nodes); what reads
+ * the old node reads the accumulator's memory, which is the same. NULL when
+ * some accumulator's first write is not a whole-tensor add (GPT-2's fused
+ * qkv weight takes its q, k and v parts by ggml_acc at offsets): that graph
+ * keeps zeroing. */
+static struct ggml_cgraph * graph_writing_gradients(struct ggml_context * ctx, struct ggml_cgraph * graph,
+                                                    struct ggml_tensor ** accs, int n_accs) {
+    struct ggml_cgraph * step = ggml_graph_dup(ctx, graph, true);
+    bool * written = calloc((size_t) n_accs, sizeof(bool));
+    if (written == NULL) {
+        return NULL;
+    }
+    bool all = true;
+    for (int i = 0; i < step->n_nodes && all; ++i) {
+        struct ggml_tensor * node = step->nodes[i];
+        if ((node->op != GGML_OP_ADD && node->op != GGML_OP_ACC) || node->view_src == NULL) {
+            continue;
+        }
+        for (int k = 0; k < n_accs; ++k) {
+            if (node->view_src != accs[k] || written[k]) {
+                continue;
+            }
+            written[k] = true;
+            all = node->op == GGML_OP_ADD && node->src[0] == accs[k] && ggml_are_same_shape(node->src[1], accs[k]);
+            if (all) {
+                struct ggml_tensor * copy = ggml_cpy(ctx, node->src[1], accs[k]);
+                copy->flags |= GGML_TENSOR_FLAG_COMPUTE;   /* as graph building marks a node */
+                step->nodes[i] = copy;
+            }
+            break;
+        }
+    }
+    free(written);
+    return all ? step : NULL;
+}
+
 /* mask [t, t]: row i (a query) may see keys 0..i (window > 0: only the
  * last `window` of them): 0 there, -inf elsewhere */
 static int fill_causal_mask(struct ggml_tensor * mask, int64_t window) {
@@ -89,7 +129,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     /* The labels (int32 ids) and the AdamW row live with the inputs: small
      * contexts of their own so that they get backend memory now. */
     struct ggml_init_params ip = {
-        .mem_size = 3 * graph_size * ggml_tensor_overhead() + 5 * ggml_graph_overhead_custom(graph_size, true),
+        .mem_size = 3 * graph_size * ggml_tensor_overhead() + 6 * ggml_graph_overhead_custom(graph_size, true),
         .mem_buffer = NULL,
         .no_alloc = true,
     };
@@ -246,6 +286,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
             return TNN_ERR_ALLOC;
         }
     }
+    s->gb_step = graph_writing_gradients(ctx, s->gb_opt, accs, n_params);
     free(params); free(accs); free(grads); free(grad_accs);
 
     /* An op the backend cannot run would abort inside ggml at compute time
@@ -366,6 +407,14 @@ static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * wha
 }
 
 int tnn_compute_backward(tnn_session * s)  { return compute(s, s ? s->gb_opt : NULL, "compute_backward"); }
+
+int tnn_compute_step(tnn_session * s) {
+    if (s != NULL && s->built && s->gb_step == NULL) {
+        int status = tnn_graph_reset_grads_only(s);
+        return status != TNN_OK ? status : compute(s, s->gb_opt, "compute_step");
+    }
+    return compute(s, s ? s->gb_step : NULL, "compute_step");
+}
 int tnn_compute_gradients(tnn_session * s) { return compute(s, s ? s->gb_grad : NULL, "compute_gradients"); }
 int tnn_compute_forward(tnn_session * s)   { return compute(s, s ? s->gf : NULL, "compute_forward"); }
 int tnn_apply_update(tnn_session * s)      { return compute(s, s ? s->gb_update : NULL, "apply_update"); }

@@ -193,6 +193,10 @@ class LlamaSeqEngine:
             rows.append((float(seconds), int(count), key))
         return rows
 
+    def compute_step(self) -> None:
+        """One step from this batch alone (no reset_grads_only needed)."""
+        self._check(self.lib.tnn_compute_step(self._session))
+
     def compute_gradients(self) -> None:
         self._check(self.lib.tnn_compute_gradients(self._session))
 

@@ -36,11 +36,9 @@ class TrainingRecipe:
         e = self.engine
         if is_first:
             e.reset()
-        else:
-            e.reset_grads_only()
         self._upload_batch(*batch)
         e.upload(e.hp, np.asarray(hp, dtype=np.float32))
-        e.compute_backward()
+        e.compute_step()             # the gradients are written: no zeroing pass
         return float(e.download(e.loss))
 
     def step_accumulated(self, micro_batches, hp: np.ndarray, is_first: bool,
