@@ -33,6 +33,50 @@ static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_contex
     return ggml_div(ctx, s->clip_one, ratio);
 }
 
+/* The index of the only node of graph that reads t, or -1. */
+static int only_reader(const struct ggml_cgraph * graph, const struct ggml_tensor * t) {
+    int reader = -1;
+    for (int i = 0; i < graph->n_nodes; ++i) {
+        for (int j = 0; j < GGML_MAX_SRC; ++j) {
+            if (graph->nodes[i]->src[j] == t) {
+                if (reader >= 0 && reader != i) {
+                    return -1;
+                }
+                reader = i;
+            }
+        }
+    }
+    return reader;
+}
+
+/* Node add_at of graph is acc = acc + g in place: make it acc = g. When g is
+ * a node that only this add reads, g itself is recomputed straight into acc
+ * (a node of its own, a view of acc, in g's place) and the add does nothing;
+ * else the add becomes a copy. New nodes: the graphs share their nodes. */
+static void write_into(struct ggml_context * ctx, struct ggml_cgraph * graph, int add_at,
+                       struct ggml_tensor * acc) {
+    struct ggml_tensor * g = graph->nodes[add_at]->src[1];
+    int g_at = -1;
+    for (int i = 0; i < add_at; ++i) {
+        g_at = graph->nodes[i] == g ? i : g_at;
+    }
+    if (g_at >= 0 && g->view_src == NULL && g->type == acc->type && ggml_is_contiguous(g) &&
+        ggml_are_same_shape(g, acc) && !(g->flags & GGML_TENSOR_FLAG_OUTPUT) &&
+        only_reader(graph, g) == add_at) {
+        struct ggml_tensor * direct = ggml_view_tensor(ctx, acc);
+        direct->op = g->op;
+        memcpy(direct->op_params, g->op_params, sizeof(g->op_params));
+        memcpy(direct->src, g->src, sizeof(g->src));
+        direct->flags |= GGML_TENSOR_FLAG_COMPUTE;   /* as graph building marks a node */
+        graph->nodes[g_at] = direct;
+        graph->nodes[add_at] = ggml_view_tensor(ctx, acc);   /* op NONE: not computed */
+        return;
+    }
+    struct ggml_tensor * copy = ggml_cpy(ctx, g, acc);
+    copy->flags |= GGML_TENSOR_FLAG_COMPUTE;
+    graph->nodes[add_at] = copy;
+}
+
 /* A copy of graph (forward, backward, AdamW) in which each accumulator's
  * first gradient is copied in instead of added: ggml's backward writes
  * acc = acc + g (in place) so that gradients add up across calls; a step
@@ -62,9 +106,7 @@ static struct ggml_cgraph * graph_writing_gradients(struct ggml_context * ctx, s
             written[k] = true;
             all = node->op == GGML_OP_ADD && node->src[0] == accs[k] && ggml_are_same_shape(node->src[1], accs[k]);
             if (all) {
-                struct ggml_tensor * copy = ggml_cpy(ctx, node->src[1], accs[k]);
-                copy->flags |= GGML_TENSOR_FLAG_COMPUTE;   /* as graph building marks a node */
-                step->nodes[i] = copy;
+                write_into(ctx, step, i, accs[k]);
             }
             break;
         }
