@@ -325,6 +325,12 @@ struct tnn_fgemm_use {
  * run fgemm.h's kernel (on the CPU backend of a CPU with AVX512). */
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
 
+/* ---- the AdamW update on AVX512 (adamw.c) ----------------------------------- */
+
+/* Turn a graph's AdamW nodes into custom nodes that compute the same bits
+ * 16 parameters at a time (CPU backend with AVX512; TNN_NO_FAST_ADAMW=1 says no). */
+int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph);
+
 /* ---- the frozen head and the loss in one node (head_loss.c) -------------- */
 
 /* Whether a training graph's head and cross-entropy can be fused: a llama

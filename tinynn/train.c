@@ -328,6 +328,14 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
             return TNN_ERR_ALLOC;
         }
     }
+    int adamw_status = tnn_use_fast_adamw(s, s->gb_opt);
+    if (adamw_status == TNN_OK) {
+        adamw_status = tnn_use_fast_adamw(s, s->gb_update);
+    }
+    if (adamw_status != TNN_OK) {
+        free(params); free(accs); free(grads); free(grad_accs);
+        return adamw_status;
+    }
     s->gb_step = graph_writing_gradients(ctx, s->gb_opt, accs, n_params);
     free(params); free(accs); free(grads); free(grad_accs);
 
