@@ -272,3 +272,28 @@ def test_a_step_that_writes_its_gradients_equals_zeroing_then_adding(arch):
     for name, (weight, grad) in state.items():
         np.testing.assert_array_equal(weight, state_ref[name][0], err_msg=name)
         np.testing.assert_array_equal(grad, state_ref[name][1], err_msg=name)
+
+
+
+def test_the_avx512_adamw_gives_ggml_s_bits(monkeypatch):
+    """tinynn/adamw.c replaces ggml's scalar AdamW on AVX512 CPUs: the same
+    weights and moments to the bit, weight decay included."""
+    from toy.engine import KIND_MOMENT
+    from toy.recipes import FromScratch
+    cfg = toy.LlamaConfig(vocab=64, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64)
+
+    def train() -> list[np.ndarray]:
+        recipe = FromScratch("cpu", threads=2)
+        recipe.realize(cfg, toy.RecipeOptions(t_seq=16, t_batch=2, seed=3))
+        rng = np.random.default_rng(0)
+        for step in range(1, 4):
+            ids = rng.integers(0, cfg.vocab, size=(2, 17)).astype(np.int32)
+            recipe.step(ids[:, :-1], np.tile(np.arange(16, dtype=np.int32), (2, 1)), ids[:, 1:],
+                        toy.adamw_hp(step, 1e-2, weight_decay=0.1), step == 1)
+        e = recipe.engine
+        return [e.download(h) for h in [*e.params().values(), *e.handles(KIND_MOMENT)]]
+
+    fast = train()
+    monkeypatch.setenv("TNN_NO_FAST_ADAMW", "1")
+    for ours, ggml in zip(fast, train(), strict=True):
+        np.testing.assert_array_equal(ours, ggml)
