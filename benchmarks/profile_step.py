@@ -2,6 +2,7 @@
 
     python benchmarks/profile_step.py lora [--batch 1] [--seq 256] [--targets q,v] [--model PATH]
     python benchmarks/profile_step.py full [--batch 1] [--seq 256]      # SmolLM2 shape, random init
+    python benchmarks/profile_step.py tiny [--batch 4] [--seq 64]       # toy-train's default model
 
 One warm-up step, then one step run node by node (tnn_profile_step): each node
 pays a thread start, so the total is above a real step; the shares are what
@@ -20,6 +21,7 @@ from toy.models import default_model_path
 from toy.recipes import FromScratch, LoRA
 
 SMOLLM2_SHAPE = dict(vocab=49152, d_model=576, n_layers=30, n_heads=9, n_kv_heads=3, d_ff=1536)
+TINY_SHAPE = dict(vocab=256, d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=160)   # bench_train "default"
 
 
 def make_recipe(args):
@@ -30,13 +32,13 @@ def make_recipe(args):
                        targets=tuple(args.targets.split(",")))
     else:
         recipe = FromScratch("cpu", args.threads)
-        recipe.realize(toy.LlamaConfig(**SMOLLM2_SHAPE), opts)
+        recipe.realize(toy.LlamaConfig(**(SMOLLM2_SHAPE if args.recipe == "full" else TINY_SHAPE)), opts)
     return recipe
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("recipe", choices=("lora", "full"))
+    p.add_argument("recipe", choices=("lora", "full", "tiny"))
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--seq", type=int, default=256)
     p.add_argument("--rank", type=int, default=8)
@@ -60,11 +62,11 @@ def main() -> None:
     e.reset_grads_only()
     rows = e.profile_step()
     total = sum(r[0] for r in rows)
-    print(f"{args.recipe} batch {args.batch} seq {args.seq}: step {whole:.3f} s "
-          f"({args.batch * args.seq / whole:.1f} tokens/s); node by node {total:.3f} s")
-    print(f"{'seconds':>8} {'share':>6} {'nodes':>6}  op (src0 type)")
+    print(f"{args.recipe} batch {args.batch} seq {args.seq}: step {1e3 * whole:.3f} ms "
+          f"({args.batch * args.seq / whole:.1f} tokens/s); node by node {1e3 * total:.3f} ms")
+    print(f"{'ms':>9} {'share':>6} {'nodes':>6}  op (src0 type)")
     for seconds, count, key in rows[:args.top]:
-        print(f"{seconds:8.3f} {100 * seconds / total:5.1f}% {count:6d}  {key}")
+        print(f"{1e3 * seconds:9.3f} {100 * seconds / total:5.1f}% {count:6d}  {key}")
 
 
 if __name__ == "__main__":

@@ -77,6 +77,9 @@ static void skinny_node(struct ggml_tensor * dst, int ith, int nth, void * userd
                      (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), n0, n1 < n ? n1 : n);
 }
 
+/* The largest X read in place as B = X^T (see tnn_use_fgemm). */
+#define B_BY_K_MAX_BYTES (256 << 10)
+
 /* Whether the kernel takes this product: F32 operands contiguous along k,
  * at most three dimensions, src0 broadcast over src1's batches, and at
  * least a panel of rows (a LoRA A's 8 rows would waste three quarters of
@@ -164,9 +167,15 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
             continue;
         }
         struct ggml_tensor * a_source = transposed_source(node->src[0]);
-        /* (B read along k would stride through memory for every column
-         * tile: slower than the copy) */
-        struct ggml_tensor * b_source = getenv("TNN_FGEMM_B_BY_K") ? transposed_source(node->src[1]) : NULL;
+        /* B read along k strides through memory for every column tile:
+         * slower than the copy once X outgrows L2 (SmolLM2's shapes, 576 KB
+         * and up: 204 -> 194 tokens/s), faster below it, where the copy is
+         * a node of its own for little work (toy-train's default model:
+         * 77 -> 83 thousand tokens/s) */
+        struct ggml_tensor * b_source = transposed_source(node->src[1]);
+        if (b_source != NULL && ggml_nbytes(b_source) > B_BY_K_MAX_BYTES) {
+            b_source = NULL;
+        }
         const int layout = (a_source != NULL) + 2 * (b_source != NULL);
         if (tmpl[layout] == NULL) {
             struct tnn_fgemm_use * use = &s->fgemm_uses[layout];
