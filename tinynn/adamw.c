@@ -80,7 +80,6 @@ int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph) {
     if (strcmp(tnn_backend_name(), "cpu") != 0 || !adamw_supported() || getenv("TNN_NO_FAST_ADAMW") != NULL) {
         return TNN_OK;
     }
-    struct ggml_tensor * tmpl = NULL;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         if (node->op != GGML_OP_OPT_STEP_ADAMW) {
@@ -93,13 +92,8 @@ int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph) {
         if (!contiguous) {
             continue;
         }
-        if (tmpl == NULL) {
-            /* op parameters from ggml_custom_4d: their layout is ggml's */
-            tmpl = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, node->src, 5, adamw_node,
-                                  GGML_N_TASKS_MAX, NULL);
-        }
-        node->op = GGML_OP_CUSTOM;
-        memcpy(node->op_params, tmpl->op_params, sizeof(node->op_params));
+        struct ggml_tensor * srcs[5] = { node->src[0], node->src[1], node->src[2], node->src[3], node->src[4] };
+        tnn_become_custom(s->ctx_compute, node, adamw_node, NULL, srcs, 5);
     }
     return TNN_OK;
 }

@@ -369,19 +369,6 @@ static bool packed_operand(const struct ggml_tensor * x, int64_t k) {
            x->nb[0] == sizeof(float) && x->nb[1] % sizeof(float) == 0;
 }
 
-/* node = panels . x as a custom node, whose op parameters come from a
- * template made by ggml_custom_4d (the layout of those is ggml's). */
-static void make_packed_product(struct ggml_tensor * node, const struct ggml_tensor * tmpl,
-                                struct ggml_tensor * panels, struct ggml_tensor * x) {
-    node->op = GGML_OP_CUSTOM;
-    memcpy(node->op_params, tmpl->op_params, sizeof(node->op_params));
-    for (int i = 0; i < GGML_MAX_SRC; ++i) {
-        node->src[i] = NULL;
-    }
-    node->src[0] = panels;
-    node->src[1] = x;
-}
-
 int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
     struct tnn_cpu_scratch * scratch = &s->cpu_scratch;
     /* The forward quantizes its activations in two int8 levels: with one,
@@ -392,7 +379,6 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
      * head's (softmax minus one-hot, many decades) takes two. */
     s->qgemm_two_levels = (struct tnn_qgemm_use) { scratch, 2 };
     s->qgemm_one_level = (struct tnn_qgemm_use) { scratch, 1 };
-    struct ggml_tensor * tmpl[2] = { NULL, NULL };   /* two levels, one level */
     size_t scratch_bytes = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
@@ -411,13 +397,9 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
             struct ggml_tensor * x = forward ? node->src[1] : node->src[1]->src[0];
             if (panels != NULL && packed_operand(x, panels->ne[0])) {
                 const int one_level = input_grad && p->wt_levels == 1;
-                if (tmpl[one_level] == NULL) {
-                    struct ggml_tensor * args[1] = { x };
-                    tmpl[one_level] = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, args, 1,
-                                                     qgemm_node, GGML_N_TASKS_MAX,
-                                                     one_level ? &s->qgemm_one_level : &s->qgemm_two_levels);
-                }
-                make_packed_product(node, tmpl[one_level], panels, x);
+                struct ggml_tensor * srcs[2] = { panels, x };   /* node = panels . x */
+                tnn_become_custom(s->ctx_compute, node, qgemm_node,
+                                  one_level ? &s->qgemm_one_level : &s->qgemm_two_levels, srcs, 2);
                 const size_t need = tnn_qgemm_scratch_bytes(panels->ne[0], x->ne[1]);
                 scratch_bytes = need > scratch_bytes ? need : scratch_bytes;
             } else if (input_grad && p->wt != NULL && !p->wt_panels) {

@@ -261,29 +261,6 @@ static struct ggml_tensor * reader(struct ggml_cgraph * graph, const struct ggml
     return NULL;
 }
 
-/* node becomes a custom node running fn on srcs (nsrc of them); its shape
- * stays. Op parameters come from a ggml_custom_4d template (their layout is
- * ggml's). */
-static void make_custom(tnn_session * s, struct ggml_tensor * node, ggml_custom_op_t fn, void * userdata,
-                        struct ggml_tensor ** srcs, int nsrc) {
-    struct ggml_tensor * tmpl = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, srcs, nsrc,
-                                               fn, GGML_N_TASKS_MAX, userdata);
-    node->op = GGML_OP_CUSTOM;
-    memcpy(node->op_params, tmpl->op_params, sizeof(node->op_params));
-    for (int i = 0; i < GGML_MAX_SRC; ++i) {
-        node->src[i] = i < nsrc ? srcs[i] : NULL;
-    }
-}
-
-/* Set node's shape to [ne0, ne1], contiguous. */
-static void reshape_node(struct ggml_tensor * node, int64_t ne0, int64_t ne1) {
-    const int64_t ne[GGML_MAX_DIMS] = { ne0, ne1, 1, 1 };
-    for (int i = 0; i < GGML_MAX_DIMS; ++i) {
-        node->ne[i] = ne[i];
-        node->nb[i] = i == 0 ? sizeof(float) : node->nb[i - 1] * (size_t) node->ne[i - 1];
-    }
-}
-
 int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits) {
     const struct tnn_frozen_pair * head = packed_head(s);
     struct ggml_tensor * ce = reader(graph, logits, 0, GGML_OP_CROSS_ENTROPY_LOSS);
@@ -304,19 +281,15 @@ int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_
     }
     struct ggml_tensor * per_token = logits;   /* the node that held z now holds [d + 1, n] */
     struct ggml_tensor * head_srcs[4] = { head->w_panels, h, labels, head->wt };
-    make_custom(s, per_token, head_loss_node, &s->cpu_scratch, head_srcs, 4);
-    reshape_node(per_token, d + 1, n);
+    tnn_become_custom(s->ctx_compute, per_token, head_loss_node, &s->cpu_scratch, head_srcs, 4);
+    tnn_reshape_node(per_token, d + 1, n);
     struct ggml_tensor * mean_srcs[1] = { per_token };
-    make_custom(s, ce, mean_loss_node, NULL, mean_srcs, 1);
+    tnn_become_custom(s->ctx_compute, ce, mean_loss_node, NULL, mean_srcs, 1);
     struct ggml_tensor * scale_srcs[2] = { per_token, dce };
-    make_custom(s, dh, scale_gradient_node, NULL, scale_srcs, 2);
+    tnn_become_custom(s->ctx_compute, dh, scale_gradient_node, NULL, scale_srcs, 2);
     /* z's gradient and its transpose: read by nothing now */
-    dz->op = GGML_OP_NONE;
-    for (int i = 0; i < GGML_MAX_SRC; ++i) {
-        dz->src[i] = NULL;
-    }
-    reshape_node(dz, 1, 1);
+    tnn_become_noop(dz);
     dz_t->src[0] = dz;
-    reshape_node(dz_t, 1, 1);
+    tnn_reshape_node(dz_t, 1, 1);
     return tnn_grow_scratch(s, scratch_bytes(d, head->w->ne[1]));
 }

@@ -263,6 +263,20 @@ int tnn_llama_check_config(const tnn_llama_config * cfg);
 struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * model,
                                        struct ggml_tensor * tokens, struct ggml_tensor * positions);
 
+/* ---- rewriting a built graph's nodes (rewrite.c) ------------------------- */
+
+/* node becomes a custom node running fn(node, ith, nth, userdata) on srcs
+ * (n_srcs of them); its shape stays. */
+void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggml_custom_op_t fn,
+                       void * userdata, struct ggml_tensor ** srcs, int n_srcs);
+/* Set node's shape to [ne0, ne1], contiguous. */
+void tnn_reshape_node(struct ggml_tensor * node, int64_t ne0, int64_t ne1);
+/* A node nothing reads any more becomes a no-op one element large (the
+ * graph allocator never frees a node that nothing reads). Its sources stay:
+ * the allocator frees them after their last reader, and a view source whose
+ * reader vanished would keep what it views alive to the end. */
+void tnn_become_noop(struct ggml_tensor * node);
+
 /* ---- fast copies of a frozen base (frozen.c) ------------------------------ */
 
 /* A frozen matrix as the forward uses it, its transpose (or NULL), and

@@ -110,9 +110,8 @@ static bool skinny_takes(const struct ggml_tensor * node, struct ggml_tensor ** 
     return *x != NULL && *y != NULL && (*x)->ne[2] == 1 && (*y)->ne[2] == 1;
 }
 
-/* Turn the copies nothing reads any more into no-ops: a transposed copy
- * whose only reader now reads its source. The graph allocator never frees
- * a node that nothing reads, so the no-op also shrinks to one float. */
+/* Turn the copies nothing reads any more into no-ops (tnn_become_noop): a
+ * transposed copy whose only reader now reads its source. */
 static void drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor ** dropped, int n_dropped) {
     const int n_nodes = ggml_graph_n_nodes(graph);
     for (int d = 0; d < n_dropped; ++d) {
@@ -124,12 +123,7 @@ static void drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor **
             }
         }
         if (!read) {
-            struct ggml_tensor * t = dropped[d];
-            t->op = GGML_OP_NONE;
-            for (int i = 0; i < GGML_MAX_DIMS; ++i) {
-                t->ne[i] = 1;
-                t->nb[i] = sizeof(float);
-            }
+            tnn_become_noop(dropped[d]);
         }
     }
 }
@@ -144,23 +138,15 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
     int n_copies = 0;
-    struct ggml_tensor * tmpl[4] = { NULL, NULL, NULL, NULL };   /* by layout: a_by_k + 2 b_by_k */
-    struct ggml_tensor * skinny_tmpl = NULL;
+    bool used = false;   /* (skinny_node needs no scratch) */
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         struct ggml_tensor * x = NULL, * y = NULL;
         if (skinny_takes(node, &x, &y)) {
-            if (skinny_tmpl == NULL) {
-                struct ggml_tensor * args[1] = { node->src[1] };
-                skinny_tmpl = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, args, 1,
-                                             skinny_node, GGML_N_TASKS_MAX, NULL);
-            }
-            node->op = GGML_OP_CUSTOM;
-            memcpy(node->op_params, skinny_tmpl->op_params, sizeof(node->op_params));
             copies[n_copies++] = node->src[0];
             copies[n_copies++] = node->src[1];
-            node->src[0] = x;
-            node->src[1] = y;
+            struct ggml_tensor * srcs[2] = { x, y };
+            tnn_become_custom(s->ctx_compute, node, skinny_node, NULL, srcs, 2);
             continue;
         }
         if (!fgemm_takes(node)) {
@@ -177,27 +163,19 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
             b_source = NULL;
         }
         const int layout = (a_source != NULL) + 2 * (b_source != NULL);
-        if (tmpl[layout] == NULL) {
-            struct tnn_fgemm_use * use = &s->fgemm_uses[layout];
-            *use = (struct tnn_fgemm_use) { &s->cpu_scratch, a_source != NULL, b_source != NULL };
-            /* op parameters from ggml_custom_4d: their layout is ggml's */
-            struct ggml_tensor * args[1] = { node->src[1] };
-            tmpl[layout] = ggml_custom_4d(s->ctx_compute, GGML_TYPE_F32, 1, 1, 1, 1, args, 1,
-                                          fgemm_node, GGML_N_TASKS_MAX, use);
-        }
-        node->op = GGML_OP_CUSTOM;
-        memcpy(node->op_params, tmpl[layout]->op_params, sizeof(node->op_params));
+        struct tnn_fgemm_use * use = &s->fgemm_uses[layout];
+        *use = (struct tnn_fgemm_use) { &s->cpu_scratch, a_source != NULL, b_source != NULL };
         if (a_source != NULL) {
             copies[n_copies++] = node->src[0];
-            node->src[0] = a_source;
         }
         if (b_source != NULL) {
             copies[n_copies++] = node->src[1];
-            node->src[1] = b_source;
         }
+        struct ggml_tensor * srcs[2] = { a_source ? a_source : node->src[0], b_source ? b_source : node->src[1] };
+        tnn_become_custom(s->ctx_compute, node, fgemm_node, use, srcs, 2);
+        used = true;
     }
     drop_unread_copies(graph, copies, n_copies);
     free(copies);
-    const bool used = tmpl[0] || tmpl[1] || tmpl[2] || tmpl[3];   /* (skinny_node needs no scratch) */
     return used ? tnn_grow_scratch(s, tnn_fgemm_scratch_bytes()) : TNN_OK;
 }
