@@ -1,13 +1,115 @@
-/* libtinynn_cpu: the CPU backend. */
+/* libtinynn_cpu: the CPU backend.
+ *
+ * Two builds of the same file (CMakeLists.txt, TOY_PORTABLE):
+ *  - native (the source-build default): ggml's CPU code is compiled for the
+ *    build machine (-march=native) and linked in; the registry has it already.
+ *  - portable (wheels, TOY_CPU_VARIANTS): ggml's CPU code is compiled once per
+ *    instruction-set level as libggml-cpu-<level>.so next to this library.
+ *    ggml scores each against the running CPU and loads the best on first use.
+ * Either way the backend is then reached through ggml's registry only. */
+#if defined(TOY_CPU_VARIANTS) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE  /* dladdr */
+#endif
 #include "internal.h"
-#include "ggml-cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(TOY_CPU_VARIANTS)
+#include <dlfcn.h>
+#include <limits.h>
+
+/* The folder this library was loaded from: the variants lie beside it. */
+static bool this_library_dir(char * dir, size_t size) {
+    Dl_info info;
+    if (dladdr((void *) &this_library_dir, &info) == 0 || info.dli_fname == NULL) {
+        return false;
+    }
+    const char * slash = strrchr(info.dli_fname, '/');
+    const size_t len = slash ? (size_t) (slash - info.dli_fname) : 0;
+    if (len == 0 || len + 1 > size) {
+        return false;
+    }
+    memcpy(dir, info.dli_fname, len);
+    dir[len] = '\0';
+    return true;
+}
+
+/* ggml announces every backend it loads on stderr; keep only its warnings
+ * and errors while the variant is chosen. */
+static void warnings_only(enum ggml_log_level level, const char * text, void * user_data) {
+    (void) user_data;
+    if (level == GGML_LOG_LEVEL_WARN || level == GGML_LOG_LEVEL_ERROR) {
+        fputs(text, stderr);
+    }
+}
+#endif
+
+static ggml_backend_reg_t cpu_registry(void) {
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
+#if defined(TOY_CPU_VARIANTS)
+    if (reg == NULL) {
+        char dir[PATH_MAX];
+        if (!this_library_dir(dir, sizeof dir)) {
+            return NULL;
+        }
+        /* loads the best-scoring libggml-cpu-*.so of dir (nothing else lies there) */
+        ggml_log_callback log = NULL;
+        void * log_data = NULL;
+        ggml_log_get(&log, &log_data);
+        ggml_log_set(warnings_only, NULL);
+        ggml_backend_load_all_from_path(dir);
+        ggml_log_set(log, log_data);
+        reg = ggml_backend_reg_by_name("CPU");
+    }
+#endif
+    return reg;
+}
 
 const char * tnn_backend_name(void) { return "cpu"; }
 
+const char * tnn_backend_variant(void) {
+#if defined(TOY_CPU_VARIANTS)
+    /* the file name of the loaded variant, e.g. libggml-cpu-icelake.so -> "icelake" */
+    static char variant[64];
+    ggml_backend_reg_t reg = cpu_registry();
+    if (reg == NULL) {
+        return "none";
+    }
+    Dl_info info;
+    void * fn = ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features");
+    if (fn == NULL || dladdr(fn, &info) == 0 || info.dli_fname == NULL) {
+        return "unknown";
+    }
+    const char * name = strrchr(info.dli_fname, '/');
+    name = name ? name + 1 : info.dli_fname;
+    const char * prefix = "libggml-cpu-";
+    if (strncmp(name, prefix, strlen(prefix)) == 0) {
+        name += strlen(prefix);
+    }
+    size_t len = strcspn(name, ".");
+    if (len >= sizeof variant) {
+        len = sizeof variant - 1;
+    }
+    memcpy(variant, name, len);
+    variant[len] = '\0';
+    return variant;
+#else
+    return "native";
+#endif
+}
+
 ggml_backend_t tnn_backend_create(int32_t n_threads) {
-    ggml_backend_t backend = ggml_backend_cpu_init();
-    if (backend != NULL) {
-        ggml_backend_cpu_set_n_threads(backend, n_threads);
+    ggml_backend_reg_t reg = cpu_registry();
+    if (reg == NULL || ggml_backend_reg_dev_count(reg) < 1) {
+        return NULL;
+    }
+    ggml_backend_t backend = ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL);
+    ggml_backend_set_n_threads_t set_n_threads =
+        (ggml_backend_set_n_threads_t) ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
+    if (backend != NULL && set_n_threads != NULL) {
+        set_n_threads(backend, n_threads);
     }
     return backend;
 }

@@ -4,6 +4,9 @@
 
 const char * tnn_backend_name(void) { return "cuda"; }
 
+/* one build of the device code: CMAKE_CUDA_ARCHITECTURES picks what it holds */
+const char * tnn_backend_variant(void) { return "default"; }
+
 ggml_backend_t tnn_backend_create(int32_t n_threads) {
     (void) n_threads;
     if (ggml_backend_cuda_get_device_count() < 1) {

@@ -4,6 +4,8 @@
 
 const char * tnn_backend_name(void) { return "metal"; }
 
+const char * tnn_backend_variant(void) { return "default"; }
+
 ggml_backend_t tnn_backend_create(int32_t n_threads) {
     (void) n_threads;
     return ggml_backend_metal_init();

@@ -3,7 +3,6 @@
  * randomly initialises its parameters. */
 #include "internal.h"
 #include "gguf.h"
-#include "ggml-cpu.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -169,7 +168,8 @@ static int place_base_weights(tnn_session * s, const char * path) {
     /* in place needs ggml's 32-byte tensor alignment; GGUF's default is 32 */
     const bool in_place = tnn_backend_uses_host_memory() && ((uintptr_t) data % 32) == 0;
     if (in_place) {
-        s->buf_base = ggml_backend_cpu_buffer_from_ptr(data, data_size);
+        s->buf_base = ggml_backend_dev_buffer_from_host_ptr(ggml_backend_get_device(s->backend), data,
+                                                             data_size, data_size);
     } else {
         s->buf_base = ggml_backend_alloc_ctx_tensors(s->ctx_base, s->backend);
     }

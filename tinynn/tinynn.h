@@ -123,6 +123,12 @@ const char * tnn_last_error(void);
 /* The backend this library was built for: "cpu", "cuda" or "metal". */
 const char * tnn_backend_name(void);
 
+/* Which build of the backend's code runs. CPU: "native" when ggml was compiled
+ * for the build machine (a source build), else the instruction-set level a
+ * portable build picked for this CPU at run time ("x64", "haswell", "icelake",
+ * "armv8.2_1"... ggml's variant names; "none" when no variant loads). */
+const char * tnn_backend_variant(void);
+
 /* A new session on this library's backend. n_threads sets the CPU thread
  * count (ignored by GPU backends except for host-side work). */
 int tnn_session_new(int32_t n_threads, tnn_session ** out);
