@@ -108,3 +108,15 @@ def test_clip_norm_writes_the_pre_clip_norm_to_events(tmp_path):
     plain = toy_train("--steps", "3", "--out", str(tmp_path / "plain"))
     assert "grad_norm" not in (tmp_path / "plain" / "events.jsonl").read_text()
     assert result.stdout.splitlines()[0] == plain.stdout.splitlines()[0]   # step 1's loss is before any update
+
+
+def test_version_names_the_cpu_build_that_runs():
+    # a source build says "native"; a portable wheel names the variant it chose
+    result = toy_train("--version")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("toy ")
+    cpu = next(line for line in lines if line.startswith("cpu: "))
+    from toy._native import backend_variant
+    assert cpu.split()[1] == backend_variant("cpu")
+    assert any(line.startswith("cuda: ") for line in lines)

@@ -65,7 +65,7 @@ def test_device_not_built():
         pytest.skip("libtinynn_cuda is built here")
     except DeviceNotBuilt:
         pass
-    assert_input_error(toy_train("--device", "cuda"), "not built", "TOY_CUDA=ON")
+    assert_input_error(toy_train("--device", "cuda"), "not built", "pip install toy-cuda", "TOY_CUDA=ON")
 
 
 def test_unknown_device():

@@ -6,6 +6,7 @@ status from any call raises ToyError with the C library's message.
 """
 from __future__ import annotations
 
+import importlib.util
 import sys
 from importlib import resources
 
@@ -42,11 +43,15 @@ ffi.cdef(_read_cdef())
 
 _libraries: dict[str, object] = {}
 
-_BUILD_HINT = {
-    "cpu": "reinstall toy: pip install .",
-    "cuda": "rebuild with CUDA: TOY_CUDA=ON pip install . (needs nvcc and the nvidia-cublas wheel)",
-    "metal": "Metal is built on macOS only: pip install . on a Mac",
+_INSTALL_HINT = {
+    "cpu": "reinstall toy: pip install toy, or pip install . in a checkout",
+    "cuda": "pip install toy-cuda, or in a checkout TOY_CUDA=ON pip install . with nvcc and the nvidia-cublas wheel",
+    "metal": "Metal is built on macOS only: pip install toy on a Mac",
 }
+
+# The backends that come as packages of their own (packages/ in the repo):
+# their library lies in <package>/lib.
+_BACKEND_PACKAGES = {"cuda": "toy_cuda"}
 
 
 def _library_filename(device: str) -> str:
@@ -57,19 +62,64 @@ def _library_filename(device: str) -> str:
     return f"libtinynn_{device}.so"
 
 
+def library_path(device: str):
+    """Where libtinynn_<device> lies in this install, or None.
+
+    First toy/lib (what `pip install .` built), then the backend's own
+    package (toy-cuda installs toy_cuda/lib/libtinynn_cuda.so)."""
+    name = _library_filename(device)
+    path = resources.files("toy") / "lib" / name
+    if path.is_file():
+        return path
+    package = _BACKEND_PACKAGES.get(device)
+    if package is not None and importlib.util.find_spec(package) is not None:
+        path = resources.files(package) / "lib" / name
+        if path.is_file():
+            return path
+    return None
+
+
 def library(device: str = "cpu"):
     """The loaded libtinynn for a device ('cpu', 'cuda' or 'metal')."""
     if device not in DEVICES:
         raise ToyError(f"unknown device '{device}': choose one of {', '.join(DEVICES)}")
     if device not in _libraries:
-        path = resources.files("toy") / "lib" / _library_filename(device)
-        if not path.is_file():
+        path = library_path(device)
+        if path is None:
             raise DeviceNotBuilt(
-                f"device '{device}' is not built into this install ({path.name} is missing): "
-                f"{_BUILD_HINT[device]}"
+                f"device '{device}' is not built into this install "
+                f"({_library_filename(device)} is missing): {_INSTALL_HINT[device]}"
             )
-        _libraries[device] = ffi.dlopen(str(path))
+        try:
+            _libraries[device] = ffi.dlopen(str(path))
+        except OSError as err:   # e.g. the CUDA runtime libraries are missing
+            raise DeviceNotBuilt(f"device '{device}': cannot load {path}: {err}") from None
     return _libraries[device]
+
+
+def backend_variant(device: str = "cpu") -> str:
+    """Which build of the device's code runs here: for the CPU, "native" (a
+    source build, compiled for its build machine) or the instruction-set level
+    a portable wheel picked for this CPU ("haswell", "icelake", ...)."""
+    lib = library(device)
+    return ffi.string(lib.tnn_backend_variant()).decode()
+
+
+def describe_backends() -> list[str]:
+    """One line per device: what this install can run (toy-train --version)."""
+    lines = []
+    for device in DEVICES:
+        path = library_path(device)
+        if path is None:
+            lines.append(f"{device}: not installed; {_INSTALL_HINT[device]}")
+        elif device == "cpu":
+            variant = backend_variant("cpu")
+            how = ("built for this machine's CPU" if variant == "native"
+                   else "portable build, the variant chosen for this CPU")
+            lines.append(f"cpu: {variant} ({how})")
+        else:
+            lines.append(f"{device}: {path}")
+    return lines
 
 
 def check(lib, status: int) -> None:

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from . import __version__, training_run
-from ._native import library
+from ._native import describe_backends, library
 from .checkpoint import Checkpoint, find_checkpoint
 from .commands import COMMANDS
 from .commands.options import check_optimizer
@@ -31,10 +31,21 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"{message} (see {self.prog} --help)")
 
 
+class _Version(argparse.Action):
+    """--version: toy's version, then a line per device (which CPU variant runs)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print("\n".join([f"toy {__version__}", *describe_backends()]))
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="toy-train", description="Train a llama-family model; stdout is the loss log. "
                 "Without a recipe, trains from scratch.")
-    p.add_argument("--version", action="version", version=f"toy {__version__}")
+    p.add_argument("--version", action=_Version, help="show toy's version and its backends here, then exit")
     sub = p.add_subparsers(dest="recipe", metavar="RECIPE", parser_class=_Parser,
                            help=" | ".join(COMMANDS))
     for name, command in COMMANDS.items():
