@@ -12,13 +12,21 @@
 #     CI), runs the same two commands with it and requires the same bytes;
 #  5. prints the wheel's size, the build time and which CPU variant ran;
 #     with --bench, benchmarks/bench_wheel.py then compares tokens/s of the
-#     wheel and the native build (take that on an idle machine).
+#     wheel and the native build (the python on PATH; take that on an idle
+#     machine).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bench=0
 [ "${1:-}" = "--bench" ] && bench=1
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# WHEEL_PROOF_DIR keeps the checkout, the wheel and its venv there (e.g. to
+# run benchmarks/bench_wheel.py again); by default all goes at exit.
+if [ -n "${WHEEL_PROOF_DIR:-}" ]; then
+    work="$(realpath -m "$WHEEL_PROOF_DIR")"
+    rm -rf "$work" && mkdir -p "$work"
+else
+    work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
+fi
 
 git clone -q --no-hardlinks "$root" "$work/src"
 echo "== building from a clean checkout of $(git -C "$work/src" rev-parse --short HEAD)"
