@@ -10,7 +10,10 @@
 #     `toy-train` and `toy-train lora`;
 #  4. where a native build of toy is installed (the toy-train on PATH, as in
 #     CI), runs the same two commands with it and requires the same bytes;
-#  5. prints the wheel's size, the build time and which CPU variant ran;
+#  5. where qemu-x86_64 is installed, runs `toy-train` again on emulated
+#     older CPUs (Haswell: no AVX-512; Nehalem: no AVX), where a native build
+#     dies of an illegal instruction;
+#  6. prints the wheel's size, the build time and which CPU variant ran;
 #     with --bench, benchmarks/bench_wheel.py then compares tokens/s of the
 #     wheel and the native build (the python on PATH; take that on an idle
 #     machine).
@@ -64,6 +67,21 @@ if command -v toy-train > /dev/null && [ "$(command -v toy-train)" != "$bare_pat
         fi
     done
     echo "loss logs: the same bytes as the installed $native_variant build (toy-train, toy-train lora)"
+fi
+
+# Older CPUs than this one, where qemu-x86_64 (Debian's qemu-user) can
+# emulate them: Haswell (AVX2, no AVX-512) and Nehalem (SSE4.2, no AVX).
+if [ "$(uname -m)" = x86_64 ] && command -v qemu-x86_64 > /dev/null; then
+    echo "== the wheel on emulated older CPUs (qemu-x86_64 -cpu MODEL)"
+    for cpu in Haswell Nehalem; do
+        emulated=(qemu-x86_64 -cpu "$cpu" "$work/venv/bin/python")
+        cpu_variant="$("${emulated[@]}" -c 'from toy._native import backend_variant; print(backend_variant())' 2>/dev/null)"
+        (cd "$work/run" && "${emulated[@]}" "$work/venv/bin/toy-train" --threads 2 > "$cpu.txt" 2>/dev/null) \
+            || { echo "wheel_proof: toy-train failed on an emulated $cpu" >&2; exit 1; }
+        same="differs from"   # other kernels, other rounding
+        cmp -s "$work/run/$cpu.txt" "$work/run/scratch.txt" && same="is the same bytes as"
+        echo "$cpu: variant $cpu_variant; toy-train ran, its loss log $same this CPU's"
+    done
 fi
 
 echo "== wheel proof"
