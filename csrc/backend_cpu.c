@@ -5,13 +5,15 @@
  *    build machine (-march=native) and linked in; the registry has it already.
  *  - portable (wheels, TOY_CPU_VARIANTS): ggml's CPU code is compiled once per
  *    instruction-set level as libggml-cpu-<level>.so next to this library.
- *    ggml scores each against the running CPU and loads the best on first use.
+ *    ggml scores each against the running CPU and loads the best on first use
+ *    (TNN_CPU_VARIANT=<level> loads that one instead, for the whole process).
  * Either way the backend is then reached through ggml's registry only. */
 #if defined(TOY_CPU_VARIANTS) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE  /* dladdr */
 #endif
 #include "internal.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #if defined(TOY_CPU_VARIANTS)
 #include <dlfcn.h>
 #include <limits.h>
+#include <unistd.h>
 
 /* The folder this library was loaded from: the variants lie beside it. */
 static bool this_library_dir(char * dir, size_t size) {
@@ -44,6 +47,46 @@ static void warnings_only(enum ggml_log_level level, const char * text, void * u
         fputs(text, stderr);
     }
 }
+
+/* A variant's name as the user may give it: letters, digits, '.', '_'. */
+static bool is_variant_name(const char * name) {
+    const size_t len = strlen(name);
+    if (len == 0 || len > 32) {
+        return false;
+    }
+    for (const char * c = name; *c != '\0'; ++c) {
+        if (!isalnum((unsigned char) *c) && *c != '.' && *c != '_') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Load the CPU variant: the best-scoring libggml-cpu-*.so of dir (nothing
+ * else lies there), or the one TNN_CPU_VARIANT names, which ggml refuses
+ * when this CPU cannot run it. */
+static void load_variant(const char * dir) {
+    ggml_log_callback log = NULL;
+    void * log_data = NULL;
+    ggml_log_get(&log, &log_data);
+    ggml_log_set(warnings_only, NULL);
+    const char * forced = getenv("TNN_CPU_VARIANT");
+    if (forced != NULL && forced[0] != '\0') {
+        char path[PATH_MAX];
+        if (!is_variant_name(forced)) {
+            tnn_fail(TNN_ERR_BACKEND, "TNN_CPU_VARIANT='%.40s' is not a variant name (e.g. haswell, x64)", forced);
+        } else if (snprintf(path, sizeof path, "%s/libggml-cpu-%s.so", dir, forced) >= (int) sizeof path ||
+                   access(path, R_OK) != 0) {
+            tnn_fail(TNN_ERR_BACKEND, "TNN_CPU_VARIANT=%s: this install has no such CPU variant "
+                     "(libggml-cpu-%s.so)", forced, forced);
+        } else if (ggml_backend_load(path) == NULL) {
+            tnn_fail(TNN_ERR_BACKEND, "TNN_CPU_VARIANT=%s: this CPU cannot run that variant", forced);
+        }
+    } else {
+        ggml_backend_load_all_from_path(dir);
+    }
+    ggml_log_set(log, log_data);
+}
 #endif
 
 static ggml_backend_reg_t cpu_registry(void) {
@@ -54,13 +97,7 @@ static ggml_backend_reg_t cpu_registry(void) {
         if (!this_library_dir(dir, sizeof dir)) {
             return NULL;
         }
-        /* loads the best-scoring libggml-cpu-*.so of dir (nothing else lies there) */
-        ggml_log_callback log = NULL;
-        void * log_data = NULL;
-        ggml_log_get(&log, &log_data);
-        ggml_log_set(warnings_only, NULL);
-        ggml_backend_load_all_from_path(dir);
-        ggml_log_set(log, log_data);
+        load_variant(dir);
         reg = ggml_backend_reg_by_name("CPU");
     }
 #endif

@@ -10,7 +10,9 @@
 #     `toy-train` and `toy-train lora`;
 #  4. where a native build of toy is installed (the toy-train on PATH, as in
 #     CI), runs the same two commands with it and requires the same bytes;
-#  5. where qemu-x86_64 is installed, runs `toy-train` again on emulated
+#  5. forces each CPU variant in turn (TNN_CPU_VARIANT): those this CPU can
+#     run must train, the others must be refused in one line;
+#     where qemu-x86_64 is installed, runs `toy-train` again on emulated
 #     older CPUs (Haswell: no AVX-512; Nehalem: no AVX), where a native build
 #     dies of an illegal instruction;
 #  6. prints the wheel's size, the build time and which CPU variant ran;
@@ -68,6 +70,24 @@ if command -v toy-train > /dev/null && [ "$(command -v toy-train)" != "$bare_pat
     done
     echo "loss logs: the same bytes as the installed $native_variant build (toy-train, toy-train lora)"
 fi
+
+# Every variant the wheel carries, forced in turn (TNN_CPU_VARIANT): those
+# this CPU can run must train; ggml refuses the others in one line.
+ran=() refused=() same=()
+for module in "$(dirname "$(PATH="$bare_path" python -c 'import toy, os; print(toy.__file__)')")"/lib/libggml-cpu-*.so; do
+    name="$(basename "$module" .so)"; name="${name#libggml-cpu-}"
+    if (cd "$work/run" && TNN_CPU_VARIANT="$name" PATH="$bare_path" toy-train --threads 2 > "variant-$name.txt" 2> "variant-$name.err"); then
+        ran+=("$name")
+        cmp -s "$work/run/variant-$name.txt" "$work/run/scratch.txt" && same+=("$name")
+    elif grep -q "this CPU cannot run that variant" "$work/run/variant-$name.err"; then
+        refused+=("$name")
+    else
+        cat "$work/run/variant-$name.err" >&2
+        echo "wheel_proof: the $name variant failed to train" >&2; exit 1
+    fi
+done
+echo "variants that trained here: ${ran[*]} (same bytes as $variant: ${same[*]})"
+echo "variants this CPU cannot run, refused in one line: ${refused[*]:-none}"
 
 # Older CPUs than this one, where qemu-x86_64 (Debian's qemu-user) can
 # emulate them: Haswell (AVX2, no AVX-512) and Nehalem (SSE4.2, no AVX).

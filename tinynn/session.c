@@ -44,9 +44,13 @@ int tnn_session_new(int32_t n_threads, tnn_session ** out) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating a session");
     }
     s->n_threads = n_threads;
+    g_last_error[0] = '\0';   /* the backend may say why it failed */
     s->backend = tnn_backend_create(n_threads);
     if (s->backend == NULL) {
         free(s);
+        if (g_last_error[0] != '\0') {
+            return TNN_ERR_BACKEND;
+        }
         return tnn_fail(TNN_ERR_BACKEND, "could not initialise the %s backend", tnn_backend_name());
     }
     *out = s;
