@@ -126,7 +126,9 @@ const char * tnn_backend_name(void);
 /* Which build of the backend's code runs. CPU: "native" when ggml was compiled
  * for the build machine (a source build), else the instruction-set level a
  * portable build picked for this CPU at run time ("x64", "haswell", "icelake",
- * "armv8.2_1"... ggml's variant names; "none" when no variant loads). */
+ * "armv8.2_1"... ggml's variant names; "none" when no variant loads).
+ * TNN_CPU_VARIANT=<name> in the environment loads that variant instead of the
+ * best one (a session then fails with a message if this CPU cannot run it). */
 const char * tnn_backend_variant(void);
 
 /* A new session on this library's backend. n_threads sets the CPU thread
