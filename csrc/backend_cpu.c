@@ -23,18 +23,24 @@
 #include <limits.h>
 #include <unistd.h>
 
+/* The path of the shared library that holds addr, or NULL. */
+static const char * file_holding(const void * addr) {
+    Dl_info info;
+    if (addr == NULL || dladdr(addr, &info) == 0) {
+        return NULL;
+    }
+    return info.dli_fname;
+}
+
 /* The folder this library was loaded from: the variants lie beside it. */
 static bool this_library_dir(char * dir, size_t size) {
-    Dl_info info;
-    if (dladdr((void *) &this_library_dir, &info) == 0 || info.dli_fname == NULL) {
-        return false;
-    }
-    const char * slash = strrchr(info.dli_fname, '/');
-    const size_t len = slash ? (size_t) (slash - info.dli_fname) : 0;
+    const char * path = file_holding((const void *) &this_library_dir);
+    const char * slash = path ? strrchr(path, '/') : NULL;
+    const size_t len = slash ? (size_t) (slash - path) : 0;
     if (len == 0 || len + 1 > size) {
         return false;
     }
-    memcpy(dir, info.dli_fname, len);
+    memcpy(dir, path, len);
     dir[len] = '\0';
     return true;
 }
@@ -114,13 +120,12 @@ const char * tnn_backend_variant(void) {
     if (reg == NULL) {
         return "none";
     }
-    Dl_info info;
-    void * fn = ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features");
-    if (fn == NULL || dladdr(fn, &info) == 0 || info.dli_fname == NULL) {
+    const char * path = file_holding(ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features"));
+    if (path == NULL) {
         return "unknown";
     }
-    const char * name = strrchr(info.dli_fname, '/');
-    name = name ? name + 1 : info.dli_fname;
+    const char * name = strrchr(path, '/');
+    name = name ? name + 1 : path;
     const char * prefix = "libggml-cpu-";
     if (strncmp(name, prefix, strlen(prefix)) == 0) {
         name += strlen(prefix);
