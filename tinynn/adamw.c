@@ -94,7 +94,7 @@ int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph) {
             continue;
         }
         struct ggml_tensor * srcs[5] = { node->src[0], node->src[1], node->src[2], node->src[3], node->src[4] };
-        tnn_become_custom(s->ctx_compute, node, adamw_node, NULL, srcs, 5);
+        tnn_become_custom(s->train.ctx_graph, node, adamw_node, NULL, srcs, 5);
     }
     return TNN_OK;
 }

@@ -30,7 +30,7 @@ struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
 }
 
 /* Whether a layer attends through a sliding window (Gemma 3's local layers). */
-static bool is_local(const tnn_llama_config * cfg, int32_t layer) {
+static bool is_local(const tnn_model_config * cfg, int32_t layer) {
     return cfg->swa_window > 0 && cfg->swa_period > 0 && layer % cfg->swa_period != cfg->swa_period - 1;
 }
 
@@ -44,7 +44,7 @@ struct block_tensor {
     bool present;     /* false: the config has none (biases, q/k norms) */
 };
 
-static int block_layout(struct tnn_block * b, const tnn_llama_config * cfg, struct block_tensor * out) {
+static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, struct block_tensor * out) {
     const int64_t d = cfg->d_model;
     const int64_t head_dim = tnn_head_dim(cfg);
     const int64_t q_width = head_dim * cfg->n_heads;
@@ -74,7 +74,7 @@ static int block_layout(struct tnn_block * b, const tnn_llama_config * cfg, stru
 }
 
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
-                      const tnn_llama_config * cfg) {
+                      const tnn_model_config * cfg) {
     struct block_tensor layout[MAX_BLOCK_TENSORS];
     const int n = block_layout(b, cfg, layout);
     for (int i = 0; i < n; ++i) {
@@ -92,7 +92,7 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t l
 }
 
 int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
-                   const tnn_llama_config * cfg) {
+                   const tnn_model_config * cfg) {
     struct block_tensor layout[MAX_BLOCK_TENSORS];
     const int n = block_layout(b, cfg, layout);
     char name[GGML_MAX_NAME + 16];
@@ -156,7 +156,7 @@ static struct ggml_tensor * linear(struct ggml_context * ctx, const struct tnn_b
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * b,
                                        struct ggml_tensor * x, struct ggml_tensor * positions,
                                        struct ggml_tensor * causal_mask,
-                                       const tnn_llama_config * cfg, const struct tnn_kv_step * kv) {
+                                       const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
     const int64_t n_tokens = x->ne[1];
     const int64_t head_dim = tnn_head_dim(cfg);
 

@@ -79,9 +79,9 @@ static bool transposable(const struct ggml_tensor * w, enum ggml_type type) {
 
 /* The stored bytes of a base tensor in the mapped file. */
 static const char * stored_bytes(const tnn_session * s, const struct ggml_tensor * t) {
-    const int64_t i = gguf_find_tensor(s->gguf_base, t->name);
-    return (const char *) s->base_file.addr + gguf_get_data_offset(s->gguf_base) +
-           gguf_get_tensor_offset(s->gguf_base, i);
+    const int64_t i = gguf_find_tensor(s->base.gguf, t->name);
+    return (const char *) s->base.file.addr + gguf_get_data_offset(s->base.gguf) +
+           gguf_get_tensor_offset(s->base.gguf, i);
 }
 
 /* Host memory to write a copy into: the tensor itself on a host buffer,
@@ -238,8 +238,8 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
 static void release_packed_originals(const tnn_session * s) {
 #if defined(__unix__) || defined(__APPLE__)
     const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
-    for (int k = 0; k < s->n_frozen_pairs; ++k) {
-        const struct tnn_frozen_pair * p = &s->frozen_pairs[k];
+    for (int k = 0; k < s->base.n_pairs; ++k) {
+        const struct tnn_frozen_pair * p = &s->base.pairs[k];
         if (p->w_panels == NULL || p->w->data == NULL) {
             continue;
         }
@@ -258,14 +258,14 @@ static void release_packed_originals(const tnn_session * s) {
 /* The model's fields that hold a matrix of the base a training step
  * multiplies by: the seven projections of every block and the output head. */
 static int frozen_matrices(tnn_session * s, struct ggml_tensor **** out) {
-    struct tnn_llama * m = &s->model;
-    const int n = m->cfg.n_layers * TNN_LORA_SLOTS + 1;
+    struct tnn_llama * m = tnn_llama_of(&s->model);
+    const int n = m->cfg->n_layers * TNN_LORA_SLOTS + 1;
     struct ggml_tensor *** fields = malloc((size_t) n * sizeof(*fields));
     if (fields == NULL) {
         return -1;
     }
     int k = 0;
-    for (int32_t l = 0; l < m->cfg.n_layers; ++l) {
+    for (int32_t l = 0; l < m->cfg->n_layers; ++l) {
         for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
             fields[k++] = tnn_block_weight_field(&m->blocks[l], slot);
         }
@@ -286,10 +286,10 @@ int tnn_frozen_prepare(tnn_session * s) {
         .mem_buffer = NULL,
         .no_alloc = true,
     };
-    s->ctx_frozen = ggml_init(ip);
-    s->frozen_pairs = calloc((size_t) n, sizeof(*s->frozen_pairs));
+    s->base.ctx_copies = ggml_init(ip);
+    s->base.pairs = calloc((size_t) n, sizeof(*s->base.pairs));
     struct ggml_tensor ** fwd = calloc((size_t) n, sizeof(*fwd));
-    if (s->ctx_frozen == NULL || s->frozen_pairs == NULL || fwd == NULL) {
+    if (s->base.ctx_copies == NULL || s->base.pairs == NULL || fwd == NULL) {
         free(fields); free(fwd);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
@@ -300,27 +300,27 @@ int tnn_frozen_prepare(tnn_session * s) {
     /* describe the copies */
     for (int k = 0; k < n; ++k) {
         struct ggml_tensor * w = *fields[k];
-        struct tnn_frozen_pair * p = &s->frozen_pairs[k];
+        struct tnn_frozen_pair * p = &s->base.pairs[k];
         const enum ggml_type fwd_panel_type = panel_type(w->type);
         if (panels && fwd_panel_type != GGML_TYPE_COUNT && packable(w->ne[0], w->ne[1])) {
-            p->w_panels = ggml_new_tensor_2d(s->ctx_frozen, fwd_panel_type, w->ne[0], w->ne[1]);
+            p->w_panels = ggml_new_tensor_2d(s->base.ctx_copies, fwd_panel_type, w->ne[0], w->ne[1]);
             ggml_format_name(p->w_panels, "%s.panels", w->name);
         } else if (!forwards_fast(w->type)) {
-            fwd[k] = ggml_new_tensor_2d(s->ctx_frozen, GGML_TYPE_Q8_0, w->ne[0], w->ne[1]);
+            fwd[k] = ggml_new_tensor_2d(s->base.ctx_copies, GGML_TYPE_Q8_0, w->ne[0], w->ne[1]);
             ggml_format_name(fwd[k], "%s.q8_0", w->name);
         }
         const bool is_head = k == n - 1;
         enum ggml_type wt_type = transposed_type(w->type, is_head, panels && packable(w->ne[1], w->ne[0]));
         if (transposable(w, wt_type)) {
-            p->wt = ggml_new_tensor_2d(s->ctx_frozen, wt_type, w->ne[1], w->ne[0]);
+            p->wt = ggml_new_tensor_2d(s->base.ctx_copies, wt_type, w->ne[1], w->ne[0]);
             p->wt_panels = panels && wt_type == GGML_TYPE_Q8_0 && packable(w->ne[1], w->ne[0]);
             p->wt_levels = is_head ? 2 : 1;
             ggml_format_name(p->wt, p->wt_panels ? "%s.T.panels" : "%s.T", w->name);
         }
     }
-    s->buf_frozen = ggml_get_first_tensor(s->ctx_frozen) == NULL ? NULL
-                  : ggml_backend_alloc_ctx_tensors(s->ctx_frozen, s->backend);
-    if (s->buf_frozen == NULL && ggml_get_first_tensor(s->ctx_frozen) != NULL) {
+    s->base.buf_copies = ggml_get_first_tensor(s->base.ctx_copies) == NULL ? NULL
+                  : ggml_backend_alloc_ctx_tensors(s->base.ctx_copies, s->backend);
+    if (s->base.buf_copies == NULL && ggml_get_first_tensor(s->base.ctx_copies) != NULL) {
         free(fields); free(fwd);
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the fast copies of the base "
                         "(base_compute = stored needs none)", tnn_backend_name());
@@ -330,14 +330,14 @@ int tnn_frozen_prepare(tnn_session * s) {
     int status = TNN_OK;
     for (int k = 0; k < n && status == TNN_OK; ++k) {
         struct ggml_tensor ** field = fields[k];
-        struct tnn_frozen_pair * p = &s->frozen_pairs[k];
+        struct tnn_frozen_pair * p = &s->base.pairs[k];
         status = fill_copies(s, *field, fwd[k], p);
         if (fwd[k] != NULL) {
             *field = fwd[k];
         }
         p->w = *field;
     }
-    s->n_frozen_pairs = n;
+    s->base.n_pairs = n;
     if (status == TNN_OK) {
         release_packed_originals(s);
     }
@@ -388,8 +388,8 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
         if (!forward && !input_grad) {
             continue;
         }
-        for (int k = 0; k < s->n_frozen_pairs; ++k) {
-            const struct tnn_frozen_pair * p = &s->frozen_pairs[k];
+        for (int k = 0; k < s->base.n_pairs; ++k) {
+            const struct tnn_frozen_pair * p = &s->base.pairs[k];
             if (node->src[0] != p->w) {
                 continue;
             }
@@ -398,7 +398,7 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
             if (panels != NULL && packed_operand(x, panels->ne[0])) {
                 const int one_level = input_grad && p->wt_levels == 1;
                 struct ggml_tensor * srcs[2] = { panels, x };   /* node = panels . x */
-                tnn_become_custom(s->ctx_compute, node, qgemm_node,
+                tnn_become_custom(s->train.ctx_graph, node, qgemm_node,
                                   one_level ? &s->qgemm_one_level : &s->qgemm_two_levels, srcs, 2);
                 const size_t need = tnn_qgemm_scratch_bytes(panels->ne[0], x->ne[1]);
                 scratch_bytes = need > scratch_bytes ? need : scratch_bytes;

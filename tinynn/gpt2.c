@@ -2,16 +2,21 @@
  * blocks (ln_block.c, causal) -> final LayerNorm -> LM head tied to the
  * token embedding. Tensor names are llama.cpp's for the gpt2 architecture. */
 #include "internal.h"
+#include "gguf.h"
 
 #include <stdlib.h>
 
-int tnn_realize_gpt2(tnn_session * s, const tnn_llama_config * cfg,
-                     int32_t * tokens_handle, int32_t * positions_handle) {
-    int status = tnn_realize_begin(s, tokens_handle != NULL && positions_handle != NULL, "tnn_realize_gpt2");
-    if (status != TNN_OK) {
-        return status;
+static void free_params(void * params) {
+    struct tnn_gpt2 * m = params;
+    if (m != NULL) {
+        free(m->blocks);
+        free(m);
     }
-    status = tnn_llama_check_config(cfg);
+}
+
+static int create(tnn_session * s, const tnn_model_desc * desc) {
+    const tnn_model_config * cfg = &desc->config;
+    int status = tnn_llama_check_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
@@ -24,20 +29,17 @@ int tnn_realize_gpt2(tnn_session * s, const tnn_llama_config * cfg,
                         "(its head is tied and every projection has a bias)");
     }
     s->model.cfg = *cfg;
-    s->arch = TNN_ARCH_GPT2;
-    struct tnn_gpt2 * m = &s->gpt2;
+    struct tnn_gpt2 * m = calloc(1, sizeof(*m));
+    s->model.params = m;
     const int64_t d = cfg->d_model;
-    m->blocks = calloc((size_t) cfg->n_layers, sizeof(*m->blocks));
-    struct ggml_init_params ip = {
-        .mem_size = (8 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS) * ggml_tensor_overhead(),
-        .mem_buffer = NULL,
-        .no_alloc = true,
-    };
-    s->ctx_static = ggml_init(ip);
-    if (m->blocks == NULL || s->ctx_static == NULL) {
+    if (m != NULL) {
+        m->blocks = calloc((size_t) cfg->n_layers, sizeof(*m->blocks));
+    }
+    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS);
+    if (m == NULL || m->blocks == NULL || s->model.ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
-    struct ggml_context * ctx = s->ctx_static;
+    struct ggml_context * ctx = s->model.ctx;
 
     m->token_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, d, cfg->vocab);
     ggml_set_name(m->token_embd, "token_embd.weight");
@@ -52,19 +54,45 @@ int tnn_realize_gpt2(tnn_session * s, const tnn_llama_config * cfg,
     ggml_set_name(m->output_norm_b, "output_norm.bias");
     if (status == TNN_OK) status = tnn_add_param(s, m->output_norm);
     if (status == TNN_OK) status = tnn_add_param(s, m->output_norm_b);
-    return status != TNN_OK ? status : tnn_finish_token_model(s, tokens_handle, positions_handle);
+    return status != TNN_OK ? status : tnn_add_token_inputs(s);
 }
 
-struct ggml_tensor * tnn_gpt2_forward(struct ggml_context * ctx, const struct tnn_gpt2 * m,
-                                      const tnn_llama_config * cfg, struct ggml_tensor * tokens,
-                                      struct ggml_tensor * positions, struct ggml_tensor * causal_mask) {
+/* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */
+static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_model * model,
+                                    const struct tnn_forward_inputs * in) {
+    const struct tnn_gpt2 * m = model->params;
+    const tnn_model_config * cfg = &model->cfg;
     /* positions index the learned table: [d, n] each */
-    struct ggml_tensor * x = ggml_add(ctx, ggml_get_rows(ctx, m->token_embd, tokens),
-                                      ggml_get_rows(ctx, m->position_embd, positions));
+    struct ggml_tensor * x = ggml_add(ctx, ggml_get_rows(ctx, m->token_embd, in->tokens),
+                                      ggml_get_rows(ctx, m->position_embd, in->positions));
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         x = tnn_ln_block_forward(ctx, &m->blocks[l], x, cfg->n_heads, cfg->t_seq, cfg->t_batch,
-                                 causal_mask, cfg->rms_eps);
+                                 in->causal_mask, cfg->rms_eps);
     }
     x = tnn_layer_norm(ctx, x, m->output_norm, m->output_norm_b, cfg->rms_eps);
     return ggml_mul_mat(ctx, m->token_embd, x);                          /* [vocab, n] */
 }
+
+/* llama.cpp's gpt2 keys (llm_load_hparams reads these for LLM_ARCH_GPT2). */
+static void gguf_metadata(struct gguf_context * gguf, const tnn_model_config * cfg) {
+    gguf_set_val_str(gguf, "general.architecture", "gpt2");
+    gguf_set_val_str(gguf, "general.name", "toy");
+    gguf_set_val_u32(gguf, "general.file_type", 0);   /* all F32 */
+    gguf_set_val_u32(gguf, "gpt2.context_length", (uint32_t) cfg->t_seq);
+    gguf_set_val_u32(gguf, "gpt2.embedding_length", (uint32_t) cfg->d_model);
+    gguf_set_val_u32(gguf, "gpt2.block_count", (uint32_t) cfg->n_layers);
+    gguf_set_val_u32(gguf, "gpt2.feed_forward_length", (uint32_t) cfg->d_ff);
+    gguf_set_val_u32(gguf, "gpt2.attention.head_count", (uint32_t) cfg->n_heads);
+    gguf_set_val_f32(gguf, "gpt2.attention.layer_norm_epsilon", cfg->rms_eps);
+    gguf_set_val_u32(gguf, "gpt2.vocab_size", (uint32_t) cfg->vocab);
+    gguf_set_val_str(gguf, "tokenizer.ggml.model", "none");
+}
+
+const struct tnn_arch tnn_arch_gpt2 = {
+    .name = "gpt2",
+    .create = create,
+    .forward = forward,
+    .gguf_metadata = gguf_metadata,
+    .learned_positions = true,
+    .free_params = free_params,
+};

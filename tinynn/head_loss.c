@@ -32,15 +32,15 @@
 
 /* The head pair (frozen.c puts it last), when both of its products are packed. */
 static const struct tnn_frozen_pair * packed_head(const tnn_session * s) {
-    if (s->frozen_pairs == NULL || s->n_frozen_pairs < 1) {
+    if (s->base.pairs == NULL || s->base.n_pairs < 1) {
         return NULL;
     }
-    const struct tnn_frozen_pair * p = &s->frozen_pairs[s->n_frozen_pairs - 1];
+    const struct tnn_frozen_pair * p = &s->base.pairs[s->base.n_pairs - 1];
     return p->w_panels != NULL && p->wt_panels ? p : NULL;
 }
 
 bool tnn_head_loss_fusable(const tnn_session * s) {
-    return s->arch == TNN_ARCH_LLAMA && packed_head(s) != NULL && getenv("TNN_NO_HEAD_LOSS") == NULL;
+    return packed_head(s) != NULL && getenv("TNN_NO_HEAD_LOSS") == NULL;
 }
 
 static size_t align64(size_t bytes) {
@@ -281,12 +281,12 @@ int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_
     }
     struct ggml_tensor * per_token = logits;   /* the node that held z now holds [d + 1, n] */
     struct ggml_tensor * head_srcs[4] = { head->w_panels, h, labels, head->wt };
-    tnn_become_custom(s->ctx_compute, per_token, head_loss_node, &s->cpu_scratch, head_srcs, 4);
+    tnn_become_custom(s->train.ctx_graph, per_token, head_loss_node, &s->cpu_scratch, head_srcs, 4);
     tnn_reshape_node(per_token, d + 1, n);
     struct ggml_tensor * mean_srcs[1] = { per_token };
-    tnn_become_custom(s->ctx_compute, ce, mean_loss_node, NULL, mean_srcs, 1);
+    tnn_become_custom(s->train.ctx_graph, ce, mean_loss_node, NULL, mean_srcs, 1);
     struct ggml_tensor * scale_srcs[2] = { per_token, dce };
-    tnn_become_custom(s->ctx_compute, dh, scale_gradient_node, NULL, scale_srcs, 2);
+    tnn_become_custom(s->train.ctx_graph, dh, scale_gradient_node, NULL, scale_srcs, 2);
     /* z's gradient and its transpose: read by nothing now */
     tnn_become_noop(dz);
     dz_t->src[0] = dz;

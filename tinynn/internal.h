@@ -116,14 +116,14 @@ const char * tnn_lora_slot_name(int slot);
 /* Point the block at existing weights named blk.<layer>.* in ctx (a mapped
  * GGUF); returns TNN_OK or records which tensor is missing or misshapen. */
 int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
-                   const tnn_llama_config * cfg);
+                   const tnn_model_config * cfg);
 /* Create LoRA A and B (named <weight name>.lora_a / .lora_b) in ctx for the
  * slots in targets (a mask of enum tnn_lora_target). */
 void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
                         const tnn_lora_config * lora);
 /* Create the block's weight tensors (named blk.<layer>.*) in ctx. */
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
-                      const tnn_llama_config * cfg);
+                      const tnn_model_config * cfg);
 /* For generation: this layer's KV cache and the decode graph's inputs. The
  * graph does not depend on where the new tokens go: their cache rows, the
  * mask and the positions are inputs, so one graph serves every decode step
@@ -143,7 +143,7 @@ struct tnn_kv_step {
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * block,
                                        struct ggml_tensor * x, struct ggml_tensor * positions,
                                        struct ggml_tensor * causal_mask,
-                                       const tnn_llama_config * cfg, const struct tnn_kv_step * kv);
+                                       const tnn_model_config * cfg, const struct tnn_kv_step * kv);
 
 /* ---- the pre-LayerNorm GELU block of GPT-2 and ViT (ln_block.c) -------- */
 
@@ -169,15 +169,98 @@ struct ggml_tensor * tnn_ln_block_forward(struct ggml_context * ctx, const struc
                                           int32_t t_seq, int32_t t_batch,
                                           struct ggml_tensor * causal_mask, float eps);
 
-/* ---- the llama architecture (llama.c) ---------------------------------- */
+/* ---- the model and its architecture (model.c) ----------------------------- */
+
+struct gguf_context;
+struct tnn_model;
+
+/* What a forward reads besides the parameters (NULL where unused). */
+struct tnn_forward_inputs {
+    struct ggml_tensor * tokens, * positions;   /* int32 [t_seq*t_batch] (token models) */
+    struct ggml_tensor * images;                /* [patch_dim, n_patches, t_batch] (ViT) */
+    struct ggml_tensor * causal_mask;           /* [t_seq, t_seq]: 0 where a query sees a key, else -inf */
+    struct ggml_tensor * swa_mask;              /* the same within the sliding window, or NULL */
+};
+
+/* Generation's forward over a KV cache: n new tokens, their cache rows and
+ * the mask over the n_kv positions they attend (generate.c fills it). */
+struct tnn_decode_inputs {
+    struct ggml_tensor * tokens, * positions;   /* int32 [n] */
+    struct ggml_tensor * rows;                  /* int64 [n]: each token's cache row */
+    struct ggml_tensor * mask;                  /* F16 [n_kv, n] */
+    struct ggml_tensor ** k_caches, ** v_caches;/* one per layer */
+    int32_t n, n_kv;
+    bool flash;                                 /* ggml_flash_attn_ext, else mul_mat + softmax */
+    bool base_only;                             /* leave the LoRA adapters out */
+};
+
+/* An architecture as data: one table entry each (arch.c lists them), so
+ * adding one is a file and a line there. NULL members are things the
+ * architecture does not do. */
+struct tnn_arch {
+    const char * name;                          /* tnn_model_desc.arch */
+    /* Check desc, create the parameters in s->model.ctx (each added with
+     * tnn_add_param) and the inputs (tnn_add_token_inputs, or its own);
+     * the memory and the init come after. */
+    int (*create)(tnn_session * s, const tnn_model_desc * desc);
+    /* The same over desc->base_gguf: open it as s->base, bind its weights
+     * and create desc->lora's adapters. */
+    int (*create_on_base)(tnn_session * s, const tnn_model_desc * desc);
+    /* inputs -> logits [vocab (classes for a ViT), n] */
+    struct ggml_tensor * (*forward)(struct ggml_context * ctx, const struct tnn_model * model,
+                                    const struct tnn_forward_inputs * in);
+    /* new tokens over the KV cache -> logits [vocab, 1] of the last one */
+    struct ggml_tensor * (*forward_cached)(struct ggml_context * ctx, const struct tnn_model * model,
+                                           const struct tnn_decode_inputs * in);
+    /* The model's GGUF metadata as llama.cpp reads it (NULL: not saved by
+     * tinynn, e.g. the ViT, whose file Python writes). */
+    void (*gguf_metadata)(struct gguf_context * gguf, const tnn_model_config * cfg);
+    /* The host tensor to save for a parameter (NULL: leave it out), when the
+     * file's tensor is not a plain copy (a lens folded into an embedding). */
+    struct ggml_tensor * (*gguf_tensor)(struct ggml_context * host, const struct tnn_model * model,
+                                        struct ggml_tensor * param);
+    bool learned_positions;                     /* positions index a table of t_seq rows */
+    void (*free_params)(void * params);         /* what create allocated besides tensors */
+};
+
+/* The table entry of an architecture, or NULL. */
+const struct tnn_arch * tnn_arch_find(const char * name);
+
+extern const struct tnn_arch tnn_arch_llama, tnn_arch_gpt2, tnn_arch_vit;
+
+/* The realized model: its architecture, shape, parameters and inputs. */
+struct tnn_model {
+    const struct tnn_arch * arch;
+    tnn_model_config cfg;        /* the shape every layer reads; a ViT's classes are vocab */
+    void * params;               /* the architecture's own struct (struct tnn_llama, ...) */
+    struct ggml_context * ctx;   /* trainable parameters and inputs */
+    ggml_backend_buffer_t buf;
+    struct ggml_tensor * tokens, * positions, * images;
+    bool has_lora;               /* adapters on a frozen base (lora says which) */
+    tnn_lora_config lora;
+};
+
+/* Mark t trainable and add it to the table. */
+int tnn_add_param(tnn_session * s, struct ggml_tensor * t);
+/* The int32 token and position inputs of t_seq x t_batch (model.cfg). */
+int tnn_add_token_inputs(tnn_session * s);
+/* n_layers pre-LayerNorm blocks in the model's context, every tensor trainable. */
+int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers,
+                      int64_t d_model, int64_t d_ff);
+/* A host copy of t (same name) in host, a context with memory (export.c). */
+struct ggml_tensor * tnn_host_copy(struct ggml_context * host, const struct ggml_tensor * t);
+/* A context for a model's tensors: n_tensors descriptors, no data. */
+struct ggml_context * tnn_tensor_context(size_t n_tensors);
+
+/* ---- llama-family models (llama.c) ------------------------------------------ */
 
 /* The width of one attention head. */
-static inline int64_t tnn_head_dim(const tnn_llama_config * cfg) {
+static inline int64_t tnn_head_dim(const tnn_model_config * cfg) {
     return cfg->head_dim > 0 ? cfg->head_dim : cfg->d_model / cfg->n_heads;
 }
 
 struct tnn_llama {
-    tnn_llama_config cfg;
+    const tnn_model_config * cfg;      /* the model's (s->model.cfg) */
     struct ggml_tensor * token_embd;   /* [d_model, vocab], or [donor_d_in, vocab] with a lens */
     struct ggml_tensor * embd_proj;    /* the lens [donor_d_in, d_model], or NULL */
     struct tnn_block   * blocks;       /* n_layers */
@@ -185,13 +268,23 @@ struct tnn_llama {
     struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */
     struct ggml_tensor * head;         /* what logits are computed with: output, or
                                           token_embd when tied, or a fast copy of either */
-    struct ggml_tensor * causal_mask;  /* [t_seq, t_seq], made by build_training_step */
-    struct ggml_tensor * swa_mask;     /* the same within swa_window positions, or NULL */
 };
 
-/* ---- GPT-2 (gpt2.c) and ViT (vit.c) ------------------------------------- */
+/* The llama of a model built on one (every frozen GGUF base is). */
+static inline struct tnn_llama * tnn_llama_of(const struct tnn_model * model) {
+    return (struct tnn_llama *) model->params;
+}
+/* Check a config; returns TNN_OK or records why not. */
+int tnn_llama_check_config(const tnn_model_config * cfg);
+/* A llama's parameters with random init, for its own create or a variant's. */
+int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc);
+void tnn_llama_free(void * params);
+/* tokens int32 [n] -> their embedding rows [d, n] (through the lens, scaled
+ * by sqrt(d) for Gemma) */
+struct ggml_tensor * tnn_llama_embed(struct ggml_context * ctx, const struct tnn_llama * model,
+                                     struct ggml_tensor * tokens);
 
-enum tnn_arch { TNN_ARCH_LLAMA = 0, TNN_ARCH_GPT2 = 1, TNN_ARCH_VIT = 2 };
+/* ---- GPT-2 (gpt2.c) and ViT (vit.c) ------------------------------------- */
 
 struct tnn_gpt2 {
     struct ggml_tensor * token_embd;     /* [d, vocab], also the LM head */
@@ -200,11 +293,6 @@ struct tnn_gpt2 {
     struct ggml_tensor * output_norm, * output_norm_b;   /* [d] */
 };
 
-/* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */
-struct ggml_tensor * tnn_gpt2_forward(struct ggml_context * ctx, const struct tnn_gpt2 * model,
-                                      const tnn_llama_config * cfg, struct ggml_tensor * tokens,
-                                      struct ggml_tensor * positions, struct ggml_tensor * causal_mask);
-
 struct tnn_vit {
     tnn_vit_config cfg;
     struct ggml_tensor * patch_embd, * patch_embd_b;   /* [patch_dim, d], [d] */
@@ -212,56 +300,49 @@ struct tnn_vit {
     struct tnn_ln_block * blocks;                      /* n_layers */
     struct ggml_tensor * output_norm, * output_norm_b; /* [d] */
     struct ggml_tensor * head, * head_b;               /* [d, n_classes], [n_classes] */
-    struct ggml_tensor * images;                       /* input [patch_dim, n_patches, t_batch] */
 };
 
-/* images -> logits [n_classes, t_batch] */
-struct ggml_tensor * tnn_vit_forward(struct ggml_context * ctx, const struct tnn_vit * model);
-
-/* ---- what every realize shares (realize.c) --------------------------------- */
-
-/* TNN_OK, or why a realize call cannot go on: a NULL argument (args_given
- * false) or a session already realized. fn names the call. */
-int tnn_realize_begin(tnn_session * s, bool args_given, const char * fn);
-/* Mark t trainable and add it to the table. */
-int tnn_add_param(tnn_session * s, struct ggml_tensor * t);
-/* n_layers pre-LayerNorm blocks in ctx_static, every tensor trainable. */
-int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers,
-                      int64_t d_model, int64_t d_ff);
-/* Memory for ctx_static and the seeded init of every parameter (norm
- * weights 1, biases and LoRA B 0, matrices N(0, init_scale^2) from
- * s->model.cfg's seed); marks the session realized. */
-int tnn_allocate_and_init(tnn_session * s);
-/* For a token model (llama, GPT-2) whose parameters are in ctx_static: the
- * int32 token and position inputs of t_seq x t_batch (model.cfg), then
- * tnn_allocate_and_init. */
-int tnn_finish_token_model(tnn_session * s, int32_t * tokens_handle, int32_t * positions_handle);
-
-/* ---- a llama GGUF as a frozen base (gguf_base.c) -------------------------- */
+/* ---- a llama GGUF as a frozen base (gguf_base.c, frozen.c) ----------------- */
 
 struct tnn_mapped_file {
     void * addr;      /* the whole file, read-only */
     size_t size;
 };
 
+struct tnn_frozen_pair;
+
+/* The base a LoRA session trains on: the GGUF's tensors, in their stored
+ * types, and the fast copies made of them (frozen.c). */
+struct tnn_frozen_base {
+    struct ggml_context * ctx;       /* tensor descriptors named as in the file */
+    ggml_backend_buffer_t buf;
+    struct gguf_context * gguf;
+    char arch_name[32];              /* general.architecture ("llama", "qwen2", ...) */
+    struct tnn_mapped_file file;
+    bool in_place;                   /* tensors point into the mapped file */
+    /* fast copies of the matrices, unless base_compute = stored */
+    struct ggml_context * ctx_copies;
+    ggml_backend_buffer_t buf_copies;
+    struct tnn_frozen_pair * pairs;
+    int32_t n_pairs;
+};
+
 /* Open and validate a llama GGUF: its config, and a ggml context of tensor
  * descriptors (no data) named as in the file. */
-int tnn_gguf_open(const char * path, tnn_llama_config * cfg, struct gguf_context ** gguf_out,
+int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context ** gguf_out,
                   struct ggml_context ** tensors_out);
 int tnn_map_file(const char * path, struct tnn_mapped_file * map);
 /* general.architecture of an opened GGUF, or NULL. */
 const char * tnn_gguf_arch(struct gguf_context * g);
 void tnn_unmap_file(struct tnn_mapped_file * map);
-
-/* tokens int32 [n] -> their embedding rows [d, n] (scaled by sqrt(d) for Gemma) */
-struct ggml_tensor * tnn_embed(struct ggml_context * ctx, const struct tnn_llama * model,
-                               struct ggml_tensor * tokens);
-/* Check a config; returns TNN_OK or records why not. */
-int tnn_llama_check_config(const tnn_llama_config * cfg);
-/* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch]
- * (training and evaluation; generation builds its own graph in generate.c) */
-struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * model,
-                                       struct ggml_tensor * tokens, struct ggml_tensor * positions);
+/* Open and map path as s->base, its config into s->model.cfg. */
+int tnn_base_open(tnn_session * s, const char * path);
+/* Give the base's tensors memory (in place in the mapped file when the
+ * backend computes on host memory, else a device copy), make the fast
+ * copies (fast_copies), let go of the map where nothing points into it, and
+ * add the tensors to the table (kind FROZEN). Needs the base bound. */
+int tnn_base_place(tnn_session * s, bool fast_copies);
+void tnn_base_free(struct tnn_frozen_base * base);
 
 /* ---- rewriting a built graph's nodes (rewrite.c) ------------------------- */
 
@@ -363,43 +444,16 @@ int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_
 struct ggml_tensor * tnn_head_loss_of_logits(struct ggml_context * ctx, struct ggml_tensor * logits,
                                              struct ggml_tensor * labels);
 
-/* ---- generation (generate.c) ---------------------------------------------- */
+/* ---- the trainer (train.c) ------------------------------------------------ */
 
-/* Free the KV caches and the decode graph (nothing when kv_init never ran). */
-void tnn_kv_free(tnn_session * s);
-
-/* ---- the session -------------------------------------------------------- */
-
-struct tnn_session {
-    ggml_backend_t backend;
-    int32_t n_threads;
-
-    /* a frozen base: tensor descriptors from the GGUF, data from the file */
-    struct ggml_context * ctx_base;
-    ggml_backend_buffer_t buf_base;
-    struct gguf_context * gguf_base;
-    char base_arch[32];             /* the base's general.architecture ("llama", "qwen2", ...) */
-    struct tnn_mapped_file base_file;
-    tnn_lora_config lora;
-    bool has_lora;
-    bool base_in_place;             /* base tensors point into the mapped file */
-    /* fast copies of the base's matrices (frozen.c), unless base_compute = stored */
-    struct ggml_context * ctx_frozen;
-    ggml_backend_buffer_t buf_frozen;
-    struct tnn_frozen_pair * frozen_pairs;
-    int32_t n_frozen_pairs;
-    struct tnn_cpu_scratch cpu_scratch;
-    struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;
-    struct tnn_fgemm_use fgemm_uses[4];   /* by operand layout (products.c) */
-
-    /* parameters and inputs: created at realize, allocated once */
-    struct ggml_context * ctx_static;
-    ggml_backend_buffer_t buf_static;
-    /* gradient accumulators and AdamW moments: created at build */
+/* The training step's graphs, their inputs and outputs, the gradient
+ * accumulators and the AdamW moments. */
+struct tnn_trainer {
+    /* gradient accumulators, AdamW moments and the step's small inputs */
     struct ggml_context * ctx_opt;
     ggml_backend_buffer_t buf_opt;
     /* graph nodes; their memory comes from the graph allocator */
-    struct ggml_context * ctx_compute;
+    struct ggml_context * ctx_graph;
     ggml_gallocr_t galloc;
 
     struct ggml_cgraph * gf;        /* forward + loss */
@@ -409,39 +463,59 @@ struct tnn_session {
     struct ggml_cgraph * gb_update; /* AdamW alone, from the gradient accumulators */
     struct ggml_cgraph * allocated; /* the graph whose layout the allocator holds */
 
-    struct tnn_entry * table;
-    int32_t n_table, cap_table;
-
-    /* generation: KV caches and their own graph allocator */
-    struct ggml_context * ctx_kv;
-    ggml_backend_buffer_t buf_kv;
-    struct ggml_tensor ** k_caches, ** v_caches;
-    int32_t n_ctx;
-    ggml_gallocr_t galloc_decode;
-    /* the last decode graph, reused while the shape (n, n_kv) stays the same */
-    struct ggml_context * ctx_decode;
-    struct ggml_cgraph * decode_graph;
-    struct ggml_tensor * decode_tokens, * decode_positions, * decode_rows, * decode_mask, * decode_logits;
-    int32_t decode_n, decode_n_kv;
-    bool decode_flash;               /* the backend runs ggml_flash_attn_ext */
-    bool decode_base_only;           /* tnn_decode_adapters(s, 0): no LoRA products */
-    uint16_t * decode_mask_host;     /* staging for the F16 mask, decode_mask_cap halves */
-    size_t decode_mask_cap;
-
-    bool realized, built, reset_done;
-    int32_t arch;                   /* enum tnn_arch */
-    /* the llama model; for the other architectures model.cfg holds the
-     * shared shape (vocab: classes for a ViT, t_seq, t_batch, init) */
-    struct tnn_llama model;
-    struct tnn_gpt2 gpt2;
-    struct tnn_vit vit;
-    struct ggml_tensor * tokens, * positions, * labels, * hp, * loss, * logits;
+    struct ggml_tensor * causal_mask, * swa_mask;
+    struct ggml_tensor * labels, * hp, * loss, * logits;
     /* n_tokens / n_labelled, set when labels are uploaded: ggml's cross-entropy
      * averages over every token, a masked loss over the labelled ones */
     struct ggml_tensor * loss_scale;
     /* gradient clipping (tnn_enable_grad_clipping): max norm, 0 when off */
     float clip_norm;
     struct ggml_tensor * grad_norm, * clip_one;
+    bool built, reset_done;
+};
+
+void tnn_trainer_free(struct tnn_trainer * train);
+
+/* ---- the decoder (generate.c) ------------------------------------------------ */
+
+/* Generation: the KV caches and the decode graph, kept while its shape stays. */
+struct tnn_decoder {
+    struct ggml_context * ctx_kv;
+    ggml_backend_buffer_t buf_kv;
+    struct ggml_tensor ** k_caches, ** v_caches;
+    int32_t n_ctx;
+    ggml_gallocr_t galloc;
+    /* the last decode graph, reused while the shape (n, n_kv) stays the same */
+    struct ggml_context * ctx_graph;
+    struct ggml_cgraph * graph;
+    struct ggml_tensor * tokens, * positions, * rows, * mask, * logits;
+    int32_t n, n_kv;
+    bool flash;                      /* the backend runs ggml_flash_attn_ext */
+    bool base_only;                  /* tnn_decode_adapters(s, 0): no LoRA products */
+    uint16_t * mask_host;            /* staging for the F16 mask, mask_cap halves */
+    size_t mask_cap;
+};
+
+/* Free the KV caches and the decode graph (nothing when kv_init never ran). */
+void tnn_decoder_free(struct tnn_decoder * decoder);
+
+/* ---- the session -------------------------------------------------------- */
+
+/* The session owns one part per concern; each part's file manages it. */
+struct tnn_session {
+    ggml_backend_t backend;
+    int32_t n_threads;
+    struct tnn_entry * table;
+    int32_t n_table, cap_table;
+    bool realized;
+
+    struct tnn_model model;          /* model.c and the architectures' files */
+    struct tnn_frozen_base base;     /* gguf_base.c, frozen.c: LoRA's frozen base */
+    struct tnn_cpu_scratch cpu_scratch;
+    struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;
+    struct tnn_fgemm_use fgemm_uses[4];   /* by operand layout (products.c) */
+    struct tnn_trainer train;        /* train.c */
+    struct tnn_decoder decoder;      /* generate.c */
 };
 
 #endif

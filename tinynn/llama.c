@@ -1,6 +1,7 @@
-/* The llama architecture: token embedding -> blocks -> final RMSNorm ->
- * tied or untied output projection. Also the realize step that allocates and
- * randomly initialises its parameters. */
+/* The llama family (llama, Qwen2/3, Gemma 3): token embedding -> blocks ->
+ * final RMSNorm -> tied or untied output projection. Its table entry: create
+ * from random init or over a frozen GGUF base with LoRA adapters, the
+ * forward for training and over a KV cache, and the GGUF export. */
 #include "internal.h"
 #include "gguf.h"
 
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tnn_llama_check_config(const tnn_llama_config * c) {
+int tnn_llama_check_config(const tnn_model_config * c) {
     if (c == NULL) {
         return tnn_fail(TNN_ERR_ARG, "config is NULL");
     }
@@ -65,32 +66,44 @@ int tnn_llama_check_config(const tnn_llama_config * c) {
     return TNN_OK;
 }
 
-/* ---- realize ------------------------------------------------------------ */
+/* ---- create ----------------------------------------------------------------- */
 
-int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
-                      int32_t * tokens_handle, int32_t * positions_handle) {
-    int status = tnn_realize_begin(s, tokens_handle != NULL && positions_handle != NULL, "tnn_realize_llama");
+/* A llama struct for s->model, its blocks not yet filled. */
+static struct tnn_llama * new_llama(tnn_session * s) {
+    struct tnn_llama * m = calloc(1, sizeof(*m));
+    if (m != NULL) {
+        m->cfg = &s->model.cfg;
+        m->blocks = calloc((size_t) s->model.cfg.n_layers, sizeof(*m->blocks));
+        if (m->blocks == NULL) {
+            free(m);
+            m = NULL;
+        }
+    }
+    s->model.params = m;
+    return m;
+}
+
+void tnn_llama_free(void * params) {
+    struct tnn_llama * m = params;
+    if (m != NULL) {
+        free(m->blocks);
+        free(m);
+    }
+}
+
+int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
+    const tnn_model_config * cfg = &desc->config;
+    int status = tnn_llama_check_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
-    status = tnn_llama_check_config(cfg);
-    if (status != TNN_OK) {
-        return status;
-    }
-    struct tnn_llama * m = &s->model;
-    m->cfg = *cfg;
-    m->blocks = calloc((size_t) cfg->n_layers, sizeof(*m->blocks));
-    const size_t n_tensors = 8 + (size_t) cfg->n_layers * 16;
-    struct ggml_init_params ip = {
-        .mem_size = n_tensors * ggml_tensor_overhead(),
-        .mem_buffer = NULL,
-        .no_alloc = true,
-    };
-    s->ctx_static = ggml_init(ip);
-    if (m->blocks == NULL || s->ctx_static == NULL) {
+    s->model.cfg = *cfg;
+    struct tnn_llama * m = new_llama(s);
+    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * 16);
+    if (m == NULL || s->model.ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
-    struct ggml_context * ctx = s->ctx_static;
+    struct ggml_context * ctx = s->model.ctx;
 
     const bool lens = cfg->donor_d_in > 0 && cfg->donor_d_in != cfg->d_model;
     const int64_t embd_width = lens ? cfg->donor_d_in : cfg->d_model;
@@ -125,18 +138,17 @@ int tnn_realize_llama(tnn_session * s, const tnn_llama_config * cfg,
         status = tnn_add_param(s, m->output);
     }
     m->head = m->output ? m->output : m->token_embd;
-
-    if (status != TNN_OK) {
-        return status;
-    }
-    return tnn_finish_token_model(s, tokens_handle, positions_handle);
+    return status != TNN_OK ? status : tnn_add_token_inputs(s);
 }
 
-/* ---- realize a frozen GGUF base with LoRA adapters ------------------------ */
+/* ---- create over a frozen GGUF base with LoRA adapters ------------------------ */
 
 static int check_lora_config(const tnn_lora_config * lora) {
     if (lora == NULL) {
         return tnn_fail(TNN_ERR_ARG, "LoRA config is NULL");
+    }
+    if (lora->rank == 0 && lora->targets == 0) {
+        return TNN_OK;   /* no adapters: a base to generate with */
     }
     if (lora->rank < 1) {
         return tnn_fail(TNN_ERR_ARG, "LoRA rank must be at least 1, got %d", lora->rank);
@@ -154,47 +166,9 @@ static int check_lora_config(const tnn_lora_config * lora) {
     return TNN_OK;
 }
 
-/* Give the base tensors their memory: in place in the mapped file when the
- * backend computes on host memory, else a device copy (the map is let go
- * once the fast copies are made from it). */
-static int place_base_weights(tnn_session * s, const char * path) {
-    int status = tnn_map_file(path, &s->base_file);
-    if (status != TNN_OK) {
-        return status;
-    }
-    const size_t data_offset = gguf_get_data_offset(s->gguf_base);
-    char * data = (char *) s->base_file.addr + data_offset;
-    const size_t data_size = s->base_file.size - data_offset;
-    /* in place needs ggml's 32-byte tensor alignment; GGUF's default is 32 */
-    const bool in_place = tnn_backend_uses_host_memory() && ((uintptr_t) data % 32) == 0;
-    if (in_place) {
-        s->buf_base = ggml_backend_dev_buffer_from_host_ptr(ggml_backend_get_device(s->backend), data,
-                                                             data_size, data_size);
-    } else {
-        s->buf_base = ggml_backend_alloc_ctx_tensors(s->ctx_base, s->backend);
-    }
-    if (s->buf_base == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the base model", tnn_backend_name());
-    }
-    for (int64_t i = 0; i < gguf_get_n_tensors(s->gguf_base); ++i) {
-        struct ggml_tensor * t = ggml_get_tensor(s->ctx_base, gguf_get_tensor_name(s->gguf_base, i));
-        char * src = data + gguf_get_tensor_offset(s->gguf_base, i);
-        if (in_place) {
-            if (ggml_backend_tensor_alloc(s->buf_base, t, src) != GGML_STATUS_SUCCESS) {
-                return tnn_fail(TNN_ERR_ALLOC, "cannot place tensor %s in the mapped file", t->name);
-            }
-        } else {
-            ggml_backend_tensor_set(t, src, 0, ggml_nbytes(t));
-        }
-    }
-    s->base_in_place = in_place;
-    return TNN_OK;
-}
-
-static int bind_base(tnn_session * s) {
-    struct tnn_llama * m = &s->model;
-    const tnn_llama_config * cfg = &m->cfg;
-    struct ggml_context * base = s->ctx_base;
+static int bind_base(tnn_session * s, struct tnn_llama * m) {
+    const tnn_model_config * cfg = m->cfg;
+    struct ggml_context * base = s->base.ctx;
     m->token_embd = ggml_get_tensor(base, "token_embd.weight");
     m->output_norm = ggml_get_tensor(base, "output_norm.weight");
     m->output = cfg->untied ? ggml_get_tensor(base, "output.weight") : NULL;
@@ -215,36 +189,28 @@ static int bind_base(tnn_session * s) {
     return TNN_OK;
 }
 
-int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_config * lora,
-                         int32_t * tokens_handle, int32_t * positions_handle) {
-    if (s == NULL || tokens_handle == NULL || positions_handle == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "tnn_realize_for_mmap: NULL argument");
-    }
-    if (s->realized || s->ctx_base != NULL) {
-        return tnn_fail(TNN_ERR_STATE, "realize called twice on one session");
-    }
+static int create_on_base(tnn_session * s, const tnn_model_desc * desc) {
+    const tnn_lora_config * lora = &desc->lora;
     int status = check_lora_config(lora);
+    if (status == TNN_OK) {
+        status = tnn_base_open(s, desc->base_gguf);
+    }
     if (status != TNN_OK) {
         return status;
     }
-    struct tnn_llama * m = &s->model;
-    status = tnn_gguf_open(path, &m->cfg, &s->gguf_base, &s->ctx_base);
-    if (status != TNN_OK) {
+    tnn_model_config * cfg = &s->model.cfg;
+    cfg->t_seq = lora->t_seq;
+    cfg->t_batch = lora->t_batch;
+    cfg->init_scale = lora->init_scale;
+    cfg->seed = lora->seed;
+    if ((status = tnn_llama_check_config(cfg)) != TNN_OK) {
         return status;
     }
-    snprintf(s->base_arch, sizeof(s->base_arch), "%s", tnn_gguf_arch(s->gguf_base));
-    m->cfg.t_seq = lora->t_seq;
-    m->cfg.t_batch = lora->t_batch;
-    m->cfg.init_scale = lora->init_scale;
-    m->cfg.seed = lora->seed;
-    if ((status = tnn_llama_check_config(&m->cfg)) != TNN_OK) {
-        return status;
-    }
-    m->blocks = calloc((size_t) m->cfg.n_layers, sizeof(*m->blocks));
-    if (m->blocks == NULL) {
+    struct tnn_llama * m = new_llama(s);
+    if (m == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
-    if ((status = bind_base(s)) != TNN_OK) {
+    if ((status = bind_base(s, m)) != TNN_OK) {
         return status;
     }
     for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
@@ -258,90 +224,141 @@ int tnn_realize_for_mmap(tnn_session * s, const char * path, const tnn_lora_conf
                             lora->rank, tnn_lora_slot_name(slot), (long long) max_rank);
         }
     }
-    if ((status = place_base_weights(s, path)) != TNN_OK) {
+    if ((status = tnn_base_place(s, lora->base_compute == TNN_BASE_FAST)) != TNN_OK) {
         return status;
     }
-    if (lora->base_compute == TNN_BASE_FAST && (status = tnn_frozen_prepare(s)) != TNN_OK) {
-        return status;
-    }
-    if (!s->base_in_place) {
-        tnn_unmap_file(&s->base_file);
-    }
-    for (struct ggml_tensor * t = ggml_get_first_tensor(s->ctx_base); t != NULL;
-         t = ggml_get_next_tensor(s->ctx_base, t)) {
-        if (tnn_table_add(s, t, TNN_KIND_FROZEN, -1) < 0) {
-            return TNN_ERR_ALLOC;
-        }
-    }
-
-    struct ggml_init_params ip = {
-        .mem_size = (8 + (size_t) m->cfg.n_layers * 2 * TNN_LORA_SLOTS) * ggml_tensor_overhead(),
-        .mem_buffer = NULL,
-        .no_alloc = true,
-    };
-    s->ctx_static = ggml_init(ip);
-    if (s->ctx_static == NULL) {
+    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * 2 * TNN_LORA_SLOTS);
+    if (s->model.ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the adapters");
     }
-    for (int32_t l = 0; l < m->cfg.n_layers; ++l) {
+    for (int32_t l = 0; l < cfg->n_layers && lora->rank > 0; ++l) {
         struct tnn_block * b = &m->blocks[l];
-        tnn_block_add_lora(s->ctx_static, b, l, lora);
+        tnn_block_add_lora(s->model.ctx, b, l, lora);
         for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
             if (b->lora_a[slot] && (tnn_add_param(s, b->lora_a[slot]) || tnn_add_param(s, b->lora_b[slot]))) {
                 return TNN_ERR_ALLOC;
             }
         }
     }
-    s->lora = *lora;
-    s->has_lora = true;
-    return tnn_finish_token_model(s, tokens_handle, positions_handle);
+    s->model.lora = *lora;
+    s->model.has_lora = lora->rank > 0;
+    return tnn_add_token_inputs(s);
 }
 
 /* ---- forward ------------------------------------------------------------ */
 
-struct ggml_tensor * tnn_embed(struct ggml_context * ctx, const struct tnn_llama * m,
-                               struct ggml_tensor * tokens) {
-    struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, tokens);
-    if (m->cfg.embd_scale) {
-        x = ggml_scale(ctx, x, sqrtf((float) m->cfg.d_model));
+struct ggml_tensor * tnn_llama_embed(struct ggml_context * ctx, const struct tnn_llama * m,
+                                     struct ggml_tensor * tokens) {
+    struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, tokens);   /* [d or donor_d, n] */
+    if (m->cfg->embd_scale) {
+        x = ggml_scale(ctx, x, sqrtf((float) m->cfg->d_model));
+    }
+    if (m->embd_proj) {
+        x = ggml_mul_mat(ctx, m->embd_proj, x);                            /* [d, n] */
     }
     return x;
 }
 
-struct ggml_tensor * tnn_llama_forward(struct ggml_context * ctx, const struct tnn_llama * m,
-                                       struct ggml_tensor * tokens, struct ggml_tensor * positions) {
-    const tnn_llama_config * cfg = &m->cfg;
-    struct ggml_tensor * x = tnn_embed(ctx, m, tokens);                    /* [d or donor_d, n] */
-    if (m->embd_proj) {
-        x = ggml_mul_mat(ctx, m->embd_proj, x);                            /* [d, n] */
-    }
+/* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */
+static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_model * model,
+                                    const struct tnn_forward_inputs * in) {
+    const struct tnn_llama * m = tnn_llama_of(model);
+    const tnn_model_config * cfg = m->cfg;
+    struct ggml_tensor * x = tnn_llama_embed(ctx, m, in->tokens);
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         const struct tnn_block * b = &m->blocks[l];
-        x = tnn_block_forward(ctx, b, x, positions, b->local ? m->swa_mask : m->causal_mask, cfg, NULL);
+        x = tnn_block_forward(ctx, b, x, in->positions, b->local ? in->swa_mask : in->causal_mask, cfg, NULL);
     }
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
     return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n] */
 }
 
-/* ---- warm start ------------------------------------------------------------ */
-
-int tnn_upload_donor(tnn_session * s, const float * data, size_t n_floats) {
-    if (s == NULL || data == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "upload_donor: NULL argument");
+/* tokens, positions [n] -> logits [vocab, 1] of the last token, as forward
+ * but over the caches, and with the output head run on the last token only:
+ * a prompt's other logits are never read. */
+static struct ggml_tensor * forward_cached(struct ggml_context * ctx, const struct tnn_model * model,
+                                           const struct tnn_decode_inputs * in) {
+    const struct tnn_llama * m = tnn_llama_of(model);
+    const tnn_model_config * cfg = m->cfg;
+    struct ggml_tensor * x = tnn_llama_embed(ctx, m, in->tokens);
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        struct tnn_kv_step kv = {
+            .k_cache = in->k_caches[l], .v_cache = in->v_caches[l],
+            .kv_rows = in->rows, .kq_mask = in->mask, .n_kv = in->n_kv, .flash = in->flash,
+        };
+        struct tnn_block block = m->blocks[l];
+        if (in->base_only) {
+            for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
+                block.lora_a[slot] = block.lora_b[slot] = NULL;
+            }
+        }
+        x = tnn_block_forward(ctx, &block, x, in->positions, NULL, cfg, &kv);
     }
-    if (!s->realized || s->has_lora) {
-        return tnn_fail(TNN_ERR_STATE, "upload_donor before realize_scratch: the warm window "
-                        "opens when the random-init model is realized");
-    }
-    if (s->built) {
-        return tnn_fail(TNN_ERR_STATE, "upload_donor after build: the warm window is closed "
-                        "(the donor would not be what training starts from)");
-    }
-    const struct ggml_tensor * e = s->model.token_embd;
-    if (n_floats != (size_t) ggml_nelements(e)) {
-        return tnn_fail(TNN_ERR_ARG, "upload_donor: the embedding holds %lld x %lld floats, got %zu",
-                        (long long) e->ne[1], (long long) e->ne[0], n_floats);
-    }
-    ggml_backend_tensor_set(s->model.token_embd, data, 0, n_floats * sizeof(float));
-    return TNN_OK;
+    x = ggml_view_1d(ctx, x, x->ne[0], (size_t) (in->n - 1) * x->nb[1]);  /* the last token */
+    x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
+    return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, 1] */
 }
+
+/* ---- GGUF export ---------------------------------------------------------------- */
+
+static void gguf_metadata(struct gguf_context * gguf, const tnn_model_config * cfg) {
+    const uint32_t head_dim = (uint32_t) tnn_head_dim(cfg);
+    gguf_set_val_str(gguf, "general.architecture", "llama");
+    gguf_set_val_str(gguf, "general.name", "toy");
+    gguf_set_val_u32(gguf, "general.file_type", 0);   /* all F32 */
+    gguf_set_val_u32(gguf, "llama.context_length", (uint32_t) cfg->t_seq);
+    gguf_set_val_u32(gguf, "llama.embedding_length", (uint32_t) cfg->d_model);
+    gguf_set_val_u32(gguf, "llama.block_count", (uint32_t) cfg->n_layers);
+    gguf_set_val_u32(gguf, "llama.feed_forward_length", (uint32_t) cfg->d_ff);
+    gguf_set_val_u32(gguf, "llama.attention.head_count", (uint32_t) cfg->n_heads);
+    gguf_set_val_u32(gguf, "llama.attention.head_count_kv", (uint32_t) cfg->n_kv_heads);
+    gguf_set_val_f32(gguf, "llama.attention.layer_norm_rms_epsilon", cfg->rms_eps);
+    gguf_set_val_f32(gguf, "llama.rope.freq_base", cfg->rope_base);
+    gguf_set_val_u32(gguf, "llama.rope.dimension_count", head_dim);
+    gguf_set_val_u32(gguf, "llama.vocab_size", (uint32_t) cfg->vocab);
+    gguf_set_val_str(gguf, "tokenizer.ggml.model", "none");
+}
+
+/* A model with a donor lens is written with the lens folded into its
+ * embedding, E' [d_model, vocab] = lens^T E (E [donor_d, vocab], lens
+ * [donor_d, d_model]), so that llama.cpp sees a plain llama. */
+static struct ggml_tensor * gguf_tensor(struct ggml_context * host, const struct tnn_model * model,
+                                        struct ggml_tensor * param) {
+    const struct tnn_llama * m = tnn_llama_of(model);
+    if (m->embd_proj == NULL || (param != m->token_embd && param != m->embd_proj)) {
+        return tnn_host_copy(host, param);
+    }
+    if (param == m->embd_proj) {
+        return NULL;
+    }
+    const struct ggml_tensor * e = m->token_embd, * p = m->embd_proj;
+    const int64_t donor_d = e->ne[0], vocab = e->ne[1], d_model = p->ne[1];
+    const struct ggml_tensor * e_host = tnn_host_copy(host, m->token_embd);
+    const struct ggml_tensor * p_host = tnn_host_copy(host, m->embd_proj);
+    struct ggml_tensor * out = ggml_new_tensor_2d(host, GGML_TYPE_F32, d_model, vocab);
+    ggml_set_name(out, "token_embd.weight");
+    const float * E = e_host->data, * P = p_host->data;
+    float * O = out->data;
+    for (int64_t v = 0; v < vocab; ++v) {
+        for (int64_t j = 0; j < d_model; ++j) {
+            double acc = 0.0;
+            for (int64_t i = 0; i < donor_d; ++i) {
+                acc += (double) P[i + j * donor_d] * E[i + v * donor_d];
+            }
+            O[j + v * d_model] = (float) acc;
+        }
+    }
+    return out;
+}
+
+const struct tnn_arch tnn_arch_llama = {
+    .name = "llama",
+    .create = tnn_llama_create,
+    .create_on_base = create_on_base,
+    .forward = forward,
+    .forward_cached = forward_cached,
+    .gguf_metadata = gguf_metadata,
+    .gguf_tensor = gguf_tensor,
+    .learned_positions = false,
+    .free_params = tnn_llama_free,
+};

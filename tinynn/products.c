@@ -146,7 +146,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
             copies[n_copies++] = node->src[0];
             copies[n_copies++] = node->src[1];
             struct ggml_tensor * srcs[2] = { x, y };
-            tnn_become_custom(s->ctx_compute, node, skinny_node, NULL, srcs, 2);
+            tnn_become_custom(s->train.ctx_graph, node, skinny_node, NULL, srcs, 2);
             continue;
         }
         if (!fgemm_takes(node)) {
@@ -172,7 +172,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
             copies[n_copies++] = node->src[1];
         }
         struct ggml_tensor * srcs[2] = { a_source ? a_source : node->src[0], b_source ? b_source : node->src[1] };
-        tnn_become_custom(s->ctx_compute, node, fgemm_node, use, srcs, 2);
+        tnn_become_custom(s->train.ctx_graph, node, fgemm_node, use, srcs, 2);
         used = true;
     }
     drop_unread_copies(graph, copies, n_copies);

@@ -61,25 +61,14 @@ void tnn_session_free(tnn_session * s) {
     if (s == NULL) {
         return;
     }
-    if (s->galloc)      ggml_gallocr_free(s->galloc);
-    tnn_kv_free(s);
-    if (s->ctx_compute) ggml_free(s->ctx_compute);
-    if (s->buf_opt)     ggml_backend_buffer_free(s->buf_opt);
-    if (s->ctx_opt)     ggml_free(s->ctx_opt);
-    if (s->buf_static)  ggml_backend_buffer_free(s->buf_static);
-    if (s->ctx_static)  ggml_free(s->ctx_static);
-    if (s->buf_frozen)  ggml_backend_buffer_free(s->buf_frozen);
-    if (s->ctx_frozen)  ggml_free(s->ctx_frozen);
-    free(s->frozen_pairs);
+    tnn_trainer_free(&s->train);
+    tnn_decoder_free(&s->decoder);
+    if (s->model.buf)   ggml_backend_buffer_free(s->model.buf);
+    if (s->model.ctx)   ggml_free(s->model.ctx);
+    if (s->model.arch)  s->model.arch->free_params(s->model.params);
     free(s->cpu_scratch.data);
-    if (s->buf_base)    ggml_backend_buffer_free(s->buf_base);
-    if (s->ctx_base)    ggml_free(s->ctx_base);
-    if (s->gguf_base)   gguf_free(s->gguf_base);
-    tnn_unmap_file(&s->base_file);
+    tnn_base_free(&s->base);
     if (s->backend)     ggml_backend_free(s->backend);
-    free(s->model.blocks);
-    free(s->gpt2.blocks);
-    free(s->vit.blocks);
     free(s->table);
     free(s);
 }
@@ -201,7 +190,7 @@ static int check_positions(const int32_t * positions, int64_t n, int64_t n_ctx) 
  * n_tokens / n_labelled makes it the mean over the labelled ones. */
 static int upload_labels(tnn_session * s, const int32_t * ids) {
     const int64_t vocab = s->model.cfg.vocab;
-    const int64_t n = ggml_nelements(s->labels);
+    const int64_t n = ggml_nelements(s->train.labels);
     int64_t n_labelled = 0;
     for (int64_t i = 0; i < n; ++i) {
         if (ids[i] == -1) {
@@ -213,9 +202,9 @@ static int upload_labels(tnn_session * s, const int32_t * ids) {
         }
         n_labelled++;
     }
-    ggml_backend_tensor_set(s->labels, ids, 0, (size_t) n * sizeof(int32_t));
+    ggml_backend_tensor_set(s->train.labels, ids, 0, (size_t) n * sizeof(int32_t));
     const float scale = n_labelled > 0 ? (float) n / (float) n_labelled : 0.0f;
-    ggml_backend_tensor_set(s->loss_scale, &scale, 0, sizeof(float));
+    ggml_backend_tensor_set(s->train.loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;
 }
 
@@ -243,7 +232,7 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
             break;
         case TNN_KIND_POSITIONS:
             /* GPT-2's positions index its learned table (RoPE takes any) */
-            if (s->arch == TNN_ARCH_GPT2) {
+            if (s->model.arch->learned_positions) {
                 status = check_positions((const int32_t *) data, ggml_nelements(e->tensor),
                                          s->model.cfg.t_seq);
                 if (status != TNN_OK) {
@@ -273,12 +262,12 @@ int tnn_download(tnn_session * s, int32_t handle, void * data, size_t nbytes) {
 }
 
 int tnn_set_loss_scale(tnn_session * s, float scale) {
-    if (s == NULL || s->loss_scale == NULL) {
+    if (s == NULL || s->train.loss_scale == NULL) {
         return tnn_fail(TNN_ERR_STATE, "set_loss_scale before build_training_step");
     }
     if (!(scale >= 0.0f) || scale > 1e30f) {
         return tnn_fail(TNN_ERR_ARG, "the loss scale must be a finite number >= 0, got %g", scale);
     }
-    ggml_backend_tensor_set(s->loss_scale, &scale, 0, sizeof(float));
+    ggml_backend_tensor_set(s->train.loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;
 }

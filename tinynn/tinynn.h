@@ -8,8 +8,10 @@
  * The life of a training session:
  *
  *   tnn_session_new        -> a session on this library's backend
- *   tnn_realize_llama      -> parameters (seeded random init) and the input
- *                             tensors (token ids, positions) for one batch shape
+ *   tnn_realize            -> the model a tnn_model_desc describes: parameters
+ *                             (seeded random init, or adapters over a mapped
+ *                             GGUF) and its inputs (token ids and positions,
+ *                             or images) for one batch shape
  *   tnn_build_training_step-> forward + cross-entropy + backward + AdamW baked
  *                             into one ggml graph; hands back the handles of the
  *                             loss, the labels and the AdamW hyper-parameter row
@@ -77,10 +79,10 @@ enum tnn_lora_target {
 
 typedef struct tnn_session tnn_session;
 
-/* A decoder's shape and the batch shape it trains on: a llama model
- * (tnn_realize_llama, tnn_realize_for_mmap) or a GPT-2 (tnn_realize_gpt2,
- * which reads the fields its comment names). */
-typedef struct tnn_llama_config {
+/* A token model's shape and the batch shape it trains on. Every field is
+ * read by the llama family; GPT-2 reads those its description in
+ * tnn_model_desc names. */
+typedef struct tnn_model_config {
     int32_t vocab;        /* token ids are 0 .. vocab-1 */
     int32_t d_model;      /* residual width */
     int32_t n_layers;
@@ -115,7 +117,7 @@ typedef struct tnn_llama_config {
     int32_t swa_period;   /* with swa_window: layer l is global (full causal attention, base
                              rope_base) when l % swa_period == swa_period - 1, else local */
     float   rope_base_swa;/* with swa_window: the local layers' RoPE base */
-} tnn_llama_config;
+} tnn_model_config;
 
 /* The last error message of the calling thread ("" when none). */
 const char * tnn_last_error(void);
@@ -135,22 +137,6 @@ const char * tnn_backend_variant(void);
  * count (ignored by GPU backends except for host-side work). */
 int tnn_session_new(int32_t n_threads, tnn_session ** out);
 void tnn_session_free(tnn_session * session);
-
-/* Allocate the llama parameters with seeded random init (norm weights 1,
- * biases 0, matrices N(0, init_scale^2)) and the token and position inputs.
- * Hands back the handles of the two inputs. Once per session. */
-int tnn_realize_llama(tnn_session * session, const tnn_llama_config * config,
-                      int32_t * tokens_handle, int32_t * positions_handle);
-
-/* A GPT-2 from seeded random init: learned absolute positions (t_seq of
- * them), pre-LayerNorm blocks (weight and bias) with fused q/k/v and biases
- * on every projection, causal attention, a tanh-GELU MLP of width d_ff, a
- * final LayerNorm and the LM head tied to the token embedding; llama.cpp's
- * GPT-2 tensor names. Reads vocab, d_model, n_layers, n_heads (n_kv_heads
- * must equal it), d_ff, t_seq, t_batch, rms_eps (the LayerNorm epsilon),
- * init_scale and seed. Once per session, instead of tnn_realize_llama. */
-int tnn_realize_gpt2(tnn_session * session, const tnn_llama_config * config,
-                     int32_t * tokens_handle, int32_t * positions_handle);
 
 /* A ViT image classifier: each image is n_patches flattened patches of
  * patch_dim floats, embedded by one linear map; a class token (the learned
@@ -172,11 +158,6 @@ typedef struct tnn_vit_config {
     float   init_scale;   /* std of the random matrices */
     uint64_t seed;
 } tnn_vit_config;
-
-/* Allocate a ViT with seeded random init (as tnn_realize_llama) and its
- * images input (float32 [patch_dim, n_patches, t_batch], kind
- * TNN_KIND_IMAGES). Once per session. */
-int tnn_realize_vit(tnn_session * session, const tnn_vit_config * config, int32_t * images_handle);
 
 /* Warm start: overwrite the token embedding with a donor's rows (float32,
  * vocab rows of the table's width, row-major) between realize and build — the
@@ -208,7 +189,7 @@ typedef struct tnn_lora_config {
  * init_scale and seed are left 0. Fails with a one-line reason on a missing
  * file, a non-GGUF or truncated file, another architecture, a tensor type
  * tinynn cannot back-propagate through, or a tensor of the wrong shape. */
-int tnn_gguf_llama_config(const char * path, tnn_llama_config * config);
+int tnn_gguf_llama_config(const char * path, tnn_model_config * config);
 
 /* Check that a file is well-formed GGUF by ggml's own parser (header, every
  * key/value, every tensor info), whatever its architecture. Python reads a
@@ -216,13 +197,55 @@ int tnn_gguf_llama_config(const char * path, tnn_llama_config * config);
  * loop without end on a corrupt file. */
 int tnn_gguf_check(const char * path);
 
-/* Map a llama GGUF as a frozen base (weights stay in their stored types; on
- * the CPU they are used in place from the mapped file) and add LoRA adapters
- * A [d_in, rank], B [rank, d_out] on the chosen targets of every block: the
- * only trainable tensors. Hands back the token and position input handles.
- * Once per session, instead of tnn_realize_llama. */
-int tnn_realize_for_mmap(tnn_session * session, const char * path, const tnn_lora_config * lora,
-                         int32_t * tokens_handle, int32_t * positions_handle);
+/* What tnn_realize builds: a model from seeded random init (arch names
+ * the architecture), or LoRA adapters over a llama-family GGUF (base_gguf).
+ *
+ *   arch "llama"  decoder-only transformer: RMSNorm, RoPE, grouped-query
+ *                 attention, SwiGLU (or GEGLU), tied or untied head; every
+ *                 field of config (Qwen2/3 and Gemma 3 shapes too)
+ *   arch "gpt2"   learned absolute positions (t_seq of them), pre-LayerNorm
+ *                 blocks (weight and bias) with fused q/k/v and biases on
+ *                 every projection, causal attention, a tanh-GELU MLP, a
+ *                 final LayerNorm and the LM head tied to the token
+ *                 embedding, in llama.cpp's GPT-2 tensor names. Reads vocab,
+ *                 d_model, n_layers, n_heads (n_kv_heads must equal it),
+ *                 d_ff, t_seq, t_batch, rms_eps (the LayerNorm epsilon),
+ *                 init_scale and seed of config
+ *   arch "vit"    an image classifier from vit: each image is n_patches
+ *                 flattened patches of patch_dim floats, embedded by one
+ *                 linear map; a class token (the learned embedding of
+ *                 position 0, whose patch is zeros) in front, learned
+ *                 positions, pre-LayerNorm blocks with bidirectional
+ *                 attention and a GELU MLP, and the final LayerNorm of the
+ *                 class token through a linear head to n_classes logits.
+ *                 Labels are one class id per image
+ *   arch "llama-postnorm"  the llama block with its norms after each
+ *                 residual add (the original Transformer's placement):
+ *                 a small variant that shows what adding an architecture takes
+ *   base_gguf     map a llama, qwen2, qwen3 or gemma3 GGUF as a frozen base
+ *                 (weights stay in their stored types; on the CPU they are
+ *                 used in place from the mapped file) and add LoRA adapters
+ *                 A [d_in, rank], B [rank, d_out] on lora's targets of every
+ *                 block, the only trainable tensors. lora.rank 0 adds none:
+ *                 a base to generate with, not to train
+ *
+ * Norm weights start at 1, biases and LoRA B at 0, matrices N(0,
+ * init_scale^2) from the seed. A full fine-tune or a warm start realizes
+ * "llama" and uploads the weights it starts from. */
+typedef struct tnn_model_desc {
+    const char *      arch;       /* from scratch: "llama", "gpt2", "vit", "llama-postnorm" */
+    tnn_model_config  config;     /* token models: shape and batch shape */
+    tnn_vit_config    vit;        /* arch "vit" */
+    const char *      base_gguf;  /* instead of arch: a GGUF path */
+    tnn_lora_config   lora;       /* with base_gguf; t_seq, t_batch, init_scale and seed
+                                     are read from here, the shape from the file */
+} tnn_model_desc;
+
+/* Realize what desc describes, once per session. Hands back the input
+ * handles: token ids and positions (int32 [t_seq * t_batch] each), or for
+ * a ViT the images (float32 [patch_dim, n_patches, t_batch], kind
+ * TNN_KIND_IMAGES) and -1. */
+int tnn_realize(tnn_session * session, const tnn_model_desc * desc, int32_t * input_handles);
 
 /* Bake forward + cross-entropy + backward + AdamW into one graph, and a
  * forward-only graph that produces logits. Hands back the handles of the loss

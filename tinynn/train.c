@@ -12,7 +12,7 @@
 
 /* Nodes a graph may hold: the forward is ~40 nodes a layer, the backward
  * roughly triples that, and AdamW adds one per parameter. */
-static size_t graph_size_for(const tnn_llama_config * cfg) {
+static size_t graph_size_for(const tnn_model_config * cfg) {
     return 4096 + (size_t) cfg->n_layers * 1024;
 }
 
@@ -28,9 +28,9 @@ static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_contex
     }
     struct ggml_tensor * norm = ggml_sqrt(ctx, sum_sq);
     /* a copy in static memory, so the norm can be read after the step */
-    ggml_build_forward_expand(graph, ggml_cpy(ctx, norm, s->grad_norm));
-    struct ggml_tensor * ratio = ggml_clamp(ctx, ggml_scale(ctx, norm, 1.0f / s->clip_norm), 1.0f, INFINITY);
-    return ggml_div(ctx, s->clip_one, ratio);
+    ggml_build_forward_expand(graph, ggml_cpy(ctx, norm, s->train.grad_norm));
+    struct ggml_tensor * ratio = ggml_clamp(ctx, ggml_scale(ctx, norm, 1.0f / s->train.clip_norm), 1.0f, INFINITY);
+    return ggml_div(ctx, s->train.clip_one, ratio);
 }
 
 /* The index of the only node of graph that reads t, or -1. */
@@ -136,21 +136,17 @@ static int fill_causal_mask(struct ggml_tensor * mask, int64_t window) {
 
 /* The realized architecture's forward: its inputs -> logits [vocab, n]. */
 static struct ggml_tensor * model_forward(tnn_session * s, struct ggml_context * ctx) {
-    switch (s->arch) {
-        case TNN_ARCH_GPT2:
-            return tnn_gpt2_forward(ctx, &s->gpt2, &s->model.cfg, s->tokens, s->positions,
-                                    s->model.causal_mask);
-        case TNN_ARCH_VIT:
-            return tnn_vit_forward(ctx, &s->vit);
-        default:
-            return tnn_llama_forward(ctx, &s->model, s->tokens, s->positions);
-    }
+    const struct tnn_forward_inputs in = {
+        .tokens = s->model.tokens, .positions = s->model.positions, .images = s->model.images,
+        .causal_mask = s->train.causal_mask, .swa_mask = s->train.swa_mask,
+    };
+    return s->model.arch->forward(ctx, &s->model, &in);
 }
 
-/* The loss of logits against s->labels: the mean cross-entropy over the
- * tokens, times s->loss_scale (which makes it the mean over the labelled). */
+/* The loss of logits against s->train.labels: the mean cross-entropy over the
+ * tokens, times s->train.loss_scale (which makes it the mean over the labelled). */
 static struct ggml_tensor * mean_loss(tnn_session * s, struct ggml_context * ctx, struct ggml_tensor * logits) {
-    return ggml_mul(ctx, tnn_cross_entropy(ctx, logits, s->labels), s->loss_scale);
+    return ggml_mul(ctx, tnn_cross_entropy(ctx, logits, s->train.labels), s->train.loss_scale);
 }
 
 int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle,
@@ -162,10 +158,18 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     if (!s->realized) {
         return tnn_fail(TNN_ERR_STATE, "build_training_step before realize: realize the model first");
     }
-    if (s->built) {
+    if (s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "build_training_step called twice on one session");
     }
-    const tnn_llama_config * cfg = &s->model.cfg;
+    bool trainable = false;
+    for (int32_t h = 0; h < s->n_table; ++h) {
+        trainable = trainable || s->table[h].kind == TNN_KIND_PARAM;
+    }
+    if (!trainable) {
+        return tnn_fail(TNN_ERR_STATE, "build_training_step: the model has nothing to train "
+                        "(a base realized without adapters runs generation only)");
+    }
+    const tnn_model_config * cfg = &s->model.cfg;
     const size_t graph_size = graph_size_for(cfg);
 
     /* The labels (int32 ids) and the AdamW row live with the inputs: small
@@ -175,64 +179,64 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         .mem_buffer = NULL,
         .no_alloc = true,
     };
-    s->ctx_compute = ggml_init(ip);
+    s->train.ctx_graph = ggml_init(ip);
     struct ggml_init_params op = {
         .mem_size = (size_t) (2 * s->n_table + 8) * ggml_tensor_overhead() * 3,
         .mem_buffer = NULL,
         .no_alloc = true,
     };
-    s->ctx_opt = ggml_init(op);
-    if (s->ctx_compute == NULL || s->ctx_opt == NULL) {
+    s->train.ctx_opt = ggml_init(op);
+    if (s->train.ctx_graph == NULL || s->train.ctx_opt == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the graph contexts");
     }
-    struct ggml_context * ctx = s->ctx_compute;
+    struct ggml_context * ctx = s->train.ctx_graph;
 
-    s->model.causal_mask = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
-    ggml_set_name(s->model.causal_mask, "causal_mask");
-    ggml_set_input(s->model.causal_mask);
+    s->train.causal_mask = ggml_new_tensor_2d(s->train.ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
+    ggml_set_name(s->train.causal_mask, "causal_mask");
+    ggml_set_input(s->train.causal_mask);
     if (cfg->swa_window > 0) {
-        s->model.swa_mask = ggml_new_tensor_2d(s->ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
-        ggml_set_name(s->model.swa_mask, "swa_mask");
-        ggml_set_input(s->model.swa_mask);
+        s->train.swa_mask = ggml_new_tensor_2d(s->train.ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
+        ggml_set_name(s->train.swa_mask, "swa_mask");
+        ggml_set_input(s->train.swa_mask);
     }
-    s->hp = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 7);
-    ggml_set_name(s->hp, "adamw_params");
-    ggml_set_input(s->hp);
-    s->loss_scale = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
-    ggml_set_name(s->loss_scale, "loss_scale");
-    ggml_set_input(s->loss_scale);
-    if (s->clip_norm > 0.0f) {
-        s->grad_norm = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
-        ggml_set_name(s->grad_norm, "grad_norm");
-        ggml_set_output(s->grad_norm);
-        s->clip_one = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
-        ggml_set_name(s->clip_one, "clip_one");
+    s->train.hp = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 7);
+    ggml_set_name(s->train.hp, "adamw_params");
+    ggml_set_input(s->train.hp);
+    s->train.loss_scale = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 1);
+    ggml_set_name(s->train.loss_scale, "loss_scale");
+    ggml_set_input(s->train.loss_scale);
+    if (s->train.clip_norm > 0.0f) {
+        s->train.grad_norm = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 1);
+        ggml_set_name(s->train.grad_norm, "grad_norm");
+        ggml_set_output(s->train.grad_norm);
+        s->train.clip_one = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 1);
+        ggml_set_name(s->train.clip_one, "clip_one");
     }
 
     /* forward + loss (tnn_compute_forward: logits and loss readable). Every
-     * graph copies its loss into s->loss, a tensor of its own, so that it can
+     * graph copies its loss into s->train.loss, a tensor of its own, so that it can
      * be read after whichever graph ran last. */
-    s->loss = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_F32, 1);
-    ggml_set_name(s->loss, "loss");
-    ggml_set_output(s->loss);
-    s->logits = model_forward(s, ctx);
-    ggml_set_name(s->logits, "logits");
-    ggml_set_output(s->logits);
+    s->train.loss = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 1);
+    ggml_set_name(s->train.loss, "loss");
+    ggml_set_output(s->train.loss);
+    s->train.logits = model_forward(s, ctx);
+    ggml_set_name(s->train.logits, "logits");
+    ggml_set_output(s->train.logits);
     /* one label per column of logits: a token, or an image for a ViT */
-    s->labels = ggml_new_tensor_1d(s->ctx_opt, GGML_TYPE_I32, s->logits->ne[1]);
-    ggml_set_name(s->labels, "labels");
-    ggml_set_input(s->labels);
+    s->train.labels = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_I32, s->train.logits->ne[1]);
+    ggml_set_name(s->train.labels, "labels");
+    ggml_set_input(s->train.labels);
     /* The graph that is differentiated: this forward, or, when the frozen
      * head and the loss fuse into one node (head_loss.c), a forward of its
      * own whose logits are never held. */
     const bool fuse_head = tnn_head_loss_fusable(s);
-    struct ggml_tensor * loss = !fuse_head ? mean_loss(s, ctx, s->logits)
-        : ggml_mul(ctx, tnn_head_loss_of_logits(ctx, s->logits, s->labels), s->loss_scale);
-    s->gf = ggml_new_graph_custom(ctx, graph_size, true);
-    ggml_build_forward_expand(s->gf, loss);
+    struct ggml_tensor * loss = !fuse_head ? mean_loss(s, ctx, s->train.logits)
+        : ggml_mul(ctx, tnn_head_loss_of_logits(ctx, s->train.logits, s->train.labels), s->train.loss_scale);
+    s->train.gf = ggml_new_graph_custom(ctx, graph_size, true);
+    ggml_build_forward_expand(s->train.gf, loss);
 
-    struct ggml_tensor * train_logits = s->logits, * train_loss = loss;
-    struct ggml_cgraph * g_train = s->gf;
+    struct ggml_tensor * train_logits = s->train.logits, * train_loss = loss;
+    struct ggml_cgraph * g_train = s->train.gf;
     if (fuse_head) {
         train_logits = model_forward(s, ctx);
         train_loss = mean_loss(s, ctx, train_logits);
@@ -252,22 +256,22 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = ggml_graph_node(g_train, i);
         if (node->flags & (GGML_TENSOR_FLAG_PARAM | GGML_TENSOR_FLAG_LOSS)) {
-            grad_accs[i] = ggml_new_tensor(s->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
+            grad_accs[i] = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
             ggml_format_name(grad_accs[i], "grad.%s", node->name);
         }
     }
 
-    s->gb_grad = ggml_graph_dup(ctx, g_train, true);
-    ggml_build_backward_expand(ctx, s->gb_grad, grad_accs);
-    struct ggml_tensor * loss_copy = ggml_cpy(ctx, loss, s->loss);
-    ggml_build_forward_expand(s->gf, loss_copy);
-    ggml_build_forward_expand(s->gb_grad, fuse_head ? ggml_cpy(ctx, train_loss, s->loss) : loss_copy);
-    int status = fuse_head ? tnn_fuse_head_loss(s, s->gb_grad, train_logits) : TNN_OK;
+    s->train.gb_grad = ggml_graph_dup(ctx, g_train, true);
+    ggml_build_backward_expand(ctx, s->train.gb_grad, grad_accs);
+    struct ggml_tensor * loss_copy = ggml_cpy(ctx, loss, s->train.loss);
+    ggml_build_forward_expand(s->train.gf, loss_copy);
+    ggml_build_forward_expand(s->train.gb_grad, fuse_head ? ggml_cpy(ctx, train_loss, s->train.loss) : loss_copy);
+    int status = fuse_head ? tnn_fuse_head_loss(s, s->train.gb_grad, train_logits) : TNN_OK;
     /* the rewrites onto tinynn's kernels; the forward graph's own nodes too
      * when it has them */
     for (int g = 0; g < (fuse_head ? 2 : 1) && status == TNN_OK; ++g) {
-        struct ggml_cgraph * graph = g == 0 ? s->gb_grad : s->gf;
-        status = s->frozen_pairs != NULL ? tnn_use_fast_copies(s, graph) : TNN_OK;
+        struct ggml_cgraph * graph = g == 0 ? s->train.gb_grad : s->train.gf;
+        status = s->base.pairs != NULL ? tnn_use_fast_copies(s, graph) : TNN_OK;
         if (status == TNN_OK) {
             status = tnn_use_fgemm(s, graph);
         }
@@ -277,10 +281,10 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         return status;
     }
 
-    s->gb_opt = ggml_graph_dup(ctx, s->gb_grad, true);
+    s->train.gb_opt = ggml_graph_dup(ctx, s->train.gb_grad, true);
     /* The update alone (tnn_apply_update): AdamW from the accumulators as
      * they stand, e.g. after the caller replaced them by sums over ranks. */
-    s->gb_update = ggml_new_graph_custom(ctx, graph_size, false);
+    s->train.gb_update = ggml_new_graph_custom(ctx, graph_size, false);
     /* each parameter's gradient in both graphs: the backward's last node
      * (in place on the accumulator) in gb_opt, the accumulator itself in
      * gb_update, which must not recompute the backward */
@@ -297,21 +301,21 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         if (node->flags & GGML_TENSOR_FLAG_PARAM) {
             params[n_params] = node;
             accs[n_params] = grad_accs[i];
-            grads[n_params] = ggml_graph_get_grad(s->gb_opt, node);
+            grads[n_params] = ggml_graph_get_grad(s->train.gb_opt, node);
             n_params++;
         }
     }
     struct ggml_tensor * clip_scale = NULL, * clip_scale_update = NULL;
-    if (s->clip_norm > 0.0f) {
-        clip_scale = build_clip_scale(s, ctx, s->gb_opt, grads, n_params);
-        clip_scale_update = build_clip_scale(s, ctx, s->gb_update, accs, n_params);
+    if (s->train.clip_norm > 0.0f) {
+        clip_scale = build_clip_scale(s, ctx, s->train.gb_opt, grads, n_params);
+        clip_scale_update = build_clip_scale(s, ctx, s->train.gb_update, accs, n_params);
     }
     for (int k = 0; k < n_params; ++k) {
         struct ggml_tensor * node = params[k];
         int32_t param_handle = -1;
         tnn_find(s, node->name, &param_handle);
-        struct ggml_tensor * m = ggml_new_tensor(s->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
-        struct ggml_tensor * v = ggml_new_tensor(s->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
+        struct ggml_tensor * m = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
+        struct ggml_tensor * v = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
         ggml_format_name(m, "adamw_m.%s", node->name);
         ggml_format_name(v, "adamw_v.%s", node->name);
         struct ggml_tensor * grad = grads[k], * acc = accs[k];
@@ -319,8 +323,8 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
             grad = ggml_mul(ctx, grad, clip_scale);
             acc = ggml_mul(ctx, acc, clip_scale_update);
         }
-        ggml_build_forward_expand(s->gb_opt, ggml_opt_step_adamw(ctx, node, grad, m, v, s->hp));
-        ggml_build_forward_expand(s->gb_update, ggml_opt_step_adamw(ctx, node, acc, m, v, s->hp));
+        ggml_build_forward_expand(s->train.gb_opt, ggml_opt_step_adamw(ctx, node, grad, m, v, s->train.hp));
+        ggml_build_forward_expand(s->train.gb_update, ggml_opt_step_adamw(ctx, node, acc, m, v, s->train.hp));
         if (tnn_table_add(s, accs[k], TNN_KIND_GRAD, param_handle) < 0 ||
             tnn_table_add(s, m, TNN_KIND_MOMENT, param_handle) < 0 ||
             tnn_table_add(s, v, TNN_KIND_MOMENT, param_handle) < 0) {
@@ -328,22 +332,22 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
             return TNN_ERR_ALLOC;
         }
     }
-    int adamw_status = tnn_use_fast_adamw(s, s->gb_opt);
+    int adamw_status = tnn_use_fast_adamw(s, s->train.gb_opt);
     if (adamw_status == TNN_OK) {
-        adamw_status = tnn_use_fast_adamw(s, s->gb_update);
+        adamw_status = tnn_use_fast_adamw(s, s->train.gb_update);
     }
     if (adamw_status != TNN_OK) {
         free(params); free(accs); free(grads); free(grad_accs);
         return adamw_status;
     }
-    s->gb_step = graph_writing_gradients(ctx, s->gb_opt, accs, n_params);
+    s->train.gb_step = graph_writing_gradients(ctx, s->train.gb_opt, accs, n_params);
     free(params); free(accs); free(grads); free(grad_accs);
 
     /* An op the backend cannot run would abort inside ggml at compute time
      * (e.g. back-propagating through a quantized weight on a GPU backend
      * whose out_prod takes F32 only): refuse the graph now instead. */
-    for (int i = 0; i < ggml_graph_n_nodes(s->gb_opt); ++i) {
-        struct ggml_tensor * node = ggml_graph_node(s->gb_opt, i);
+    for (int i = 0; i < ggml_graph_n_nodes(s->train.gb_opt); ++i) {
+        struct ggml_tensor * node = ggml_graph_node(s->train.gb_opt, i);
         if (!ggml_backend_supports_op(s->backend, node)) {
             return tnn_fail(TNN_ERR_BACKEND, "the %s backend cannot run %s (%s, type %s) of the training "
                             "graph", tnn_backend_name(), ggml_op_desc(node), node->name,
@@ -351,46 +355,46 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         }
     }
 
-    s->buf_opt = ggml_backend_alloc_ctx_tensors(s->ctx_opt, s->backend);
-    if (s->buf_opt == NULL) {
+    s->train.buf_opt = ggml_backend_alloc_ctx_tensors(s->train.ctx_opt, s->backend);
+    if (s->train.buf_opt == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for gradients and AdamW moments",
                         tnn_backend_name());
     }
-    s->galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(s->backend));
-    if (s->galloc == NULL || !ggml_gallocr_reserve(s->galloc, s->gb_opt)) {
+    s->train.galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(s->backend));
+    if (s->train.galloc == NULL || !ggml_gallocr_reserve(s->train.galloc, s->train.gb_opt)) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the training graph", tnn_backend_name());
     }
     if (getenv("TNN_DEBUG_MEM")) {
         fprintf(stderr, "tinynn: graph %.1f MB, params+inputs %.1f MB, grads+moments %.1f MB, fast base copies %.1f MB\n",
-                ggml_gallocr_get_buffer_size(s->galloc, 0) / 1048576.0,
-                s->buf_static ? ggml_backend_buffer_get_size(s->buf_static) / 1048576.0 : 0.0,
-                s->buf_opt ? ggml_backend_buffer_get_size(s->buf_opt) / 1048576.0 : 0.0,
-                s->buf_frozen ? ggml_backend_buffer_get_size(s->buf_frozen) / 1048576.0 : 0.0);
+                ggml_gallocr_get_buffer_size(s->train.galloc, 0) / 1048576.0,
+                s->model.buf ? ggml_backend_buffer_get_size(s->model.buf) / 1048576.0 : 0.0,
+                s->train.buf_opt ? ggml_backend_buffer_get_size(s->train.buf_opt) / 1048576.0 : 0.0,
+                s->base.buf_copies ? ggml_backend_buffer_get_size(s->base.buf_copies) / 1048576.0 : 0.0);
     }
 
-    int32_t h_labels = tnn_table_add(s, s->labels, TNN_KIND_LABELS, -1);
-    int32_t h_hp     = tnn_table_add(s, s->hp, TNN_KIND_HP, -1);
-    int32_t h_loss   = tnn_table_add(s, s->loss, TNN_KIND_LOSS, -1);
-    int32_t h_logits = tnn_table_add(s, s->logits, TNN_KIND_LOGITS, -1);
-    if (s->grad_norm != NULL && tnn_table_add(s, s->grad_norm, TNN_KIND_GRAD_NORM, -1) < 0) {
+    int32_t h_labels = tnn_table_add(s, s->train.labels, TNN_KIND_LABELS, -1);
+    int32_t h_hp     = tnn_table_add(s, s->train.hp, TNN_KIND_HP, -1);
+    int32_t h_loss   = tnn_table_add(s, s->train.loss, TNN_KIND_LOSS, -1);
+    int32_t h_logits = tnn_table_add(s, s->train.logits, TNN_KIND_LOGITS, -1);
+    if (s->train.grad_norm != NULL && tnn_table_add(s, s->train.grad_norm, TNN_KIND_GRAD_NORM, -1) < 0) {
         return TNN_ERR_ALLOC;
     }
     if (h_labels < 0 || h_hp < 0 || h_loss < 0 || h_logits < 0) {
         return TNN_ERR_ALLOC;
     }
     /* zeroed inputs: a forward before the first upload reads defined memory */
-    ggml_backend_buffer_clear(s->buf_opt, 0);
+    ggml_backend_buffer_clear(s->train.buf_opt, 0);
     const float one = 1.0f;
-    ggml_backend_tensor_set(s->loss_scale, &one, 0, sizeof(float));
-    if (s->clip_one != NULL) {
-        ggml_backend_tensor_set(s->clip_one, &one, 0, sizeof(float));
+    ggml_backend_tensor_set(s->train.loss_scale, &one, 0, sizeof(float));
+    if (s->train.clip_one != NULL) {
+        ggml_backend_tensor_set(s->train.clip_one, &one, 0, sizeof(float));
     }
-    if (fill_causal_mask(s->model.causal_mask, 0) != TNN_OK ||
-        (s->model.swa_mask && fill_causal_mask(s->model.swa_mask, cfg->swa_window) != TNN_OK)) {
+    if (fill_causal_mask(s->train.causal_mask, 0) != TNN_OK ||
+        (s->train.swa_mask && fill_causal_mask(s->train.swa_mask, cfg->swa_window) != TNN_OK)) {
         return TNN_ERR_ALLOC;
     }
 
-    s->built = true;
+    s->train.built = true;
     *loss_handle = h_loss;
     *labels_handle = h_labels;
     *hp_handle = h_hp;
@@ -398,24 +402,31 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     return TNN_OK;
 }
 
+void tnn_trainer_free(struct tnn_trainer * train) {
+    if (train->galloc)    ggml_gallocr_free(train->galloc);
+    if (train->ctx_graph) ggml_free(train->ctx_graph);
+    if (train->buf_opt)   ggml_backend_buffer_free(train->buf_opt);
+    if (train->ctx_opt)   ggml_free(train->ctx_opt);
+}
+
 int tnn_graph_reset(tnn_session * s) {
-    if (s == NULL || !s->built) {
+    if (s == NULL || !s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "graph_reset before build_training_step");
     }
-    ggml_graph_reset(s->gb_opt);   /* grads and moments to 0, loss grad to 1 */
-    s->reset_done = true;
+    ggml_graph_reset(s->train.gb_opt);   /* grads and moments to 0, loss grad to 1 */
+    s->train.reset_done = true;
     return TNN_OK;
 }
 
 int tnn_graph_reset_grads_only(tnn_session * s) {
-    if (s == NULL || !s->built) {
+    if (s == NULL || !s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "graph_reset_grads_only before build_training_step");
     }
-    if (!s->reset_done) {
+    if (!s->train.reset_done) {
         return tnn_fail(TNN_ERR_STATE, "graph_reset_grads_only before the first graph_reset: "
                                        "the first step must reset the AdamW moments too");
     }
-    ggml_graph_reset(s->gb_grad);  /* gb_grad has no AdamW nodes: moments stay */
+    ggml_graph_reset(s->train.gb_grad);  /* gb_grad has no AdamW nodes: moments stay */
     return TNN_OK;
 }
 
@@ -423,26 +434,26 @@ int tnn_graph_reset_grads_only(tnn_session * s) {
  * three graphs share their forward tensors; when we switch graphs the old
  * addresses belong to another layout, so they are forgotten first. */
 static int alloc_graph(tnn_session * s, struct ggml_cgraph * graph) {
-    if (s->allocated != graph) {
-        for (struct ggml_tensor * t = ggml_get_first_tensor(s->ctx_compute); t != NULL;
-             t = ggml_get_next_tensor(s->ctx_compute, t)) {
+    if (s->train.allocated != graph) {
+        for (struct ggml_tensor * t = ggml_get_first_tensor(s->train.ctx_graph); t != NULL;
+             t = ggml_get_next_tensor(s->train.ctx_graph, t)) {
             t->data = NULL;
             t->buffer = NULL;
         }
-        s->allocated = graph;
+        s->train.allocated = graph;
     }
-    if (!ggml_gallocr_alloc_graph(s->galloc, graph)) {
-        s->allocated = NULL;
+    if (!ggml_gallocr_alloc_graph(s->train.galloc, graph)) {
+        s->train.allocated = NULL;
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory laying out the graph", tnn_backend_name());
     }
     return TNN_OK;
 }
 
 static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * what) {
-    if (s == NULL || !s->built) {
+    if (s == NULL || !s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "%s before build_training_step", what);
     }
-    if (graph != s->gf && !s->reset_done) {
+    if (graph != s->train.gf && !s->train.reset_done) {
         return tnn_fail(TNN_ERR_STATE, "%s before graph_reset: reset before the first step", what);
     }
     int status = alloc_graph(s, graph);
@@ -456,30 +467,30 @@ static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * wha
     return TNN_OK;
 }
 
-int tnn_compute_backward(tnn_session * s)  { return compute(s, s ? s->gb_opt : NULL, "compute_backward"); }
+int tnn_compute_backward(tnn_session * s)  { return compute(s, s ? s->train.gb_opt : NULL, "compute_backward"); }
 
 int tnn_compute_step(tnn_session * s) {
-    if (s != NULL && s->built && s->gb_step == NULL) {
+    if (s != NULL && s->train.built && s->train.gb_step == NULL) {
         int status = tnn_graph_reset_grads_only(s);
-        return status != TNN_OK ? status : compute(s, s->gb_opt, "compute_step");
+        return status != TNN_OK ? status : compute(s, s->train.gb_opt, "compute_step");
     }
-    return compute(s, s ? s->gb_step : NULL, "compute_step");
+    return compute(s, s ? s->train.gb_step : NULL, "compute_step");
 }
-int tnn_compute_gradients(tnn_session * s) { return compute(s, s ? s->gb_grad : NULL, "compute_gradients"); }
-int tnn_compute_forward(tnn_session * s)   { return compute(s, s ? s->gf : NULL, "compute_forward"); }
-int tnn_apply_update(tnn_session * s)      { return compute(s, s ? s->gb_update : NULL, "apply_update"); }
+int tnn_compute_gradients(tnn_session * s) { return compute(s, s ? s->train.gb_grad : NULL, "compute_gradients"); }
+int tnn_compute_forward(tnn_session * s)   { return compute(s, s ? s->train.gf : NULL, "compute_forward"); }
+int tnn_apply_update(tnn_session * s)      { return compute(s, s ? s->train.gb_update : NULL, "apply_update"); }
 
 int tnn_enable_grad_clipping(tnn_session * s, float max_norm) {
     if (s == NULL) {
         return tnn_fail(TNN_ERR_ARG, "tnn_enable_grad_clipping: session is NULL");
     }
-    if (!s->realized || s->built) {
+    if (!s->realized || s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "enable_grad_clipping must come after realize and before build");
     }
     if (!(max_norm > 0.0f) || !isfinite(max_norm)) {
         return tnn_fail(TNN_ERR_ARG, "the clipping norm must be a positive number, got %g", max_norm);
     }
-    s->clip_norm = max_norm;
+    s->train.clip_norm = max_norm;
     return TNN_OK;
 }
 
@@ -501,22 +512,22 @@ int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
         return tnn_fail(TNN_ERR_ARG, "tnn_profile_step: no report buffer");
     }
     report[0] = '\0';
-    if (s == NULL || !s->built || !s->reset_done) {
+    if (s == NULL || !s->train.built || !s->train.reset_done) {
         return tnn_fail(TNN_ERR_STATE, "profile_step before build_training_step and graph_reset");
     }
-    int status = alloc_graph(s, s->gb_opt);
+    int status = alloc_graph(s, s->train.gb_opt);
     if (status != TNN_OK) {
         return status;
     }
-    const int n_nodes = ggml_graph_n_nodes(s->gb_opt);
+    const int n_nodes = ggml_graph_n_nodes(s->train.gb_opt);
     struct op_time * times = calloc((size_t) n_nodes, sizeof(*times));
     if (times == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
     int n_keys = 0;
     for (int i = 0; i < n_nodes; ++i) {
-        struct ggml_tensor * node = ggml_graph_node(s->gb_opt, i);
-        struct ggml_cgraph one = ggml_graph_view(s->gb_opt, i, i + 1);
+        struct ggml_tensor * node = ggml_graph_node(s->train.gb_opt, i);
+        struct ggml_cgraph one = ggml_graph_view(s->train.gb_opt, i, i + 1);
         const int64_t t0 = ggml_time_us();
         if (ggml_backend_graph_compute(s->backend, &one) != GGML_STATUS_SUCCESS) {
             free(times);

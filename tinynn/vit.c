@@ -38,8 +38,8 @@ static int check_vit_config(const tnn_vit_config * c) {
 
 static struct ggml_tensor * new_param(tnn_session * s, int64_t ne0, int64_t ne1, const char * name,
                                       int * status) {
-    struct ggml_tensor * t = ne1 > 0 ? ggml_new_tensor_2d(s->ctx_static, GGML_TYPE_F32, ne0, ne1)
-                                     : ggml_new_tensor_1d(s->ctx_static, GGML_TYPE_F32, ne0);
+    struct ggml_tensor * t = ne1 > 0 ? ggml_new_tensor_2d(s->model.ctx, GGML_TYPE_F32, ne0, ne1)
+                                     : ggml_new_tensor_1d(s->model.ctx, GGML_TYPE_F32, ne0);
     ggml_set_name(t, name);
     if (*status == TNN_OK) {
         *status = tnn_add_param(s, t);
@@ -47,21 +47,29 @@ static struct ggml_tensor * new_param(tnn_session * s, int64_t ne0, int64_t ne1,
     return t;
 }
 
-int tnn_realize_vit(tnn_session * s, const tnn_vit_config * cfg, int32_t * images_handle) {
-    int status = tnn_realize_begin(s, images_handle != NULL, "tnn_realize_vit");
+static void free_params(void * params) {
+    struct tnn_vit * m = params;
+    if (m != NULL) {
+        free(m->blocks);
+        free(m);
+    }
+}
+
+static int create(tnn_session * s, const tnn_model_desc * desc) {
+    const tnn_vit_config * cfg = &desc->vit;
+    int status = check_vit_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
-    status = check_vit_config(cfg);
-    if (status != TNN_OK) {
-        return status;
+    struct tnn_vit * m = calloc(1, sizeof(*m));
+    s->model.params = m;
+    if (m == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
-    struct tnn_vit * m = &s->vit;
     m->cfg = *cfg;
-    s->arch = TNN_ARCH_VIT;
     /* the shape the shared code reads: labels index the classes, one
      * sequence of 1 + n_patches positions per image */
-    s->model.cfg = (tnn_llama_config) {
+    s->model.cfg = (tnn_model_config) {
         .vocab = cfg->n_classes, .d_model = cfg->d_model, .n_layers = cfg->n_layers,
         .n_heads = cfg->n_heads, .n_kv_heads = cfg->n_heads, .d_ff = cfg->d_ff,
         .t_seq = cfg->n_patches + 1, .t_batch = cfg->t_batch, .rms_eps = cfg->ln_eps,
@@ -69,13 +77,8 @@ int tnn_realize_vit(tnn_session * s, const tnn_vit_config * cfg, int32_t * image
     };
     const int64_t d = cfg->d_model;
     m->blocks = calloc((size_t) cfg->n_layers, sizeof(*m->blocks));
-    struct ggml_init_params ip = {
-        .mem_size = (12 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS) * ggml_tensor_overhead(),
-        .mem_buffer = NULL,
-        .no_alloc = true,
-    };
-    s->ctx_static = ggml_init(ip);
-    if (m->blocks == NULL || s->ctx_static == NULL) {
+    s->model.ctx = tnn_tensor_context(12 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS);
+    if (m->blocks == NULL || s->model.ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
     m->patch_embd = new_param(s, cfg->patch_dim, d, "patch_embd.weight", &status);
@@ -89,22 +92,23 @@ int tnn_realize_vit(tnn_session * s, const tnn_vit_config * cfg, int32_t * image
     if (status != TNN_OK) {
         return status;
     }
-    m->images = ggml_new_tensor_3d(s->ctx_static, GGML_TYPE_F32, cfg->patch_dim, cfg->n_patches, cfg->t_batch);
-    ggml_set_name(m->images, "images");
-    ggml_set_input(m->images);
-    *images_handle = tnn_table_add(s, m->images, TNN_KIND_IMAGES, -1);
-    if (*images_handle < 0) {
-        return TNN_ERR_ALLOC;
-    }
-    return tnn_allocate_and_init(s);
+    struct ggml_tensor * images = ggml_new_tensor_3d(s->model.ctx, GGML_TYPE_F32, cfg->patch_dim,
+                                                     cfg->n_patches, cfg->t_batch);
+    ggml_set_name(images, "images");
+    ggml_set_input(images);
+    s->model.images = images;
+    return tnn_table_add(s, images, TNN_KIND_IMAGES, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
 }
 
-struct ggml_tensor * tnn_vit_forward(struct ggml_context * ctx, const struct tnn_vit * m) {
+/* images [patch_dim, n_patches, t_batch] -> logits [n_classes, t_batch] */
+static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_model * model,
+                                    const struct tnn_forward_inputs * in) {
+    const struct tnn_vit * m = model->params;
     const tnn_vit_config * cfg = &m->cfg;
     const int64_t d = cfg->d_model, t = cfg->n_patches + 1, batch = cfg->t_batch;
     /* a zero patch in front of each image's: its embedding is the bias, and
      * with position 0's learned vector added it is the class token */
-    struct ggml_tensor * patches = ggml_pad_ext(ctx, m->images, 0, 0, 1, 0, 0, 0, 0, 0);  /* [pd, t, B] */
+    struct ggml_tensor * patches = ggml_pad_ext(ctx, in->images, 0, 0, 1, 0, 0, 0, 0, 0);  /* [pd, t, B] */
     patches = ggml_reshape_2d(ctx, patches, cfg->patch_dim, t * batch);
     struct ggml_tensor * x = ggml_add(ctx, ggml_mul_mat(ctx, m->patch_embd, patches), m->patch_embd_b);
     x = ggml_reshape_3d(ctx, x, d, t, batch);
@@ -119,3 +123,10 @@ struct ggml_tensor * tnn_vit_forward(struct ggml_context * ctx, const struct tnn
     cls = tnn_layer_norm(ctx, cls, m->output_norm, m->output_norm_b, cfg->ln_eps);
     return ggml_add(ctx, ggml_mul_mat(ctx, m->head, cls), m->head_b);    /* [n_classes, B] */
 }
+
+const struct tnn_arch tnn_arch_vit = {
+    .name = "vit",
+    .create = create,
+    .forward = forward,
+    .free_params = free_params,
+};

@@ -63,7 +63,8 @@ class LlamaSeqEngine:
         if opts.weight_dtype != "f32":
             raise ToyError(f"weight_dtype '{opts.weight_dtype}' cannot be trained: "
                            "trainable weights are f32")
-        c = ffi.new("tnn_llama_config *")
+        desc = ffi.new("tnn_model_desc *")
+        c = desc.config
         c.vocab, c.d_model, c.n_layers = cfg.vocab, cfg.d_model, cfg.n_layers
         c.n_heads, c.n_kv_heads, c.d_ff = cfg.n_heads, cfg.n_kv_heads, cfg.d_ff
         c.t_seq, c.t_batch = opts.t_seq, opts.t_batch
@@ -78,10 +79,15 @@ class LlamaSeqEngine:
         c.seed = opts.seed
         if cfg.arch not in ARCHITECTURES:
             raise ToyError(f"unknown architecture '{cfg.arch}': choose from {', '.join(ARCHITECTURES)}", 1)
-        realize = self.lib.tnn_realize_gpt2 if cfg.arch == "gpt2" else self.lib.tnn_realize_llama
-        tokens, positions = ffi.new("int32_t *"), ffi.new("int32_t *")
-        self._check(realize(self._session, c, tokens, positions))
-        self.tokens, self.positions = tokens[0], positions[0]
+        arch = ffi.new("char[]", cfg.arch.encode())
+        desc.arch = arch
+        self.tokens, self.positions = self._realize(desc)
+
+    def _realize(self, desc) -> tuple[int, int]:
+        """tnn_realize: the two input handles it hands back."""
+        inputs = ffi.new("int32_t[2]")
+        self._check(self.lib.tnn_realize(self._session, desc, inputs))
+        return inputs[0], inputs[1]
 
     def realize_vit(self, cfg: ViTConfig, t_batch: int, seed: int, init_scale: float) -> None:
         """A ViT classifier with seeded random init; its input is self.images."""
@@ -89,13 +95,14 @@ class LlamaSeqEngine:
             raise ToyError(f"the patch size {cfg.patch} must divide the image size {cfg.image_size}", 1)
         if not 0 <= seed < 2**64:
             raise ToyError(f"seed must be between 0 and 2^64-1, got {seed}", 1)
-        c = ffi.new("tnn_vit_config *")
+        desc = ffi.new("tnn_model_desc *")
+        arch = ffi.new("char[]", b"vit")
+        desc.arch = arch
+        c = desc.vit
         c.n_classes, c.patch_dim, c.n_patches = cfg.n_classes, cfg.patch_dim, cfg.n_patches
         c.d_model, c.n_layers, c.n_heads, c.d_ff = cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff
         c.t_batch, c.ln_eps, c.init_scale, c.seed = t_batch, cfg.ln_eps, init_scale, seed
-        images = ffi.new("int32_t *")
-        self._check(self.lib.tnn_realize_vit(self._session, c, images))
-        self.images = images[0]
+        self.images, _ = self._realize(desc)
 
     def realize_for_mmap(self, gguf_path, opts: RecipeOptions, rank: int, alpha: float,
                          targets: tuple[str, ...], base_compute: str = "fast") -> None:
@@ -111,15 +118,15 @@ class LlamaSeqEngine:
         if base_compute not in BASE_COMPUTE:
             raise ToyError(f"unknown base_compute '{base_compute}': choose from "
                            f"{', '.join(BASE_COMPUTE)}", 1)
-        lora = ffi.new("tnn_lora_config *")
+        desc = ffi.new("tnn_model_desc *")
+        path = ffi.new("char[]", os.fsencode(gguf_path))
+        desc.base_gguf = path
+        lora = desc.lora
         lora.rank, lora.alpha, lora.init_scale, lora.seed = rank, alpha, opts.init_scale, opts.seed
         lora.targets = sum(LORA_TARGETS[t] for t in set(targets))
         lora.t_seq, lora.t_batch = opts.t_seq, opts.t_batch
         lora.base_compute = BASE_COMPUTE[base_compute]
-        tokens, positions = ffi.new("int32_t *"), ffi.new("int32_t *")
-        self._check(self.lib.tnn_realize_for_mmap(self._session, os.fsencode(gguf_path), lora,
-                                                  tokens, positions))
-        self.tokens, self.positions = tokens[0], positions[0]
+        self.tokens, self.positions = self._realize(desc)
 
     def upload_donor(self, buffer: np.ndarray, n_floats: int) -> None:
         """Donor rows into the token embedding; only inside the warm window."""
@@ -274,7 +281,7 @@ def read_gguf_config(gguf_path, lib=None) -> LlamaConfig:
     """A llama GGUF's LlamaConfig, read and checked by tinynn (no weights loaded).
     The config also carries `untied` and `qkv_bias` as attributes."""
     lib = lib or library("cpu")
-    c = ffi.new("tnn_llama_config *")
+    c = ffi.new("tnn_model_config *")
     check(lib, lib.tnn_gguf_llama_config(os.fsencode(gguf_path), c))
     cfg = LlamaConfig(vocab=c.vocab, d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads,
                       n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base, rms_eps=c.rms_eps,
