@@ -153,15 +153,12 @@ static struct ggml_tensor * linear(struct ggml_context * ctx, const struct tnn_b
     return y;
 }
 
-struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * b,
-                                       struct ggml_tensor * x, struct ggml_tensor * positions,
-                                       struct ggml_tensor * causal_mask,
-                                       const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
-    const int64_t n_tokens = x->ne[1];
+struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct tnn_block * b,
+                                         struct ggml_tensor * h, struct ggml_tensor * positions,
+                                         struct ggml_tensor * causal_mask,
+                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
+    const int64_t n_tokens = h->ne[1];
     const int64_t head_dim = tnn_head_dim(cfg);
-
-    /* attention: x [d, n] */
-    struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->rms_eps);
     struct ggml_tensor * q = linear(ctx, b, TNN_LORA_SLOT_Q, b->bq, h);     /* [H*hd, n] */
     struct ggml_tensor * k = linear(ctx, b, TNN_LORA_SLOT_K, b->bk, h);     /* [KV*hd, n] */
     struct ggml_tensor * v = linear(ctx, b, TNN_LORA_SLOT_V, b->bv, h);     /* [KV*hd, n] */
@@ -183,7 +180,24 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
         /* the new keys and values go into the cache, then all are attended */
         attn = tnn_attention_cached(ctx, q, k, v, kv);
     }
-    struct ggml_tensor * out = linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
+    return linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
+}
+
+struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b,
+                                   struct ggml_tensor * h, const tnn_model_config * cfg) {
+    struct ggml_tensor * gate = linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h);
+    struct ggml_tensor * up = linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h);
+    struct ggml_tensor * ff = cfg->ffn_gelu ? tnn_geglu(ctx, gate, up) : tnn_swiglu(ctx, gate, up);  /* [d_ff, n] */
+    return linear(ctx, b, TNN_LORA_SLOT_DOWN, NULL, ff);
+}
+
+struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * b,
+                                       struct ggml_tensor * x, struct ggml_tensor * positions,
+                                       struct ggml_tensor * causal_mask,
+                                       const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
+    /* attention: x [d, n] */
+    struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->rms_eps);
+    struct ggml_tensor * out = tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
     if (b->post_attn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->rms_eps);
     }
@@ -191,10 +205,7 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
 
     /* feed-forward */
     h = tnn_rms_norm(ctx, x, b->ffn_norm, cfg->rms_eps);
-    struct ggml_tensor * gate = linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h);
-    struct ggml_tensor * up = linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h);
-    struct ggml_tensor * ff = cfg->ffn_gelu ? tnn_geglu(ctx, gate, up) : tnn_swiglu(ctx, gate, up);  /* [d_ff, n] */
-    out = linear(ctx, b, TNN_LORA_SLOT_DOWN, NULL, ff);
+    out = tnn_block_ffn(ctx, b, h, cfg);
     if (b->post_ffn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_ffn_norm, cfg->rms_eps);
     }

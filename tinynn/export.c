@@ -6,6 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+void tnn_gguf_model_keys(struct gguf_context * gguf, const char * arch, const tnn_model_config * cfg) {
+    char key[96];
+    gguf_set_val_str(gguf, "general.architecture", arch);
+    gguf_set_val_str(gguf, "general.name", "toy");
+    gguf_set_val_u32(gguf, "general.file_type", 0);   /* all F32 */
+    const struct { const char * name; int32_t value; } keys[] = {
+        { "context_length", cfg->t_seq },   { "embedding_length", cfg->d_model },
+        { "block_count", cfg->n_layers },   { "feed_forward_length", cfg->d_ff },
+        { "attention.head_count", cfg->n_heads },
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); ++i) {
+        snprintf(key, sizeof(key), "%s.%s", arch, keys[i].name);
+        gguf_set_val_u32(gguf, key, (uint32_t) keys[i].value);
+    }
+}
+
+void tnn_gguf_vocab_keys(struct gguf_context * gguf, const char * arch, const tnn_model_config * cfg) {
+    char key[96];
+    snprintf(key, sizeof(key), "%s.vocab_size", arch);
+    gguf_set_val_u32(gguf, key, (uint32_t) cfg->vocab);
+    gguf_set_val_str(gguf, "tokenizer.ggml.model", "none");   /* raw byte ids */
+}
+
 /* A LoRA adapter as llama.cpp's llama_adapter_lora_init reads it: tensors
  * <base weight name>.lora_a [d_in, rank] and .lora_b [rank, d_out], applied
  * as W x + (alpha / rank) * B (A x). */
@@ -35,8 +58,10 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
     }
     const struct tnn_arch * arch = s->model.arch;
     if (!s->model.has_lora && arch->gguf_metadata == NULL) {
-        /* a ViT: its file carries the preprocessing (image size, classes) too */
-        return tnn_fail(TNN_ERR_STATE, "a %s is saved by toy (ViTTiny.save), not by save_gguf", arch->name);
+        /* a ViT's file carries the preprocessing (image size, classes) too,
+         * and toy writes it */
+        return tnn_fail(TNN_ERR_STATE, "save_gguf: tinynn writes no GGUF layout for the %s architecture "
+                        "(a ViT is saved by toy's ViTTiny.save)", arch->name);
     }
     /* Host copies of the parameters: the backend's memory may not be
      * addressable from here (CUDA, Metal). */

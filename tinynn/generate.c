@@ -72,10 +72,9 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
 }
 
 void tnn_decoder_free(struct tnn_decoder * d) {
-    if (d->ctx_graph) ggml_free(d->ctx_graph);
-    if (d->galloc)    ggml_gallocr_free(d->galloc);
-    if (d->buf_kv)    ggml_backend_buffer_free(d->buf_kv);
-    if (d->ctx_kv)    ggml_free(d->ctx_kv);
+    ggml_free(d->ctx_graph);
+    ggml_gallocr_free(d->galloc);
+    tnn_free_tensors(d->ctx_kv, d->buf_kv);
     free(d->k_caches);
     free(d->v_caches);
     free(d->mask_host);

@@ -419,11 +419,9 @@ int tnn_base_place(tnn_session * s, bool fast_copies) {
 }
 
 void tnn_base_free(struct tnn_frozen_base * base) {
-    if (base->buf_copies) ggml_backend_buffer_free(base->buf_copies);
-    if (base->ctx_copies) ggml_free(base->ctx_copies);
+    tnn_free_tensors(base->ctx_copies, base->buf_copies);
     free(base->pairs);
-    if (base->buf)        ggml_backend_buffer_free(base->buf);
-    if (base->ctx)        ggml_free(base->ctx);
-    if (base->gguf)       gguf_free(base->gguf);
+    tnn_free_tensors(base->ctx, base->buf);
+    gguf_free(base->gguf);
     tnn_unmap_file(&base->file);
 }

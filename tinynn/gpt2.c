@@ -6,14 +6,6 @@
 
 #include <stdlib.h>
 
-static void free_params(void * params) {
-    struct tnn_gpt2 * m = params;
-    if (m != NULL) {
-        free(m->blocks);
-        free(m);
-    }
-}
-
 static int create(tnn_session * s, const tnn_model_desc * desc) {
     const tnn_model_config * cfg = &desc->config;
     int status = tnn_llama_check_config(cfg);
@@ -29,16 +21,15 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
                         "(its head is tied and every projection has a bias)");
     }
     s->model.cfg = *cfg;
-    struct tnn_gpt2 * m = calloc(1, sizeof(*m));
+    void * blocks = NULL;
+    struct tnn_gpt2 * m = tnn_alloc_with_blocks(sizeof(*m), sizeof(*m->blocks), cfg->n_layers, &blocks);
     s->model.params = m;
     const int64_t d = cfg->d_model;
-    if (m != NULL) {
-        m->blocks = calloc((size_t) cfg->n_layers, sizeof(*m->blocks));
-    }
     s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS);
-    if (m == NULL || m->blocks == NULL || s->model.ctx == NULL) {
+    if (m == NULL || s->model.ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
+    m->blocks = blocks;
     struct ggml_context * ctx = s->model.ctx;
 
     m->token_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, d, cfg->vocab);
@@ -75,17 +66,9 @@ static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_
 
 /* llama.cpp's gpt2 keys (llm_load_hparams reads these for LLM_ARCH_GPT2). */
 static void gguf_metadata(struct gguf_context * gguf, const tnn_model_config * cfg) {
-    gguf_set_val_str(gguf, "general.architecture", "gpt2");
-    gguf_set_val_str(gguf, "general.name", "toy");
-    gguf_set_val_u32(gguf, "general.file_type", 0);   /* all F32 */
-    gguf_set_val_u32(gguf, "gpt2.context_length", (uint32_t) cfg->t_seq);
-    gguf_set_val_u32(gguf, "gpt2.embedding_length", (uint32_t) cfg->d_model);
-    gguf_set_val_u32(gguf, "gpt2.block_count", (uint32_t) cfg->n_layers);
-    gguf_set_val_u32(gguf, "gpt2.feed_forward_length", (uint32_t) cfg->d_ff);
-    gguf_set_val_u32(gguf, "gpt2.attention.head_count", (uint32_t) cfg->n_heads);
+    tnn_gguf_model_keys(gguf, "gpt2", cfg);
     gguf_set_val_f32(gguf, "gpt2.attention.layer_norm_epsilon", cfg->rms_eps);
-    gguf_set_val_u32(gguf, "gpt2.vocab_size", (uint32_t) cfg->vocab);
-    gguf_set_val_str(gguf, "tokenizer.ggml.model", "none");
+    tnn_gguf_vocab_keys(gguf, "gpt2", cfg);
 }
 
 const struct tnn_arch tnn_arch_gpt2 = {
@@ -94,5 +77,4 @@ const struct tnn_arch tnn_arch_gpt2 = {
     .forward = forward,
     .gguf_metadata = gguf_metadata,
     .learned_positions = true,
-    .free_params = free_params,
 };

@@ -31,6 +31,10 @@ bool           tnn_backend_uses_host_memory(void);
 
 /* ---- tensor table (session.c) ------------------------------------------ */
 
+/* Free a context of tensors and the backend buffer that holds their data
+ * (either may be NULL). */
+void tnn_free_tensors(struct ggml_context * ctx, ggml_backend_buffer_t buf);
+
 struct tnn_entry {
     struct ggml_tensor * tensor;
     int32_t kind;      /* enum tnn_tensor_kind */
@@ -137,6 +141,16 @@ struct tnn_kv_step {
     bool flash;                                /* ggml_flash_attn_ext, else mul_mat + softmax */
 };
 
+/* The block's two sub-layers, without norms or residuals, for blocks that
+ * place them otherwise (a variant architecture):
+ * attention: h [d_model, n] -> wo attend(rope(wq h), rope(wk h), wv h) [d_model, n]
+ * (kv and causal_mask as for tnn_block_forward); ffn: h -> w_down (act(w_gate h) * w_up h). */
+struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct tnn_block * block,
+                                         struct ggml_tensor * h, struct ggml_tensor * positions,
+                                         struct ggml_tensor * causal_mask,
+                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv);
+struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * block,
+                                   struct ggml_tensor * h, const tnn_model_config * cfg);
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
  * kv NULL: training (t_batch sequences of t_seq, causal_mask as for
  * tnn_attention); else one sequence, cached (causal_mask unused). */
@@ -220,19 +234,22 @@ struct tnn_arch {
     struct ggml_tensor * (*gguf_tensor)(struct ggml_context * host, const struct tnn_model * model,
                                         struct ggml_tensor * param);
     bool learned_positions;                     /* positions index a table of t_seq rows */
-    void (*free_params)(void * params);         /* what create allocated besides tensors */
 };
 
 /* The table entry of an architecture, or NULL. */
 const struct tnn_arch * tnn_arch_find(const char * name);
+/* Every architecture's name, ", "-separated (for messages). */
+const char * tnn_arch_names(void);
 
-extern const struct tnn_arch tnn_arch_llama, tnn_arch_gpt2, tnn_arch_vit;
+/* llama's entry, which also serves every GGUF base (model.c) */
+extern const struct tnn_arch tnn_arch_llama;
 
 /* The realized model: its architecture, shape, parameters and inputs. */
 struct tnn_model {
     const struct tnn_arch * arch;
     tnn_model_config cfg;        /* the shape every layer reads; a ViT's classes are vocab */
-    void * params;               /* the architecture's own struct (struct tnn_llama, ...) */
+    void * params;               /* the architecture's own struct (struct tnn_llama, ...),
+                                    from tnn_alloc_with_blocks: free() frees it */
     struct ggml_context * ctx;   /* trainable parameters and inputs */
     ggml_backend_buffer_t buf;
     struct ggml_tensor * tokens, * positions, * images;
@@ -247,8 +264,18 @@ int tnn_add_token_inputs(tnn_session * s);
 /* n_layers pre-LayerNorm blocks in the model's context, every tensor trainable. */
 int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers,
                       int64_t d_model, int64_t d_ff);
+/* The GGUF keys llama.cpp reads for arch that every token model shares
+ * (general.*, <arch>.context_length, embedding_length, block_count,
+ * feed_forward_length, attention.head_count), and, written last,
+ * <arch>.vocab_size and a raw-byte tokenizer (export.c). */
+void tnn_gguf_model_keys(struct gguf_context * gguf, const char * arch, const tnn_model_config * cfg);
+void tnn_gguf_vocab_keys(struct gguf_context * gguf, const char * arch, const tnn_model_config * cfg);
 /* A host copy of t (same name) in host, a context with memory (export.c). */
 struct ggml_tensor * tnn_host_copy(struct ggml_context * host, const struct ggml_tensor * t);
+/* An architecture's struct (struct_size bytes) and its n_blocks blocks
+ * (block_size bytes each) in one zeroed allocation, which free() frees;
+ * *blocks points at the first block. NULL when out of memory. */
+void * tnn_alloc_with_blocks(size_t struct_size, size_t block_size, int32_t n_blocks, void ** blocks);
 /* A context for a model's tensors: n_tensors descriptors, no data. */
 struct ggml_context * tnn_tensor_context(size_t n_tensors);
 
@@ -278,7 +305,6 @@ static inline struct tnn_llama * tnn_llama_of(const struct tnn_model * model) {
 int tnn_llama_check_config(const tnn_model_config * cfg);
 /* A llama's parameters with random init, for its own create or a variant's. */
 int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc);
-void tnn_llama_free(void * params);
 /* tokens int32 [n] -> their embedding rows [d, n] (through the lens, scaled
  * by sqrt(d) for Gemma) */
 struct ggml_tensor * tnn_llama_embed(struct ggml_context * ctx, const struct tnn_llama * model,
@@ -357,6 +383,12 @@ void tnn_reshape_node(struct ggml_tensor * node, int64_t ne0, int64_t ne1);
  * the allocator frees them after their last reader, and a view source whose
  * reader vanished would keep what it views alive to the end. */
 void tnn_become_noop(struct ggml_tensor * node);
+/* A copy of graph (forward, backward, AdamW) whose nodes write each
+ * accumulator's first gradient (acc = g) instead of adding it (acc = acc + g,
+ * which needs acc zeroed first); NULL when some accumulator's first write is
+ * not a whole-tensor add, or out of memory. New nodes go in ctx. */
+struct ggml_cgraph * tnn_graph_writing_gradients(struct ggml_context * ctx, struct ggml_cgraph * graph,
+                                                 struct ggml_tensor ** accs, int n_accs);
 
 /* ---- fast copies of a frozen base (frozen.c) ------------------------------ */
 

@@ -70,25 +70,14 @@ int tnn_llama_check_config(const tnn_model_config * c) {
 
 /* A llama struct for s->model, its blocks not yet filled. */
 static struct tnn_llama * new_llama(tnn_session * s) {
-    struct tnn_llama * m = calloc(1, sizeof(*m));
+    void * blocks = NULL;
+    struct tnn_llama * m = tnn_alloc_with_blocks(sizeof(*m), sizeof(*m->blocks), s->model.cfg.n_layers, &blocks);
     if (m != NULL) {
         m->cfg = &s->model.cfg;
-        m->blocks = calloc((size_t) s->model.cfg.n_layers, sizeof(*m->blocks));
-        if (m->blocks == NULL) {
-            free(m);
-            m = NULL;
-        }
+        m->blocks = blocks;
     }
     s->model.params = m;
     return m;
-}
-
-void tnn_llama_free(void * params) {
-    struct tnn_llama * m = params;
-    if (m != NULL) {
-        free(m->blocks);
-        free(m);
-    }
 }
 
 int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
@@ -259,18 +248,42 @@ struct ggml_tensor * tnn_llama_embed(struct ggml_context * ctx, const struct tnn
     return x;
 }
 
+/* x [d, n] through every block, then the final norm and the head on the
+ * columns from first on: training (train: the masks) or over the KV cache
+ * (cached: its inputs, the LoRA products left out when it says so). */
+static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const struct tnn_llama * m,
+                                            struct ggml_tensor * x, struct ggml_tensor * positions,
+                                            const struct tnn_forward_inputs * train,
+                                            const struct tnn_decode_inputs * cached, int64_t first) {
+    const tnn_model_config * cfg = m->cfg;
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        struct tnn_block block = m->blocks[l];
+        if (train != NULL) {
+            x = tnn_block_forward(ctx, &block, x, positions, block.local ? train->swa_mask : train->causal_mask,
+                                  cfg, NULL);
+            continue;
+        }
+        struct tnn_kv_step kv = {
+            .k_cache = cached->k_caches[l], .v_cache = cached->v_caches[l],
+            .kv_rows = cached->rows, .kq_mask = cached->mask, .n_kv = cached->n_kv, .flash = cached->flash,
+        };
+        for (int slot = 0; slot < TNN_LORA_SLOTS && cached->base_only; ++slot) {
+            block.lora_a[slot] = block.lora_b[slot] = NULL;
+        }
+        x = tnn_block_forward(ctx, &block, x, positions, NULL, cfg, &kv);
+    }
+    if (first > 0) {
+        x = ggml_view_2d(ctx, x, x->ne[0], x->ne[1] - first, x->nb[1], (size_t) first * x->nb[1]);
+    }
+    x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
+    return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n - first] */
+}
+
 /* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */
 static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_model * model,
                                     const struct tnn_forward_inputs * in) {
     const struct tnn_llama * m = tnn_llama_of(model);
-    const tnn_model_config * cfg = m->cfg;
-    struct ggml_tensor * x = tnn_llama_embed(ctx, m, in->tokens);
-    for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        const struct tnn_block * b = &m->blocks[l];
-        x = tnn_block_forward(ctx, b, x, in->positions, b->local ? in->swa_mask : in->causal_mask, cfg, NULL);
-    }
-    x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
-    return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n] */
+    return blocks_and_head(ctx, m, tnn_llama_embed(ctx, m, in->tokens), in->positions, in, NULL, 0);
 }
 
 /* tokens, positions [n] -> logits [vocab, 1] of the last token, as forward
@@ -279,44 +292,18 @@ static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_
 static struct ggml_tensor * forward_cached(struct ggml_context * ctx, const struct tnn_model * model,
                                            const struct tnn_decode_inputs * in) {
     const struct tnn_llama * m = tnn_llama_of(model);
-    const tnn_model_config * cfg = m->cfg;
-    struct ggml_tensor * x = tnn_llama_embed(ctx, m, in->tokens);
-    for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        struct tnn_kv_step kv = {
-            .k_cache = in->k_caches[l], .v_cache = in->v_caches[l],
-            .kv_rows = in->rows, .kq_mask = in->mask, .n_kv = in->n_kv, .flash = in->flash,
-        };
-        struct tnn_block block = m->blocks[l];
-        if (in->base_only) {
-            for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
-                block.lora_a[slot] = block.lora_b[slot] = NULL;
-            }
-        }
-        x = tnn_block_forward(ctx, &block, x, in->positions, NULL, cfg, &kv);
-    }
-    x = ggml_view_1d(ctx, x, x->ne[0], (size_t) (in->n - 1) * x->nb[1]);  /* the last token */
-    x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
-    return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, 1] */
+    return blocks_and_head(ctx, m, tnn_llama_embed(ctx, m, in->tokens), in->positions, NULL, in, in->n - 1);
 }
 
 /* ---- GGUF export ---------------------------------------------------------------- */
 
 static void gguf_metadata(struct gguf_context * gguf, const tnn_model_config * cfg) {
-    const uint32_t head_dim = (uint32_t) tnn_head_dim(cfg);
-    gguf_set_val_str(gguf, "general.architecture", "llama");
-    gguf_set_val_str(gguf, "general.name", "toy");
-    gguf_set_val_u32(gguf, "general.file_type", 0);   /* all F32 */
-    gguf_set_val_u32(gguf, "llama.context_length", (uint32_t) cfg->t_seq);
-    gguf_set_val_u32(gguf, "llama.embedding_length", (uint32_t) cfg->d_model);
-    gguf_set_val_u32(gguf, "llama.block_count", (uint32_t) cfg->n_layers);
-    gguf_set_val_u32(gguf, "llama.feed_forward_length", (uint32_t) cfg->d_ff);
-    gguf_set_val_u32(gguf, "llama.attention.head_count", (uint32_t) cfg->n_heads);
+    tnn_gguf_model_keys(gguf, "llama", cfg);
     gguf_set_val_u32(gguf, "llama.attention.head_count_kv", (uint32_t) cfg->n_kv_heads);
     gguf_set_val_f32(gguf, "llama.attention.layer_norm_rms_epsilon", cfg->rms_eps);
     gguf_set_val_f32(gguf, "llama.rope.freq_base", cfg->rope_base);
-    gguf_set_val_u32(gguf, "llama.rope.dimension_count", head_dim);
-    gguf_set_val_u32(gguf, "llama.vocab_size", (uint32_t) cfg->vocab);
-    gguf_set_val_str(gguf, "tokenizer.ggml.model", "none");
+    gguf_set_val_u32(gguf, "llama.rope.dimension_count", (uint32_t) tnn_head_dim(cfg));
+    tnn_gguf_vocab_keys(gguf, "llama", cfg);
 }
 
 /* A model with a donor lens is written with the lens folded into its
@@ -359,6 +346,4 @@ const struct tnn_arch tnn_arch_llama = {
     .forward_cached = forward_cached,
     .gguf_metadata = gguf_metadata,
     .gguf_tensor = gguf_tensor,
-    .learned_positions = false,
-    .free_params = tnn_llama_free,
 };

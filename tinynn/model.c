@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,15 @@ static int init_parameters(tnn_session * s) {
 
 /* ---- what the architectures' create functions share ----------------------- */
 
+void * tnn_alloc_with_blocks(size_t struct_size, size_t block_size, int32_t n_blocks, void ** blocks) {
+    /* the blocks start at a multiple of the largest alignment */
+    const size_t align = sizeof(max_align_t);
+    const size_t offset = (struct_size + align - 1) / align * align;
+    char * memory = calloc(1, offset + block_size * (size_t) n_blocks);
+    *blocks = memory ? memory + offset : NULL;
+    return memory;
+}
+
 struct ggml_context * tnn_tensor_context(size_t n_tensors) {
     struct ggml_init_params ip = {
         .mem_size = n_tensors * ggml_tensor_overhead(),
@@ -137,7 +147,8 @@ static int create_model(tnn_session * s, const tnn_model_desc * desc) {
     if (desc->base_gguf == NULL) {
         s->model.arch = desc->arch ? tnn_arch_find(desc->arch) : NULL;
         if (s->model.arch == NULL) {
-            return tnn_fail(TNN_ERR_ARG, "unknown architecture '%s'", desc->arch ? desc->arch : "(none)");
+            return tnn_fail(TNN_ERR_ARG, "unknown architecture '%s': choose from %s",
+                            desc->arch ? desc->arch : "(none)", tnn_arch_names());
         }
         return s->model.arch->create(s, desc);
     }

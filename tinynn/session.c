@@ -63,14 +63,18 @@ void tnn_session_free(tnn_session * s) {
     }
     tnn_trainer_free(&s->train);
     tnn_decoder_free(&s->decoder);
-    if (s->model.buf)   ggml_backend_buffer_free(s->model.buf);
-    if (s->model.ctx)   ggml_free(s->model.ctx);
-    if (s->model.arch)  s->model.arch->free_params(s->model.params);
+    tnn_free_tensors(s->model.ctx, s->model.buf);
+    free(s->model.params);
     free(s->cpu_scratch.data);
     tnn_base_free(&s->base);
-    if (s->backend)     ggml_backend_free(s->backend);
+    ggml_backend_free(s->backend);
     free(s->table);
     free(s);
+}
+
+void tnn_free_tensors(struct ggml_context * ctx, ggml_backend_buffer_t buf) {
+    ggml_backend_buffer_free(buf);   /* both take NULL */
+    ggml_free(ctx);
 }
 
 /* ---- tensor table ------------------------------------------------------- */

@@ -2,8 +2,6 @@
  * AdamW, built once and run every step. Modelled on ggml-opt's static-graph
  * path, without its dataset and scheduler layers. */
 #include "internal.h"
-/* ggml_graph_view (profiling runs one node at a time) is internal to ggml */
-#include "../vendor/ggml/src/ggml-impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,88 +29,6 @@ static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_contex
     ggml_build_forward_expand(graph, ggml_cpy(ctx, norm, s->train.grad_norm));
     struct ggml_tensor * ratio = ggml_clamp(ctx, ggml_scale(ctx, norm, 1.0f / s->train.clip_norm), 1.0f, INFINITY);
     return ggml_div(ctx, s->train.clip_one, ratio);
-}
-
-/* The index of the only node of graph that reads t, or -1. */
-static int only_reader(const struct ggml_cgraph * graph, const struct ggml_tensor * t) {
-    int reader = -1;
-    for (int i = 0; i < graph->n_nodes; ++i) {
-        for (int j = 0; j < GGML_MAX_SRC; ++j) {
-            if (graph->nodes[i]->src[j] == t) {
-                if (reader >= 0 && reader != i) {
-                    return -1;
-                }
-                reader = i;
-            }
-        }
-    }
-    return reader;
-}
-
-/* Node add_at of graph is acc = acc + g in place: make it acc = g. When g is
- * a node that only this add reads, g itself is recomputed straight into acc
- * (a node of its own, a view of acc, in g's place) and the add does nothing;
- * else the add becomes a copy. New nodes: the graphs share their nodes. */
-static void write_into(struct ggml_context * ctx, struct ggml_cgraph * graph, int add_at,
-                       struct ggml_tensor * acc) {
-    struct ggml_tensor * g = graph->nodes[add_at]->src[1];
-    int g_at = -1;
-    for (int i = 0; i < add_at; ++i) {
-        g_at = graph->nodes[i] == g ? i : g_at;
-    }
-    if (g_at >= 0 && g->view_src == NULL && g->type == acc->type && ggml_is_contiguous(g) &&
-        ggml_are_same_shape(g, acc) && !(g->flags & GGML_TENSOR_FLAG_OUTPUT) &&
-        only_reader(graph, g) == add_at) {
-        struct ggml_tensor * direct = ggml_view_tensor(ctx, acc);
-        direct->op = g->op;
-        memcpy(direct->op_params, g->op_params, sizeof(g->op_params));
-        memcpy(direct->src, g->src, sizeof(g->src));
-        direct->flags |= GGML_TENSOR_FLAG_COMPUTE;   /* as graph building marks a node */
-        graph->nodes[g_at] = direct;
-        graph->nodes[add_at] = ggml_view_tensor(ctx, acc);   /* op NONE: not computed */
-        return;
-    }
-    struct ggml_tensor * copy = ggml_cpy(ctx, g, acc);
-    copy->flags |= GGML_TENSOR_FLAG_COMPUTE;
-    graph->nodes[add_at] = copy;
-}
-
-/* A copy of graph (forward, backward, AdamW) in which each accumulator's
- * first gradient is copied in instead of added: ggml's backward writes
- * acc = acc + g (in place) so that gradients add up across calls; a step
- * from one batch then needs acc zeroed first. Here that node becomes
- * acc = g, in a node of its own (the graphs share their nodes); what reads
- * the old node reads the accumulator's memory, which is the same. NULL when
- * some accumulator's first write is not a whole-tensor add (GPT-2's fused
- * qkv weight takes its q, k and v parts by ggml_acc at offsets): that graph
- * keeps zeroing. */
-static struct ggml_cgraph * graph_writing_gradients(struct ggml_context * ctx, struct ggml_cgraph * graph,
-                                                    struct ggml_tensor ** accs, int n_accs) {
-    struct ggml_cgraph * step = ggml_graph_dup(ctx, graph, true);
-    bool * written = calloc((size_t) n_accs, sizeof(bool));
-    if (written == NULL) {
-        return NULL;
-    }
-    bool all = true;
-    for (int i = 0; i < step->n_nodes && all; ++i) {
-        struct ggml_tensor * node = step->nodes[i];
-        if ((node->op != GGML_OP_ADD && node->op != GGML_OP_ACC) || node->view_src == NULL) {
-            continue;
-        }
-        for (int k = 0; k < n_accs; ++k) {
-            if (node->view_src != accs[k] || written[k]) {
-                continue;
-            }
-            written[k] = true;
-            all = node->op == GGML_OP_ADD && node->src[0] == accs[k] && ggml_are_same_shape(node->src[1], accs[k]);
-            if (all) {
-                write_into(ctx, step, i, accs[k]);
-            }
-            break;
-        }
-    }
-    free(written);
-    return all ? step : NULL;
 }
 
 /* mask [t, t]: row i (a query) may see keys 0..i (window > 0: only the
@@ -340,7 +256,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         free(params); free(accs); free(grads); free(grad_accs);
         return adamw_status;
     }
-    s->train.gb_step = graph_writing_gradients(ctx, s->train.gb_opt, accs, n_params);
+    s->train.gb_step = tnn_graph_writing_gradients(ctx, s->train.gb_opt, accs, n_params);
     free(params); free(accs); free(grads); free(grad_accs);
 
     /* An op the backend cannot run would abort inside ggml at compute time
@@ -403,10 +319,9 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
 }
 
 void tnn_trainer_free(struct tnn_trainer * train) {
-    if (train->galloc)    ggml_gallocr_free(train->galloc);
-    if (train->ctx_graph) ggml_free(train->ctx_graph);
-    if (train->buf_opt)   ggml_backend_buffer_free(train->buf_opt);
-    if (train->ctx_opt)   ggml_free(train->ctx_opt);
+    ggml_gallocr_free(train->galloc);
+    ggml_free(train->ctx_graph);
+    tnn_free_tensors(train->ctx_opt, train->buf_opt);
 }
 
 int tnn_graph_reset(tnn_session * s) {
@@ -524,13 +439,25 @@ int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
     if (times == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
+    /* each node runs alone in a one-node graph of its own */
+    struct ggml_init_params ip = {
+        .mem_size = ggml_graph_overhead_custom(1, false), .mem_buffer = NULL, .no_alloc = true,
+    };
+    struct ggml_context * ctx_one = ggml_init(ip);
+    if (ctx_one == NULL) {
+        free(times);
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
     int n_keys = 0;
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = ggml_graph_node(s->train.gb_opt, i);
-        struct ggml_cgraph one = ggml_graph_view(s->train.gb_opt, i, i + 1);
+        ggml_reset(ctx_one);
+        struct ggml_cgraph * one = ggml_new_graph_custom(ctx_one, 1, false);
+        ggml_graph_add_node(one, node);
         const int64_t t0 = ggml_time_us();
-        if (ggml_backend_graph_compute(s->backend, &one) != GGML_STATUS_SUCCESS) {
+        if (ggml_backend_graph_compute(s->backend, one) != GGML_STATUS_SUCCESS) {
             free(times);
+            ggml_free(ctx_one);
             return tnn_fail(TNN_ERR_BACKEND, "profile_step: the backend failed on %s", node->name);
         }
         const double dt = (double) (ggml_time_us() - t0) * 1e-6;
@@ -554,6 +481,7 @@ int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
         times[k].seconds += dt;
         times[k].count += 1;
     }
+    ggml_free(ctx_one);
     qsort(times, (size_t) n_keys, sizeof(*times), compare_op_time);
     size_t used = 0;
     for (int k = 0; k < n_keys && used < report_cap; ++k) {

@@ -47,25 +47,19 @@ static struct ggml_tensor * new_param(tnn_session * s, int64_t ne0, int64_t ne1,
     return t;
 }
 
-static void free_params(void * params) {
-    struct tnn_vit * m = params;
-    if (m != NULL) {
-        free(m->blocks);
-        free(m);
-    }
-}
-
 static int create(tnn_session * s, const tnn_model_desc * desc) {
     const tnn_vit_config * cfg = &desc->vit;
     int status = check_vit_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
-    struct tnn_vit * m = calloc(1, sizeof(*m));
+    void * blocks = NULL;
+    struct tnn_vit * m = tnn_alloc_with_blocks(sizeof(*m), sizeof(*m->blocks), cfg->n_layers, &blocks);
     s->model.params = m;
     if (m == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
+    m->blocks = blocks;
     m->cfg = *cfg;
     /* the shape the shared code reads: labels index the classes, one
      * sequence of 1 + n_patches positions per image */
@@ -76,9 +70,8 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
         .init_scale = cfg->init_scale, .seed = cfg->seed,
     };
     const int64_t d = cfg->d_model;
-    m->blocks = calloc((size_t) cfg->n_layers, sizeof(*m->blocks));
     s->model.ctx = tnn_tensor_context(12 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS);
-    if (m->blocks == NULL || s->model.ctx == NULL) {
+    if (s->model.ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
     m->patch_embd = new_param(s, cfg->patch_dim, d, "patch_embd.weight", &status);
@@ -128,5 +121,4 @@ const struct tnn_arch tnn_arch_vit = {
     .name = "vit",
     .create = create,
     .forward = forward,
-    .free_params = free_params,
 };

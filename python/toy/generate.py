@@ -9,22 +9,29 @@ import numpy as np
 
 from .config import RecipeOptions
 from .corpus import InputError
-from .recipes import LoRA
+from .engine import LlamaSeqEngine, read_gguf_config
 from .tokenizer import GGUFTokenizer
 
 
+class GGUFModel:
+    """A GGUF base, with an adapter's A and B when one is given, ready to
+    decode: realized without a training graph. The tokenizer and chat
+    template are read on the first generate and kept here."""
+
+    def __init__(self, engine: LlamaSeqEngine, cfg, gguf_path):
+        self.engine, self.cfg, self.gguf_path = engine, cfg, Path(gguf_path)
+
+
 def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int | None = None,
-               base_compute: str = "stored") -> LoRA:
+               base_compute: str = "stored") -> GGUFModel:
     """A session on a GGUF base, with the adapter's A and B loaded when given.
 
     The base is computed in its stored types by default: decoding one token
     at a time reads every weight once per token, and the stored (smaller)
     types read least; base_compute="fast" makes the Q8_0 copies training
     uses (measured no faster for decoding, and they cost a second or two
-    and ~250 MB to make). The GGUF's tokenizer and chat template are read
-    on the first generate and kept on the model."""
-
-    rank, alpha, targets, tensors = 1, 2.0, ("q",), {}
+    and ~250 MB to make)."""
+    rank, alpha, targets, tensors = 0, 0.0, (), {}
     if adapter_path is not None:
         from .merge import _read_adapter
         alpha, pairs = _read_adapter(adapter_path)
@@ -35,18 +42,15 @@ def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int |
         targets = tuple(sorted({slot[name.split(".")[2]] for name in pairs}))
         rank = next(iter(pairs.values()))[0].shape[0]
         tensors = pairs
-    recipe = LoRA(device, threads)
-    recipe.realize(gguf_path, None, rank, RecipeOptions(t_seq=1, t_batch=1), alpha=alpha, targets=targets,
-                   base_compute=base_compute)
+    engine = LlamaSeqEngine(device, threads)
+    cfg = read_gguf_config(gguf_path, engine.lib)
+    # rank 0 and no targets: the base alone, no adapters
+    engine.realize_for_mmap(gguf_path, RecipeOptions(t_seq=1, t_batch=1), rank, alpha, targets,
+                            base_compute)
     for weight, (a, b) in tensors.items():
-        recipe.engine.upload(recipe.engine.find(weight + ".lora_a"), a)
-        recipe.engine.upload(recipe.engine.find(weight + ".lora_b"), b)
-    if not tensors:
-        # the LoRA session's placeholder adapter (B = 0) adds nothing: leave
-        # its products out of every decoded token
-        recipe.engine.decode_adapters(False)
-    recipe.gguf_path = Path(gguf_path)
-    return recipe
+        engine.upload(engine.find(weight + ".lora_a"), a)
+        engine.upload(engine.find(weight + ".lora_b"), b)
+    return GGUFModel(engine, cfg, gguf_path)
 
 
 def _tokenizer_of(model) -> GGUFTokenizer:
