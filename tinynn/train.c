@@ -65,31 +65,20 @@ static struct ggml_tensor * mean_loss(tnn_session * s, struct ggml_context * ctx
     return ggml_mul(ctx, tnn_cross_entropy(ctx, logits, s->train.labels), s->train.loss_scale);
 }
 
-int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle,
-                            int32_t * hp_handle, int32_t * logits_handle) {
-    if (s == NULL || loss_handle == NULL || labels_handle == NULL || hp_handle == NULL ||
-        logits_handle == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "tnn_build_training_step: NULL argument");
-    }
-    if (!s->realized) {
-        return tnn_fail(TNN_ERR_STATE, "build_training_step before realize: realize the model first");
-    }
-    if (s->train.built) {
-        return tnn_fail(TNN_ERR_STATE, "build_training_step called twice on one session");
-    }
-    bool trainable = false;
-    for (int32_t h = 0; h < s->n_table; ++h) {
-        trainable = trainable || s->table[h].kind == TNN_KIND_PARAM;
-    }
-    if (!trainable) {
-        return tnn_fail(TNN_ERR_STATE, "build_training_step: the model has nothing to train "
-                        "(a base realized without adapters runs generation only)");
-    }
-    const tnn_model_config * cfg = &s->model.cfg;
-    const size_t graph_size = graph_size_for(cfg);
+/* A named input [ne0] (ne1 = 0) or [ne0, ne1] in ctx. */
+static struct ggml_tensor * new_input(struct ggml_context * ctx, enum ggml_type type, int64_t ne0, int64_t ne1,
+                                      const char * name) {
+    struct ggml_tensor * t = ne1 > 0 ? ggml_new_tensor_2d(ctx, type, ne0, ne1) : ggml_new_tensor_1d(ctx, type, ne0);
+    ggml_set_name(t, name);
+    ggml_set_input(t);
+    return t;
+}
 
-    /* The labels (int32 ids) and the AdamW row live with the inputs: small
-     * contexts of their own so that they get backend memory now. */
+/* The two contexts: ctx_graph for the graphs' nodes, ctx_opt for tensors
+ * that get backend memory of their own; in ctx_opt the step's small
+ * tensors: the attention masks, the AdamW row, the loss scale, the loss and
+ * the clipping scalars (accumulators and moments come later). */
+static int create_contexts(tnn_session * s, size_t graph_size) {
     struct ggml_init_params ip = {
         .mem_size = 3 * graph_size * ggml_tensor_overhead() + 6 * ggml_graph_overhead_custom(graph_size, true),
         .mem_buffer = NULL,
@@ -105,172 +94,190 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     if (s->train.ctx_graph == NULL || s->train.ctx_opt == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the graph contexts");
     }
-    struct ggml_context * ctx = s->train.ctx_graph;
-
-    s->train.causal_mask = ggml_new_tensor_2d(s->train.ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
-    ggml_set_name(s->train.causal_mask, "causal_mask");
-    ggml_set_input(s->train.causal_mask);
+    const tnn_model_config * cfg = &s->model.cfg;
+    struct ggml_context * ctx = s->train.ctx_opt;
+    s->train.causal_mask = new_input(ctx, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq, "causal_mask");
     if (cfg->swa_window > 0) {
-        s->train.swa_mask = ggml_new_tensor_2d(s->train.ctx_opt, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq);
-        ggml_set_name(s->train.swa_mask, "swa_mask");
-        ggml_set_input(s->train.swa_mask);
+        s->train.swa_mask = new_input(ctx, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq, "swa_mask");
     }
-    s->train.hp = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 7);
-    ggml_set_name(s->train.hp, "adamw_params");
-    ggml_set_input(s->train.hp);
-    s->train.loss_scale = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 1);
-    ggml_set_name(s->train.loss_scale, "loss_scale");
-    ggml_set_input(s->train.loss_scale);
+    s->train.hp = new_input(ctx, GGML_TYPE_F32, 7, 0, "adamw_params");
+    s->train.loss_scale = new_input(ctx, GGML_TYPE_F32, 1, 0, "loss_scale");
     if (s->train.clip_norm > 0.0f) {
-        s->train.grad_norm = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 1);
+        s->train.grad_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
         ggml_set_name(s->train.grad_norm, "grad_norm");
         ggml_set_output(s->train.grad_norm);
-        s->train.clip_one = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 1);
+        s->train.clip_one = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
         ggml_set_name(s->train.clip_one, "clip_one");
     }
-
-    /* forward + loss (tnn_compute_forward: logits and loss readable). Every
-     * graph copies its loss into s->train.loss, a tensor of its own, so that it can
-     * be read after whichever graph ran last. */
-    s->train.loss = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_F32, 1);
+    /* Every graph copies its loss into s->train.loss, a tensor of its own,
+     * so that it can be read after whichever graph ran last. */
+    s->train.loss = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
     ggml_set_name(s->train.loss, "loss");
     ggml_set_output(s->train.loss);
+    return TNN_OK;
+}
+
+/* What the backward differentiates: the forward graph's loss, or (the
+ * frozen head and the loss fused, head_loss.c) a forward of its own. */
+struct differentiated {
+    struct ggml_cgraph * graph;
+    struct ggml_tensor * logits, * loss;
+    struct ggml_tensor * forward_loss;   /* the forward graph's loss (the same unless fused) */
+    bool fused_head;
+};
+
+/* The forward graph s->train.gf (logits and loss readable after
+ * tnn_compute_forward) and the graph the backward starts from. */
+static struct differentiated build_forward(tnn_session * s, size_t graph_size) {
+    struct ggml_context * ctx = s->train.ctx_graph;
     s->train.logits = model_forward(s, ctx);
     ggml_set_name(s->train.logits, "logits");
     ggml_set_output(s->train.logits);
     /* one label per column of logits: a token, or an image for a ViT */
-    s->train.labels = ggml_new_tensor_1d(s->train.ctx_opt, GGML_TYPE_I32, s->train.logits->ne[1]);
-    ggml_set_name(s->train.labels, "labels");
-    ggml_set_input(s->train.labels);
-    /* The graph that is differentiated: this forward, or, when the frozen
-     * head and the loss fuse into one node (head_loss.c), a forward of its
-     * own whose logits are never held. */
+    s->train.labels = new_input(s->train.ctx_opt, GGML_TYPE_I32, s->train.logits->ne[1], 0, "labels");
     const bool fuse_head = tnn_head_loss_fusable(s);
     struct ggml_tensor * loss = !fuse_head ? mean_loss(s, ctx, s->train.logits)
         : ggml_mul(ctx, tnn_head_loss_of_logits(ctx, s->train.logits, s->train.labels), s->train.loss_scale);
     s->train.gf = ggml_new_graph_custom(ctx, graph_size, true);
     ggml_build_forward_expand(s->train.gf, loss);
 
-    struct ggml_tensor * train_logits = s->train.logits, * train_loss = loss;
-    struct ggml_cgraph * g_train = s->train.gf;
+    struct differentiated d = { s->train.gf, s->train.logits, loss, loss, fuse_head };
     if (fuse_head) {
-        train_logits = model_forward(s, ctx);
-        train_loss = mean_loss(s, ctx, train_logits);
-        g_train = ggml_new_graph_custom(ctx, graph_size, true);
-        ggml_build_forward_expand(g_train, train_loss);
+        d.logits = model_forward(s, ctx);
+        d.loss = mean_loss(s, ctx, d.logits);
+        d.graph = ggml_new_graph_custom(ctx, graph_size, true);
+        ggml_build_forward_expand(d.graph, d.loss);
     }
-    ggml_set_loss(train_loss);
+    ggml_set_loss(d.loss);
+    return d;
+}
 
-    /* A gradient accumulator for every parameter (so gradients survive the
-     * step, can be read back, and add up across tnn_compute_gradients calls)
-     * and for the loss (its seed gradient of 1 must persist between steps). */
-    const int n_nodes = ggml_graph_n_nodes(g_train);
-    struct ggml_tensor ** grad_accs = calloc((size_t) n_nodes, sizeof(*grad_accs));
-    if (grad_accs == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
-    }
-    for (int i = 0; i < n_nodes; ++i) {
-        struct ggml_tensor * node = ggml_graph_node(g_train, i);
+/* s->train.gb_grad: the backward of d into a gradient accumulator for
+ * every parameter (so gradients survive the step, can be read back, and
+ * add up across tnn_compute_gradients calls) and for the loss (its seed
+ * gradient of 1 must persist between steps); then the rewrites onto
+ * tinynn's kernels. grad_accs[i]: node i's accumulator, or NULL. */
+static int build_backward(tnn_session * s, const struct differentiated * d, struct ggml_tensor ** grad_accs) {
+    struct ggml_context * ctx = s->train.ctx_graph;
+    for (int i = 0; i < ggml_graph_n_nodes(d->graph); ++i) {
+        struct ggml_tensor * node = ggml_graph_node(d->graph, i);
         if (node->flags & (GGML_TENSOR_FLAG_PARAM | GGML_TENSOR_FLAG_LOSS)) {
             grad_accs[i] = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
             ggml_format_name(grad_accs[i], "grad.%s", node->name);
         }
     }
-
-    s->train.gb_grad = ggml_graph_dup(ctx, g_train, true);
+    s->train.gb_grad = ggml_graph_dup(ctx, d->graph, true);
     ggml_build_backward_expand(ctx, s->train.gb_grad, grad_accs);
-    struct ggml_tensor * loss_copy = ggml_cpy(ctx, loss, s->train.loss);
+    struct ggml_tensor * loss_copy = ggml_cpy(ctx, d->forward_loss, s->train.loss);
     ggml_build_forward_expand(s->train.gf, loss_copy);
-    ggml_build_forward_expand(s->train.gb_grad, fuse_head ? ggml_cpy(ctx, train_loss, s->train.loss) : loss_copy);
-    int status = fuse_head ? tnn_fuse_head_loss(s, s->train.gb_grad, train_logits) : TNN_OK;
+    ggml_build_forward_expand(s->train.gb_grad, d->fused_head ? ggml_cpy(ctx, d->loss, s->train.loss) : loss_copy);
+    int status = d->fused_head ? tnn_fuse_head_loss(s, s->train.gb_grad, d->logits) : TNN_OK;
     /* the rewrites onto tinynn's kernels; the forward graph's own nodes too
      * when it has them */
-    for (int g = 0; g < (fuse_head ? 2 : 1) && status == TNN_OK; ++g) {
+    for (int g = 0; g < (d->fused_head ? 2 : 1) && status == TNN_OK; ++g) {
         struct ggml_cgraph * graph = g == 0 ? s->train.gb_grad : s->train.gf;
         status = s->base.pairs != NULL ? tnn_use_fast_copies(s, graph) : TNN_OK;
         if (status == TNN_OK) {
             status = tnn_use_fgemm(s, graph);
         }
     }
-    if (status != TNN_OK) {
-        free(grad_accs);
-        return status;
-    }
+    return status;
+}
 
-    s->train.gb_opt = ggml_graph_dup(ctx, s->train.gb_grad, true);
-    /* The update alone (tnn_apply_update): AdamW from the accumulators as
-     * they stand, e.g. after the caller replaced them by sums over ranks. */
-    s->train.gb_update = ggml_new_graph_custom(ctx, graph_size, false);
-    /* each parameter's gradient in both graphs: the backward's last node
-     * (in place on the accumulator) in gb_opt, the accumulator itself in
-     * gb_update, which must not recompute the backward */
-    struct ggml_tensor ** params = calloc((size_t) n_nodes, sizeof(*params));
-    struct ggml_tensor ** accs = calloc((size_t) n_nodes, sizeof(*accs));
-    struct ggml_tensor ** grads = calloc((size_t) n_nodes, sizeof(*grads));
-    if (params == NULL || accs == NULL || grads == NULL) {
-        free(params); free(accs); free(grads); free(grad_accs);
+/* The trainable parameters of d in graph order, each with its accumulator
+ * and its gradient as the backward leaves it in gb_opt. */
+struct param_grads {
+    int n;
+    struct ggml_tensor ** params, ** accs, ** grads;
+};
+
+static void param_grads_free(struct param_grads * p) {
+    free(p->params);
+    free(p->accs);
+    free(p->grads);
+}
+
+static int collect_params(tnn_session * s, const struct differentiated * d, struct ggml_tensor ** grad_accs,
+                          struct param_grads * p) {
+    const int n_nodes = ggml_graph_n_nodes(d->graph);
+    p->params = calloc((size_t) n_nodes, sizeof(*p->params));
+    p->accs = calloc((size_t) n_nodes, sizeof(*p->accs));
+    p->grads = calloc((size_t) n_nodes, sizeof(*p->grads));
+    if (p->params == NULL || p->accs == NULL || p->grads == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
-    int n_params = 0;
     for (int i = 0; i < n_nodes; ++i) {
-        struct ggml_tensor * node = ggml_graph_node(g_train, i);
+        struct ggml_tensor * node = ggml_graph_node(d->graph, i);
         if (node->flags & GGML_TENSOR_FLAG_PARAM) {
-            params[n_params] = node;
-            accs[n_params] = grad_accs[i];
-            grads[n_params] = ggml_graph_get_grad(s->train.gb_opt, node);
-            n_params++;
+            p->params[p->n] = node;
+            p->accs[p->n] = grad_accs[i];
+            p->grads[p->n] = ggml_graph_get_grad(s->train.gb_opt, node);
+            p->n++;
         }
     }
+    return TNN_OK;
+}
+
+/* AdamW on every parameter (with its two moments, registered in the tensor
+ * table beside its accumulator), in two graphs: gb_opt after the backward
+ * from its gradients, gb_update alone from the accumulators as they stand
+ * (tnn_apply_update, e.g. after the caller replaced them by sums over
+ * ranks). With clipping, both scale their gradients by the global norm. */
+static int build_optimizer(tnn_session * s, const struct param_grads * p, size_t graph_size) {
+    struct ggml_context * ctx = s->train.ctx_graph;
+    s->train.gb_update = ggml_new_graph_custom(ctx, graph_size, false);
     struct ggml_tensor * clip_scale = NULL, * clip_scale_update = NULL;
     if (s->train.clip_norm > 0.0f) {
-        clip_scale = build_clip_scale(s, ctx, s->train.gb_opt, grads, n_params);
-        clip_scale_update = build_clip_scale(s, ctx, s->train.gb_update, accs, n_params);
+        clip_scale = build_clip_scale(s, ctx, s->train.gb_opt, p->grads, p->n);
+        clip_scale_update = build_clip_scale(s, ctx, s->train.gb_update, p->accs, p->n);
     }
-    for (int k = 0; k < n_params; ++k) {
-        struct ggml_tensor * node = params[k];
+    for (int k = 0; k < p->n; ++k) {
+        struct ggml_tensor * node = p->params[k];
         int32_t param_handle = -1;
         tnn_find(s, node->name, &param_handle);
         struct ggml_tensor * m = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
         struct ggml_tensor * v = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
         ggml_format_name(m, "adamw_m.%s", node->name);
         ggml_format_name(v, "adamw_v.%s", node->name);
-        struct ggml_tensor * grad = grads[k], * acc = accs[k];
+        struct ggml_tensor * grad = p->grads[k], * acc = p->accs[k];
         if (clip_scale != NULL) {
             grad = ggml_mul(ctx, grad, clip_scale);
             acc = ggml_mul(ctx, acc, clip_scale_update);
         }
         ggml_build_forward_expand(s->train.gb_opt, ggml_opt_step_adamw(ctx, node, grad, m, v, s->train.hp));
         ggml_build_forward_expand(s->train.gb_update, ggml_opt_step_adamw(ctx, node, acc, m, v, s->train.hp));
-        if (tnn_table_add(s, accs[k], TNN_KIND_GRAD, param_handle) < 0 ||
+        if (tnn_table_add(s, p->accs[k], TNN_KIND_GRAD, param_handle) < 0 ||
             tnn_table_add(s, m, TNN_KIND_MOMENT, param_handle) < 0 ||
             tnn_table_add(s, v, TNN_KIND_MOMENT, param_handle) < 0) {
-            free(params); free(accs); free(grads); free(grad_accs);
             return TNN_ERR_ALLOC;
         }
     }
-    int adamw_status = tnn_use_fast_adamw(s, s->train.gb_opt);
-    if (adamw_status == TNN_OK) {
-        adamw_status = tnn_use_fast_adamw(s, s->train.gb_update);
+    int status = tnn_use_fast_adamw(s, s->train.gb_opt);
+    if (status == TNN_OK) {
+        status = tnn_use_fast_adamw(s, s->train.gb_update);
     }
-    if (adamw_status != TNN_OK) {
-        free(params); free(accs); free(grads); free(grad_accs);
-        return adamw_status;
-    }
-    s->train.gb_step = tnn_graph_writing_gradients(ctx, s->train.gb_opt, accs, n_params);
-    free(params); free(accs); free(grads); free(grad_accs);
+    return status;
+}
 
-    /* An op the backend cannot run would abort inside ggml at compute time
-     * (e.g. back-propagating through a quantized weight on a GPU backend
-     * whose out_prod takes F32 only): refuse the graph now instead. */
-    for (int i = 0; i < ggml_graph_n_nodes(s->train.gb_opt); ++i) {
-        struct ggml_tensor * node = ggml_graph_node(s->train.gb_opt, i);
+/* An op the backend cannot run would abort inside ggml at compute time
+ * (e.g. back-propagating through a quantized weight on a GPU backend whose
+ * out_prod takes F32 only): refuse the graph now instead. */
+static int check_backend_runs(tnn_session * s, struct ggml_cgraph * graph) {
+    for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
+        struct ggml_tensor * node = ggml_graph_node(graph, i);
         if (!ggml_backend_supports_op(s->backend, node)) {
             return tnn_fail(TNN_ERR_BACKEND, "the %s backend cannot run %s (%s, type %s) of the training "
                             "graph", tnn_backend_name(), ggml_op_desc(node), node->name,
                             ggml_type_name(node->src[0] ? node->src[0]->type : node->type));
         }
     }
+    return TNN_OK;
+}
 
+/* Backend memory for the trainer's tensors and the graphs' nodes (the
+ * largest graph, gb_opt, reserves the allocator), the inputs' first
+ * values, and the handles Python reads. */
+static int allocate(tnn_session * s) {
     s->train.buf_opt = ggml_backend_alloc_ctx_tensors(s->train.ctx_opt, s->backend);
     if (s->train.buf_opt == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for gradients and AdamW moments",
@@ -287,17 +294,6 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
                 s->train.buf_opt ? ggml_backend_buffer_get_size(s->train.buf_opt) / 1048576.0 : 0.0,
                 s->base.buf_copies ? ggml_backend_buffer_get_size(s->base.buf_copies) / 1048576.0 : 0.0);
     }
-
-    int32_t h_labels = tnn_table_add(s, s->train.labels, TNN_KIND_LABELS, -1);
-    int32_t h_hp     = tnn_table_add(s, s->train.hp, TNN_KIND_HP, -1);
-    int32_t h_loss   = tnn_table_add(s, s->train.loss, TNN_KIND_LOSS, -1);
-    int32_t h_logits = tnn_table_add(s, s->train.logits, TNN_KIND_LOGITS, -1);
-    if (s->train.grad_norm != NULL && tnn_table_add(s, s->train.grad_norm, TNN_KIND_GRAD_NORM, -1) < 0) {
-        return TNN_ERR_ALLOC;
-    }
-    if (h_labels < 0 || h_hp < 0 || h_loss < 0 || h_logits < 0) {
-        return TNN_ERR_ALLOC;
-    }
     /* zeroed inputs: a forward before the first upload reads defined memory */
     ggml_backend_buffer_clear(s->train.buf_opt, 0);
     const float one = 1.0f;
@@ -306,15 +302,80 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         ggml_backend_tensor_set(s->train.clip_one, &one, 0, sizeof(float));
     }
     if (fill_causal_mask(s->train.causal_mask, 0) != TNN_OK ||
-        (s->train.swa_mask && fill_causal_mask(s->train.swa_mask, cfg->swa_window) != TNN_OK)) {
+        (s->train.swa_mask && fill_causal_mask(s->train.swa_mask, s->model.cfg.swa_window) != TNN_OK)) {
         return TNN_ERR_ALLOC;
     }
+    return TNN_OK;
+}
 
+static int check_buildable(tnn_session * s) {
+    if (!s->realized) {
+        return tnn_fail(TNN_ERR_STATE, "build_training_step before realize: realize the model first");
+    }
+    if (s->train.built) {
+        return tnn_fail(TNN_ERR_STATE, "build_training_step called twice on one session");
+    }
+    for (int32_t h = 0; h < s->n_table; ++h) {
+        if (s->table[h].kind == TNN_KIND_PARAM) {
+            return TNN_OK;
+        }
+    }
+    return tnn_fail(TNN_ERR_STATE, "build_training_step: the model has nothing to train "
+                    "(a base realized without adapters runs generation only)");
+}
+
+int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle,
+                            int32_t * hp_handle, int32_t * logits_handle) {
+    if (s == NULL || loss_handle == NULL || labels_handle == NULL || hp_handle == NULL ||
+        logits_handle == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_build_training_step: NULL argument");
+    }
+    int status = check_buildable(s);
+    const size_t graph_size = graph_size_for(&s->model.cfg);
+    if (status == TNN_OK) {
+        status = create_contexts(s, graph_size);
+    }
+    if (status != TNN_OK) {
+        return status;
+    }
+
+    /* forward + loss, then backward, then AdamW: each graph extends the last */
+    const struct differentiated d = build_forward(s, graph_size);
+    struct ggml_tensor ** grad_accs = calloc((size_t) ggml_graph_n_nodes(d.graph), sizeof(*grad_accs));
+    if (grad_accs == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    status = build_backward(s, &d, grad_accs);
+    struct param_grads p = { 0 };
+    if (status == TNN_OK) {
+        s->train.gb_opt = ggml_graph_dup(s->train.ctx_graph, s->train.gb_grad, true);
+        status = collect_params(s, &d, grad_accs, &p);
+    }
+    if (status == TNN_OK) {
+        status = build_optimizer(s, &p, graph_size);
+    }
+    if (status == TNN_OK) {
+        s->train.gb_step = tnn_graph_writing_gradients(s->train.ctx_graph, s->train.gb_opt, p.accs, p.n);
+        status = check_backend_runs(s, s->train.gb_opt);
+    }
+    param_grads_free(&p);
+    free(grad_accs);
+    if (status == TNN_OK) {
+        status = allocate(s);
+    }
+    if (status != TNN_OK) {
+        return status;
+    }
+
+    *labels_handle = tnn_table_add(s, s->train.labels, TNN_KIND_LABELS, -1);
+    *hp_handle     = tnn_table_add(s, s->train.hp, TNN_KIND_HP, -1);
+    *loss_handle   = tnn_table_add(s, s->train.loss, TNN_KIND_LOSS, -1);
+    *logits_handle = tnn_table_add(s, s->train.logits, TNN_KIND_LOGITS, -1);
+    if (*labels_handle < 0 || *hp_handle < 0 || *loss_handle < 0 || *logits_handle < 0 ||
+        (s->train.grad_norm != NULL && tnn_table_add(s, s->train.grad_norm, TNN_KIND_GRAD_NORM, -1) < 0)) {
+        return TNN_ERR_ALLOC;
+    }
     s->train.built = true;
-    *loss_handle = h_loss;
-    *labels_handle = h_labels;
-    *hp_handle = h_hp;
-    *logits_handle = h_logits;
     return TNN_OK;
 }
 
