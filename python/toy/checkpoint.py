@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import InputError
-from .engine import KIND_MOMENT, KIND_PARAM
+from .errors import InputError
+from .session import KIND_MOMENT, KIND_PARAM
 
 FORMAT = "toy/checkpoint-v1"
 DIRNAME = "checkpoint"
@@ -55,9 +55,9 @@ def _write_synced(path: Path, data: bytes) -> None:
         os.close(dir_fd)
 
 
-def training_tensors(engine) -> dict[str, int]:
+def training_tensors(session) -> dict[str, int]:
     """Name -> handle of every tensor a step changes: parameters and AdamW moments."""
-    infos = [engine.info(h) for h in engine.handles()]
+    infos = [session.info(h) for h in session.handles()]
     return {info.name: info.handle for info in infos if info.kind in (KIND_PARAM, KIND_MOMENT)}
 
 
@@ -68,10 +68,10 @@ class Checkpoints:
         self.path = Path(run_path) / DIRNAME
         self.keep = keep
 
-    def save(self, engine, state: dict) -> Path:
-        """Write the engine's training tensors and state (JSON-able, with 'step')."""
+    def save(self, session, state: dict) -> Path:
+        """Write the session's training tensors and state (JSON-able, with 'step')."""
         self.path.mkdir(parents=True, exist_ok=True)
-        arrays = {name: engine.download(h) for name, h in training_tensors(engine).items()}
+        arrays = {name: session.download(h) for name, h in training_tensors(session).items()}
         record = json.dumps({"format": FORMAT, **state}, sort_keys=True).encode()
         arrays[_STATE_KEY] = np.frombuffer(record, dtype=np.uint8)
         buffer = io.BytesIO()
@@ -133,15 +133,15 @@ class Checkpoint:
         """The run directory the checkpoint belongs to."""
         return self.path.parent.parent
 
-    def restore(self, engine) -> None:
-        """Upload the tensors into a realized, reset engine of the same model."""
-        expected = training_tensors(engine)
+    def restore(self, session) -> None:
+        """Upload the tensors into a realized, reset session of the same model."""
+        expected = training_tensors(session)
         if set(expected) != set(self.tensors):
             missing = sorted(set(expected) ^ set(self.tensors))[0]
             raise InputError(f"checkpoint {self.path} does not match the model: tensor {missing}")
         for name, handle in expected.items():
-            shape = engine.info(handle).shape
+            shape = session.info(handle).shape
             if self.tensors[name].shape != shape or self.tensors[name].dtype != np.float32:
                 raise InputError(f"checkpoint {self.path} does not match the model: {name} is "
                                  f"{self.tensors[name].shape}, the model's {shape}")
-            engine.upload(handle, self.tensors[name])
+            session.upload(handle, self.tensors[name])

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._native import ToyError
-from .corpus import InputError
-from .engine import check_gguf
+from .session import check_gguf
+from .errors import InputError, ToyError
 
 
 def one_line(text, limit: int = 160) -> str:

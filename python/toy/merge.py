@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import InputError
+from .errors import InputError
 from .gguf_file import one_line, read_gguf
 
 DTYPES = ("f32", "f16", "base")

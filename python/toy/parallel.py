@@ -24,33 +24,12 @@ import time
 
 import numpy as np
 
-from .corpus import InputError
+from .errors import InputError
+from .launcher import launched_ranks
 
-# what launchers set: MPICH/Hydra (PMI_SIZE), Open MPI, Slurm's srun
-SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS")
 DEFAULT_TIMEOUT = 300.0
 # message tags of rank 0's liveness check when a sum times out
 _PING, _PONG = 31001, 31002
-
-
-RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
-
-
-def launched_rank() -> int:
-    """This process's rank as the launcher set it (0 when not launched by one)."""
-    for name in RANK_VARIABLES:
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return 0
-
-
-def launched_ranks() -> int:
-    for name in SIZE_VARIABLES:
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return 1
 
 
 class Ranks:

@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from .corpus import InputError
+from .errors import InputError
 
 
 def write_atomic(path: Path, data: bytes) -> None:

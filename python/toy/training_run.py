@@ -19,7 +19,7 @@ import numpy as np
 
 from . import __version__, parallel
 from .checkpoint import Checkpoint, Checkpoints, file_sha256
-from .corpus import InputError
+from .errors import InputError
 from .merge import merge_lora
 from .optim import adamw_hp
 from .plot import loss_svg
@@ -137,7 +137,7 @@ class Fingerprints:
 def _run_config(args, recipe, source, recipe_config, run_dir) -> dict:
     return {
         "format": LOG_FORMAT, "recipe": args.recipe, "run_id": run_dir.run_id, "toy_version": __version__,
-        "device": args.device, "threads": recipe.engine.threads, "corpus": source.name,
+        "device": args.device, "threads": recipe.session.threads, "corpus": source.name,
         "corpus_tokens": source.n_tokens, "steps": args.steps, "grad_accum": args.grad_accum,
         "lr": args.lr, "warmup": args.warmup, "min_lr": args.min_lr, "weight_decay": args.weight_decay,
         "beta1": args.beta1, "beta2": args.beta2, "clip_norm": args.clip_norm,
@@ -182,8 +182,8 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
         fingerprints.check(checkpoint.state["fingerprints"], checkpoint)
         done = checkpoint.state["step"]
         run_dir = RunDir.reopen(checkpoint.run_path, done) if lead else QuietRunDir()
-        recipe.engine.reset()                  # the loss gradient seeded; moments then overwritten
-        checkpoint.restore(recipe.engine)
+        recipe.session.reset()                  # the loss gradient seeded; moments then overwritten
+        checkpoint.restore(recipe.session)
         source.restore(checkpoint.state["source"])
         losses = list(checkpoint.state["losses"])
         if lead:
@@ -193,7 +193,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
     def save_checkpoint(step: int):
         if checkpoints is None:
             return None
-        return checkpoints.save(recipe.engine, {
+        return checkpoints.save(recipe.session, {
             "step": step, "steps": args.steps, "losses": losses, "source": source.state(),
             "args": vars(args), "fingerprints": fingerprints.get()})
 
@@ -218,8 +218,8 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                     progress.print_line(f"step {step}: loss={loss:.6f}\n")
                 event = dict(step=step, loss=loss, lr=lr, tokens=tokens_per_step,
                              seconds=round(seconds, 6))
-                if recipe.engine.grad_norm is not None:
-                    event["grad_norm"] = float(recipe.engine.download(recipe.engine.grad_norm))
+                if recipe.session.grad_norm is not None:
+                    event["grad_norm"] = float(recipe.session.download(recipe.session.grad_norm))
                 run_dir.event(**event)
                 progress.update(step, loss)
                 if lead:

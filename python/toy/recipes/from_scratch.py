@@ -1,7 +1,8 @@
 """FromScratch: a llama model from seeded random init, every weight trained."""
 from __future__ import annotations
 
-from ..config import LlamaConfig, RecipeOptions
+from ..config import ModelConfig, RecipeOptions
+from ..session import ModelDesc
 from .base import TrainingRecipe
 
 
@@ -12,7 +13,7 @@ class FromScratch(TrainingRecipe):
     training step; step(...) runs one step and returns its loss.
     """
 
-    def realize(self, cfg: LlamaConfig, opts: RecipeOptions) -> None:
+    def realize(self, cfg: ModelConfig, opts: RecipeOptions) -> None:
         self.cfg, self.opts = cfg, opts
-        self.engine.realize(cfg, opts)
-        self.engine.build(opts.clip_norm)
+        self.session.realize(ModelDesc.from_scratch(cfg, opts))
+        self.session.build(opts.clip_norm)

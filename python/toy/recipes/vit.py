@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from ..config import ViTConfig
-from ..corpus import InputError
+from ..errors import InputError
 from ..images import to_patches
+from ..session import ModelDesc
 from .base import TrainingRecipe
 
 ARCH = "toy-vit"
@@ -24,11 +25,11 @@ class ViTTiny(TrainingRecipe):
                 clip_norm: float = 0.0, classes: list[str] | None = None) -> None:
         self.cfg, self.t_batch = cfg, t_batch
         self.classes = list(classes) if classes else [str(i) for i in range(cfg.n_classes)]
-        self.engine.realize_vit(cfg, t_batch, seed, init_scale)
-        self.engine.build(clip_norm)
+        self.session.realize(ModelDesc.vit(cfg, t_batch, seed, init_scale))
+        self.session.build(clip_norm)
 
     def _upload_batch(self, patches, labels=None) -> None:
-        e = self.engine
+        e = self.session
         e.upload(e.images, np.asarray(patches, dtype=np.float32))
         if labels is not None:
             e.upload(e.labels, np.asarray(labels, dtype=np.int32))
@@ -40,7 +41,7 @@ class ViTTiny(TrainingRecipe):
 
     def logits(self, patches: np.ndarray) -> np.ndarray:
         """Forward only: [n, n_classes] for any number n of images' patches."""
-        e, b = self.engine, self.t_batch
+        e, b = self.session, self.t_batch
         out = []
         for i in range(0, len(patches), b):
             chunk = np.asarray(patches[i:i + b], dtype=np.float32)
@@ -83,8 +84,8 @@ class ViTTiny(TrainingRecipe):
                 writer.add_uint32(f"{ARCH}.{key}", value)
             writer.add_float32(f"{ARCH}.attention.layer_norm_epsilon", cfg.ln_eps)
             writer.add_array(f"{ARCH}.class_names", self.classes)
-            for name, handle in self.engine.params().items():
-                writer.add_tensor(name, self.engine.download(handle))
+            for name, handle in self.session.params().items():
+                writer.add_tensor(name, self.session.download(handle))
             writer.write_header_to_file()
             writer.write_kv_data_to_file()
             writer.write_tensors_to_file()
@@ -119,10 +120,10 @@ def load_vit(path, device: str = "cpu", threads: int | None = None, batch: int =
     model = ViTTiny(device, threads)
     model.realize(cfg, batch, classes=key("class_names"))
     tensors = {t.name: t for t in reader.tensors}
-    for name, handle in model.engine.params().items():
+    for name, handle in model.session.params().items():
         tensor = tensors.get(name)
-        want = model.engine.info(handle).shape
+        want = model.session.info(handle).shape
         if tensor is None or tuple(np.asarray(tensor.data).shape) != want:
             raise InputError(f"{path}: tensor {name} is missing or not of shape {want}")
-        model.engine.upload(handle, np.asarray(tensor.data, dtype=np.float32))
+        model.session.upload(handle, np.asarray(tensor.data, dtype=np.float32))
     return model

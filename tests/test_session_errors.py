@@ -3,24 +3,24 @@ import numpy as np
 import pytest
 
 import toy
-from toy.engine import LlamaSeqEngine
+from toy.session import ModelDesc, Session
 from toy.recipes import FromScratch
 
-SMALL = toy.LlamaConfig(vocab=16, d_model=8, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=16)
+SMALL = toy.ModelConfig(vocab=16, d_model=8, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=16)
 OPTS = toy.RecipeOptions(t_seq=4, t_batch=2)
 
 
-def built_engine() -> LlamaSeqEngine:
-    engine = LlamaSeqEngine("cpu", threads=1)
-    engine.realize(SMALL, OPTS)
-    engine.build()
-    return engine
+def built_engine() -> Session:
+    session = Session("cpu", threads=1)
+    session.realize(ModelDesc.from_scratch(SMALL, OPTS))
+    session.build()
+    return session
 
 
 def test_the_step_runs_in_the_cpu_library():
-    engine = built_engine()
-    assert toy._native.ffi.string(engine.lib.tnn_backend_name()) == b"cpu"
-    assert engine.info(engine.loss).name == "loss"
+    session = built_engine()
+    assert toy._native.ffi.string(session.lib.tnn_backend_name()) == b"cpu"
+    assert session.info(session.loss).name == "loss"
 
 
 @pytest.mark.parametrize("change,message", [
@@ -30,43 +30,43 @@ def test_the_step_runs_in_the_cpu_library():
     (dict(rope_base=-1.0), "rope_base"),
 ])
 def test_bad_config_is_refused(change, message):
-    cfg = toy.LlamaConfig(**{**SMALL.to_dict(), **change})
+    cfg = toy.ModelConfig(**{**SMALL.to_dict(), **change})
     with pytest.raises(toy.ToyError, match=message):
-        LlamaSeqEngine("cpu", threads=1).realize(cfg, OPTS)
+        Session("cpu", threads=1).realize(ModelDesc.from_scratch(cfg, OPTS))
 
 
 def test_calls_out_of_order_are_refused():
-    engine = LlamaSeqEngine("cpu", threads=1)
+    session = Session("cpu", threads=1)
     with pytest.raises(toy.ToyError, match="before realize"):
-        engine.build()
-    engine.realize(SMALL, OPTS)
+        session.build()
+    session.realize(ModelDesc.from_scratch(SMALL, OPTS))
     with pytest.raises(toy.ToyError, match="realize called twice"):
-        engine.realize(SMALL, OPTS)
+        session.realize(ModelDesc.from_scratch(SMALL, OPTS))
     with pytest.raises(toy.ToyError, match="before build"):
-        engine.compute_backward()
-    engine.build()
+        session.compute_backward()
+    session.build()
     with pytest.raises(toy.ToyError, match="before graph_reset"):
-        engine.compute_backward()
+        session.compute_backward()
     with pytest.raises(toy.ToyError, match="first graph_reset"):
-        engine.reset_grads_only()
+        session.reset_grads_only()
     with pytest.raises(toy.ToyError, match="twice"):
-        engine.build()
+        session.build()
 
 
 def test_bad_uploads_are_refused():
-    engine = built_engine()
+    session = built_engine()
     with pytest.raises(toy.ToyError, match="no tensor with handle"):
-        engine.upload(999, np.zeros(8, np.int32))
+        session.upload(999, np.zeros(8, np.int32))
     with pytest.raises(toy.ToyError, match="expected 32 bytes"):
-        engine.upload(engine.tokens, np.zeros(3, np.int32))
+        session.upload(session.tokens, np.zeros(3, np.int32))
     with pytest.raises(toy.ToyError, match="outside the vocabulary"):
-        engine.upload(engine.tokens, np.full(8, 16, np.int32))
+        session.upload(session.tokens, np.full(8, 16, np.int32))
     with pytest.raises(toy.ToyError, match="labels.*outside the vocabulary"):
-        engine.upload(engine.labels, np.full(8, -2, np.int32))
+        session.upload(session.labels, np.full(8, -2, np.int32))
     with pytest.raises(toy.ToyError, match="no tensor named"):
-        engine.find("blk.7.attn_q.weight")
+        session.find("blk.7.attn_q.weight")
     with pytest.raises(toy.ToyError, match="has no gradient"):
-        engine.grad_of(engine.tokens)
+        session.grad_of(session.tokens)
 
 
 def test_weight_dtype_other_than_f32_cannot_train():
