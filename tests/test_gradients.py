@@ -42,6 +42,28 @@ def upload_batch(session, tokens, positions, labels):
     session.upload(session.labels, labels)
 
 
+def test_the_gradients_cross_as_one_array_in_parameter_order():
+    """sum_gradients (data parallelism's step) hands every gradient to one
+    collective as one float32 array and puts back what the collective returns."""
+    session = realize(untied=True, qkv_bias=True)
+    upload_batch(session, *batch())
+    session.reset()
+    session.compute_gradients()
+    grads = [session.grad_of(h) for h in session.params().values()]
+    each = [session.download(g) for g in grads]
+    collectives = []
+
+    def doubled_over_two_ranks(flat):
+        collectives.append(flat.copy())
+        return flat + flat
+
+    session.sum_gradients(doubled_over_two_ranks)
+    assert len(collectives) == 1
+    np.testing.assert_array_equal(collectives[0], np.concatenate([g.ravel() for g in each]))
+    for g, before in zip(grads, each):
+        np.testing.assert_array_equal(session.download(g), 2 * before)
+
+
 @pytest.mark.parametrize("untied", [False, True])
 @pytest.mark.parametrize("qkv_bias", [False, True])
 def test_logits_loss_and_every_gradient_match_the_reference(untied, qkv_bias):

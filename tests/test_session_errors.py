@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import toy
+from toy.errors import TNN_ERR_ARG, TNN_ERR_STATE
 from toy.session import ModelDesc, Session
 from toy.recipes import FromScratch
 
@@ -10,7 +11,7 @@ SMALL = toy.ModelConfig(vocab=16, d_model=8, n_layers=1, n_heads=2, n_kv_heads=1
 OPTS = toy.RecipeOptions(t_seq=4, t_batch=2)
 
 
-def built_engine() -> Session:
+def built_session() -> Session:
     session = Session("cpu", threads=1)
     session.realize(ModelDesc.from_scratch(SMALL, OPTS))
     session.build()
@@ -18,7 +19,7 @@ def built_engine() -> Session:
 
 
 def test_the_step_runs_in_the_cpu_library():
-    session = built_engine()
+    session = built_session()
     assert toy._native.ffi.string(session.lib.tnn_backend_name()) == b"cpu"
     assert session.info(session.loss).name == "loss"
 
@@ -54,7 +55,7 @@ def test_calls_out_of_order_are_refused():
 
 
 def test_bad_uploads_are_refused():
-    session = built_engine()
+    session = built_session()
     with pytest.raises(toy.ToyError, match="no tensor with handle"):
         session.upload(999, np.zeros(8, np.int32))
     with pytest.raises(toy.ToyError, match="expected 32 bytes"):
@@ -81,3 +82,19 @@ def test_save_to_an_unwritable_place_fails_cleanly(tmp_path):
     with pytest.raises(toy.ToyError, match="could not write"):
         recipe.save(target)
     assert not target.parent.exists()
+
+
+def test_the_gradients_buffer_must_fit_the_gradients():
+    session = Session("cpu", threads=1)
+    session.realize(ModelDesc.from_scratch(SMALL, OPTS))
+    with pytest.raises(toy.ToyError, match="before build_training_step") as refused:
+        session.gradients()
+    assert refused.value.status == TNN_ERR_STATE
+    session.build()
+    n = session.gradients_size()
+    assert n == sum(session.info(h).nbytes // 4 for h in session.params().values())
+    with pytest.raises(toy.ToyError, match=f"the gradients are {n} floats, got a buffer of {n - 1}") as refused:
+        session.set_gradients(np.zeros(n - 1, np.float32))
+    assert refused.value.status == TNN_ERR_ARG
+    with pytest.raises(toy.ToyError, match="a buffer of 0"):
+        session.gradients(out=np.zeros(0, np.float32))

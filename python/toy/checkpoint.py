@@ -17,13 +17,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from .errors import InputError
+from .files import write_whole
 from .session import KIND_MOMENT, KIND_PARAM
 
 FORMAT = "toy/checkpoint-v1"
@@ -38,21 +38,6 @@ def file_sha256(path) -> str:
         for chunk in iter(lambda: f.read(1 << 22), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _write_synced(path: Path, data: bytes) -> None:
-    """Write data to path whole or not at all (temporary name, fsync, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def training_tensors(session) -> dict[str, int]:
@@ -77,8 +62,9 @@ class Checkpoints:
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
         name = f"step-{state['step']:08d}.npz"
-        _write_synced(self.path / name, buffer.getvalue())
-        _write_synced(self.path / LATEST, (json.dumps({"file": name, "step": state["step"]}) + "\n").encode())
+        write_whole(self.path / name, buffer.getvalue(), sync=True)
+        write_whole(self.path / LATEST, (json.dumps({"file": name, "step": state["step"]}) + "\n").encode(),
+                    sync=True)
         self._prune()
         return self.path / name
 

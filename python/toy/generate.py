@@ -1,4 +1,4 @@
-"""Text generation from a llama GGUF (with optional LoRA adapter) or from a
+"""Text generation from a llama-family GGUF (with optional LoRA adapter) or from a
 recipe being trained: greedy at temperature 0, seeded sampling otherwise,
 stopping at EOS or a stop string, over a KV cache."""
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""toy-generate: text from a llama GGUF, with an optional LoRA adapter.
+"""toy-generate: text from a llama-family GGUF, with an optional LoRA adapter.
 
-stdout is the generated text only; errors are one line with exit 2.
+stdout is the generated text only; errors are one line (errors.run_command: exit 2
+for bad input, 1 for a failure while generating).
 """
 from __future__ import annotations
 

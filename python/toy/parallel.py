@@ -6,7 +6,9 @@ trains on its share of each step's micro-batches (N must divide
 rank applies the same AdamW update. Rank 0 alone prints and writes.
 
 mpi4py is imported only when a launcher says there is more than one rank,
-so toy without MPI, or with N = 1, runs exactly as before.
+so toy without MPI, or with N = 1, runs as one process that never loads it.
+A step's gradients cross between ranks as one float32 array (one
+collective a step; Session.sum_gradients).
 
 A rank that dies takes the job down: MPI's launcher ends the others (MPICH
 prints which process died), a toy error on one rank is printed as

@@ -166,14 +166,15 @@ class Session:
         self.tokens = self.positions = self.images = None
         self.n_ctx = 0
         self.loss = self.labels = self.hp = self.logits = None
+        self._gradients = None      # sum_gradients' host buffer
 
     def _check(self, status: int) -> None:
         check(self.lib, status)
 
     # -- realize / build ---------------------------------------------------
     def realize(self, desc: ModelDesc) -> None:
-        """tnn_realize: the model desc describes. Its inputs are then
-        self.tokens and self.positions, or for a ViT self.images."""
+        """Realize what desc describes (tnn_realize), once per session. Its
+        inputs are then self.tokens and self.positions, or for a ViT self.images."""
         c_desc, _keep = desc.to_c()
         inputs = ffi.new("int32_t[2]")
         self._check(self.lib.tnn_realize(self._session, c_desc, inputs))
@@ -186,7 +187,8 @@ class Session:
         """Donor rows into the token embedding; only inside the warm window."""
         buffer = np.ascontiguousarray(buffer, dtype=np.float32)
         if buffer.size < n_floats:
-            raise ToyError(f"upload_donor: the buffer holds {buffer.size} floats, not {n_floats}", TNN_ERR_ARG)
+            raise ToyError(f"upload_donor: the buffer holds {buffer.size} floats, not {n_floats}",
+                           TNN_ERR_ARG)
         self._check(self.lib.tnn_upload_donor(self._session, ffi.cast("float *", ffi.from_buffer(buffer)),
                                               n_floats))
 
@@ -268,24 +270,36 @@ class Session:
         """AdamW from the gradients as they stand (after replacing them by sums over ranks)."""
         self._check(self.lib.tnn_apply_update(self._session))
 
-    def sum_gradients(self, sum_over_ranks) -> None:
-        """Every trainable gradient replaced by sum_over_ranks of it: all of
-        them in one flat float32 array (tnn_download_gradients' order), so
-        one collective sums a step's gradients."""
-        flat = self._gradients_buffer()
-        self._check(self.lib.tnn_download_gradients(self._session, ffi.cast("float *", ffi.from_buffer(flat)),
-                                                    flat.size))
-        total = np.ascontiguousarray(sum_over_ranks(flat), dtype=np.float32)
-        self._check(self.lib.tnn_upload_gradients(self._session, ffi.cast("float *", ffi.from_buffer(total)),
-                                                  total.size))
+    def gradients_size(self) -> int:
+        """How many floats every trainable gradient holds together (after build)."""
+        n = ffi.new("int64_t *")
+        self._check(self.lib.tnn_gradients_size(self._session, n))
+        return n[0]
 
-    def _gradients_buffer(self) -> np.ndarray:
-        """The host buffer the gradients are downloaded into, made once."""
-        if getattr(self, "_gradients", None) is None:
-            n = ffi.new("int64_t *")
-            self._check(self.lib.tnn_gradients_size(self._session, n))
-            self._gradients = np.empty(n[0], dtype=np.float32)
-        return self._gradients
+    def gradients(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Every trainable gradient in one float32 array: the parameters' in
+        handle order, each flattened (tnn_download_gradients). out: a float32
+        array of gradients_size() floats to download into, else a new one."""
+        if out is None:
+            out = np.empty(self.gradients_size(), dtype=np.float32)
+        if out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ToyError("gradients: out must be a contiguous float32 array", TNN_ERR_ARG)
+        self._check(self.lib.tnn_download_gradients(self._session, ffi.cast("float *", ffi.from_buffer(out)),
+                                                    out.size))
+        return out
+
+    def set_gradients(self, flat: np.ndarray) -> None:
+        """Overwrite every trainable gradient from one array laid out as gradients() gives it."""
+        flat = np.ascontiguousarray(flat, dtype=np.float32)
+        self._check(self.lib.tnn_upload_gradients(self._session, ffi.cast("float *", ffi.from_buffer(flat)),
+                                                  flat.size))
+
+    def sum_gradients(self, sum_over_ranks) -> None:
+        """Every trainable gradient replaced by sum_over_ranks of it: one
+        collective on one array a step (its host memory made once)."""
+        if self._gradients is None:
+            self._gradients = np.empty(self.gradients_size(), dtype=np.float32)
+        self.set_gradients(sum_over_ranks(self.gradients(out=self._gradients)))
 
     # -- the tensor table --------------------------------------------------
     def info(self, handle: int) -> TensorInfo:
@@ -321,7 +335,7 @@ class Session:
         return handle[0]
 
     def gguf_config(self, gguf_path) -> ModelConfig:
-        """The hyper-parameters of a llama GGUF (its shapes checked)."""
+        """The hyper-parameters of a llama-family GGUF (its shapes checked)."""
         return read_gguf_config(gguf_path, self.lib)
 
     def save_gguf(self, path: str | os.PathLike) -> None:
@@ -335,8 +349,8 @@ def check_gguf(gguf_path, lib=None) -> None:
 
 
 def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
-    """A llama GGUF's ModelConfig, read and checked by tinynn (no weights loaded).
-    The config also carries `untied` and `qkv_bias` as attributes."""
+    """A llama-family GGUF's ModelConfig (llama, Qwen2/3, Gemma 3), read and
+    checked by tinynn (no weights loaded). The config also carries `untied` and `qkv_bias` as attributes."""
     lib = lib or library("cpu")
     c = ffi.new("tnn_model_config *")
     check(lib, lib.tnn_gguf_llama_config(os.fsencode(gguf_path), c))

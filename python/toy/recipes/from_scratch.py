@@ -1,4 +1,5 @@
-"""FromScratch: a llama model from seeded random init, every weight trained."""
+"""FromScratch: a token model (llama, GPT-2, ...) from seeded random init,
+every weight trained."""
 from __future__ import annotations
 
 from ..config import ModelConfig, RecipeOptions
@@ -7,7 +8,7 @@ from .base import TrainingRecipe
 
 
 class FromScratch(TrainingRecipe):
-    """Train a new llama model from random init.
+    """Train a new model of cfg.arch from random init.
 
     realize(cfg, opts) allocates and initialises the model and bakes the
     training step; step(...) runs one step and returns its loss.

@@ -1,4 +1,4 @@
-"""FullFineTune: every weight of an existing llama GGUF trained.
+"""FullFineTune: every weight of an existing llama-family GGUF trained.
 
 The base's matrices (in whatever type they are stored) are dequantized once
 into F32 trainable tensors of a llama model of the file's shape; the saved

@@ -1,4 +1,5 @@
-"""LoRA: adapters trained on a frozen llama GGUF, kept in its stored types."""
+"""LoRA: adapters trained on a frozen llama-family GGUF (llama, Qwen2/3,
+Gemma 3), kept in its stored types."""
 from __future__ import annotations
 
 from contextlib import contextmanager

@@ -2,13 +2,11 @@
 load_vit to read one back and predict."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 
 from ..config import ViTConfig
 from ..errors import InputError
+from ..gguf_file import writing_gguf
 from ..images import to_patches
 from ..session import ModelDesc
 from .base import TrainingRecipe
@@ -70,12 +68,8 @@ class ViTTiny(TrainingRecipe):
     def save(self, path) -> None:
         """The model and its preprocessing as GGUF (general.architecture
         "toy-vit"): tensors F32 by name, shape and image keys under toy-vit.*."""
-        import gguf
-
-        path, cfg = Path(path), self.cfg
-        tmp = path.with_name(path.name + ".tmp")
-        writer = gguf.GGUFWriter(str(tmp), ARCH)
-        try:
+        cfg = self.cfg
+        with writing_gguf(path, ARCH) as writer:
             writer.add_name("toy ViT")
             for key, value in (("class_count", cfg.n_classes), ("image_size", cfg.image_size),
                                ("patch_size", cfg.patch), ("channels", cfg.channels),
@@ -89,12 +83,6 @@ class ViTTiny(TrainingRecipe):
             writer.write_header_to_file()
             writer.write_kv_data_to_file()
             writer.write_tensors_to_file()
-            writer.close()
-        except BaseException:
-            writer.close()
-            tmp.unlink(missing_ok=True)
-            raise
-        os.replace(tmp, path)
 
 
 def load_vit(path, device: str = "cpu", threads: int | None = None, batch: int = 32) -> ViTTiny:
