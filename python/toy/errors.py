@@ -9,10 +9,14 @@ The commands (toy-train, toy-generate) end in one of three ways on failure:
     bad input (InputError, a device not built)  one line "PROG: error: ...", exit 2
     a failure inside the run (any other ToyError)  one line "PROG: failed: ...", exit 1
     Ctrl-C                                       one line "PROG: interrupted", exit 130
+
+A training run stopped by SIGINT or SIGTERM (after its checkpoint) exits
+128 + the signal's number, as a shell reports a process the signal ended.
 """
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from contextlib import contextmanager
 
@@ -29,7 +33,9 @@ TNN_ERR_IO = _STATUS["TNN_ERR_IO"]            # a file could not be read or writ
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+# what a training run stopped by a signal exits with
+EXIT_STOPPED = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: 128 + signal.SIGTERM}
 
 
 class ToyError(RuntimeError):

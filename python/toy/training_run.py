@@ -19,7 +19,7 @@ import numpy as np
 
 from . import __version__, parallel
 from .checkpoint import Checkpoint, Checkpoints, file_sha256
-from .errors import InputError
+from .errors import EXIT_STOPPED, InputError
 from .merge import merge_lora
 from .optim import adamw_hp
 from .plot import loss_svg
@@ -27,9 +27,6 @@ from .commands import COMMANDS
 from .rundir import QuietRunDir, RunDir
 
 LOG_FORMAT = "toy/train-v1"
-
-# exit statuses of a run stopped by a signal: 128 + the signal's number
-STOP_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 def learning_rate(step: int, args) -> float:
@@ -70,7 +67,7 @@ class StopOnSignal:
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            for sig in STOP_STATUS:
+            for sig in EXIT_STOPPED:
                 self._saved[sig] = signal.signal(sig, self._on_signal)
         return self
 
@@ -237,7 +234,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
             stopped = stop.signum if stopping and len(losses) < args.steps else None
         progress.close()
         if stopped is not None:
-            return _report_stop(stopped, len(losses), args.steps, run_dir) if lead else STOP_STATUS[stopped]
+            return _report_stop(stopped, len(losses), args.steps, run_dir) if lead else EXIT_STOPPED[stopped]
         elapsed = time.perf_counter() - started
         if not lead:
             return 0
@@ -269,4 +266,4 @@ def _report_stop(signum, done: int, steps: int, run_dir) -> int:
     else:
         print(f"toy-train: stopped by {name} after step {done} of {steps}; checkpoint saved, "
               f"resume with: toy-train --resume {run_dir.path}", file=sys.stderr)
-    return STOP_STATUS[signum]
+    return EXIT_STOPPED[signum]
