@@ -1,8 +1,8 @@
 """toy's errors, and the contract of its console commands for failures.
 
 Every error toy raises is a ToyError. Its status is the tinynn status code
-of the C call that failed (enum tnn_status in tinynn.h, read through the
-binding below), or TNN_OK for toy's own checks.
+of the C call that failed (enum tnn_status, read from tinynn.h through the
+binding's declarations in _ffi.py), or TNN_OK for toy's own checks.
 
 The commands (toy-train, toy-generate) end in one of three ways on failure:
 
