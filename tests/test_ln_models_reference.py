@@ -10,6 +10,7 @@ from toy.config import ViTConfig
 from toy.session import ModelDesc, Session
 
 import reference_gpt2 as ref
+from gradient_checks import assert_every_gradient_matches
 
 GPT2 = toy.ModelConfig(arch="gpt2", vocab=11, d_model=8, n_layers=2, n_heads=2, d_ff=12)
 VIT = ViTConfig(n_classes=5, image_size=4, patch=2, d_model=8, n_layers=2, n_heads=2, d_ff=12)
@@ -28,15 +29,6 @@ def perturbed_params(session, seed=9):
             session.upload(handle, value.astype(np.float32))
         params[name] = value
     return params
-
-
-def assert_every_gradient_matches(session, grads_ref):
-    assert set(grads_ref) == set(session.params())
-    for name, handle in session.params().items():
-        grad = session.download(session.grad_of(handle))
-        scale = np.abs(grads_ref[name]).max()
-        np.testing.assert_allclose(grad, grads_ref[name], rtol=0, atol=1e-4 * scale + 1e-7,
-                                   err_msg=f"gradient of {name}")
 
 
 def test_gpt2_logits_loss_and_every_gradient_match_the_reference():
