@@ -33,7 +33,7 @@ def rss_mb() -> float:
 
 def realize(recipe_name: str, threads: int):
     if recipe_name == "from-scratch":
-        cfg = toy.LlamaConfig(vocab=256, d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=0)
+        cfg = toy.ModelConfig(vocab=256, d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=0)
         opts = toy.RecipeOptions(t_seq=64, t_batch=4)
         recipe = FromScratch("cpu", threads)
         recipe.realize(cfg, opts)

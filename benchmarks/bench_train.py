@@ -34,7 +34,7 @@ def run_toy(shape: dict, steps: int, threads: int) -> dict:
     import toy
     from toy.recipes import FromScratch
 
-    cfg = toy.LlamaConfig(vocab=shape["vocab"], d_model=shape["d_model"], n_layers=shape["n_layers"],
+    cfg = toy.ModelConfig(vocab=shape["vocab"], d_model=shape["d_model"], n_layers=shape["n_layers"],
                           n_heads=shape["n_heads"], n_kv_heads=shape["n_kv_heads"], d_ff=shape["d_ff"])
     opts = toy.RecipeOptions(t_seq=shape["t_seq"], t_batch=shape["t_batch"], untied=shape["untied"])
     recipe = FromScratch("cpu", threads)

@@ -32,7 +32,7 @@ def make_recipe(args):
                        targets=tuple(args.targets.split(",")))
     else:
         recipe = FromScratch("cpu", args.threads)
-        recipe.realize(toy.LlamaConfig(**(SMOLLM2_SHAPE if args.recipe == "full" else TINY_SHAPE)), opts)
+        recipe.realize(toy.ModelConfig(**(SMOLLM2_SHAPE if args.recipe == "full" else TINY_SHAPE)), opts)
     return recipe
 
 
@@ -58,7 +58,7 @@ def main() -> None:
     t0 = time.perf_counter()
     recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(2, 1e-4), False)
     whole = time.perf_counter() - t0
-    e = recipe.engine
+    e = recipe.session
     e.reset_grads_only()
     rows = e.profile_step()
     total = sum(r[0] for r in rows)

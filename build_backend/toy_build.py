@@ -32,42 +32,24 @@ def _check_toolchain() -> None:
                      f"{'them' if len(needs) > 1 else 'it'} ({how}), or install a prebuilt wheel of toy")
 
 
-def _skbuild():
-    from scikit_build_core import build
-    return build
+def _hook(name: str, builds_code: bool):
+    """scikit-build-core's hook `name`, after the toolchain check when the
+    hook leads to compiling (scikit-build-core is imported only when called)."""
+    def hook(*args, **kwargs):
+        if builds_code:
+            _check_toolchain()
+        from scikit_build_core import build
+        return getattr(build, name)(*args, **kwargs)
+    hook.__name__ = hook.__qualname__ = name
+    return hook
 
 
-def get_requires_for_build_sdist(config_settings=None):
-    return _skbuild().get_requires_for_build_sdist(config_settings)
-
-
-def build_sdist(sdist_directory, config_settings=None):
-    return _skbuild().build_sdist(sdist_directory, config_settings)
-
-
-def get_requires_for_build_wheel(config_settings=None):
-    _check_toolchain()
-    return _skbuild().get_requires_for_build_wheel(config_settings)
-
-
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    return _skbuild().prepare_metadata_for_build_wheel(metadata_directory, config_settings)
-
-
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    _check_toolchain()
-    return _skbuild().build_wheel(wheel_directory, config_settings, metadata_directory)
-
-
-def get_requires_for_build_editable(config_settings=None):
-    _check_toolchain()
-    return _skbuild().get_requires_for_build_editable(config_settings)
-
-
-def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
-    return _skbuild().prepare_metadata_for_build_editable(metadata_directory, config_settings)
-
-
-def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
-    _check_toolchain()
-    return _skbuild().build_editable(wheel_directory, config_settings, metadata_directory)
+# the PEP 517 and PEP 660 hooks
+get_requires_for_build_sdist = _hook("get_requires_for_build_sdist", builds_code=False)
+build_sdist = _hook("build_sdist", builds_code=False)
+get_requires_for_build_wheel = _hook("get_requires_for_build_wheel", builds_code=True)
+prepare_metadata_for_build_wheel = _hook("prepare_metadata_for_build_wheel", builds_code=False)
+build_wheel = _hook("build_wheel", builds_code=True)
+get_requires_for_build_editable = _hook("get_requires_for_build_editable", builds_code=True)
+prepare_metadata_for_build_editable = _hook("prepare_metadata_for_build_editable", builds_code=False)
+build_editable = _hook("build_editable", builds_code=True)

@@ -258,11 +258,9 @@ def facts(r):
     s = [cap(f) + "." for f in picks]
     if r.random() < 0.4:
         a = r.choice(ANIMALS)
-        s.append(r.choice([
-            f"{cap(a_an(a))} says {ANIMAL_SOUND[a]}.",
-            f"{cap(a_an(a))} likes to eat {ANIMAL_FOOD[a]}.",
-            f"{cap(a_an(a))} lives in a {ANIMAL_HOME[a]}.",
-        ]))
+        subject = cap(a_an(a))
+        s.append(r.choice([f"{subject} says {ANIMAL_SOUND[a]}.", f"{subject} likes to eat {ANIMAL_FOOD[a]}.",
+                           f"{subject} lives in a {ANIMAL_HOME[a]}."]))
     return " ".join(s)
 
 

@@ -53,7 +53,7 @@ export OMP_NUM_THREADS=1
 # from-scratch golden run, LoRA on a tiny GGUF and its input errors, the warm
 # start's donor checks, and generation from tiny models.
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --capture=sys \
-    tests/test_engine_errors.py tests/test_cli_errors.py tests/test_fuzz_gguf.py \
+    tests/test_session_errors.py tests/test_cli_errors.py tests/test_fuzz_gguf.py \
     "tests/test_cli.py::test_default_command_matches_the_golden_log" \
     tests/test_cli_lora.py \
     "tests/test_warm_start.py::test_the_warm_window_runs_from_realize_scratch_to_build" \

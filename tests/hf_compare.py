@@ -51,7 +51,7 @@ def assert_toy_matches(model, path, ids, table, skip=()):
     np.testing.assert_allclose(logits[0], expected, atol=1e-4 * np.abs(expected).max())
     assert ours == pytest.approx(float(loss), rel=1e-5)
 
-    e = recipe.engine
+    e = recipe.session
     e.reset()
     e.compute_gradients()
     grads = {gguf_name(n, table): p.grad.numpy() for n, p in model.named_parameters()}

@@ -17,7 +17,7 @@ STEPS, MICRO_BATCHES = 20, 4
 
 def small_model() -> FromScratch:
     recipe = FromScratch("cpu", threads=1)
-    recipe.realize(toy.LlamaConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
+    recipe.realize(toy.ModelConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
                    toy.RecipeOptions(t_seq=16, t_batch=2, seed=1, clip_norm=1.0))
     return recipe
 
@@ -44,8 +44,8 @@ def main() -> None:
         losses.append(recipe.step_accumulated(mine, toy.adamw_hp(step, 3e-3), step == 1,
                                               labelled=MICRO_BATCHES * 32, sum_over_ranks=ranks.sum))
     digest = hashlib.sha256()
-    for handle in recipe.engine.params().values():
-        digest.update(recipe.engine.download(handle).tobytes())
+    for handle in recipe.session.params().values():
+        digest.update(recipe.session.download(handle).tobytes())
     hashes = MPI.COMM_WORLD.gather(digest.hexdigest(), root=0)
     if ranks.rank == 0:
         print(json.dumps({"hashes": hashes, "losses": losses}))

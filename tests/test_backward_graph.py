@@ -33,13 +33,13 @@ def profiled_ops(recipe) -> dict[str, int]:
     ids = np.zeros((recipe.opts.t_batch, t), dtype=np.int32)
     pos = np.tile(np.arange(t, dtype=np.int32), (recipe.opts.t_batch, 1))
     recipe.step(ids, pos, ids, toy.adamw_hp(1, 1e-3), is_first=True)
-    recipe.engine.reset_grads_only()
-    return {key: count for _, count, key in recipe.engine.profile_step()}
+    recipe.session.reset_grads_only()
+    return {key: count for _, count, key in recipe.session.profile_step()}
 
 
 def test_from_scratch_backward_has_no_out_prod():
     recipe = FromScratch("cpu", threads=1)
-    recipe.realize(toy.LlamaConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
+    recipe.realize(toy.ModelConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
                    toy.RecipeOptions(t_seq=16, t_batch=2))
     ops = profiled_ops(recipe)
     assert not [k for k in ops if k.startswith("OUT_PROD")], ops
@@ -82,12 +82,12 @@ def test_q4_1_products_over_many_tokens_match_one_token_at_a_time(smollm2):
     to 8 bits, so any rounding difference grows through the layers."""
     prompt = [1, 504, 3458, 282, 260, 2489, 30, 378, 1115, 314, 253, 1352]
     batched = toy.load_model(smollm2, threads=1)
-    batched.engine.kv_init(32)
-    at_once = batched.engine.decode(prompt, 0, batched.cfg.vocab)
+    batched.session.kv_init(32)
+    at_once = batched.session.decode(prompt, 0, batched.cfg.vocab)
     stepped = toy.load_model(smollm2, threads=1)
-    stepped.engine.kv_init(32)
+    stepped.session.kv_init(32)
     for position, token in enumerate(prompt):
-        one_by_one = stepped.engine.decode([token], position, stepped.cfg.vocab)
+        one_by_one = stepped.session.decode([token], position, stepped.cfg.vocab)
     np.testing.assert_array_equal(at_once, one_by_one)
 
 
@@ -105,7 +105,7 @@ def test_fast_and_stored_base_give_the_same_adapter_gradients(smollm2):
         recipe = LoRA("cpu", threads=2)
         recipe.realize(smollm2, None, 8, toy.RecipeOptions(t_seq=256, t_batch=1), targets=("q", "v", "down"),
                        base_compute=base_compute)
-        e = recipe.engine
+        e = recipe.session
         rng = np.random.default_rng(0)      # B != 0, so that A has a gradient too
         for name, h in recipe.adapters().items():
             if name.endswith(".lora_b"):
@@ -125,7 +125,7 @@ def adapter_gradients(smollm2, labels: np.ndarray) -> tuple[float, dict[str, np.
     batch, t = labels.shape
     recipe = LoRA("cpu", threads=2)
     recipe.realize(smollm2, None, 8, toy.RecipeOptions(t_seq=t, t_batch=batch), targets=("q", "v", "down"))
-    e = recipe.engine
+    e = recipe.session
     rng = np.random.default_rng(0)          # B != 0, so that A has a gradient too
     for name, h in recipe.adapters().items():
         if name.endswith(".lora_b"):

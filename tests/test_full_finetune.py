@@ -48,7 +48,7 @@ def test_full_fine_tune_trains_the_files_weights_as_the_reference_does(quantized
     tokens = rng.integers(0, 40, size=(2, 6)).astype(np.int32)
     labels = rng.integers(0, 40, size=(2, 6)).astype(np.int32)
     positions = np.tile(np.arange(6, dtype=np.int32), (2, 1))
-    e = recipe.engine
+    e = recipe.session
     recipe._upload_batch(tokens, positions, labels)
     e.reset()
     e.compute_gradients()

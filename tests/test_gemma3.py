@@ -47,7 +47,7 @@ def write_gguf(model, path):
         value = p.detach().numpy().astype(np.float64)
         params[gguf_name(name, HF_TO_GGUF)] = value + 1.0 if name.endswith("norm.weight") else value
     cfg = model.config
-    spec = toy.LlamaConfig(vocab=cfg.vocab_size, d_model=cfg.hidden_size, n_layers=cfg.num_hidden_layers,
+    spec = toy.ModelConfig(vocab=cfg.vocab_size, d_model=cfg.hidden_size, n_layers=cfg.num_hidden_layers,
                            n_heads=cfg.num_attention_heads, n_kv_heads=cfg.num_key_value_heads,
                            d_ff=cfg.intermediate_size, rope_base=1e6, rms_eps=cfg.rms_norm_eps)
     return write_llama_gguf(path, params, spec, arch="gemma3", head_dim=HEAD_DIM,
@@ -62,7 +62,7 @@ def gemma(tmp_path_factory):
 
 def test_gemma3_config_is_read_from_the_file(gemma):
     _, path = gemma
-    cfg = toy.engine.read_gguf_config(path)
+    cfg = toy.session.read_gguf_config(path)
     assert (cfg.head_dim, cfg.swa_window, cfg.swa_period, cfg.rope_base_swa) == (HEAD_DIM, WINDOW, 6, 10000.0)
     assert cfg.rope_neox and cfg.qk_norm and cfg.embd_scale and cfg.ffn_gelu and cfg.post_norms
 
@@ -80,7 +80,7 @@ def test_gemma3_decoding_matches_transformers_within_the_window(gemma, tmp_path)
         expected = model(torch.tensor(ids[None], dtype=torch.long)).logits[0].numpy()
     recipe = LoRA("cpu", threads=1)
     recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
-    e = recipe.engine
+    e = recipe.session
     with pytest.raises(toy.ToyError, match="at most 4 tokens"):
         e.kv_init(T)
     e.kv_init(WINDOW)

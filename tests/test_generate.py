@@ -37,21 +37,21 @@ def test_kv_cache_decoding_matches_the_reference_forward(tiny):
     ids = list(np.random.default_rng(1).integers(0, 50, 9))
     full = ref.forward(params, cfg, np.array([ids]), np.arange(9)[None])[0]
     model = toy.load_model(path, threads=1)
-    model.engine.kv_init(64)
-    np.testing.assert_allclose(model.engine.decode(ids[:5], 0, 50), full[4], atol=1e-4)
+    model.session.kv_init(64)
+    np.testing.assert_allclose(model.session.decode(ids[:5], 0, 50), full[4], atol=1e-4)
     for i in range(5, 9):      # one token at a time, reading the cache
-        np.testing.assert_allclose(model.engine.decode(ids[i:i + 1], i, 50), full[i], atol=1e-4)
+        np.testing.assert_allclose(model.session.decode(ids[i:i + 1], i, 50), full[i], atol=1e-4)
 
 
 def test_decode_refuses_what_does_not_fit(tiny):
     model = toy.load_model(tiny[0], threads=1)
     with pytest.raises(toy.ToyError, match="before kv_init"):
-        model.engine.decode([1], 0, 50)
-    model.engine.kv_init(8)
+        model.session.decode([1], 0, 50)
+    model.session.kv_init(8)
     with pytest.raises(toy.ToyError, match="does not fit"):
-        model.engine.decode(list(range(9)), 0, 50)
+        model.session.decode(list(range(9)), 0, 50)
     with pytest.raises(toy.ToyError, match="outside the vocabulary"):
-        model.engine.decode([50], 0, 50)
+        model.session.decode([50], 0, 50)
 
 
 def test_greedy_is_deterministic_and_sampling_is_seeded(smollm2):
@@ -75,8 +75,8 @@ def test_an_adapter_file_loads_into_the_same_logits_as_its_session(tiny, tmp_pat
     recipe, ids, trained = trained_tiny_lora(path)
     recipe.save_adapter(tmp_path / "adapter.gguf")
     loaded = toy.load_model(path, tmp_path / "adapter.gguf", threads=1)
-    loaded.engine.kv_init(16)
-    np.testing.assert_allclose(loaded.engine.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
+    loaded.session.kv_init(16)
+    np.testing.assert_allclose(loaded.session.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
 
 
 def test_toy_generate_cli(smollm2):
@@ -102,16 +102,16 @@ def test_one_reused_graph_decodes_across_windows_and_rewinds(tiny, monkeypatch, 
     ids = list(np.random.default_rng(2).integers(0, 50, 300))
     full = ref.forward(params, cfg, np.array([ids]), np.arange(300)[None])[0]
     model = toy.load_model(path, threads=1)
-    model.engine.kv_init(320)
-    np.testing.assert_allclose(model.engine.decode(ids[:250], 0, 50), full[249], atol=1e-4)
+    model.session.kv_init(320)
+    np.testing.assert_allclose(model.session.decode(ids[:250], 0, 50), full[249], atol=1e-4)
     for i in range(250, 300):
-        np.testing.assert_allclose(model.engine.decode(ids[i:i + 1], i, 50), full[i], atol=1e-4,
+        np.testing.assert_allclose(model.session.decode(ids[i:i + 1], i, 50), full[i], atol=1e-4,
                                    err_msg=f"position {i}")
     other = list(np.random.default_rng(3).integers(0, 50, 7))
     want = ref.forward(params, cfg, np.array([other]), np.arange(7)[None])[0]
-    np.testing.assert_allclose(model.engine.decode(other[:3], 0, 50), want[2], atol=1e-4)
+    np.testing.assert_allclose(model.session.decode(other[:3], 0, 50), want[2], atol=1e-4)
     for i in range(3, 7):
-        np.testing.assert_allclose(model.engine.decode(other[i:i + 1], i, 50), want[i], atol=1e-4)
+        np.testing.assert_allclose(model.session.decode(other[i:i + 1], i, 50), want[i], atol=1e-4)
 
 
 def test_the_tokenizer_and_chat_template_are_read_once_per_model(smollm2, monkeypatch):
@@ -158,7 +158,7 @@ def test_decoding_without_the_adapters_runs_the_base_alone(tiny):
     recipe, ids, trained = trained_tiny_lora(path)
     base = ref.forward(params, cfg, ids[:, :-1], np.arange(6)[None])[0]
     assert np.abs(trained[0, -1] - base[-1]).max() > 1e-2        # the adapters changed the logits
-    e = recipe.engine
+    e = recipe.session
     e.kv_init(16)
     np.testing.assert_allclose(e.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
     e.decode_adapters(False)

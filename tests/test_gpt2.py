@@ -62,7 +62,7 @@ def test_llama_cpp_runs_our_gpt2_with_our_logits(tmp_path):
     llama_cpp = pytest.importorskip("llama_cpp")
     T = 16
     recipe = FromScratch("cpu", threads=2)
-    recipe.realize(toy.LlamaConfig(arch="gpt2", vocab=256, d_model=64, n_layers=2, n_heads=4),
+    recipe.realize(toy.ModelConfig(arch="gpt2", vocab=256, d_model=64, n_layers=2, n_heads=4),
                    toy.RecipeOptions(t_seq=T, t_batch=1, seed=1))
     text = np.frombuffer(b"the quick brown fox jumps over the lazy dog " * 4, dtype=np.uint8).astype(np.int32)
     positions = np.arange(T, dtype=np.int32)[None]

@@ -3,21 +3,22 @@ import numpy as np
 import pytest
 
 import toy
-from toy.engine import LlamaSeqEngine
+from toy.session import ModelDesc, Session
 
 import reference_llama as ref
+from gradient_checks import assert_every_gradient_matches
 
-TINY = toy.LlamaConfig(vocab=11, d_model=8, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=12)
+TINY = toy.ModelConfig(vocab=11, d_model=8, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=12)
 T_SEQ, T_BATCH = 5, 2
 
 
-def realize(untied: bool, qkv_bias: bool, seed: int = 3) -> LlamaSeqEngine:
+def realize(untied: bool, qkv_bias: bool, seed: int = 3) -> Session:
     opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, untied=untied, qkv_bias=qkv_bias,
                              seed=seed, init_scale=0.5)
-    engine = LlamaSeqEngine("cpu", threads=1)
-    engine.realize(TINY, opts)
-    engine.build()
-    return engine
+    session = Session("cpu", threads=1)
+    session.realize(ModelDesc.from_scratch(TINY, opts))
+    session.build()
+    return session
 
 
 def ref_config(untied: bool, qkv_bias: bool) -> ref.Config:
@@ -36,59 +37,76 @@ def batch(seed: int = 0):
     return tokens, positions, labels
 
 
-def upload_batch(engine, tokens, positions, labels):
-    engine.upload(engine.tokens, tokens)
-    engine.upload(engine.positions, positions)
-    engine.upload(engine.labels, labels)
+def upload_batch(session, tokens, positions, labels):
+    session.upload(session.tokens, tokens)
+    session.upload(session.positions, positions)
+    session.upload(session.labels, labels)
+
+
+def test_the_gradients_cross_as_one_array_in_parameter_order():
+    """sum_gradients (data parallelism's step) hands every gradient to one
+    collective as one float32 array and puts back what the collective returns."""
+    session = realize(untied=True, qkv_bias=True)
+    upload_batch(session, *batch())
+    session.reset()
+    session.compute_gradients()
+    grads = [session.grad_of(h) for h in session.params().values()]
+    each = [session.download(g) for g in grads]
+    collectives = []
+
+    def doubled_over_two_ranks(flat):
+        collectives.append(flat.copy())
+        return flat + flat
+
+    session.sum_gradients(doubled_over_two_ranks)
+    assert len(collectives) == 1
+    np.testing.assert_array_equal(collectives[0], np.concatenate([g.ravel() for g in each]))
+    for g, before in zip(grads, each):
+        np.testing.assert_array_equal(session.download(g), 2 * before)
 
 
 @pytest.mark.parametrize("untied", [False, True])
 @pytest.mark.parametrize("qkv_bias", [False, True])
 def test_logits_loss_and_every_gradient_match_the_reference(untied, qkv_bias):
-    engine = realize(untied, qkv_bias)
-    params = {name: engine.download(h).astype(np.float64) for name, h in engine.params().items()}
+    session = realize(untied, qkv_bias)
+    params = {name: session.download(h).astype(np.float64) for name, h in session.params().items()}
     if qkv_bias:
         # biases start at zero; give them values so their effect is tested
         rng = np.random.default_rng(9)
         for name in [n for n in params if n.endswith(".bias")]:
             params[name] = rng.normal(0, 0.5, params[name].shape)
-            engine.upload(engine.find(name), params[name].astype(np.float32))
+            session.upload(session.find(name), params[name].astype(np.float32))
     tokens, positions, labels = batch()
-    upload_batch(engine, tokens, positions, labels)
-    engine.reset()
-    engine.compute_gradients()
+    upload_batch(session, tokens, positions, labels)
+    session.reset()
+    session.compute_gradients()
 
     cfg = ref_config(untied, qkv_bias)
     loss_ref, grads_ref = ref.loss_and_grads(params, cfg, tokens, positions, labels)
-    assert float(engine.download(engine.loss)) == pytest.approx(loss_ref, rel=1e-5)
+    assert float(session.download(session.loss)) == pytest.approx(loss_ref, rel=1e-5)
 
-    engine.compute_forward()
-    logits = engine.download(engine.logits).reshape(T_BATCH, T_SEQ, TINY.vocab)
+    session.compute_forward()
+    logits = session.download(session.logits).reshape(T_BATCH, T_SEQ, TINY.vocab)
     np.testing.assert_allclose(logits, ref.forward(params, cfg, tokens, positions),
                                rtol=1e-4, atol=1e-5)
 
-    assert set(grads_ref) == set(params)
-    for name, handle in engine.params().items():
-        grad = engine.download(engine.grad_of(handle))
-        scale = np.abs(grads_ref[name]).max()
-        np.testing.assert_allclose(grad, grads_ref[name], rtol=0, atol=1e-4 * scale + 1e-7,
-                                   err_msg=f"gradient of {name}")
+    assert_every_gradient_matches(session, grads_ref)
 
 
 def test_gradient_matches_finite_differences_of_tinynn_loss():
     """A check that needs no reference: nudge single weights and watch the
     loss tinynn itself computes (float32, so a coarse step)."""
-    engine = realize(untied=True, qkv_bias=False)
+    session = realize(untied=True, qkv_bias=False)
     tokens, positions, labels = batch(1)
-    upload_batch(engine, tokens, positions, labels)
-    engine.reset()
-    engine.compute_gradients()
+    upload_batch(session, tokens, positions, labels)
+    session.reset()
+    session.compute_gradients()
     rng = np.random.default_rng(4)
     for name in ["blk.0.attn_q.weight", "blk.1.ffn_down.weight", "token_embd.weight",
                  "output.weight", "blk.0.attn_norm.weight"]:
-        handle = engine.find(name)
-        grad = engine.download(engine.grad_of(handle))
-        weights = engine.download(handle)
+        handle = session.find(name)
+        grad = session.download(session.grad_of(handle))
+        weights = session.download(handle)
         for _ in range(3):
             index = tuple(rng.integers(0, n) for n in weights.shape)
             # the largest-gradient entry is also checked: it is the most telling
@@ -98,124 +116,124 @@ def test_gradient_matches_finite_differences_of_tinynn_loss():
                 for sign in (+1, -1):
                     nudged = weights.copy()
                     nudged[idx] += sign * h
-                    engine.upload(handle, nudged)
-                    engine.compute_forward()
-                    losses.append(float(engine.download(engine.loss)))
-                engine.upload(handle, weights)
+                    session.upload(handle, nudged)
+                    session.compute_forward()
+                    losses.append(float(session.download(session.loss)))
+                session.upload(handle, weights)
                 numeric = (losses[0] - losses[1]) / (2 * h)
                 assert numeric == pytest.approx(grad[idx], rel=0.05, abs=2e-3), (name, idx)
 
 
 def test_compute_gradients_accumulates_until_reset():
-    engine = realize(untied=False, qkv_bias=False)
-    upload_batch(engine, *batch())
-    engine.reset()
-    engine.compute_gradients()
-    handle = engine.grad_of(engine.find("blk.0.ffn_up.weight"))
-    once = engine.download(handle)
-    engine.compute_gradients()
-    np.testing.assert_allclose(engine.download(handle), 2 * once, rtol=1e-6)
-    engine.reset_grads_only()
-    engine.compute_gradients()
-    np.testing.assert_allclose(engine.download(handle), once, rtol=1e-6)
+    session = realize(untied=False, qkv_bias=False)
+    upload_batch(session, *batch())
+    session.reset()
+    session.compute_gradients()
+    handle = session.grad_of(session.find("blk.0.ffn_up.weight"))
+    once = session.download(handle)
+    session.compute_gradients()
+    np.testing.assert_allclose(session.download(handle), 2 * once, rtol=1e-6)
+    session.reset_grads_only()
+    session.compute_gradients()
+    np.testing.assert_allclose(session.download(handle), once, rtol=1e-6)
 
 
 def test_one_training_step_is_the_textbook_adamw_update():
-    engine = realize(untied=True, qkv_bias=False)
-    params = engine.params()
-    before = {name: engine.download(h) for name, h in params.items()}
-    upload_batch(engine, *batch())
+    session = realize(untied=True, qkv_bias=False)
+    params = session.params()
+    before = {name: session.download(h) for name, h in params.items()}
+    upload_batch(session, *batch())
     lr, beta1, beta2, eps, wd = 0.01, 0.8, 0.95, 1e-6, 0.1
     for step in (1, 2):
-        start = {name: engine.download(h).astype(np.float64) for name, h in params.items()}
+        start = {name: session.download(h).astype(np.float64) for name, h in params.items()}
         if step == 1:
-            engine.reset()
+            session.reset()
             moments = {name: (np.zeros_like(w), np.zeros_like(w)) for name, w in start.items()}
         else:
-            engine.reset_grads_only()
-        engine.upload(engine.hp, toy.adamw_hp(step, lr, beta1, beta2, eps, wd))
-        engine.compute_backward()
+            session.reset_grads_only()
+        session.upload(session.hp, toy.adamw_hp(step, lr, beta1, beta2, eps, wd))
+        session.compute_backward()
         for name, handle in params.items():
-            grad = engine.download(engine.grad_of(handle)).astype(np.float64)
+            grad = session.download(session.grad_of(handle)).astype(np.float64)
             m, v = moments[name]
             expected, m, v = ref.adamw_step(start[name], grad, m, v, lr, beta1, beta2, eps, wd, step)
             moments[name] = (m, v)
-            np.testing.assert_allclose(engine.download(handle), expected, rtol=1e-5, atol=1e-6,
+            np.testing.assert_allclose(session.download(handle), expected, rtol=1e-5, atol=1e-6,
                                        err_msg=f"{name} after step {step}")
-    assert any(not np.array_equal(before[n], engine.download(h)) for n, h in params.items())
+    assert any(not np.array_equal(before[n], session.download(h)) for n, h in params.items())
 
 
 def test_masked_labels_drop_their_tokens_from_the_loss_and_the_gradients():
     """Masking the whole second sequence (-1 labels) must give exactly the loss
     and gradients of the first sequence alone (attention never crosses
     sequences), by the reference run on that one sequence."""
-    engine = realize(untied=False, qkv_bias=False)
-    params = {name: engine.download(h).astype(np.float64) for name, h in engine.params().items()}
+    session = realize(untied=False, qkv_bias=False)
+    params = {name: session.download(h).astype(np.float64) for name, h in session.params().items()}
     tokens, positions, labels = batch(2)
     masked = labels.copy()
     masked[1, :] = -1
-    upload_batch(engine, tokens, positions, masked)
-    engine.reset()
-    engine.compute_gradients()
+    upload_batch(session, tokens, positions, masked)
+    session.reset()
+    session.compute_gradients()
     loss_ref, grads_ref = ref.loss_and_grads(params, ref_config(False, False), tokens[:1], positions[:1],
                                              labels[:1])
-    assert float(engine.download(engine.loss)) == pytest.approx(loss_ref, rel=1e-5)
-    for name, handle in engine.params().items():
+    assert float(session.download(session.loss)) == pytest.approx(loss_ref, rel=1e-5)
+    for name, handle in session.params().items():
         scale = np.abs(grads_ref[name]).max()
-        np.testing.assert_allclose(engine.download(engine.grad_of(handle)), grads_ref[name], rtol=0,
+        np.testing.assert_allclose(session.download(session.grad_of(handle)), grads_ref[name], rtol=0,
                                    atol=1e-4 * scale + 1e-7, err_msg=name)
 
 
 def test_a_partly_masked_loss_is_the_mean_over_labelled_tokens():
-    engine = realize(untied=True, qkv_bias=False)
+    session = realize(untied=True, qkv_bias=False)
     tokens, positions, labels = batch(3)
-    engine.upload(engine.tokens, tokens)
-    engine.upload(engine.positions, positions)
-    engine.compute_forward()
-    logits = engine.download(engine.logits).reshape(T_BATCH, T_SEQ, TINY.vocab).astype(np.float64)
+    session.upload(session.tokens, tokens)
+    session.upload(session.positions, positions)
+    session.compute_forward()
+    logits = session.download(session.logits).reshape(T_BATCH, T_SEQ, TINY.vocab).astype(np.float64)
     log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
     token_loss = -np.take_along_axis(log_probs, labels[..., None], -1)[..., 0]
     keep = np.zeros_like(labels, dtype=bool)
     keep[0, 2:] = keep[1, :2] = True
-    engine.upload(engine.labels, np.where(keep, labels, -1).astype(np.int32))
-    engine.compute_forward()
-    assert float(engine.download(engine.loss)) == pytest.approx(token_loss[keep].mean(), rel=1e-5)
+    session.upload(session.labels, np.where(keep, labels, -1).astype(np.int32))
+    session.compute_forward()
+    assert float(session.download(session.loss)) == pytest.approx(token_loss[keep].mean(), rel=1e-5)
 
 
 def test_gradient_clipping_in_the_graph_scales_the_update_by_max_norm_over_norm():
     opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, untied=True, seed=3, init_scale=0.5)
-    engine = LlamaSeqEngine("cpu", threads=1)
-    engine.realize(TINY, opts)
+    session = Session("cpu", threads=1)
+    session.realize(ModelDesc.from_scratch(TINY, opts))
     max_norm = 0.05
-    engine.build(clip_norm=max_norm)
-    params = engine.params()
-    start = {name: engine.download(h).astype(np.float64) for name, h in params.items()}
-    upload_batch(engine, *batch())
-    engine.reset()
+    session.build(clip_norm=max_norm)
+    params = session.params()
+    start = {name: session.download(h).astype(np.float64) for name, h in params.items()}
+    upload_batch(session, *batch())
+    session.reset()
     lr, beta1, beta2, eps = 0.01, 0.9, 0.999, 1e-8
-    engine.upload(engine.hp, toy.adamw_hp(1, lr, beta1, beta2, eps, 0.0))
-    engine.compute_backward()
-    grads = {name: engine.download(engine.grad_of(h)).astype(np.float64) for name, h in params.items()}
+    session.upload(session.hp, toy.adamw_hp(1, lr, beta1, beta2, eps, 0.0))
+    session.compute_backward()
+    grads = {name: session.download(session.grad_of(h)).astype(np.float64) for name, h in params.items()}
     norm = np.sqrt(sum((g ** 2).sum() for g in grads.values()))
-    assert float(engine.download(engine.grad_norm)) == pytest.approx(norm, rel=1e-5)
+    assert float(session.download(session.grad_norm)) == pytest.approx(norm, rel=1e-5)
     assert norm > 4 * max_norm                     # the clip is active
     for name, handle in params.items():
         clipped = grads[name] * (max_norm / norm)
         expected, _, _ = ref.adamw_step(start[name], clipped, np.zeros_like(clipped), np.zeros_like(clipped),
                                         lr, beta1, beta2, eps, 0.0, 1)
-        np.testing.assert_allclose(engine.download(handle), expected, rtol=1e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(session.download(handle), expected, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 def test_clipping_leaves_small_gradients_alone():
     opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, seed=3, init_scale=0.5)
-    plain, clipped = LlamaSeqEngine("cpu", threads=1), LlamaSeqEngine("cpu", threads=1)
-    for engine, clip in ((plain, 0.0), (clipped, 1e6)):
-        engine.realize(TINY, opts)
-        engine.build(clip_norm=clip)
-        upload_batch(engine, *batch())
-        engine.reset()
-        engine.upload(engine.hp, toy.adamw_hp(1, 0.01))
-        engine.compute_backward()
+    plain, clipped = Session("cpu", threads=1), Session("cpu", threads=1)
+    for session, clip in ((plain, 0.0), (clipped, 1e6)):
+        session.realize(ModelDesc.from_scratch(TINY, opts))
+        session.build(clip_norm=clip)
+        upload_batch(session, *batch())
+        session.reset()
+        session.upload(session.hp, toy.adamw_hp(1, 0.01))
+        session.compute_backward()
     for name, handle in plain.params().items():
         np.testing.assert_array_equal(plain.download(handle), clipped.download(clipped.find(name)))
 
@@ -234,9 +252,9 @@ def test_accumulated_micro_batches_give_the_update_of_one_large_batch():
         parts = [(tokens[i:i + 1], positions[i:i + 1], labels[i:i + 1]) for i in range(2)]
         acc_loss = micro.step_accumulated(parts, hp, step == 1)
         assert acc_loss == pytest.approx(big_loss, rel=1e-5)
-    for name, handle in one.engine.params().items():
-        np.testing.assert_allclose(micro.engine.download(micro.engine.find(name)),
-                                   one.engine.download(handle), rtol=1e-4, atol=1e-6, err_msg=name)
+    for name, handle in one.session.params().items():
+        np.testing.assert_allclose(micro.session.download(micro.session.find(name)),
+                                   one.session.download(handle), rtol=1e-4, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
@@ -246,13 +264,13 @@ def test_a_step_that_writes_its_gradients_equals_zeroing_then_adding(arch):
     and weights to the bit, step after step. GPT-2's fused qkv weight takes
     its parts by ggml_acc, so its graph keeps the zeroing pass."""
     from toy.recipes import FromScratch
-    cfg = toy.LlamaConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=4 if arch == "gpt2" else 2,
+    cfg = toy.ModelConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=4 if arch == "gpt2" else 2,
                           d_ff=64, arch=arch)
 
     def train(writes: bool):
         recipe = FromScratch("cpu", threads=2)
         recipe.realize(cfg, toy.RecipeOptions(t_seq=16, t_batch=2, seed=3))
-        e, rng, losses = recipe.engine, np.random.default_rng(0), []
+        e, rng, losses = recipe.session, np.random.default_rng(0), []
         for step in range(1, 5):
             ids = rng.integers(0, cfg.vocab, size=(2, 17)).astype(np.int32)
             if step == 1:
@@ -278,9 +296,9 @@ def test_a_step_that_writes_its_gradients_equals_zeroing_then_adding(arch):
 def test_the_avx512_adamw_gives_ggml_s_bits(monkeypatch):
     """tinynn/adamw.c replaces ggml's scalar AdamW on AVX512 CPUs: the same
     weights and moments to the bit, weight decay included."""
-    from toy.engine import KIND_MOMENT
+    from toy.session import KIND_MOMENT
     from toy.recipes import FromScratch
-    cfg = toy.LlamaConfig(vocab=64, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64)
+    cfg = toy.ModelConfig(vocab=64, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64)
 
     def train() -> list[np.ndarray]:
         recipe = FromScratch("cpu", threads=2)
@@ -290,7 +308,7 @@ def test_the_avx512_adamw_gives_ggml_s_bits(monkeypatch):
             ids = rng.integers(0, cfg.vocab, size=(2, 17)).astype(np.int32)
             recipe.step(ids[:, :-1], np.tile(np.arange(16, dtype=np.int32), (2, 1)), ids[:, 1:],
                         toy.adamw_hp(step, 1e-2, weight_decay=0.1), step == 1)
-        e = recipe.engine
+        e = recipe.session
         return [e.download(h) for h in [*e.params().values(), *e.handles(KIND_MOMENT)]]
 
     fast = train()

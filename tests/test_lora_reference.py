@@ -41,7 +41,7 @@ def test_lora_gradients_on_an_f32_gguf_match_the_reference_tightly(tmp_path, tar
     recipe = LoRA("cpu", threads=1)
     recipe.realize(path, None, 2, toy.RecipeOptions(t_seq=5, t_batch=2, seed=3, init_scale=0.3),
                    alpha=3.0, targets=targets)
-    e, adapters = recipe.engine, recipe.adapters()
+    e, adapters = recipe.session, recipe.adapters()
     rng = np.random.default_rng(0)
     for name, h in adapters.items():
         if name.endswith(".lora_b"):
@@ -76,7 +76,7 @@ def test_lora_loss_logits_and_adapter_gradients_match_the_reference(smollm2, deq
     recipe = LoRA("cpu", threads=2)
     opts = toy.RecipeOptions(t_seq=T, t_batch=1, seed=1, init_scale=0.05)
     recipe.realize(smollm2, None, 4, opts, alpha=8.0, targets=("q", "v", "down"))
-    e, cfg = recipe.engine, recipe.cfg
+    e, cfg = recipe.session, recipe.cfg
     scale = 8.0 / 4
     # B starts at zero (so step 1 is the base model); give it values so that
     # the gradient of A is not trivially zero

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import toy
-from toy.engine import LlamaSeqEngine
+from toy.session import ModelDesc, Session
 
 import reference_llama as ref
 
-CFG = toy.LlamaConfig(vocab=13, d_model=8, n_layers=2, n_heads=2, n_kv_heads=1, d_ff=12,
+CFG = toy.ModelConfig(vocab=13, d_model=8, n_layers=2, n_heads=2, n_kv_heads=1, d_ff=12,
                       arch="llama-postnorm")
 T_SEQ, T_BATCH = 6, 2
 
@@ -39,25 +39,26 @@ def postnorm_logits(params, tokens, positions):
     return ref.linear_fwd(x, params["token_embd.weight"])[0]
 
 
-def realized(arch: str) -> LlamaSeqEngine:
-    engine = LlamaSeqEngine("cpu", threads=1)
-    cfg = toy.LlamaConfig(**{**CFG.to_dict(), "arch": arch})
-    engine.realize(cfg, toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, seed=5, init_scale=0.5))
-    engine.build()
-    return engine
+def realized(arch: str) -> Session:
+    session = Session("cpu", threads=1)
+    cfg = toy.ModelConfig(**{**CFG.to_dict(), "arch": arch})
+    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, seed=5, init_scale=0.5)
+    session.realize(ModelDesc.from_scratch(cfg, opts))
+    session.build()
+    return session
 
 
 def test_a_variant_architecture_computes_what_its_norm_placement_says():
-    engine = realized("llama-postnorm")
+    session = realized("llama-postnorm")
     rng = np.random.default_rng(0)
     tokens = rng.integers(0, CFG.vocab, (T_BATCH, T_SEQ)).astype(np.int32)
     positions = np.tile(np.arange(T_SEQ, dtype=np.int32), (T_BATCH, 1))
-    engine.upload(engine.tokens, tokens)
-    engine.upload(engine.positions, positions)
-    engine.upload(engine.labels, tokens)
-    engine.compute_forward()
-    logits = engine.download(engine.logits).reshape(T_BATCH, T_SEQ, CFG.vocab)
-    params = {name: engine.download(h).astype(np.float64) for name, h in engine.params().items()}
+    session.upload(session.tokens, tokens)
+    session.upload(session.positions, positions)
+    session.upload(session.labels, tokens)
+    session.compute_forward()
+    logits = session.download(session.logits).reshape(T_BATCH, T_SEQ, CFG.vocab)
+    params = {name: session.download(h).astype(np.float64) for name, h in session.params().items()}
     np.testing.assert_allclose(logits, postnorm_logits(params, tokens, positions), rtol=1e-4, atol=1e-5)
 
     # the same parameters in llama's placement give other logits: the table picked the variant
@@ -70,25 +71,26 @@ def test_a_variant_architecture_computes_what_its_norm_placement_says():
 
 
 def test_a_variant_architecture_trains():
-    engine = realized("llama-postnorm")
+    session = realized("llama-postnorm")
     rng = np.random.default_rng(1)
     tokens = rng.integers(0, CFG.vocab, (T_BATCH, T_SEQ)).astype(np.int32)
     hp = np.array([1e-2, 0.9, 0.999, 1e-8, 0.0, 0.0, 0.0], dtype=np.float32)
     losses = []
     for step in range(1, 21):
         hp[5], hp[6] = 1 / (1 - 0.9 ** step), 1 / (1 - 0.999 ** step)
-        engine.upload(engine.tokens, tokens)
-        engine.upload(engine.positions, np.tile(np.arange(T_SEQ, dtype=np.int32), (T_BATCH, 1)))
-        engine.upload(engine.labels, np.roll(tokens, -1, axis=1))
-        engine.upload(engine.hp, hp)
+        session.upload(session.tokens, tokens)
+        session.upload(session.positions, np.tile(np.arange(T_SEQ, dtype=np.int32), (T_BATCH, 1)))
+        session.upload(session.labels, np.roll(tokens, -1, axis=1))
+        session.upload(session.hp, hp)
         if step == 1:
-            engine.reset()
-        engine.compute_step()
-        losses.append(float(engine.download(engine.loss)))
+            session.reset()
+        session.compute_step()
+        losses.append(float(session.download(session.loss)))
     assert losses[-1] < 0.5 * losses[0]
 
 
 def test_an_unknown_architecture_is_refused_with_the_known_ones_named():
-    engine = LlamaSeqEngine("cpu", threads=1)
+    session = Session("cpu", threads=1)
     with pytest.raises(toy.ToyError, match="unknown architecture 'mamba': choose from llama, gpt2, vit, llama-postnorm"):
-        engine.realize(toy.LlamaConfig(**{**CFG.to_dict(), "arch": "mamba"}), toy.RecipeOptions(t_seq=4, t_batch=1))
+        session.realize(ModelDesc.from_scratch(toy.ModelConfig(**{**CFG.to_dict(), "arch": "mamba"}),
+                                               toy.RecipeOptions(t_seq=4, t_batch=1)))

@@ -51,7 +51,7 @@ def hf_model(arch: str, tied: bool):
 def write_gguf(model, arch: str, path):
     params = {gguf_name(n, HF_TO_GGUF): p.detach().numpy().astype(np.float64) for n, p in model.named_parameters()}
     cfg = model.config
-    spec = toy.LlamaConfig(vocab=cfg.vocab_size, d_model=cfg.hidden_size, n_layers=cfg.num_hidden_layers,
+    spec = toy.ModelConfig(vocab=cfg.vocab_size, d_model=cfg.hidden_size, n_layers=cfg.num_hidden_layers,
                            n_heads=cfg.num_attention_heads, n_kv_heads=cfg.num_key_value_heads,
                            d_ff=cfg.intermediate_size, rope_base=ROPE_BASE, rms_eps=cfg.rms_norm_eps)
     head_dim = getattr(cfg, "head_dim", None) if arch == "qwen3" else None
@@ -117,7 +117,7 @@ def test_kv_cache_decoding_matches_transformers(tmp_path, arch):
         expected = model(torch.tensor(ids[None], dtype=torch.long)).logits[0].numpy()
     recipe = LoRA("cpu", threads=1)
     recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
-    e = recipe.engine
+    e = recipe.session
     e.kv_init(T)
     atol = 1e-4 * np.abs(expected).max()
     np.testing.assert_allclose(e.decode(ids[:6], 0, model.config.vocab_size), expected[5], atol=atol)

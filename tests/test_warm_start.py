@@ -47,7 +47,7 @@ def test_pca_warm_start_beats_scratch_on_the_same_batches(smollm2, tmp_path):
 
 
 def small_config(**changes):
-    return toy.LlamaConfig(**{**dict(vocab=300, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1,
+    return toy.ModelConfig(**{**dict(vocab=300, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1,
                                      d_ff=32, donor_d_in=576), **changes})
 
 
@@ -56,11 +56,11 @@ def test_the_warm_window_runs_from_realize_scratch_to_build(smollm2):
     with pytest.raises(toy.ToyError, match="before realize_scratch"):
         recipe.realize_warm(smollm2, small_config())
     recipe.realize_scratch(small_config(), toy.RecipeOptions(t_seq=8, t_batch=1))
-    embd = recipe.engine.find("token_embd.weight")
-    random_init = recipe.engine.download(embd)
+    embd = recipe.session.find("token_embd.weight")
+    random_init = recipe.session.download(embd)
     table = recipe.realize_warm(smollm2)
     assert table.shape == (300, 576)
-    np.testing.assert_array_equal(recipe.engine.download(embd), table)
+    np.testing.assert_array_equal(recipe.session.download(embd), table)
     assert not np.array_equal(random_init, table)
     recipe.init_lens_pca(table)
     recipe.build()

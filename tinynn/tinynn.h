@@ -284,6 +284,20 @@ int tnn_set_loss_scale(tnn_session * session, float scale);
 /* Copy a tensor out to host memory; nbytes must equal its size. */
 int tnn_download(tnn_session * session, int32_t handle, void * data, size_t nbytes);
 
+/* The gradients as one flat float32 buffer, for summing a step's gradients
+ * over processes with one collective (see tnn_apply_update). The buffer holds
+ * each parameter's gradient accumulator (kind TNN_KIND_GRAD) in the order of
+ * the parameters' handles, each in ggml order (ne[0] fastest), one after
+ * another. The three calls below are valid after build.
+ *
+ * How many floats the buffer holds. */
+int tnn_gradients_size(tnn_session * session, int64_t * n_floats);
+/* Copy every gradient into flat; n must equal tnn_gradients_size's count. */
+int tnn_download_gradients(tnn_session * session, float * flat, int64_t n);
+/* Overwrite every gradient from flat (n floats, tnn_gradients_size's count),
+ * e.g. with its sum over processes before tnn_apply_update. */
+int tnn_upload_gradients(tnn_session * session, const float * flat, int64_t n);
+
 /* Run forward, cross-entropy, backward and the AdamW update; the gradients
  * add onto the accumulators (zeroed by a reset, or holding earlier
  * micro-batches' from tnn_compute_gradients). */

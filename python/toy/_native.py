@@ -1,8 +1,7 @@
-"""The cffi (ABI mode) binding to libtinynn_<device>.
-
-The declarations come from the shipped header, between TNN_CDEF_BEGIN and
-TNN_CDEF_END, so the header stays the single source of truth. A non-zero
-status from any call raises ToyError with the C library's message.
+"""The cffi (ABI mode) binding to libtinynn_<device>: which library serves
+a device, loaded once. The declarations come from the shipped header
+(_ffi.py). A status other than TNN_OK from any call raises ToyError with
+the C library's message.
 """
 from __future__ import annotations
 
@@ -10,36 +9,10 @@ import importlib.util
 import sys
 from importlib import resources
 
-import cffi
+from ._ffi import ffi
+from .errors import TNN_OK, DeviceNotBuilt, ToyError
 
 DEVICES = ("cpu", "cuda", "metal")
-
-
-class ToyError(RuntimeError):
-    """An error reported by tinynn or by toy's own checks.
-
-    status is tinynn's status code (1: bad argument, 2: call out of order,
-    3: backend failure, 4: out of memory, 5: file I/O), 0 for Python checks.
-    """
-
-    def __init__(self, message: str, status: int = 0):
-        super().__init__(message)
-        self.status = status
-
-
-class DeviceNotBuilt(ToyError):
-    """The library for the requested device was not built into this install."""
-
-
-def _read_cdef() -> str:
-    header = (resources.files("toy") / "include" / "tinynn.h").read_text()
-    begin = header.index("/* TNN_CDEF_BEGIN */") + len("/* TNN_CDEF_BEGIN */")
-    end = header.index("/* TNN_CDEF_END */")
-    return header[begin:end]
-
-
-ffi = cffi.FFI()
-ffi.cdef(_read_cdef())
 
 _libraries: dict[str, object] = {}
 
@@ -124,5 +97,5 @@ def describe_backends() -> list[str]:
 
 def check(lib, status: int) -> None:
     """Raise ToyError with tinynn's message when status is not TNN_OK."""
-    if status != 0:
+    if status != TNN_OK:
         raise ToyError(ffi.string(lib.tnn_last_error()).decode("utf-8", "replace"), status)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import BatchSampler, InputError
+from .corpus import BatchSampler
+from .errors import InputError
 from .images import to_patches
 from .instruct import fit, split, to_rows
 

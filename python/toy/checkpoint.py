@@ -17,14 +17,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from .corpus import InputError
-from .engine import KIND_MOMENT, KIND_PARAM
+from .errors import InputError
+from .files import write_whole
+from .session import KIND_MOMENT, KIND_PARAM
 
 FORMAT = "toy/checkpoint-v1"
 DIRNAME = "checkpoint"
@@ -40,24 +40,9 @@ def file_sha256(path) -> str:
     return digest.hexdigest()
 
 
-def _write_synced(path: Path, data: bytes) -> None:
-    """Write data to path whole or not at all (temporary name, fsync, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def training_tensors(engine) -> dict[str, int]:
+def training_tensors(session) -> dict[str, int]:
     """Name -> handle of every tensor a step changes: parameters and AdamW moments."""
-    infos = [engine.info(h) for h in engine.handles()]
+    infos = [session.info(h) for h in session.handles()]
     return {info.name: info.handle for info in infos if info.kind in (KIND_PARAM, KIND_MOMENT)}
 
 
@@ -68,17 +53,18 @@ class Checkpoints:
         self.path = Path(run_path) / DIRNAME
         self.keep = keep
 
-    def save(self, engine, state: dict) -> Path:
-        """Write the engine's training tensors and state (JSON-able, with 'step')."""
+    def save(self, session, state: dict) -> Path:
+        """Write the session's training tensors and state (JSON-able, with 'step')."""
         self.path.mkdir(parents=True, exist_ok=True)
-        arrays = {name: engine.download(h) for name, h in training_tensors(engine).items()}
+        arrays = {name: session.download(h) for name, h in training_tensors(session).items()}
         record = json.dumps({"format": FORMAT, **state}, sort_keys=True).encode()
         arrays[_STATE_KEY] = np.frombuffer(record, dtype=np.uint8)
         buffer = io.BytesIO()
         np.savez(buffer, **arrays)
         name = f"step-{state['step']:08d}.npz"
-        _write_synced(self.path / name, buffer.getvalue())
-        _write_synced(self.path / LATEST, (json.dumps({"file": name, "step": state["step"]}) + "\n").encode())
+        write_whole(self.path / name, buffer.getvalue(), sync=True)
+        write_whole(self.path / LATEST, (json.dumps({"file": name, "step": state["step"]}) + "\n").encode(),
+                    sync=True)
         self._prune()
         return self.path / name
 
@@ -133,15 +119,15 @@ class Checkpoint:
         """The run directory the checkpoint belongs to."""
         return self.path.parent.parent
 
-    def restore(self, engine) -> None:
-        """Upload the tensors into a realized, reset engine of the same model."""
-        expected = training_tensors(engine)
+    def restore(self, session) -> None:
+        """Upload the tensors into a realized, reset session of the same model."""
+        expected = training_tensors(session)
         if set(expected) != set(self.tensors):
             missing = sorted(set(expected) ^ set(self.tensors))[0]
             raise InputError(f"checkpoint {self.path} does not match the model: tensor {missing}")
         for name, handle in expected.items():
-            shape = engine.info(handle).shape
+            shape = session.info(handle).shape
             if self.tensors[name].shape != shape or self.tensors[name].dtype != np.float32:
                 raise InputError(f"checkpoint {self.path} does not match the model: {name} is "
                                  f"{self.tensors[name].shape}, the model's {shape}")
-            engine.upload(handle, self.tensors[name])
+            session.upload(handle, self.tensors[name])

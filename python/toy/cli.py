@@ -17,7 +17,7 @@ from ._native import describe_backends, library
 from .checkpoint import Checkpoint, find_checkpoint
 from .commands import COMMANDS
 from .commands.options import check_optimizer
-from .corpus import InputError, run_command
+from .errors import InputError, run_command
 
 DEFAULT_RECIPE = "from-scratch"
 # what a resume may change: how the run is carried out, not what it computes

@@ -8,10 +8,12 @@ ARCHITECTURES = ("llama", "gpt2")
 
 
 @dataclass
-class LlamaConfig:
-    """The shape of a decoder: a llama-family model, or a GPT-2 (arch "gpt2":
-    LayerNorm, GELU MLP, learned positions; n_kv_heads = n_heads, rope_base
-    unused, rms_eps is the LayerNorm epsilon)."""
+class ModelConfig:
+    """The shape of a token model (tinynn's tnn_model_config), whatever its
+    architecture: the llama family (llama, Qwen2/3 and Gemma 3 through the
+    fields below), "llama-postnorm", or a GPT-2 (arch "gpt2": LayerNorm,
+    GELU MLP, learned positions; n_kv_heads = n_heads, rope_base unused,
+    rms_eps is the LayerNorm epsilon)."""
 
     vocab: int = 256
     d_model: int = 64

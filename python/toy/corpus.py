@@ -6,43 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ._native import ToyError
+from .errors import InputError
 
 # Suffixes read as packed little-endian int32 token ids; anything else is text,
 # tokenized as raw UTF-8 bytes (ids 0..255).
 TOKEN_SUFFIXES = (".tok", ".bin", ".i32")
-
-
-class InputError(ToyError):
-    """Bad input from the user: the CLI reports it in one line and exits 2."""
-
-
-def run_command(prog: str, body) -> int:
-    """Run a console command's body with the CLI contract for failures: bad
-    input (or a device not built) is one line and exit 2, a failure inside
-    the run is one line and exit 1."""
-    from ._native import DeviceNotBuilt
-    from .parallel import launched_rank
-    import os
-    import sys
-
-    if launched_rank() > 0:
-        prog = f"{prog}: rank {launched_rank()}"     # data parallel: rank 0 speaks plainly
-    try:
-        return body()
-    except (InputError, DeviceNotBuilt) as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        return 2
-    except ToyError as err:
-        print(f"{prog}: failed: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        # the reader of stdout went away (`| head`): stop quietly, as other tools do
-        sys.stdout = open(os.devnull, "w")
-        return 1
 
 
 def default_corpus() -> np.ndarray:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import InputError
+from .errors import InputError
 from .gguf_file import read_gguf
 
 

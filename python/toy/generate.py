@@ -1,4 +1,4 @@
-"""Text generation from a llama GGUF (with optional LoRA adapter) or from a
+"""Text generation from a llama-family GGUF (with optional LoRA adapter) or from a
 recipe being trained: greedy at temperature 0, seeded sampling otherwise,
 stopping at EOS or a stop string, over a KV cache."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from .config import RecipeOptions
-from .corpus import InputError
-from .engine import LlamaSeqEngine, read_gguf_config
+from .errors import InputError
+from .session import ModelDesc, Session, read_gguf_config
 from .tokenizer import GGUFTokenizer
 
 
@@ -18,8 +18,8 @@ class GGUFModel:
     decode: realized without a training graph. The tokenizer and chat
     template are read on the first generate and kept here."""
 
-    def __init__(self, engine: LlamaSeqEngine, cfg, gguf_path):
-        self.engine, self.cfg, self.gguf_path = engine, cfg, Path(gguf_path)
+    def __init__(self, session: Session, cfg, gguf_path):
+        self.session, self.cfg, self.gguf_path = session, cfg, Path(gguf_path)
 
 
 def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int | None = None,
@@ -31,7 +31,7 @@ def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int |
     types read least; base_compute="fast" makes the Q8_0 copies training
     uses (measured no faster for decoding, and they cost a second or two
     and ~250 MB to make)."""
-    rank, alpha, targets, tensors = 0, 0.0, (), {}
+    desc, tensors = ModelDesc.base(gguf_path, base_compute), {}
     if adapter_path is not None:
         from .merge import _read_adapter
         alpha, pairs = _read_adapter(adapter_path)
@@ -41,16 +41,17 @@ def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int |
                 "ffn_gate": "gate", "ffn_up": "up", "ffn_down": "down"}
         targets = tuple(sorted({slot[name.split(".")[2]] for name in pairs}))
         rank = next(iter(pairs.values()))[0].shape[0]
+        # a batch of one token: the training inputs are never used
+        desc = ModelDesc.lora(gguf_path, RecipeOptions(t_seq=1, t_batch=1), rank, alpha, targets,
+                              base_compute)
         tensors = pairs
-    engine = LlamaSeqEngine(device, threads)
-    cfg = read_gguf_config(gguf_path, engine.lib)
-    # rank 0 and no targets: the base alone, no adapters
-    engine.realize_for_mmap(gguf_path, RecipeOptions(t_seq=1, t_batch=1), rank, alpha, targets,
-                            base_compute)
+    session = Session(device, threads)
+    cfg = read_gguf_config(gguf_path, session.lib)
+    session.realize(desc)
     for weight, (a, b) in tensors.items():
-        engine.upload(engine.find(weight + ".lora_a"), a)
-        engine.upload(engine.find(weight + ".lora_b"), b)
-    return GGUFModel(engine, cfg, gguf_path)
+        session.upload(session.find(weight + ".lora_a"), a)
+        session.upload(session.find(weight + ".lora_b"), b)
+    return GGUFModel(session, cfg, gguf_path)
 
 
 def _tokenizer_of(model) -> GGUFTokenizer:
@@ -107,19 +108,19 @@ def generate(model, prompt: str, max_new_tokens: int = 64, temperature: float = 
     ids = tokenizer.encode(prompt)
     if not ids:
         raise InputError("the prompt is empty")
-    engine, vocab = model.engine, model.cfg.vocab
+    session, vocab = model.session, model.cfg.vocab
     needed = len(ids) + max_new_tokens
-    if engine.n_ctx == 0:
-        engine.kv_init(max(needed, 512))
-    elif needed > engine.n_ctx:
-        raise InputError(f"prompt + max_new_tokens ({needed}) exceeds this model's {engine.n_ctx}-token cache")
+    if session.n_ctx == 0:
+        session.kv_init(max(needed, 512))
+    elif needed > session.n_ctx:
+        raise InputError(f"prompt + max_new_tokens ({needed}) exceeds this model's {session.n_ctx}-token cache")
     stops = [s for s in stop if s]
     # A stop string first appears when the newest token completes it, so it
     # lies in the text of the last few tokens: a token adds at least one
     # byte, a character takes at most four.
     tail = 4 * max(map(len, stops), default=0) + 1
     rng = np.random.default_rng(seed)
-    logits = engine.decode(ids, 0, vocab)
+    logits = session.decode(ids, 0, vocab)
     out: list[int] = []
     n_past = len(ids)
     while len(out) < max_new_tokens:
@@ -133,6 +134,6 @@ def generate(model, prompt: str, max_new_tokens: int = 64, temperature: float = 
             if hits:
                 return text[: min(hits)]
         if len(out) < max_new_tokens:        # the last token's logits would go unused
-            logits = engine.decode([token], n_past, vocab)
+            logits = session.decode([token], n_past, vocab)
             n_past += 1
     return tokenizer.decode(out)

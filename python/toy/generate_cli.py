@@ -1,6 +1,7 @@
-"""toy-generate: text from a llama GGUF, with an optional LoRA adapter.
+"""toy-generate: text from a llama-family GGUF, with an optional LoRA adapter.
 
-stdout is the generated text only; errors are one line with exit 2.
+stdout is the generated text only; errors are one line (errors.run_command: exit 2
+for bad input, 1 for a failure while generating).
 """
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._native import ToyError
-from .corpus import InputError, run_command
+from .errors import InputError, refusals_as_input_errors, run_command
 from .generate import generate, load_model
 from .models import default_model_path
 
@@ -40,12 +40,8 @@ def main(argv=None) -> int:
         for label, path in (("--model", model_path), ("--adapter", args.adapter)):
             if path is not None and not Path(path).is_file():
                 raise InputError(f"{label} file not found: {path}")
-        try:
+        with refusals_as_input_errors():
             model = load_model(model_path, args.adapter, args.device, args.threads)
-        except ToyError as err:
-            if err.status in (1, 5):
-                raise InputError(str(err)) from None
-            raise
         text = generate(model, args.prompt, args.max_new_tokens, args.temperature, args.top_k,
                         tuple(args.stop), args.seed, chat=args.chat)
         sys.stdout.write(text + "\n")

@@ -10,19 +10,34 @@ becomes an InputError in one line that names the file.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from ._native import ToyError
-from .corpus import InputError
-from .engine import check_gguf
+from .errors import InputError, ToyError
+from .files import replacing
+from .session import check_gguf
 
 
 def one_line(text, limit: int = 160) -> str:
     """text with its line breaks and runs of spaces folded, cut to `limit` characters."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@contextmanager
+def writing_gguf(path, arch: str):
+    """A gguf.GGUFWriter for a new GGUF at path, written whole or not at all
+    (files.replacing): the file appears only when the block completes."""
+    import gguf
+
+    with replacing(path) as tmp:
+        writer = gguf.GGUFWriter(str(tmp), arch)
+        try:
+            yield writer
+        finally:
+            writer.close()
 
 
 def _check(path: Path, what: str) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import InputError
+from .errors import InputError
 
 DIGITS_SIZE = 8          # the digits are 8 x 8 greyscale, values 0..16
 # the held-out split does not depend on --seed: the same images are held out in every run

@@ -7,13 +7,12 @@ the base (tokenizer, chat template, hyper-parameters) is kept.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
-from .corpus import InputError
-from .gguf_file import one_line, read_gguf
+from .errors import InputError
+from .gguf_file import one_line, read_gguf, writing_gguf
 
 DTYPES = ("f32", "f16", "base")
 _SKIP_KEYS = {"GGUF.version", "GGUF.tensor_count", "GGUF.kv_count", "general.architecture"}
@@ -85,15 +84,11 @@ def write_like_base(base, out_path, weights, dtype: str = "f32") -> Path:
     other tensors copied as stored. The tensors are written one at a time, so
     at most one converted array is held. Written to a temporary name, then
     renamed; a failure leaves no file."""
-    import gguf
-
     if dtype not in DTYPES:
         raise InputError(f"dtype '{dtype}' is not one of {', '.join(DTYPES)}")
     out_path = Path(out_path)
-    tmp = out_path.with_name(out_path.name + ".tmp")
     arch = base.fields["general.architecture"].contents()
-    writer = gguf.GGUFWriter(str(tmp), arch)
-    try:
+    with writing_gguf(out_path, arch) as writer:
         for field in base.fields.values():
             if field.name in _SKIP_KEYS:
                 continue
@@ -109,12 +104,6 @@ def write_like_base(base, out_path, weights, dtype: str = "f32") -> Path:
         writer.write_ti_data_to_file()
         for tensor in base.tensors:
             writer.write_tensor_data(_encoded(tensor, weights.get(tensor.name), dtype))
-        writer.close()
-    except BaseException:
-        writer.close()
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, out_path)
     return out_path
 
 

@@ -6,7 +6,9 @@ trains on its share of each step's micro-batches (N must divide
 rank applies the same AdamW update. Rank 0 alone prints and writes.
 
 mpi4py is imported only when a launcher says there is more than one rank,
-so toy without MPI, or with N = 1, runs exactly as before.
+so toy without MPI, or with N = 1, runs as one process that never loads it.
+A step's gradients cross between ranks as one float32 array (one
+collective a step; Session.sum_gradients).
 
 A rank that dies takes the job down: MPI's launcher ends the others (MPICH
 prints which process died), a toy error on one rank is printed as
@@ -24,33 +26,12 @@ import time
 
 import numpy as np
 
-from .corpus import InputError
+from .errors import InputError
+from .launcher import launched_ranks
 
-# what launchers set: MPICH/Hydra (PMI_SIZE), Open MPI, Slurm's srun
-SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS")
 DEFAULT_TIMEOUT = 300.0
 # message tags of rank 0's liveness check when a sum times out
 _PING, _PONG = 31001, 31002
-
-
-RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
-
-
-def launched_rank() -> int:
-    """This process's rank as the launcher set it (0 when not launched by one)."""
-    for name in RANK_VARIABLES:
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return 0
-
-
-def launched_ranks() -> int:
-    for name in SIZE_VARIABLES:
-        value = os.environ.get(name, "")
-        if value.isdigit():
-            return int(value)
-    return 1
 
 
 class Ranks:

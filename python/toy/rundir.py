@@ -7,17 +7,11 @@ leaves everything it wrote readable.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
-from .corpus import InputError
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+from .errors import InputError
+from .files import write_whole
 
 
 def new_run_id(recipe: str, seed: int) -> str:
@@ -59,14 +53,14 @@ class RunDir:
                         kept.append(line + "\n")
                 except ValueError:
                     break       # a line cut short by the kill: nothing after it is kept
-        write_atomic(events, "".join(kept).encode())
+        write_whole(events, "".join(kept).encode())
         return cls(Path(path), Path(path).name, events_mode="a")
 
     def write_json(self, name: str, obj) -> None:
-        write_atomic(self.path / name, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+        write_whole(self.path / name, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
 
     def write_text(self, name: str, text: str) -> None:
-        write_atomic(self.path / name, text.encode())
+        write_whole(self.path / name, text.encode())
 
     def event(self, **fields) -> None:
         self._events.write(json.dumps(fields, sort_keys=True) + "\n")

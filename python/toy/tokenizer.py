@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .corpus import InputError
+from .errors import InputError
 from .gguf_file import one_line, read_metadata
 
 # tokenizer.ggml.pre -> how text is split before BPE: GPT-2's regex, after

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import __version__, parallel
 from .checkpoint import Checkpoint, Checkpoints, file_sha256
-from .corpus import InputError
+from .errors import EXIT_STOPPED, InputError
 from .merge import merge_lora
 from .optim import adamw_hp
 from .plot import loss_svg
@@ -27,9 +27,6 @@ from .commands import COMMANDS
 from .rundir import QuietRunDir, RunDir
 
 LOG_FORMAT = "toy/train-v1"
-
-# exit statuses of a run stopped by a signal: 128 + the signal's number
-STOP_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 def learning_rate(step: int, args) -> float:
@@ -70,7 +67,7 @@ class StopOnSignal:
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            for sig in STOP_STATUS:
+            for sig in EXIT_STOPPED:
                 self._saved[sig] = signal.signal(sig, self._on_signal)
         return self
 
@@ -137,7 +134,7 @@ class Fingerprints:
 def _run_config(args, recipe, source, recipe_config, run_dir) -> dict:
     return {
         "format": LOG_FORMAT, "recipe": args.recipe, "run_id": run_dir.run_id, "toy_version": __version__,
-        "device": args.device, "threads": recipe.engine.threads, "corpus": source.name,
+        "device": args.device, "threads": recipe.session.threads, "corpus": source.name,
         "corpus_tokens": source.n_tokens, "steps": args.steps, "grad_accum": args.grad_accum,
         "lr": args.lr, "warmup": args.warmup, "min_lr": args.min_lr, "weight_decay": args.weight_decay,
         "beta1": args.beta1, "beta2": args.beta2, "clip_norm": args.clip_norm,
@@ -182,8 +179,8 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
         fingerprints.check(checkpoint.state["fingerprints"], checkpoint)
         done = checkpoint.state["step"]
         run_dir = RunDir.reopen(checkpoint.run_path, done) if lead else QuietRunDir()
-        recipe.engine.reset()                  # the loss gradient seeded; moments then overwritten
-        checkpoint.restore(recipe.engine)
+        recipe.session.reset()                  # the loss gradient seeded; moments then overwritten
+        checkpoint.restore(recipe.session)
         source.restore(checkpoint.state["source"])
         losses = list(checkpoint.state["losses"])
         if lead:
@@ -193,7 +190,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
     def save_checkpoint(step: int):
         if checkpoints is None:
             return None
-        return checkpoints.save(recipe.engine, {
+        return checkpoints.save(recipe.session, {
             "step": step, "steps": args.steps, "losses": losses, "source": source.state(),
             "args": vars(args), "fingerprints": fingerprints.get()})
 
@@ -218,8 +215,8 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                     progress.print_line(f"step {step}: loss={loss:.6f}\n")
                 event = dict(step=step, loss=loss, lr=lr, tokens=tokens_per_step,
                              seconds=round(seconds, 6))
-                if recipe.engine.grad_norm is not None:
-                    event["grad_norm"] = float(recipe.engine.download(recipe.engine.grad_norm))
+                if recipe.session.grad_norm is not None:
+                    event["grad_norm"] = float(recipe.session.download(recipe.session.grad_norm))
                 run_dir.event(**event)
                 progress.update(step, loss)
                 if lead:
@@ -237,7 +234,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
             stopped = stop.signum if stopping and len(losses) < args.steps else None
         progress.close()
         if stopped is not None:
-            return _report_stop(stopped, len(losses), args.steps, run_dir) if lead else STOP_STATUS[stopped]
+            return _report_stop(stopped, len(losses), args.steps, run_dir) if lead else EXIT_STOPPED[stopped]
         elapsed = time.perf_counter() - started
         if not lead:
             return 0
@@ -269,4 +266,4 @@ def _report_stop(signum, done: int, steps: int, run_dir) -> int:
     else:
         print(f"toy-train: stopped by {name} after step {done} of {steps}; checkpoint saved, "
               f"resume with: toy-train --resume {run_dir.path}", file=sys.stderr)
-    return STOP_STATUS[signum]
+    return EXIT_STOPPED[signum]

@@ -7,7 +7,7 @@ the GGUF layout: counts, lengths, dimensions, types and key values set to
 edge values, dimensions swapped, tensors retyped or renamed -- and feeds the
 result to what reads GGUFs in toy:
 
-    toy.engine.read_gguf_config(path)
+    toy.session.read_gguf_config(path)
     toy.recipes.LoRA().realize(path, ...) and one training step
     toy.donor.donor_embedding(path, ...), the warm start's donor
     toy.tokenizer.GGUFTokenizer.from_gguf(path), when the seed has a tokenizer
@@ -366,7 +366,7 @@ def run_readers(path: Path, tokenizer: bool) -> dict:
     or 'BAD: <why>' (a failure that is not a one-line ToyError)."""
     import numpy as np
     import toy
-    from toy.engine import read_gguf_config
+    from toy.session import read_gguf_config
     from toy.tokenizer import GGUFTokenizer
 
     results = {}

@@ -3,8 +3,9 @@ from seeded random init on a token corpus (raw bytes for text)."""
 from __future__ import annotations
 
 from ..batches import CorpusSource
-from ..config import ARCHITECTURES, LlamaConfig, RecipeOptions
-from ..corpus import InputError, check_corpus, default_corpus, load_corpus
+from ..config import ARCHITECTURES, ModelConfig, RecipeOptions
+from ..corpus import check_corpus, default_corpus, load_corpus
+from ..errors import InputError
 from ..recipes import FromScratch
 from . import options
 
@@ -46,7 +47,7 @@ def prepare(args):
         tokens, corpus_name = load_corpus(args.corpus), args.corpus
     vocab = max(BYTE_VOCAB, int(tokens.max()) + 1 if tokens.size else BYTE_VOCAB)
     check_corpus(tokens, args.seq, vocab, corpus_name)
-    cfg = LlamaConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
+    cfg = ModelConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
                       n_kv_heads=args.kv_heads, d_ff=args.d_ff, rope_base=args.rope_base,
                       arch=args.arch)
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=args.untied,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from .._native import ToyError
 from ..batches import CorpusSource
 from ..config import RecipeOptions
-from ..corpus import InputError, check_corpus
-from ..engine import read_gguf_config
+from ..corpus import check_corpus
+from ..session import read_gguf_config
+from ..errors import InputError, ToyError
 from ..instruct import read_jsonl
 from ..merge import DTYPES, check_requantizable
 from ..recipes import FullFineTune

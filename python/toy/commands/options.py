@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .._native import ToyError
 from ..batches import InstructSource
-from ..corpus import TOKEN_SUFFIXES, InputError, default_corpus, load_corpus
-from ..engine import default_threads
+from ..corpus import TOKEN_SUFFIXES, default_corpus, load_corpus
+from ..session import default_threads
+from ..errors import InputError, refusals_as_input_errors
 from ..instruct import ChatFormatter
 from ..models import default_model_path
 from ..tokenizer import GGUFTokenizer
@@ -165,12 +165,8 @@ def check_instruct_data(args) -> None:
 
 def realize_or_input_error(recipe_realize, *a, **kw) -> None:
     """Realize, reporting a configuration or file the C core refused as bad input."""
-    try:
+    with refusals_as_input_errors():
         recipe_realize(*a, **kw)
-    except ToyError as err:
-        if err.status in (1, 5):     # TNN_ERR_ARG, TNN_ERR_IO
-            raise InputError(str(err)) from None
-        raise
 
 
 def base_model(args) -> Path:

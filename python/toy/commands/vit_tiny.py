@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..batches import ImageSource
 from ..config import ViTConfig
-from ..corpus import InputError
+from ..errors import InputError
 from ..images import held_out_split, load_digits, load_folder
 from ..recipes import ViTTiny
 from . import options

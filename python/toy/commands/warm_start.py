@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..batches import CorpusSource
-from ..config import LlamaConfig, RecipeOptions
-from ..corpus import TOKEN_SUFFIXES, InputError, check_corpus
+from ..config import ModelConfig, RecipeOptions
+from ..corpus import TOKEN_SUFFIXES, check_corpus
+from ..errors import InputError
 from ..models import default_model_path
 from ..recipes import WarmStart
 from ..tokenizer import GGUFTokenizer
@@ -44,7 +45,7 @@ def prepare(args):
     if args.corpus is None or Path(args.corpus).suffix not in TOKEN_SUFFIXES:
         vocab = GGUFTokenizer.from_gguf(donor).vocab_size
     check_corpus(tokens, args.seq, vocab, corpus_name)
-    cfg = LlamaConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
+    cfg = ModelConfig(vocab=vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
                       n_kv_heads=args.kv_heads, d_ff=args.d_ff, rope_base=args.rope_base,
                       donor_d_in=donor_width)
     # untied in every mode, so that the modes differ only in the embedding's start

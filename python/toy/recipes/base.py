@@ -1,5 +1,5 @@
 """What every recipe shares: the training step and forward-only evaluation,
-thin over the engine (reset, uploads, compute, download).
+thin over the session (reset, uploads, compute, download).
 
 A batch is a tuple of arrays whose last one is the labels: (token ids,
 positions, labels) for the language models, (patches, labels) for a ViT;
@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import LlamaConfig, RecipeOptions
-from ..engine import LlamaSeqEngine
+from ..config import ModelConfig, RecipeOptions
+from ..session import Session
 
 
 class TrainingRecipe:
     def __init__(self, device: str = "cpu", threads: int | None = None):
-        self.engine = LlamaSeqEngine(device, threads)
-        self.cfg: LlamaConfig | None = None
+        self.session = Session(device, threads)
+        self.cfg: ModelConfig | None = None
         self.opts: RecipeOptions | None = None
 
     def _upload_batch(self, seq_ids, positions, labels=None) -> None:
-        e = self.engine
+        e = self.session
         e.upload(e.tokens, np.asarray(seq_ids, dtype=np.int32))
         e.upload(e.positions, np.asarray(positions, dtype=np.int32))
         if labels is not None:
@@ -33,7 +33,7 @@ class TrainingRecipe:
 
     def step_batch(self, batch: tuple, hp: np.ndarray, is_first: bool) -> float:
         """One training step on a batch tuple (labels last), whatever the model's inputs."""
-        e = self.engine
+        e = self.session
         if is_first:
             e.reset()
         self._upload_batch(*batch)
@@ -52,7 +52,7 @@ class TrainingRecipe:
         Data parallel: micro_batches are this rank's share, labelled counts
         the labelled rows of every rank's, and sum_over_ranks(array) sums
         over ranks; the gradients and losses are summed before the update."""
-        e = self.engine
+        e = self.session
         if labelled is None:
             labelled = sum(int((np.asarray(b[-1]) != -1).sum()) for b in micro_batches)
         n_rows = np.asarray(micro_batches[0][-1]).size
@@ -78,7 +78,7 @@ class TrainingRecipe:
     def evaluate(self, seq_ids: np.ndarray, positions: np.ndarray,
                  labels: np.ndarray | None = None) -> tuple[np.ndarray, float | None]:
         """Forward only: logits [t_batch, t_seq, vocab] and, given labels, the loss."""
-        e = self.engine
+        e = self.session
         self._upload_batch(seq_ids, positions, labels)
         e.compute_forward()
         logits = e.download(e.logits).reshape(self.opts.t_batch, self.opts.t_seq, self.cfg.vocab)
@@ -87,4 +87,4 @@ class TrainingRecipe:
 
     def save(self, path) -> None:
         """The trained tensors as GGUF: the model (FromScratch) or the adapter (LoRA)."""
-        self.engine.save_gguf(path)
+        self.session.save_gguf(path)

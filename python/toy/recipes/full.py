@@ -1,4 +1,4 @@
-"""FullFineTune: every weight of an existing llama GGUF trained.
+"""FullFineTune: every weight of an existing llama-family GGUF trained.
 
 The base's matrices (in whatever type they are stored) are dequantized once
 into F32 trainable tensors of a llama model of the file's shape; the saved
@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._native import ToyError
+from ..errors import TNN_ERR_ARG, ToyError
 from ..config import RecipeOptions
-from ..engine import read_gguf_config
+from ..session import ModelDesc, read_gguf_config
 from ..gguf_file import read_gguf
 from ..merge import write_like_base
 from .base import TrainingRecipe
@@ -34,13 +34,13 @@ def training_bytes(cfg, opts: RecipeOptions) -> int:
 
 
 class _Downloads(Mapping):
-    """The engine's parameters by name, each downloaded when looked up."""
+    """The session's parameters by name, each downloaded when looked up."""
 
-    def __init__(self, engine):
-        self.engine, self.handles = engine, engine.params()
+    def __init__(self, session):
+        self.session, self.handles = session, session.params()
 
     def __getitem__(self, name: str) -> np.ndarray:
-        return self.engine.download(self.handles[name])
+        return self.session.download(self.handles[name])
 
     def __contains__(self, name) -> bool:
         return name in self.handles
@@ -61,38 +61,38 @@ class FullFineTune(TrainingRecipe):
     """
 
     def realize(self, gguf, opts: RecipeOptions | None = None) -> None:
-        cfg = read_gguf_config(gguf, self.engine.lib)
+        cfg = read_gguf_config(gguf, self.session.lib)
         opts = opts or RecipeOptions()
         opts.untied, opts.qkv_bias = cfg.untied, cfg.qkv_bias
         self.cfg, self.opts, self.base_path = cfg, opts, gguf
-        self.engine.realize(cfg, opts)
+        self.session.realize(ModelDesc.from_scratch(cfg, opts))
         self._load_weights(gguf)
-        self.engine.build(opts.clip_norm)
+        self.session.build(opts.clip_norm)
 
     def _load_weights(self, gguf_path) -> None:
         from gguf.quants import dequantize
 
         stored = {t.name: t for t in read_gguf(gguf_path).tensors}
-        for name, handle in self.engine.params().items():
+        for name, handle in self.session.params().items():
             tensor = stored.get(name)
             if tensor is None:
-                raise ToyError(f"{gguf_path} has no tensor {name}", 1)
-            shape = self.engine.info(handle).shape
+                raise ToyError(f"{gguf_path} has no tensor {name}", TNN_ERR_ARG)
+            shape = self.session.info(handle).shape
             weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
             if weight.size != int(np.prod(shape)):
                 raise ToyError(f"{gguf_path}: {name} holds {weight.size} values, the model "
-                               f"needs {shape}", 1)
-            self.engine.upload(handle, weight.reshape(shape))
+                               f"needs {shape}", TNN_ERR_ARG)
+            self.session.upload(handle, weight.reshape(shape))
 
     def weights(self) -> dict[str, np.ndarray]:
         """The trained weights, F32, by GGUF tensor name."""
-        return dict(_Downloads(self.engine))
+        return dict(_Downloads(self.session))
 
     def save_model(self, path, dtype: str = "f32"):
         """The fine-tuned model as a GGUF with the base's metadata: dtype f32,
         f16 or "base" (each matrix requantized to its type in the base).
         Each weight is downloaded only when it is written."""
-        return write_like_base(read_gguf(self.base_path), path, _Downloads(self.engine), dtype)
+        return write_like_base(read_gguf(self.base_path), path, _Downloads(self.session), dtype)
 
     save_dtype = "f32"      # what save() (toy-train's final write) uses
 

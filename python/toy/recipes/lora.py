@@ -1,13 +1,14 @@
-"""LoRA: adapters trained on a frozen llama GGUF, kept in its stored types."""
+"""LoRA: adapters trained on a frozen llama-family GGUF (llama, Qwen2/3,
+Gemma 3), kept in its stored types."""
 from __future__ import annotations
 
 from contextlib import contextmanager
 
 import numpy as np
 
-from .._native import ToyError
-from ..config import LlamaConfig, RecipeOptions
-from ..engine import read_gguf_config
+from ..errors import TNN_ERR_ARG, ToyError
+from ..config import ModelConfig, RecipeOptions
+from ..session import ModelDesc, read_gguf_config
 from .base import TrainingRecipe
 
 
@@ -22,28 +23,28 @@ class LoRA(TrainingRecipe):
     types in place: least memory, about half the speed.
     """
 
-    def realize(self, gguf, cfg: LlamaConfig | None = None, rank: int = 8,
+    def realize(self, gguf, cfg: ModelConfig | None = None, rank: int = 8,
                 opts: RecipeOptions | None = None, alpha: float | None = None,
                 targets: tuple[str, ...] = ("q",), base_compute: str = "fast") -> None:
-        file_cfg = read_gguf_config(gguf, self.engine.lib)
+        file_cfg = read_gguf_config(gguf, self.session.lib)
         if cfg is not None and cfg.to_dict() != file_cfg.to_dict():
-            raise ToyError(f"the config given does not match {gguf}: {file_cfg}", 1)
+            raise ToyError(f"the config given does not match {gguf}: {file_cfg}", TNN_ERR_ARG)
         self.cfg, self.opts = file_cfg, opts or RecipeOptions()
         self.base_path = gguf
         self.rank, self.alpha = rank, float(alpha if alpha is not None else 2 * rank)
         self.targets = tuple(targets)
         self.base_compute = base_compute
-        self.engine.realize_for_mmap(gguf, self.opts, rank, self.alpha, self.targets, base_compute)
-        self.engine.build(self.opts.clip_norm)
+        self.session.realize(ModelDesc.lora(gguf, self.opts, rank, self.alpha, self.targets, base_compute))
+        self.session.build(self.opts.clip_norm)
 
     def adapters(self) -> dict[str, int]:
         """Adapter tensor name -> handle (<weight>.lora_a / .lora_b)."""
-        return self.engine.params()
+        return self.session.params()
 
     @contextmanager
     def adapters_off(self):
         """Evaluate the base model alone: B is zeroed, then restored."""
-        e = self.engine
+        e = self.session
         saved = {h: e.download(h) for name, h in self.adapters().items() if name.endswith(".lora_b")}
         try:
             for h, value in saved.items():

@@ -2,14 +2,13 @@
 load_vit to read one back and predict."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 
 from ..config import ViTConfig
-from ..corpus import InputError
+from ..errors import InputError
+from ..gguf_file import writing_gguf
 from ..images import to_patches
+from ..session import ModelDesc
 from .base import TrainingRecipe
 
 ARCH = "toy-vit"
@@ -24,11 +23,11 @@ class ViTTiny(TrainingRecipe):
                 clip_norm: float = 0.0, classes: list[str] | None = None) -> None:
         self.cfg, self.t_batch = cfg, t_batch
         self.classes = list(classes) if classes else [str(i) for i in range(cfg.n_classes)]
-        self.engine.realize_vit(cfg, t_batch, seed, init_scale)
-        self.engine.build(clip_norm)
+        self.session.realize(ModelDesc.vit(cfg, t_batch, seed, init_scale))
+        self.session.build(clip_norm)
 
     def _upload_batch(self, patches, labels=None) -> None:
-        e = self.engine
+        e = self.session
         e.upload(e.images, np.asarray(patches, dtype=np.float32))
         if labels is not None:
             e.upload(e.labels, np.asarray(labels, dtype=np.int32))
@@ -40,7 +39,7 @@ class ViTTiny(TrainingRecipe):
 
     def logits(self, patches: np.ndarray) -> np.ndarray:
         """Forward only: [n, n_classes] for any number n of images' patches."""
-        e, b = self.engine, self.t_batch
+        e, b = self.session, self.t_batch
         out = []
         for i in range(0, len(patches), b):
             chunk = np.asarray(patches[i:i + b], dtype=np.float32)
@@ -69,12 +68,8 @@ class ViTTiny(TrainingRecipe):
     def save(self, path) -> None:
         """The model and its preprocessing as GGUF (general.architecture
         "toy-vit"): tensors F32 by name, shape and image keys under toy-vit.*."""
-        import gguf
-
-        path, cfg = Path(path), self.cfg
-        tmp = path.with_name(path.name + ".tmp")
-        writer = gguf.GGUFWriter(str(tmp), ARCH)
-        try:
+        cfg = self.cfg
+        with writing_gguf(path, ARCH) as writer:
             writer.add_name("toy ViT")
             for key, value in (("class_count", cfg.n_classes), ("image_size", cfg.image_size),
                                ("patch_size", cfg.patch), ("channels", cfg.channels),
@@ -83,17 +78,11 @@ class ViTTiny(TrainingRecipe):
                 writer.add_uint32(f"{ARCH}.{key}", value)
             writer.add_float32(f"{ARCH}.attention.layer_norm_epsilon", cfg.ln_eps)
             writer.add_array(f"{ARCH}.class_names", self.classes)
-            for name, handle in self.engine.params().items():
-                writer.add_tensor(name, self.engine.download(handle))
+            for name, handle in self.session.params().items():
+                writer.add_tensor(name, self.session.download(handle))
             writer.write_header_to_file()
             writer.write_kv_data_to_file()
             writer.write_tensors_to_file()
-            writer.close()
-        except BaseException:
-            writer.close()
-            tmp.unlink(missing_ok=True)
-            raise
-        os.replace(tmp, path)
 
 
 def load_vit(path, device: str = "cpu", threads: int | None = None, batch: int = 32) -> ViTTiny:
@@ -119,10 +108,10 @@ def load_vit(path, device: str = "cpu", threads: int | None = None, batch: int =
     model = ViTTiny(device, threads)
     model.realize(cfg, batch, classes=key("class_names"))
     tensors = {t.name: t for t in reader.tensors}
-    for name, handle in model.engine.params().items():
+    for name, handle in model.session.params().items():
         tensor = tensors.get(name)
-        want = model.engine.info(handle).shape
+        want = model.session.info(handle).shape
         if tensor is None or tuple(np.asarray(tensor.data).shape) != want:
             raise InputError(f"{path}: tensor {name} is missing or not of shape {want}")
-        model.engine.upload(handle, np.asarray(tensor.data, dtype=np.float32))
+        model.session.upload(handle, np.asarray(tensor.data, dtype=np.float32))
     return model

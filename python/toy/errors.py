@@ -1,0 +1,89 @@
+"""toy's errors, and the contract of its console commands for failures.
+
+Every error toy raises is a ToyError. Its status is the tinynn status code
+of the C call that failed (enum tnn_status, read from tinynn.h through the
+binding's declarations in _ffi.py), or TNN_OK for toy's own checks.
+
+The commands (toy-train, toy-generate) end in one of three ways on failure:
+
+    bad input (InputError, a device not built)  one line "PROG: error: ...", exit 2
+    a failure inside the run (any other ToyError)  one line "PROG: failed: ...", exit 1
+    Ctrl-C                                       one line "PROG: interrupted", exit 130
+
+A training run stopped by SIGINT or SIGTERM (after its checkpoint) exits
+128 + the signal's number, as a shell reports a process the signal ended.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from contextlib import contextmanager
+
+from ._ffi import enum_values
+from .launcher import launched_rank
+
+_STATUS = enum_values("tnn_status")
+TNN_OK = _STATUS["TNN_OK"]
+TNN_ERR_ARG = _STATUS["TNN_ERR_ARG"]          # a bad argument: handle, shape, size, value
+TNN_ERR_STATE = _STATUS["TNN_ERR_STATE"]      # a call out of order
+TNN_ERR_BACKEND = _STATUS["TNN_ERR_BACKEND"]
+TNN_ERR_ALLOC = _STATUS["TNN_ERR_ALLOC"]
+TNN_ERR_IO = _STATUS["TNN_ERR_IO"]            # a file could not be read or written
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+# what a training run stopped by a signal exits with
+EXIT_STOPPED = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: 128 + signal.SIGTERM}
+
+
+class ToyError(RuntimeError):
+    """An error reported by tinynn (status: its tnn_status) or by toy's own
+    checks (status TNN_OK unless the check stands in for a C one)."""
+
+    def __init__(self, message: str, status: int = TNN_OK):
+        super().__init__(message)
+        self.status = status
+
+
+class DeviceNotBuilt(ToyError):
+    """The library for the requested device was not built into this install."""
+
+
+class InputError(ToyError):
+    """Bad input from the user: the CLI reports it in one line and exits 2."""
+
+
+@contextmanager
+def refusals_as_input_errors():
+    """Inside: a ToyError by which the C core refused an argument or a file
+    (TNN_ERR_ARG, TNN_ERR_IO) becomes an InputError, so that a command
+    reports a configuration or file it cannot use as bad input."""
+    try:
+        yield
+    except ToyError as err:
+        if err.status in (TNN_ERR_ARG, TNN_ERR_IO):
+            raise InputError(str(err)) from None
+        raise
+
+
+def run_command(prog: str, body) -> int:
+    """Run a console command's body with the contract above; returns the exit status."""
+    if launched_rank() > 0:
+        prog = f"{prog}: rank {launched_rank()}"     # data parallel: rank 0 speaks plainly
+    try:
+        return body()
+    except (InputError, DeviceNotBuilt) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ToyError as err:
+        print(f"{prog}: failed: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader of stdout went away (`| head`): stop quietly, as other tools do
+        sys.stdout = open(os.devnull, "w")
+        return EXIT_FAILED
