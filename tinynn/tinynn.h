@@ -314,10 +314,10 @@ int tnn_compute_gradients(tnn_session * session);
 int tnn_compute_forward(tnn_session * session);
 /* The AdamW update alone (clipping included when enabled), from the
  * gradients as they stand: for data parallelism, where each process runs
- * tnn_compute_gradients on its share of the batch, the gradients (kind
- * TNN_KIND_GRAD, see tnn_grad_of) are downloaded, summed over processes and
- * uploaded back, and then this call updates every parameter without running
- * the forward or backward again. */
+ * tnn_compute_gradients on its share of the batch, the gradients are
+ * downloaded as one buffer (tnn_download_gradients), summed over processes
+ * and uploaded back (tnn_upload_gradients), and then this call updates every
+ * parameter without running the forward or backward again. */
 int tnn_apply_update(tnn_session * session);
 
 /* One training step (as tnn_compute_backward, the update included) run node by
