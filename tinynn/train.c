@@ -147,7 +147,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
      * own whose logits are never held. */
     const bool fuse_head = tnn_head_loss_fusable(s);
     struct ggml_tensor * loss = !fuse_head ? mean_loss(s, ctx, s->train.logits)
-        : ggml_mul(ctx, tnn_head_loss_of_logits(ctx, s->train.logits, s->train.labels), s->train.loss_scale);
+        : ggml_mul(ctx, tnn_head_loss_of_logits(s, ctx, s->train.logits, s->train.labels), s->train.loss_scale);
     s->train.gf = ggml_new_graph_custom(ctx, graph_size, true);
     ggml_build_forward_expand(s->train.gf, loss);
 
