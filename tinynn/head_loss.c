@@ -23,8 +23,6 @@
  * (tnn_compute_forward) keeps the logits. */
 #include "internal.h"
 
-#include <string.h>
-
 /* The head pair (frozen.c puts it last), when both of its products are packed. */
 static const struct tnn_frozen_pair * packed_head(const tnn_session * s) {
     if (s->base.pairs == NULL || s->base.n_pairs < 1) {

@@ -7,7 +7,6 @@
 #include "internal.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* Where an operand of a rewritten product lies: the node's source itself,
  * or, when that source is cont(transpose(X)), X read along k (by_k). */
@@ -46,8 +45,8 @@ static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userda
         float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
         const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / ratio);
         const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
-        use->cpu->kernels.fgemm(&a_op, m, k, &b_op, c, (int64_t) (dst->nb[1] / sizeof(float)), panel, panel + 1,
-                                n * split / splits, n * (split + 1) / splits, work);
+        use->cpu->kernels.fgemm(&a_op, m, k, &b_op, c, (int64_t) (dst->nb[1] / sizeof(float)),
+                                panel, panel + 1, n * split / splits, n * (split + 1) / splits, work);
     }
 }
 
@@ -73,8 +72,8 @@ static void skinny_node(struct ggml_tensor * dst, int ith, int nth, void * userd
     const int64_t m = dst->ne[0], n = dst->ne[1], k = x->ne[1], blocks = (n + 15) / 16;
     const int64_t n0 = blocks * ith / nth * 16, n1 = blocks * (ith + 1) / nth * 16;
     kernels->fgemm_skinny((const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)), m,
-                     (const float *) y->data, (int64_t) (y->nb[1] / sizeof(float)), k,
-                     (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), n0, n1 < n ? n1 : n);
+                          (const float *) y->data, (int64_t) (y->nb[1] / sizeof(float)), k,
+                          (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), n0, n1 < n ? n1 : n);
 }
 
 /* The largest X read in place as B = X^T (see tnn_use_fgemm). */

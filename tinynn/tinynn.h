@@ -130,7 +130,10 @@ const char * tnn_backend_name(void);
  * portable build picked for this CPU at run time ("x64", "haswell", "icelake",
  * "armv8.2_1"... ggml's variant names; "none" when no variant loads).
  * TNN_CPU_VARIANT=<name> in the environment loads that variant instead of the
- * best one (a session then fails with a message if this CPU cannot run it). */
+ * best one (a session then fails with a message if this CPU cannot run it).
+ * tinynn's own CPU kernels are chosen apart from ggml's variant, by this
+ * CPU's features; TNN_CPU_KERNELS=off turns them off (see "kernel checks"
+ * below). */
 const char * tnn_backend_variant(void);
 
 /* A new session on this library's backend. n_threads sets the CPU thread

@@ -64,21 +64,18 @@ struct tnn_fgemm_operand;
 struct tnn_cpu_kernels {
     enum tnn_cpu_variant variant[TNN_CPU_KERNEL_COUNT];   /* by enum tnn_cpu_kernel */
 
-    /* qgemm.h-style packed products: see tnn_qgemm below */
+    /* each as its variants below declare it: tnn_qgemm_<variant>, ... */
     void (*qgemm)(int format, int levels, const void * a, int64_t rows, int64_t k,
                   const float * x, int64_t x_stride, int64_t n,
                   float * y, int64_t y_stride, void * scratch, int ith, int nth);
-    /* see tnn_fgemm and tnn_fgemm_skinny */
     void (*fgemm)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
                   float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
     void (*fgemm_skinny)(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
                          float * c, int64_t ldc, int64_t n0, int64_t n1);
-    /* see tnn_head_loss and tnn_token_loss */
     void (*head_loss)(int w_format, const void * w, const void * wt, int64_t d, int64_t vocab,
                       const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
                       int64_t t0, int64_t t1, float * out, void * scratch);
     float (*token_loss)(const float * z, int64_t vocab, int32_t label);
-    /* see tnn_adamw */
     void (*adamw)(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
 };
 
