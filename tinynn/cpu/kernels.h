@@ -28,7 +28,8 @@
  *   "off"                none: ggml's ops throughout
  *   a list, e.g. "qgemm,fgemm"   only those (head_loss needs qgemm: it
  *                        multiplies by the head's packed panels)
- * Each kernel then runs the best variant the CPU has. */
+ * Each kernel then runs the best variant the CPU has. Any other value makes
+ * tnn_realize fail (TNN_ERR_ARG), naming the kernels. */
 #ifndef TINYNN_CPU_KERNELS_H
 #define TINYNN_CPU_KERNELS_H
 
@@ -46,8 +47,8 @@ enum tnn_cpu_variant {
 
 enum tnn_cpu_kernel {
     TNN_KERNEL_QGEMM,
-    TNN_KERNEL_FGEMM,      /* tnn_fgemm and tnn_fgemm_skinny */
-    TNN_KERNEL_HEAD_LOSS,  /* tnn_head_loss and tnn_token_loss */
+    TNN_KERNEL_FGEMM,      /* fgemm and fgemm_skinny */
+    TNN_KERNEL_HEAD_LOSS,  /* head_loss and token_loss */
     TNN_KERNEL_ADAMW,
     TNN_CPU_KERNEL_COUNT
 };
