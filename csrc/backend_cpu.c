@@ -7,7 +7,9 @@
  *    instruction-set level as libggml-cpu-<level>.so next to this library.
  *    ggml scores each against the running CPU and loads the best on first use
  *    (TNN_CPU_VARIANT=<level> loads that one instead, for the whole process).
- * Either way the backend is then reached through ggml's registry only. */
+ * Either way the backend is then reached through ggml's registry only.
+ * tinynn's own CPU kernels (tinynn/cpu/) are chosen apart from ggml's
+ * variant: by this CPU's features, under TNN_CPU_KERNELS. */
 #if defined(TOY_CPU_VARIANTS) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE  /* dladdr */
 #endif
@@ -157,3 +159,12 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
 }
 
 bool tnn_backend_uses_host_memory(void) { return true; }
+
+int tnn_backend_cpu_kernels(struct tnn_cpu_kernels * kernels) {
+    const char * setting = getenv("TNN_CPU_KERNELS");
+    if (!tnn_cpu_kernels_choose(setting, kernels)) {
+        return tnn_fail(TNN_ERR_ARG, "TNN_CPU_KERNELS='%.60s': say on, off, or which kernels to use, "
+                        "comma-separated (%s)", setting, TNN_CPU_KERNEL_NAMES);
+    }
+    return TNN_OK;
+}

@@ -1,36 +1,32 @@
-/* Fast copies of a frozen base's matrices, made once at realize.
+/* A frozen base's fast copies (made once at realize) and the rewrite of a
+ * training graph onto them.
  *
- * Training through a frozen weight needs two products per step: the forward
- * y = W x and the input gradient dx = W^T dy. ggml's autodiff writes the
- * second as out_prod(W, dy^T), a loop that walks W row by row and, for a
- * quantized W, dequantizes as it goes: the slowest part of a LoRA step, and
- * an op the CUDA backend has for F32 only. With a transposed copy W^T made
- * here, the same gradient is mul_mat(W^T, dy): ggml's matmul kernels
- * (llamafile sgemm), on every backend. tnn_use_transposed_weights rewrites
- * the backward graph to use it.
+ * Training through a frozen weight W needs two products per step: the
+ * forward y = W x and the input gradient dx = W^T dy, which ggml's autodiff
+ * writes as out_prod(W, dy^T): a loop that walks W row by row and, for a
+ * quantized W, dequantizes as it goes, the slowest part of a LoRA step.
+ * tnn_frozen_prepare makes, from the stored bytes of the mapped file, a
+ * transposed copy W^T of every matrix (Q8_0; F16 or F32 for such bases and
+ * for the output head, see transposed_type), and a Q8_0 forward copy of
+ * the quantized types ggml has no fast product for (Q5_1, the K-quants;
+ * F32, F16, Q8_0, Q4_0, Q5_0 and, through vendor/patches/0004, Q4_1 forward
+ * in the stored type, so the model computes what llama.cpp computes). When the session's CPU kernels have qgemm
+ * (cpu/kernels.h), the quantized copies are packed in 16-row panels for it
+ * instead: W^T as Q8_0, and W for the forward as stored (Q4_1, Q8_0; Q4_0
+ * as the Q4_1 blocks it equals) or requantized to Q8_0.
  *
- * The forward stays in the stored type where ggml has a fast kernel for it
- * (F32, F16, Q8_0, Q4_0, Q5_0, and Q4_1 through vendor/patches/0004), so the
- * model computes what llama.cpp computes; other quantized types (Q5_1, the
- * K-quants) also get a Q8_0 copy for the forward. W^T is Q8_0 (F16 or F32
- * for such bases; F32 for the output head; see transposed_type).
- * TNN_BASE_STORED skips all of this: the stored types in place, backward by
- * out_prod (the least memory, about half the speed).
+ * tnn_use_fast_copies then rewrites the built training graph, whose nodes
+ * stay mul_mat / out_prod for autodiff: the products with packed copies
+ * become custom nodes that call qgemm; the other input gradients become
+ * mul_mat(W^T, dy), ggml's matmul kernels on every backend. It also owns
+ * the CPU kernel nodes' scratch (tnn_grow_scratch). Generation reads the
+ * stored matrices, never the panels; TNN_BASE_STORED makes no copies at
+ * all (the least memory, about half the speed).
  *
- * On a CPU with AVX512-VNNI the quantized copies are packed in 16-row
- * panels for tinynn's own integer kernels (qgemm.h), five to six times the
- * speed of ggml's on the shapes of a training step: W^T (Q8_0), and for the
- * forward W itself when it is stored as Q4_1, Q8_0 or Q4_0 (the same values,
- * repacked; Q4_0 as Q4_1) or another quantized type (requantized to Q8_0). The graph keeps
- * mul_mat nodes for autodiff; tnn_use_fast_copies then turns the products
- * with packed copies into custom nodes that call the kernels. Generation
- * reads the stored matrices, never the panels.
- *
- * Every copy is made from the stored bytes of the mapped file, 32 rows of W
- * at a time, so the only scratch memory is a 32-row tile (and, for a packed
- * copy, the matrix in standard blocks before it is packed). */
+ * Every copy is made 32 rows of W at a time, so the only scratch memory is
+ * a 32-row tile (and, for a packed copy, the matrix in standard blocks
+ * before it is packed). */
 #include "internal.h"
-#include "qgemm.h"
 #include "gguf.h"
 
 #include <stdint.h>
@@ -293,9 +289,8 @@ int tnn_frozen_prepare(tnn_session * s) {
         free(fields); free(fwd);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
-    /* the packed kernels run on the CPU backend of a CPU that has them */
-    const bool panels = strcmp(tnn_backend_name(), "cpu") == 0 && tnn_qgemm_supported() &&
-                        getenv("TNN_NO_QGEMM") == NULL;
+    /* panels only for a session whose backend runs qgemm (tnn_realize chose) */
+    const bool panels = s->cpu.kernels.qgemm != NULL;
 
     /* describe the copies */
     for (int k = 0; k < n; ++k) {
@@ -351,12 +346,12 @@ int tnn_frozen_prepare(tnn_session * s) {
 /* A custom node's compute: dst [rows, n] = panels [k, rows] . x [k, n]. */
 static void qgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_qgemm_use * use = userdata;
-    char * scratch = tnn_thread_scratch(use->scratch, ith, &nth);
+    char * scratch = tnn_thread_scratch(&use->cpu->scratch, ith, &nth);
     const struct ggml_tensor * a = dst->src[0], * x = dst->src[1];
     if (scratch == NULL) {
         return;
     }
-    tnn_qgemm(a->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, use->levels,
+    use->cpu->kernels.qgemm(a->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, use->levels,
               a->data, a->ne[1], a->ne[0],
               (const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)), x->ne[1],
               (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), scratch, ith, nth);
@@ -370,15 +365,14 @@ static bool packed_operand(const struct ggml_tensor * x, int64_t k) {
 }
 
 int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
-    struct tnn_cpu_scratch * scratch = &s->cpu_scratch;
     /* The forward quantizes its activations in two int8 levels: with one,
      * as ggml does, each product is 0.4% off and thirty layers of it move
      * logits by a unit. The blocks' input gradients keep one level, as with
      * ggml's Q8_0 products (the adapter gradients' agreement with the
      * float64 reference is unchanged), at half the multiply-adds; the
      * head's (softmax minus one-hot, many decades) takes two. */
-    s->qgemm_two_levels = (struct tnn_qgemm_use) { scratch, 2 };
-    s->qgemm_one_level = (struct tnn_qgemm_use) { scratch, 1 };
+    s->cpu.qgemm_two_levels = (struct tnn_qgemm_use) { &s->cpu, 2 };
+    s->cpu.qgemm_one_level = (struct tnn_qgemm_use) { &s->cpu, 1 };
     size_t scratch_bytes = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
@@ -399,7 +393,7 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
                 const int one_level = input_grad && p->wt_levels == 1;
                 struct ggml_tensor * srcs[2] = { panels, x };   /* node = panels . x */
                 tnn_become_custom(s->train.ctx_graph, node, qgemm_node,
-                                  one_level ? &s->qgemm_one_level : &s->qgemm_two_levels, srcs, 2);
+                                  one_level ? &s->cpu.qgemm_one_level : &s->cpu.qgemm_two_levels, srcs, 2);
                 const size_t need = tnn_qgemm_scratch_bytes(panels->ne[0], x->ne[1]);
                 scratch_bytes = need > scratch_bytes ? need : scratch_bytes;
             } else if (input_grad && p->wt != NULL && !p->wt_panels) {
@@ -415,7 +409,7 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
 }
 
 int tnn_grow_scratch(tnn_session * s, size_t bytes) {
-    struct tnn_cpu_scratch * scratch = &s->cpu_scratch;
+    struct tnn_cpu_scratch * scratch = &s->cpu.scratch;
     if (bytes <= scratch->per_thread) {
         return TNN_OK;
     }

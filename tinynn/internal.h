@@ -8,6 +8,7 @@
 #include "ggml.h"
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
+#include "cpu/kernels.h"
 
 #include <stdbool.h>
 
@@ -28,6 +29,11 @@ ggml_backend_t tnn_backend_create(int32_t n_threads);
 /* true when the backend computes on host memory, so a mapped file can be used
  * in place (CPU); false when weights must be copied to the device. */
 bool           tnn_backend_uses_host_memory(void);
+/* Which of tinynn's CPU kernels (cpu/kernels.h) this backend's graphs run,
+ * chosen once at realize: the CPU backend asks the kernel layer (this CPU's
+ * features under TNN_CPU_KERNELS), a device backend answers none. TNN_OK,
+ * or TNN_ERR_ARG (recorded) for a TNN_CPU_KERNELS it cannot read. */
+int            tnn_backend_cpu_kernels(struct tnn_cpu_kernels * kernels);
 
 /* ---- tensor table (session.c) ------------------------------------------ */
 
@@ -393,17 +399,28 @@ struct ggml_cgraph * tnn_graph_writing_gradients(struct ggml_context * ctx, stru
 /* ---- fast copies of a frozen base (frozen.c) ------------------------------ */
 
 /* A frozen matrix as the forward uses it, its transpose (or NULL), and
- * whether the CPU's packed integer products (qgemm.h) serve each. */
+ * whether the CPU's packed integer products (qgemm, cpu/kernels.h) serve each. */
 struct tnn_frozen_pair {
     struct ggml_tensor * w;        /* [d_in, d_out] */
     struct ggml_tensor * wt;       /* [d_out, d_in] */
     struct ggml_tensor * w_panels; /* W in 16-row panels for the forward, or NULL */
     bool wt_panels;                /* wt holds 16-row panels (a Q8_0 W^T) */
-    int32_t wt_levels;             /* int8 levels of the gradient times panels wt (qgemm.h) */
+    int32_t wt_levels;             /* int8 levels of the gradient times panels wt (qgemm) */
 };
 
-/* What tinynn's CPU kernel nodes (packed, float32 and head-loss products)
- * share: scratch memory, per_thread bytes for each of n_threads threads. */
+/* Make the transposed copies (and Q8_0 forward copies of slow quantized
+ * types) of the base's matrices from the mapped file, and point the model's
+ * fields at the forward copies. Needs the base mapped and bound. */
+int tnn_frozen_prepare(tnn_session * s);
+/* Rewrite a training graph to use the copies: the input gradients through
+ * frozen matrices, out_prod(W, dy^T) -> mul_mat(W^T, dy), and on the CPU the
+ * products with packed copies -> the packed integer kernels. */
+int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
+
+/* ---- tinynn's CPU kernels in a session's graphs ---------------------------- */
+
+/* What the kernel nodes share: scratch memory, per_thread bytes for each of
+ * n_threads threads (grown by tnn_grow_scratch as rewrites need it). */
 struct tnn_cpu_scratch {
     char * data;
     size_t per_thread;
@@ -421,49 +438,52 @@ static inline char * tnn_thread_scratch(const struct tnn_cpu_scratch * scratch, 
     return scratch->data + (size_t) ith * scratch->per_thread;
 }
 
-/* A packed product node's user data: the scratch, and how many int8 levels
- * its columns are quantized in (qgemm.h). */
+struct tnn_cpu_state;
+
+/* A packed product node's user data: the kernels and scratch, and how many
+ * int8 levels its columns are quantized in (qgemm). */
 struct tnn_qgemm_use {
-    struct tnn_cpu_scratch * scratch;
+    const struct tnn_cpu_state * cpu;
     int32_t levels;
 };
 
-/* Make the transposed copies (and Q8_0 forward copies of slow quantized
- * types) of the base's matrices from the mapped file, and point the model's
- * fields at the forward copies. Needs the base mapped and bound. */
-int tnn_frozen_prepare(tnn_session * s);
-/* Rewrite a training graph to use the copies: the input gradients through
- * frozen matrices, out_prod(W, dy^T) -> mul_mat(W^T, dy), and on the CPU the
- * products with packed copies -> the packed integer kernels. */
-int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
+/* A float32 product node's user data: the kernels and scratch, and whether
+ * each operand is read as the transpose of its source (fgemm, by_k). */
+struct tnn_fgemm_use {
+    const struct tnn_cpu_state * cpu;
+    bool a_by_k, b_by_k;
+};
+
+/* The session's one member for the CPU kernels: which run (chosen at
+ * realize), their scratch, and the user data their nodes point at. */
+struct tnn_cpu_state {
+    struct tnn_cpu_kernels kernels;              /* tnn_backend_cpu_kernels; all NULL off the CPU */
+    struct tnn_cpu_scratch scratch;
+    struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;   /* frozen.c */
+    struct tnn_fgemm_use fgemm_uses[4];          /* by operand layout (products.c) */
+};
+
 /* Make the CPU kernel nodes' scratch at least bytes per thread. */
 int tnn_grow_scratch(tnn_session * s, size_t bytes);
 
 /* ---- float32 products on tinynn's CPU kernel (products.c) ------------------ */
 
-/* A float32 product node's user data: the scratch, and whether each operand
- * is read as the transpose of its source (fgemm.h, by_k). */
-struct tnn_fgemm_use {
-    struct tnn_cpu_scratch * scratch;
-    bool a_by_k, b_by_k;
-};
-
 /* Turn the F32 matrix products of a training graph into custom nodes that
- * run fgemm.h's kernel (on the CPU backend of a CPU with AVX512). */
+ * run the fgemm kernel (when the session's kernels have it). */
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
 
-/* ---- the AdamW update on AVX512 (adamw.c) ----------------------------------- */
+/* ---- the AdamW update on tinynn's CPU kernel (adamw.c) ---------------------- */
 
 /* Turn a graph's AdamW nodes into custom nodes that compute the same bits
- * 16 parameters at a time (CPU backend with AVX512; TNN_NO_FAST_ADAMW=1 says no). */
+ * with the adamw kernel (when the session's kernels have it). */
 int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph);
 
 /* ---- the frozen head and the loss in one node (head_loss.c) -------------- */
 
-/* Whether a training graph's head and cross-entropy can be fused: a llama
- * whose head has packed copies (frozen.c, CPU with AVX512-VNNI). The
- * training graphs then need a forward of their own (the forward graph keeps
- * its logits). TNN_NO_HEAD_LOSS=1 says no. */
+/* Whether a training graph's head and cross-entropy can be fused: the
+ * session's kernels have head_loss and the llama's head has packed copies
+ * (frozen.c). The training graphs then need a forward of their own (the
+ * forward graph keeps its logits). */
 bool tnn_head_loss_fusable(const tnn_session * s);
 /* Rewrite a training graph (forward + backward) whose loss is
  * cross_entropy_loss(logits = mul_mat(head, h), int32 labels) so that the
@@ -473,8 +493,8 @@ int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_
 /* The same loss from logits [vocab, n] held in full, for the forward graph
  * beside a fused training graph: summed as the fused node sums it, so that
  * the two agree to the bit (cross_entropy_loss sums in another order). */
-struct ggml_tensor * tnn_head_loss_of_logits(struct ggml_context * ctx, struct ggml_tensor * logits,
-                                             struct ggml_tensor * labels);
+struct ggml_tensor * tnn_head_loss_of_logits(const tnn_session * s, struct ggml_context * ctx,
+                                             struct ggml_tensor * logits, struct ggml_tensor * labels);
 
 /* ---- the trainer (train.c) ------------------------------------------------ */
 
@@ -543,9 +563,7 @@ struct tnn_session {
 
     struct tnn_model model;          /* model.c and the architectures' files */
     struct tnn_frozen_base base;     /* gguf_base.c, frozen.c: LoRA's frozen base */
-    struct tnn_cpu_scratch cpu_scratch;
-    struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;
-    struct tnn_fgemm_use fgemm_uses[4];   /* by operand layout (products.c) */
+    struct tnn_cpu_state cpu;        /* tinynn's CPU kernels (cpu/kernels.h) and their scratch */
     struct tnn_trainer train;        /* train.c */
     struct tnn_decoder decoder;      /* generate.c */
 };

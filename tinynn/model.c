@@ -164,7 +164,12 @@ int tnn_realize(tnn_session * s, const tnn_model_desc * desc, int32_t * input_ha
     if (s->realized || s->model.arch != NULL) {
         return tnn_fail(TNN_ERR_STATE, "realize called twice on one session");
     }
-    int status = create_model(s, desc);
+    /* the backend chooses the CPU kernels once, before the base's copies
+     * are made for them */
+    int status = tnn_backend_cpu_kernels(&s->cpu.kernels);
+    if (status == TNN_OK) {
+        status = create_model(s, desc);
+    }
     if (status == TNN_OK) {
         status = allocate_and_init(s);
     }

@@ -1,14 +1,12 @@
 /* Float32 matrix products of a training graph on tinynn's own CPU kernel.
  *
  * The graph is built with ggml_mul_mat, so that autodiff sees it; once the
- * backward is built, tnn_use_fgemm turns every F32 product the kernel can
- * take (fgemm.h) into a custom node that calls it. The values are those of
- * the same product summed in another order. */
+ * backward is built, tnn_use_fgemm turns every F32 product the session's
+ * fgemm kernel (cpu/kernels.h) can take into a custom node that calls it.
+ * The values are those of the same product summed in another order. */
 #include "internal.h"
-#include "fgemm.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* Where an operand of a rewritten product lies: the node's source itself,
  * or, when that source is cont(transpose(X)), X read along k (by_k). */
@@ -25,7 +23,7 @@ static struct tnn_fgemm_operand operand(const struct ggml_tensor * t, bool by_k,
  * work items of (batch, panel, column range) shared out between threads. */
 static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_fgemm_use * use = userdata;
-    float * work = (float *) tnn_thread_scratch(use->scratch, ith, &nth);
+    float * work = (float *) tnn_thread_scratch(&use->cpu->scratch, ith, &nth);
     const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
     if (work == NULL) {
         return;
@@ -45,9 +43,10 @@ static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userda
         const int64_t unit = item / splits, split = item % splits;
         const int64_t batch = unit / panels, panel = unit % panels;
         float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
-        tnn_fgemm(operand(a, use->a_by_k, batch / ratio), m, k, operand(b, use->b_by_k, batch),
-                  c, (int64_t) (dst->nb[1] / sizeof(float)), panel, panel + 1,
-                  n * split / splits, n * (split + 1) / splits, work);
+        const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / ratio);
+        const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
+        use->cpu->kernels.fgemm(&a_op, m, k, &b_op, c, (int64_t) (dst->nb[1] / sizeof(float)),
+                                panel, panel + 1, n * split / splits, n * (split + 1) / splits, work);
     }
 }
 
@@ -65,16 +64,16 @@ static struct ggml_tensor * transposed_source(const struct ggml_tensor * t) {
 }
 
 /* dst [m, n] = X [m, k] . Y [n, k]^T, src0 = X and src1 = Y as the
- * forward left them (fgemm.h, tnn_fgemm_skinny); threads share out blocks
- * of 16 columns. */
+ * forward left them (kernels.h, tnn_fgemm_skinny); threads share out blocks
+ * of 16 columns. userdata: the session's kernels. */
 static void skinny_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    (void) userdata;
+    const struct tnn_cpu_kernels * kernels = userdata;
     const struct ggml_tensor * x = dst->src[0], * y = dst->src[1];
     const int64_t m = dst->ne[0], n = dst->ne[1], k = x->ne[1], blocks = (n + 15) / 16;
     const int64_t n0 = blocks * ith / nth * 16, n1 = blocks * (ith + 1) / nth * 16;
-    tnn_fgemm_skinny((const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)), m,
-                     (const float *) y->data, (int64_t) (y->nb[1] / sizeof(float)), k,
-                     (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), n0, n1 < n ? n1 : n);
+    kernels->fgemm_skinny((const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)), m,
+                          (const float *) y->data, (int64_t) (y->nb[1] / sizeof(float)), k,
+                          (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), n0, n1 < n ? n1 : n);
 }
 
 /* The largest X read in place as B = X^T (see tnn_use_fgemm). */
@@ -129,7 +128,7 @@ static void drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor **
 }
 
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
-    if (strcmp(tnn_backend_name(), "cpu") != 0 || !tnn_fgemm_supported() || getenv("TNN_NO_FGEMM") != NULL) {
+    if (s->cpu.kernels.fgemm == NULL) {
         return TNN_OK;
     }
     const int n_nodes = ggml_graph_n_nodes(graph);
@@ -146,7 +145,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
             copies[n_copies++] = node->src[0];
             copies[n_copies++] = node->src[1];
             struct ggml_tensor * srcs[2] = { x, y };
-            tnn_become_custom(s->train.ctx_graph, node, skinny_node, NULL, srcs, 2);
+            tnn_become_custom(s->train.ctx_graph, node, skinny_node, &s->cpu.kernels, srcs, 2);
             continue;
         }
         if (!fgemm_takes(node)) {
@@ -163,8 +162,8 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
             b_source = NULL;
         }
         const int layout = (a_source != NULL) + 2 * (b_source != NULL);
-        struct tnn_fgemm_use * use = &s->fgemm_uses[layout];
-        *use = (struct tnn_fgemm_use) { &s->cpu_scratch, a_source != NULL, b_source != NULL };
+        struct tnn_fgemm_use * use = &s->cpu.fgemm_uses[layout];
+        *use = (struct tnn_fgemm_use) { &s->cpu, a_source != NULL, b_source != NULL };
         if (a_source != NULL) {
             copies[n_copies++] = node->src[0];
         }

@@ -65,7 +65,7 @@ void tnn_session_free(tnn_session * s) {
     tnn_decoder_free(&s->decoder);
     tnn_free_tensors(s->model.ctx, s->model.buf);
     free(s->model.params);
-    free(s->cpu_scratch.data);
+    free(s->cpu.scratch.data);
     tnn_base_free(&s->base);
     ggml_backend_free(s->backend);
     free(s->table);

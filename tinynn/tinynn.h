@@ -130,7 +130,10 @@ const char * tnn_backend_name(void);
  * portable build picked for this CPU at run time ("x64", "haswell", "icelake",
  * "armv8.2_1"... ggml's variant names; "none" when no variant loads).
  * TNN_CPU_VARIANT=<name> in the environment loads that variant instead of the
- * best one (a session then fails with a message if this CPU cannot run it). */
+ * best one (a session then fails with a message if this CPU cannot run it).
+ * tinynn's own CPU kernels are chosen apart from ggml's variant, by this
+ * CPU's features; TNN_CPU_KERNELS=off turns them off (see "kernel checks"
+ * below). */
 const char * tnn_backend_variant(void);
 
 /* A new session on this library's backend. n_threads sets the CPU thread
@@ -369,6 +372,66 @@ int tnn_grad_of(tnn_session * session, int32_t param_handle, int32_t * grad_hand
  * which knows its image preprocessing.) Written to
  * path + ".tmp" and renamed, so a failure never leaves a half-written file. */
 int tnn_save_gguf(tnn_session * session, const char * path);
+
+/* ---- kernel checks (tests) ------------------------------------------------
+ *
+ * tinynn's CPU kernels (tinynn/cpu/kernels.h) one call each on plain
+ * arrays, so that tests can hold every kernel against numpy apart from any
+ * training step (tests/test_cpu_kernels.py). Not for training: a session
+ * calls the kernels itself.
+ *
+ * Which kernels a session uses is chosen at tnn_realize, by the backend:
+ * the CPU backend runs each kernel in the best variant this CPU has, a GPU
+ * backend none. TNN_CPU_KERNELS in the environment narrows that: unset or
+ * "on", every kernel; "off", none (ggml's ops throughout); or a
+ * comma-separated list of the kernels to use, e.g. "qgemm,fgemm" (the
+ * names: qgemm, fgemm, head_loss, adamw; head_loss needs qgemm). Any other
+ * value makes tnn_realize fail with TNN_ERR_ARG.
+ *
+ * Every check runs variant ("avx512") of its kernel and returns TNN_OK, or
+ * TNN_ERR_ARG when this CPU or build cannot run that variant or the shapes
+ * do not suit the kernel (tnn_last_error says which); nth: the work shared
+ * out as between nth threads, run one after another. Matrices are ggml's
+ * order: the first index is contiguous. */
+
+/* The variant kernel ("qgemm", "fgemm", "head_loss", "adamw") runs in on
+ * the CPU backend under the TNN_CPU_KERNELS now set: "avx512", or "none"
+ * (ggml's ops serve). NULL for an unknown kernel or a bad TNN_CPU_KERNELS. */
+const char * tnn_cpu_kernel_choice(const char * kernel);
+/* 1 when this CPU and build can run variant of kernel, else 0. */
+int tnn_cpu_kernel_runs(const char * kernel, const char * variant);
+
+/* qgemm: y [rows, n] = A x, A [k, rows] given as stored ggml rows of Q8_0
+ * (q4_1 = 0) or Q4_1 (q4_1 = 1) blocks, x [k, n] float, x quantized in
+ * levels (1 or 2) int8 levels. rows a multiple of 16, k of 32. */
+int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, const void * blocks,
+                           int64_t rows, int64_t k, const float * x, int64_t n, float * y, int32_t nth);
+/* fgemm: c [m, n] = A B^T summed over k. A [k, m] (a[i * k + j] = A[i, j]),
+ * or with a_by_k A^T [m, k] (a[j * m + i] = A[i, j]); B likewise [k, n] or
+ * with b_by_k [n, k]. */
+int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
+                           const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth);
+/* fgemm's skinny product: c [m, n] = X Y^T with X [m, k] (x[t * m + j]
+ * = X[j, t]), Y [n, k] (y[t * n + i] = Y[i, t]), m at most 16. */
+int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y,
+                                  int64_t n, int64_t k, float * c, int32_t nth);
+/* head_loss: for a head W [d, vocab] given as stored rows of Q8_0 (q4_1 =
+ * 0) or Q4_1 blocks, and W^T [vocab, d] as Q8_0 rows, hidden states h
+ * [d, n] and labels int32 [n] (-1 masks a token): out [d + 1, n], column t
+ * the gradient of the mean loss over the n tokens with respect to h_t, then
+ * token t's loss. d and vocab multiples of 32. */
+int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * w_blocks,
+                               const void * wt_blocks, int64_t d, int64_t vocab, const float * h,
+                               const int32_t * labels, int64_t n, float * out, int32_t nth);
+/* head_loss's loss from logits held in full: loss [n] of logits z
+ * [vocab, n] and labels int32 [n] (a masked token: 0). */
+int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t vocab,
+                                const int32_t * labels, int64_t n, float * loss);
+/* adamw: one update of w, m and v [n] in place from the gradient g [n],
+ * hp = [alpha, beta1, beta2, eps, wd, beta1h, beta2h] as ggml's
+ * opt_step_adamw reads it. */
+int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, float * m, float * v,
+                           const float * hp, int64_t n, int32_t nth);
 
 /* TNN_CDEF_END */
 

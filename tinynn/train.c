@@ -137,7 +137,7 @@ static struct differentiated build_forward(tnn_session * s, size_t graph_size) {
     s->train.labels = new_input(s->train.ctx_opt, GGML_TYPE_I32, s->train.logits->ne[1], 0, "labels");
     const bool fuse_head = tnn_head_loss_fusable(s);
     struct ggml_tensor * loss = !fuse_head ? mean_loss(s, ctx, s->train.logits)
-        : ggml_mul(ctx, tnn_head_loss_of_logits(ctx, s->train.logits, s->train.labels), s->train.loss_scale);
+        : ggml_mul(ctx, tnn_head_loss_of_logits(s, ctx, s->train.logits, s->train.labels), s->train.loss_scale);
     s->train.gf = ggml_new_graph_custom(ctx, graph_size, true);
     ggml_build_forward_expand(s->train.gf, loss);
 

@@ -1,70 +1,13 @@
-/* Integer matrix products for a frozen base on AVX512-VNNI (see qgemm.h).
+/* qgemm on AVX512-VNNI (kernels.h): 16-row panels times 1 to 12 columns
+ * at a time.
  *
- * The kernels are compiled for AVX512 through function attributes and run
- * only when the CPU reports the features at run time, so the library still
+ * Compiled for AVX512 through function attributes and run only when the
+ * CPU reports the features at run time (kernels.c), so the library still
  * loads and runs (on ggml's kernels) on any x86-64 or other CPU. */
-#include "qgemm.h"
+#include "kernels.h"
+#include "layout.h"
 
 #include <string.h>
-
-/* A column block: 32 values in two int8 levels, x ~ d (q + r / 128): q as
- * ggml quantizes activations for Q8_0 and Q8_1 (d = max|x| / 127, q =
- * round(x / d)), and r = round(128 (x / d - q)), the remainder to 1/256 of
- * a step. One level alone leaves each product 0.4% off, which thirty
- * layers turn into logits visibly off the float model; two make the
- * products those of the float activations to about 15 bits. Precomputed
- * for the kernels: d * sum(x / d) for Q4_1's minimums, and -128 sum(q),
- * -128 sum(r), which cancel Q8_0's +128 offset. */
-struct qcol {
-    float d;
-    float ds;
-    int32_t neg128s;
-    int32_t neg128s_r;
-    int8_t q[TNN_QBLOCK];
-    int8_t r[TNN_QBLOCK];
-};
-
-size_t tnn_qpanel_block_bytes(enum tnn_qpanel_format format) {
-    return format == TNN_QPANEL_Q8_0 ? 16 * 2 + 16 * 32 : 16 * 2 * 2 + 16 * 16;
-}
-
-size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n) {
-    return (size_t) (k / TNN_QBLOCK) * (size_t) n * sizeof(struct qcol);
-}
-
-/* Stored block layouts (ggml-common.h): Q8_0 {fp16 d; int8 q[32]},
- * Q4_1 {fp16 d; fp16 m; uint8 qs[16]}, qs[t] = q[t] | q[t + 16] << 4. */
-#define Q8_0_BYTES 34
-#define Q4_1_BYTES 20
-
-void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row_bytes,
-                     int64_t k, int64_t r0, void * dst) {
-    const int64_t kb = k / TNN_QBLOCK;
-    const size_t bb = tnn_qpanel_block_bytes(format);
-    uint8_t * panel = (uint8_t *) dst + (size_t) (r0 / TNN_QPANEL_ROWS) * (size_t) kb * bb;
-    for (int64_t b = 0; b < kb; ++b) {
-        uint8_t * out = panel + (size_t) b * bb;
-        for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
-            const uint8_t * row = (const uint8_t *) src + (size_t) r * row_bytes;
-            if (format == TNN_QPANEL_Q8_0) {
-                const uint8_t * blk = row + (size_t) b * Q8_0_BYTES;
-                memcpy(out + 2 * r, blk, 2);                                 /* d */
-                for (int g = 0; g < 8; ++g) {
-                    for (int t = 0; t < 4; ++t) {
-                        out[32 + g * 64 + r * 4 + t] = (uint8_t) (blk[2 + 4 * g + t] ^ 0x80);
-                    }
-                }
-            } else {
-                const uint8_t * blk = row + (size_t) b * Q4_1_BYTES;
-                memcpy(out + 2 * r, blk, 2);                                 /* d */
-                memcpy(out + 32 + 2 * r, blk + 2, 2);                        /* m */
-                for (int g = 0; g < 4; ++g) {
-                    memcpy(out + 64 + g * 64 + r * 4, blk + 4 + 4 * g, 4);
-                }
-            }
-        }
-    }
-}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
@@ -72,13 +15,7 @@ void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")))
 
-bool tnn_qgemm_supported(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-}
-
-AVX512 static void quantize_column(const float * x, int64_t kb, struct qcol * out) {
+AVX512 static void quantize_column(const float * x, int64_t kb, struct tnn_qcol * out) {
     for (int64_t b = 0; b < kb; ++b, x += TNN_QBLOCK, ++out) {
         const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
         const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
@@ -115,7 +52,7 @@ static inline int32_t load4(const int8_t * p) {
  * cols: the first column's blocks; column c's at cols + c * kb. */
 AVX512 static inline __attribute__((always_inline)) void
 tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int64_t kb,
-     const struct qcol * cols, const int nc, float * y, int64_t y_stride) {
+     const struct tnn_qcol * cols, const int nc, float * y, int64_t y_stride) {
     const size_t bb = tnn_qpanel_block_bytes(format);
     __m512 acc[NC_MAX];
 #pragma GCC unroll 12
@@ -125,7 +62,7 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int64_t b = 0; b < kb; ++b, panel += bb) {
         __m512i dot[NC_MAX];
-        const struct qcol * col = cols + b;
+        const struct tnn_qcol * col = cols + b;
         /* the int32 dot products with q (times 128, plus those with r for
          * two levels): the sum over the block of w * x / d (* 128), exact
          * (|.| < 2^28) */
@@ -220,11 +157,11 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
         default: break;                                                                    \
     }
 
-typedef void (*tile_fn)(const uint8_t * panel, int64_t kb, const struct qcol * cols, int nc,
+typedef void (*tile_fn)(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols, int nc,
                         float * y, int64_t y_stride);
 
 #define TILE_FN(NAME, F, L)                                                                \
-    AVX512 static void NAME(const uint8_t * panel, int64_t kb, const struct qcol * cols,   \
+    AVX512 static void NAME(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols,   \
                             int nc, float * y, int64_t y_stride) {                         \
         TILE_SWITCH(F, L)                                                                  \
     }
@@ -241,15 +178,15 @@ static int64_t panels_per_pass(size_t panel_bytes) {
     return n > 0 ? n : 1;
 }
 
-void tnn_qgemm(enum tnn_qpanel_format format, int levels, const void * a, int64_t rows, int64_t k,
-               const float * x, int64_t x_stride, int64_t n,
-               float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k,
+                      const float * x, int64_t x_stride, int64_t n,
+                      float * y, int64_t y_stride, void * scratch, int ith, int nth) {
     const tile_fn tile_at = format == TNN_QPANEL_Q8_0 ? (levels == 2 ? tile_q8_0_2 : tile_q8_0_1)
                                                       : (levels == 2 ? tile_q4_1_2 : tile_q4_1_1);
     const int64_t kb = k / TNN_QBLOCK;
     const int64_t n_panels = rows / TNN_QPANEL_ROWS;
     const size_t panel_bytes = (size_t) kb * tnn_qpanel_block_bytes(format);
-    struct qcol * q = scratch;
+    struct tnn_qcol * q = scratch;
 
     /* Split the columns between threads when each gets a full tile (each
      * quantizes only its own); else split the panels, every thread
@@ -272,7 +209,7 @@ void tnn_qgemm(enum tnn_qpanel_format format, int levels, const void * a, int64_
         const int64_t pe = pp + pass < p1 ? pp + pass : p1;
         for (int64_t c = c0; c < c1; c += NC_MAX) {
             const int nc = (int) (c1 - c < NC_MAX ? c1 - c : NC_MAX);
-            const struct qcol * cols = q + (c - c0) * kb;
+            const struct tnn_qcol * cols = q + (c - c0) * kb;
             for (int64_t p = pp; p < pe; ++p) {
                 const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes;
                 float * out = y + c * y_stride + p * TNN_QPANEL_ROWS;
@@ -280,19 +217,6 @@ void tnn_qgemm(enum tnn_qpanel_format format, int levels, const void * a, int64_
             }
         }
     }
-}
-
-#else  /* not x86-64 with GCC or Clang: ggml's kernels serve */
-
-bool tnn_qgemm_supported(void) {
-    return false;
-}
-
-void tnn_qgemm(enum tnn_qpanel_format format, int levels, const void * a, int64_t rows, int64_t k,
-               const float * x, int64_t x_stride, int64_t n,
-               float * y, int64_t y_stride, void * scratch, int ith, int nth) {
-    (void) format; (void) levels; (void) a; (void) rows; (void) k; (void) x; (void) x_stride; (void) n;
-    (void) y; (void) y_stride; (void) scratch; (void) ith; (void) nth;
 }
 
 #endif

@@ -1,16 +1,18 @@
-/* Float32 matrix products on AVX512 (see fgemm.h). */
-#include "fgemm.h"
+/* fgemm and the skinny product on AVX512 (kernels.h). Compiled through
+ * function attributes, run only where kernels.c finds AVX512F. */
+#include "kernels.h"
 
 #include <string.h>
 
-/* Inner values per packed panel: 256 x 32 floats = 32 KB, in L1. */
-#define KC 256
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#define AVX512 __attribute__((target("avx512f,fma")))
+
+#define KC TNN_FGEMM_DEPTH
 /* Columns per tile: 2 x 12 accumulators of the 32 registers. */
 #define NR 12
-
-size_t tnn_fgemm_scratch_bytes(void) {
-    return (size_t) KC * TNN_FGEMM_ROWS * sizeof(float);
-}
 
 /* panel[kk][r] = A[m0 + r, k0 + kk] for r < rows, 0 past them. */
 static void pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, int64_t k0, int64_t depth,
@@ -30,17 +32,6 @@ static void pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, int
             panel[kk * TNN_FGEMM_ROWS + r] = row[kk];
         }
     }
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-
-#include <immintrin.h>
-
-#define AVX512 __attribute__((target("avx512f,fma")))
-
-bool tnn_fgemm_supported(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
 }
 
 /* C[rows of the panel, nc columns] (+)= panel . B[k0 .. k0 + depth) */
@@ -88,8 +79,10 @@ tile(const float * panel, int64_t depth, const float * b, int64_t ldb, const boo
 TILE_FN(tile_by_n, false)
 TILE_FN(tile_by_k, true)
 
-void tnn_fgemm(struct tnn_fgemm_operand a, int64_t m, int64_t k, struct tnn_fgemm_operand b,
-               float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch) {
+void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
+                      const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc,
+                      int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch) {
+    const struct tnn_fgemm_operand a = *a_in, b = *b_in;
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t m0 = p * TNN_FGEMM_ROWS;
         const int64_t rows = m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS;
@@ -142,8 +135,8 @@ skinny_block(const int M, const float * x, int64_t ldx, const float * y, int64_t
 #define SKINNY_CASE(M) \
     case M: skinny_block(M, x, ldx, y + i0, ldy, k, mask, c + i0 * ldc, ldc, cols); break;
 
-AVX512 void tnn_fgemm_skinny(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
-                      float * c, int64_t ldc, int64_t n0, int64_t n1) {
+AVX512 void tnn_fgemm_skinny_avx512(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
+                             float * c, int64_t ldc, int64_t n0, int64_t n1) {
     for (int64_t i0 = n0; i0 < n1; i0 += 16) {
         const int cols = (int) (n1 - i0 < 16 ? n1 - i0 : 16);
         const __mmask16 mask = cols == 16 ? 0xffff : (__mmask16) ((1u << cols) - 1);
@@ -155,24 +148,6 @@ AVX512 void tnn_fgemm_skinny(const float * x, int64_t ldx, int64_t m, const floa
             default: break;
         }
     }
-}
-
-#else  /* not x86-64 with GCC or Clang: ggml's kernels serve */
-
-bool tnn_fgemm_supported(void) {
-    return false;
-}
-
-void tnn_fgemm(struct tnn_fgemm_operand a, int64_t m, int64_t k, struct tnn_fgemm_operand b,
-               float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch) {
-    (void) a; (void) m; (void) k; (void) b; (void) c; (void) ldc;
-    (void) p0; (void) p1; (void) n0; (void) n1; (void) scratch;
-    (void) pack_panel;
-}
-
-void tnn_fgemm_skinny(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
-                      float * c, int64_t ldc, int64_t n0, int64_t n1) {
-    (void) x; (void) ldx; (void) m; (void) y; (void) ldy; (void) k; (void) c; (void) ldc; (void) n0; (void) n1;
 }
 
 #endif

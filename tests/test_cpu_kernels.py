@@ -1,0 +1,387 @@
+"""tinynn's CPU kernels (tinynn/cpu/kernels.h), each on its own against numpy.
+
+Every kernel is called through the kernel checks of tinynn.h on plain
+arrays, apart from any training step, in every variant this machine runs
+(skipped with the reason where the CPU lacks it), on odd shapes: rows and
+columns that fill no tile, inner sizes that are odd multiples of a block,
+several thread splits. Also what the kernel layer answers: which variant a
+session would use under TNN_CPU_KERNELS, and "none" where nothing runs.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gguf import GGMLQuantizationType, quants
+
+from toy._native import ffi, library
+
+lib = library("cpu")
+
+VARIANTS = ["avx512"]
+KERNELS = ["qgemm", "fgemm", "head_loss", "adamw"]
+# what each kernel's avx512 variant is compiled for (kernels.c asks the CPU)
+NEEDS = {"qgemm": "AVX512-VNNI", "head_loss": "AVX512-VNNI", "fgemm": "AVX512F", "adamw": "AVX512F"}
+QTYPES = {"q8_0": GGMLQuantizationType.Q8_0, "q4_1": GGMLQuantizationType.Q4_1}
+
+
+def runs(kernel: str, variant: str) -> bool:
+    return bool(lib.tnn_cpu_kernel_runs(kernel.encode(), variant.encode()))
+
+
+def need(kernel: str, variant: str) -> None:
+    if not runs(kernel, variant):
+        pytest.skip(f"this CPU lacks {NEEDS[kernel]}" if variant == "avx512" else f"no {variant} here")
+
+
+def check(status: int) -> None:
+    assert status == 0, ffi.string(lib.tnn_last_error()).decode()
+
+
+def f32(a: np.ndarray):
+    return ffi.from_buffer("float[]", a)
+
+
+def quantized(w: np.ndarray, qtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """ggml blocks of w's rows (the gguf package quantizes as ggml does),
+    and the matrix they hold."""
+    blocks = quants.quantize(w, QTYPES[qtype])
+    return np.ascontiguousarray(blocks), quants.dequantize(blocks, QTYPES[qtype]).astype(np.float64)
+
+
+# ---- what the kernel layer answers -------------------------------------------
+
+
+def cpu_flags() -> set[str]:
+    try:
+        return set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        pytest.skip("no /proc/cpuinfo to compare with")
+
+
+def choice(kernel: str) -> str | None:
+    answer = lib.tnn_cpu_kernel_choice(kernel.encode())
+    return None if answer == ffi.NULL else ffi.string(answer).decode()
+
+
+def test_the_avx512_variants_run_exactly_where_the_cpu_has_the_features():
+    flags = cpu_flags()
+    f = {"avx512f", "fma"} <= flags
+    vnni = f and {"avx512bw", "avx512vl", "avx512_vnni", "f16c"} <= flags
+    assert runs("fgemm", "avx512") == f and runs("adamw", "avx512") == f
+    assert runs("qgemm", "avx512") == vnni and runs("head_loss", "avx512") == vnni
+
+
+def test_by_default_a_session_uses_every_kernel_the_cpu_runs(monkeypatch):
+    monkeypatch.delenv("TNN_CPU_KERNELS", raising=False)
+    for kernel in KERNELS:
+        assert choice(kernel) == ("avx512" if runs(kernel, "avx512") else "none")
+
+
+def test_off_leaves_every_product_to_ggml(monkeypatch):
+    monkeypatch.setenv("TNN_CPU_KERNELS", "off")
+    assert [choice(k) for k in KERNELS] == ["none"] * 4
+
+
+def test_a_list_names_the_kernels_to_use_and_head_loss_needs_qgemm(monkeypatch):
+    monkeypatch.setenv("TNN_CPU_KERNELS", "fgemm,head_loss")
+    assert choice("qgemm") == "none" and choice("adamw") == "none"
+    assert choice("head_loss") == "none"          # it multiplies by qgemm's packed panels
+    assert choice("fgemm") == ("avx512" if runs("fgemm", "avx512") else "none")
+    monkeypatch.setenv("TNN_CPU_KERNELS", "qgemm,head_loss")
+    assert choice("head_loss") == ("avx512" if runs("head_loss", "avx512") else "none")
+
+
+def tiny_llama_desc():
+    desc = ffi.new("tnn_model_desc *")
+    arch = ffi.new("char[]", b"llama")
+    desc.arch = arch
+    c = desc.config
+    c.vocab, c.d_model, c.n_layers, c.n_heads, c.n_kv_heads, c.d_ff = 32, 32, 1, 4, 2, 64
+    c.t_seq, c.t_batch, c.rope_base, c.rms_eps, c.init_scale, c.seed = 8, 1, 10000.0, 1e-5, 0.02, 1
+    return desc, arch
+
+
+@pytest.mark.parametrize("setting, ok", [("off", True), ("qgemm,adamw", True), ("fgemm,sgemm", False),
+                                         ("no", False)])
+def test_realize_refuses_a_setting_it_cannot_read(monkeypatch, setting, ok):
+    monkeypatch.setenv("TNN_CPU_KERNELS", setting)
+    session = ffi.new("tnn_session **")
+    check(lib.tnn_session_new(1, session))
+    try:
+        desc, _arch = tiny_llama_desc()
+        status = lib.tnn_realize(session[0], desc, ffi.new("int32_t[2]"))
+        if ok:
+            check(status)
+        else:
+            assert status == 1   # TNN_ERR_ARG
+            message = ffi.string(lib.tnn_last_error()).decode()
+            assert "TNN_CPU_KERNELS" in message and "qgemm, fgemm, head_loss, adamw" in message
+    finally:
+        lib.tnn_session_free(session[0])
+
+
+def test_no_variant_named_none_pretends_to_compute():
+    y = np.zeros(16, np.float32)
+    status = lib.tnn_kernel_check_qgemm(b"none", 0, 2, ffi.new("char[34]"), 16, 32,
+                                        f32(np.ones(32, np.float32)), 1, f32(y), 1)
+    assert status == 1 and "no variant named 'none'" in ffi.string(lib.tnn_last_error()).decode()
+
+
+# ---- qgemm ----------------------------------------------------------------------
+
+
+def activation_bound(a: np.ndarray, x: np.ndarray, levels: int) -> np.ndarray:
+    """The most a product can be off once each block of 32 of a column is
+    quantized: half a step (max|x| / 127, over 256 more for two levels)
+    per value, times the weights it meets. [rows, n]."""
+    k = x.shape[1]
+    blocks = np.abs(x.reshape(x.shape[0], k // 32, 32)).max(axis=2) / 127 / 2   # [n, kb]
+    if levels == 2:
+        blocks = blocks / 256
+    weight = np.abs(a).reshape(a.shape[0], k // 32, 32).sum(axis=2)             # [rows, kb]
+    return weight @ blocks.T
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_1"])
+@pytest.mark.parametrize("levels", [1, 2])
+@pytest.mark.parametrize("rows, k", [(16, 32), (48, 96), (80, 160)])
+def test_qgemm_is_the_dequantized_product_within_the_activation_rounding(variant, qtype, levels, rows, k):
+    need("qgemm", variant)
+    rng = np.random.default_rng(rows + k + levels)
+    blocks, a = quantized(rng.standard_normal((rows, k)).astype(np.float32), qtype)
+    for n in (1, 3, 12, 17, 33):
+        x = (rng.standard_normal((n, k)) * rng.uniform(0.1, 10, size=(n, 1))).astype(np.float32)
+        exact = x.astype(np.float64) @ a.T                                        # [n, rows]
+        bound = activation_bound(a, x.astype(np.float64), levels).T
+        outputs = []
+        for nth in (1, 2, 3):
+            y = np.full((n, rows), np.nan, np.float32)
+            check(lib.tnn_kernel_check_qgemm(variant.encode(), qtype == "q4_1", levels, ffi.from_buffer(blocks),
+                                             rows, k, f32(x), n, f32(y), nth))
+            outputs.append(y)
+        # the float sums round too: a few units in the last place of the terms
+        slack = 1e-5 * (np.abs(x) @ np.abs(a).T)
+        assert np.all(np.abs(outputs[0] - exact) <= bound + slack), (n, np.abs(outputs[0] - exact).max())
+        for y in outputs[1:]:
+            np.testing.assert_array_equal(y, outputs[0])   # the same bits whatever the split
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_qgemm_two_levels_are_some_hundred_times_closer_than_one(variant):
+    """The accuracy qgemm's header states: about 0.4% off a product with one
+    level (ggml's), about 3e-5 with two."""
+    need("qgemm", variant)
+    rng = np.random.default_rng(7)
+    blocks, a = quantized(rng.standard_normal((64, 576)).astype(np.float32), "q8_0")
+    x = rng.standard_normal((24, 576)).astype(np.float32)
+    exact = x.astype(np.float64) @ a.T
+    errors = {}
+    for levels in (1, 2):
+        y = np.empty((24, 64), np.float32)
+        check(lib.tnn_kernel_check_qgemm(variant.encode(), 0, levels, ffi.from_buffer(blocks), 64, 576,
+                                         f32(x), 24, f32(y), 1))
+        errors[levels] = np.linalg.norm(y - exact) / np.linalg.norm(exact)
+    assert 1e-3 < errors[1] < 1e-2
+    assert errors[2] < 1e-4
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_qgemm_refuses_shapes_that_fill_no_panel(variant):
+    need("qgemm", variant)
+    y = np.zeros(64, np.float32)
+    x = np.zeros(64, np.float32)
+    for rows, k in ((8, 32), (16, 48)):
+        status = lib.tnn_kernel_check_qgemm(variant.encode(), 0, 1, ffi.new("char[]", 4096), rows, k,
+                                            f32(x), 1, f32(y), 1)
+        assert status == 1 and "multiple of" in ffi.string(lib.tnn_last_error()).decode()
+
+
+# ---- fgemm ----------------------------------------------------------------------
+
+
+def float_sum_bound(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """A float32 sum of k products is within k units of rounding of the sum
+    of their magnitudes (in any order, fused or not)."""
+    return (k + 2) * 2.0 ** -24 * (np.abs(a) @ np.abs(b).T) + 1e-30
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("a_by_k", [False, True])
+@pytest.mark.parametrize("b_by_k", [False, True])
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (31, 7, 13), (33, 300, 25), (70, 513, 11), (96, 256, 37)])
+def test_fgemm_is_the_float64_product_within_float32_rounding(variant, a_by_k, b_by_k, m, k, n):
+    need("fgemm", variant)
+    rng = np.random.default_rng(m * 1000 + k + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k)).astype(np.float32)
+    a_in = np.ascontiguousarray(a.T if a_by_k else a)   # by_k: the operand as its transpose lies
+    b_in = np.ascontiguousarray(b.T if b_by_k else b)
+    exact = a.astype(np.float64) @ b.T.astype(np.float64)                    # [m, n]
+    outputs = []
+    for nth in (1, 2, 5):
+        c = np.full((n, m), np.nan, np.float32)                              # column j: C[:, j]
+        check(lib.tnn_kernel_check_fgemm(variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n,
+                                         f32(c), nth))
+        outputs.append(c)
+    assert np.all(np.abs(outputs[0].T - exact) <= float_sum_bound(a, b, k))
+    for c in outputs[1:]:
+        np.testing.assert_array_equal(c, outputs[0])   # summed over k in order whatever the threads
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("m", [1, 4, 7, 16])
+@pytest.mark.parametrize("n, k", [(1, 1), (15, 9), (17, 64), (100, 33)])
+def test_fgemm_skinny_is_the_low_rank_weight_gradient(variant, m, n, k):
+    """dB [m, n] = h [m, k] dy [n, k]^T from h and dy as the forward left
+    them (k outermost)."""
+    need("fgemm", variant)
+    rng = np.random.default_rng(m * 100 + n + k)
+    h = rng.standard_normal((k, m)).astype(np.float32)      # x[t * m + j] = X[j, t]
+    dy = rng.standard_normal((k, n)).astype(np.float32)     # y[t * n + i] = Y[i, t]
+    exact = h.T.astype(np.float64) @ dy.astype(np.float64)  # [m, n]
+    outputs = []
+    for nth in (1, 3):
+        c = np.full((n, m), np.nan, np.float32)
+        check(lib.tnn_kernel_check_fgemm_skinny(variant.encode(), f32(h), m, f32(dy), n, k, f32(c), nth))
+        outputs.append(c)
+    assert np.all(np.abs(outputs[0].T - exact) <= float_sum_bound(h.T, dy.T, k))
+    np.testing.assert_array_equal(outputs[1], outputs[0])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_fgemm_skinny_refuses_a_rank_above_16(variant):
+    need("fgemm", variant)
+    x = np.zeros(17, np.float32)
+    c = np.zeros(17, np.float32)
+    assert lib.tnn_kernel_check_fgemm_skinny(variant.encode(), f32(x), 17, f32(x), 1, 1, f32(c), 1) == 1
+
+
+# ---- head_loss --------------------------------------------------------------------
+
+
+def softmax_cross_entropy(z: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per token loss [n] and the gradient of their mean over all n tokens
+    with respect to z [n, vocab]; a token labelled -1 counts for nothing."""
+    n = z.shape[0]
+    shifted = z - z.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    labelled = labels >= 0
+    loss = np.where(labelled, -log_p[np.arange(n), np.maximum(labels, 0)], 0.0)
+    dz = np.exp(log_p)
+    dz[np.arange(n), np.maximum(labels, 0)] -= 1
+    dz[~labelled] = 0
+    return loss, dz / n
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_1"])
+@pytest.mark.parametrize("d, vocab, n", [(32, 32, 2), (96, 160, 7), (64, 544, 53), (160, 96, 100)])
+def test_head_loss_gives_each_tokens_loss_and_its_gradient(variant, qtype, d, vocab, n):
+    need("head_loss", variant)
+    rng = np.random.default_rng(d + vocab + n)
+    w = (rng.standard_normal((vocab, d)) * 0.5).astype(np.float32)           # the head, row v: W[:, v]
+    w_blocks, w_held = quantized(w, qtype)
+    wt_blocks, wt_held = quantized(np.ascontiguousarray(w_held.T.astype(np.float32)), "q8_0")
+    h = rng.standard_normal((n, d)).astype(np.float32)
+    labels = rng.integers(0, vocab, size=n).astype(np.int32)
+    labels[::3] = -1                                                         # masked (a prompt)
+    if n > 5:
+        labels[5] = vocab + 1                                                # out of range: masked too
+    loss, dz = softmax_cross_entropy(h.astype(np.float64) @ w_held.T, np.where(labels < vocab, labels, -1))
+    dh = dz @ wt_held.T                                                      # [n, d]
+    outputs = []
+    for nth in (1, 2, 4):
+        out = np.full((n, d + 1), np.nan, np.float32)
+        check(lib.tnn_kernel_check_head_loss(variant.encode(), qtype == "q4_1", ffi.from_buffer(w_blocks),
+                                             ffi.from_buffer(wt_blocks), d, vocab, f32(h),
+                                             ffi.from_buffer("int32_t[]", labels), n, f32(out), nth))
+        outputs.append(out)
+    out = outputs[0]
+    # the logits come from qgemm in two int8 levels, each within its
+    # activation bound; a loss (logsumexp(z) - z[label]) moves at most twice
+    # as far as the farthest logit
+    z_bound = activation_bound(w_held, h.astype(np.float64), 2).max(axis=0)   # [n]
+    assert np.all(np.abs(out[:, d] - loss) <= 2 * z_bound + 1e-5 * (1 + loss)), np.abs(out[:, d] - loss).max()
+    masked = (labels < 0) | (labels >= vocab)
+    assert np.all(out[masked] == 0)
+    # dL/dh through W^T in two levels of dz (measured: 1.3e-4 of the
+    # largest at worst, 8e-5 in norm)
+    scale = np.abs(dh).max()
+    np.testing.assert_allclose(out[:, :d], dh, rtol=0, atol=5e-4 * scale)
+    assert np.linalg.norm(out[:, :d] - dh) <= 3e-4 * np.linalg.norm(dh)
+    for other in outputs[1:]:
+        np.testing.assert_array_equal(other, out)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_token_loss_of_held_logits_is_the_cross_entropy(variant):
+    need("head_loss", variant)
+    rng = np.random.default_rng(3)
+    for vocab in (1, 15, 17, 256, 1000):
+        z = (rng.standard_normal((9, vocab)) * 8).astype(np.float32)
+        z[0, 0] = 90.0                                     # one logit far above the rest
+        labels = rng.integers(0, vocab, size=9).astype(np.int32)
+        labels[4] = -1
+        loss = np.full(9, np.nan, np.float32)
+        check(lib.tnn_kernel_check_token_loss(variant.encode(), f32(z), vocab,
+                                              ffi.from_buffer("int32_t[]", labels), 9, f32(loss)))
+        exact, _ = softmax_cross_entropy(z.astype(np.float64), labels)
+        np.testing.assert_allclose(loss, exact, rtol=2e-6, atol=2e-6)
+        assert loss[4] == 0.0
+
+
+# ---- adamw ------------------------------------------------------------------------
+
+
+def fma32(a, b, c):
+    """float32 a * b + c rounded once, as an FMA rounds: the product is
+    exact in float64, and the sum's float64 rounding error (two-sum) breaks
+    the ties a second rounding would get wrong."""
+    a, b, c = (np.asarray(v, np.float32).astype(np.float64) for v in (a, b, c))
+    p = a * b
+    s = p + c
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)
+    r = s.astype(np.float32)
+    lo = np.where(r.astype(np.float64) > s, np.nextafter(r, np.float32(-np.inf)), r)
+    hi = np.nextafter(lo, np.float32(np.inf))
+    tie = (lo.astype(np.float64) + hi.astype(np.float64)) / 2 == s
+    return np.where(tie & (err > 0), hi, np.where(tie & (err < 0), lo, r)).astype(np.float32)
+
+
+def adamw_reference(w, g, m, v, hp):
+    """ggml's opt_step_adamw (ggml-cpu/ops.cpp) in float32, with the
+    multiply-adds its build fuses (keep, m, v and w) fused."""
+    alpha, beta1, beta2, eps, wd, beta1h, beta2h = (np.float32(x) for x in hp)
+    one = np.float32(1)
+    keep = fma32(-alpha, wd, one)
+    m = fma32(beta1, m, g * (one - beta1))
+    v = fma32(beta2, v, (g * g) * (one - beta2))
+    mh = m * beta1h
+    vh = np.sqrt(v * beta2h) + eps
+    w = fma32(w, keep, -(alpha * mh / vh))
+    return w, m, v
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("n", [1, 15, 17, 1000, 4099])
+def test_adamw_is_ggmls_update_to_the_bit(variant, n):
+    need("adamw", variant)
+    rng = np.random.default_rng(n)
+    w0 = rng.standard_normal(n).astype(np.float32)
+    m0 = (rng.standard_normal(n) * 0.1).astype(np.float32)
+    v0 = (rng.random(n) * 0.01).astype(np.float32)
+    for step in (1, 7):
+        g = (rng.standard_normal(n) * 10.0 ** rng.uniform(-6, 1, n)).astype(np.float32)
+        beta1, beta2 = 0.9, 0.999
+        hp = np.array([1e-3, beta1, beta2, 1e-8, 0.1, 1 / (1 - beta1 ** step), 1 / (1 - beta2 ** step)],
+                      np.float32)
+        expected = adamw_reference(w0, g, m0, v0, hp)
+        for nth in (1, 3):
+            w, m, v = w0.copy(), m0.copy(), v0.copy()
+            check(lib.tnn_kernel_check_adamw(variant.encode(), f32(w), f32(g), f32(m), f32(v), f32(hp), n, nth))
+            for ours, theirs in zip((w, m, v), expected, strict=True):
+                np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))

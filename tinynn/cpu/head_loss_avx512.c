@@ -1,0 +1,130 @@
+/* head_loss on AVX512 (kernels.h): the softmax, loss and gradient of each
+ * token 16 logits at a time, its products through qgemm_avx512. Compiled
+ * through function attributes, run only where kernels.c finds AVX512 with
+ * VNNI (qgemm's). */
+#include "kernels.h"
+#include "layout.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#define AVX512 __attribute__((target("avx512f")))
+
+/* e^x for 16 floats: 2^k e^r with k = round(x / ln 2), r = x - k ln 2 in
+ * [-0.35, 0.35] (ln 2 in two parts), e^r by its Taylor series to r^7 / 7!
+ * (under 2e-8 relative), 2^k by scalef, which underflows to 0 for x far
+ * below 0 (the softmax's z - max <= 0). */
+AVX512 static inline __m512 exp16(__m512 x) {
+    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), x);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, k);
+}
+
+/* Lanes [i, i + 16) of a vocab-long row, fewer at its end. */
+static inline __mmask16 lanes(int64_t i, int64_t vocab) {
+    return vocab - i >= 16 ? (__mmask16) 0xffff : (__mmask16) ((1u << (vocab - i)) - 1);
+}
+
+/* -log softmax(z)[label] for one token's logits z [vocab]; with e not NULL
+ * (it may be z itself) also e = exp(z - max z) and *sum = their sum. The
+ * sum goes through doubles every 16 vectors. The forward graph's loss and
+ * the fused training graph's both come from here, so they are equal. */
+AVX512 static float token_loss(const float * z, int64_t vocab, int32_t label, float * e, double * sum_out) {
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int64_t i = 0; i < vocab; i += 16) {
+        mx = _mm512_mask_max_ps(mx, lanes(i, vocab), mx, _mm512_maskz_loadu_ps(lanes(i, vocab), z + i));
+    }
+    const float max = _mm512_reduce_max_ps(mx);
+    const float z_label = z[label];
+    const __m512 vmax = _mm512_set1_ps(max);
+    double sum = 0.0;
+    for (int64_t i0 = 0; i0 < vocab; i0 += 256) {
+        __m512 part = _mm512_setzero_ps();
+        for (int64_t i = i0; i < i0 + 256 && i < vocab; i += 16) {
+            const __mmask16 m = lanes(i, vocab);
+            const __m512 ei = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, z + i), vmax));
+            if (e != NULL) {
+                _mm512_mask_storeu_ps(e + i, m, ei);
+            }
+            part = _mm512_add_ps(part, _mm512_maskz_mov_ps(m, ei));
+        }
+        sum += (double) _mm512_reduce_add_ps(part);
+    }
+    if (sum_out != NULL) {
+        *sum_out = sum;
+    }
+    return (float) (log(sum) - ((double) z_label - (double) max));
+}
+
+/* One token: z (its logits) becomes the gradient of the mean loss over n
+ * tokens, (softmax(z) - onehot(label)) / n; returns its loss. */
+AVX512 static float softmax_gradient(float * z, int64_t vocab, int32_t label, float inv_n) {
+    double sum = 0.0;
+    const float loss = token_loss(z, vocab, label, z, &sum);
+    const __m512 scale = _mm512_set1_ps((float) (1.0 / sum) * inv_n);
+    for (int64_t i = 0; i < vocab; i += 16) {
+        const __mmask16 m = lanes(i, vocab);
+        _mm512_mask_storeu_ps(z + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, z + i), scale));
+    }
+    z[label] -= inv_n;
+    return loss;
+}
+
+float tnn_token_loss_avx512(const float * z, int64_t vocab, int32_t label) {
+    return token_loss(z, vocab, label, NULL, NULL);
+}
+
+void tnn_head_loss_avx512(int w_format, const void * w, const void * wt, int64_t d, int64_t vocab,
+                          const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
+                          int64_t t0, int64_t t1, float * out, void * scratch) {
+    const struct tnn_head_loss_layout layout = tnn_head_loss_layout(d, vocab);
+    char * quantized = scratch;
+    float * z = (float *) ((char *) scratch + layout.z);
+    float * h_chunk = (float *) ((char *) scratch + layout.h);
+    float * dh_chunk = (float *) ((char *) scratch + layout.dh);
+    const int64_t out_stride = d + 1;
+    const float inv_n = 1.0f / (float) n;
+    int64_t tokens[TNN_HEAD_LOSS_CHUNK];
+
+    for (int64_t t = t0; t < t1;) {
+        /* gather up to CHUNK labelled tokens; a masked one is done at once */
+        int nc = 0;
+        for (; t < t1 && nc < TNN_HEAD_LOSS_CHUNK; ++t) {
+            if (labels[t] < 0 || labels[t] >= vocab) {
+                memset(out + t * out_stride, 0, (size_t) out_stride * sizeof(float));
+                continue;
+            }
+            memcpy(h_chunk + nc * d, h + t * h_stride, (size_t) d * sizeof(float));
+            tokens[nc++] = t;
+        }
+        if (nc == 0) {
+            continue;
+        }
+        /* z [vocab, nc] = W h; then each column its loss and gradient */
+        tnn_qgemm_avx512(w_format, 2, w, vocab, d, h_chunk, d, nc, z, vocab, quantized, 0, 1);
+        for (int c = 0; c < nc; ++c) {
+            out[tokens[c] * out_stride + d] = softmax_gradient(z + c * vocab, vocab, labels[tokens[c]], inv_n);
+        }
+        /* dL/dh [d, nc] = W^T dz */
+        tnn_qgemm_avx512(TNN_QPANEL_Q8_0, 2, wt, d, vocab, z, vocab, nc, dh_chunk, d, quantized, 0, 1);
+        for (int c = 0; c < nc; ++c) {
+            memcpy(out + tokens[c] * out_stride, dh_chunk + c * d, (size_t) d * sizeof(float));
+        }
+    }
+}
+
+#endif

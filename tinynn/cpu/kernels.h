@@ -1,0 +1,258 @@
+/* tinynn's CPU kernels: the one interface of tinynn/cpu/.
+ *
+ * Four kernels do what ggml's CPU ops do on the shapes of a training step,
+ * several times faster:
+ *   qgemm      integer products by a quantized frozen matrix packed in
+ *              16-row panels (the forward and input gradients of a LoRA base)
+ *   fgemm      float32 products, and the skinny product that is a low-rank
+ *              factor's weight gradient
+ *   head_loss  the frozen output head and the cross-entropy in one pass, a
+ *              few tokens at a time, never holding the logits
+ *   adamw      the AdamW update, the same bits as ggml's
+ * This layer is pure arithmetic on plain arrays: which graph node becomes
+ * which kernel is decided in tinynn/ (frozen.c, products.c, head_loss.c,
+ * adamw.c), from the one struct tnn_cpu_kernels the session holds.
+ *
+ * Variants. Each kernel comes in instruction-set variants that live side by
+ * side in files named after them (qgemm_avx512.c, ...); today there is one,
+ * avx512. A variant's code is compiled through function attributes
+ * (target("avx512f,...")), not compile flags, so every build (a portable
+ * wheel included) has it, and it runs only where the CPU reports the
+ * features at run time. Off x86-64, or without GCC/Clang, no variant is
+ * compiled and every kernel answers TNN_CPU_NONE: ggml's ops serve.
+ *
+ * Choice. tnn_cpu_kernels_choose fills the struct once, at realize, for
+ * the CPU backend (csrc/backend_cpu.c); device backends fill none. The
+ * environment switch TNN_CPU_KERNELS says which kernels may run:
+ *   unset, "" or "on"    every kernel this CPU runs (the default)
+ *   "off"                none: ggml's ops throughout
+ *   a list, e.g. "qgemm,fgemm"   only those (head_loss needs qgemm: it
+ *                        multiplies by the head's packed panels)
+ * Each kernel then runs the best variant the CPU has. Any other value makes
+ * tnn_realize fail (TNN_ERR_ARG), naming the kernels. */
+#ifndef TINYNN_CPU_KERNELS_H
+#define TINYNN_CPU_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- choosing the kernels ------------------------------------------------ */
+
+enum tnn_cpu_variant {
+    TNN_CPU_NONE   = 0,   /* no kernel of tinynn's: ggml's op serves */
+    TNN_CPU_AVX512 = 1,   /* x86-64 AVX-512: F for fgemm and adamw, F+BW+VL+VNNI for
+                             qgemm and head_loss */
+};
+
+enum tnn_cpu_kernel {
+    TNN_KERNEL_QGEMM,
+    TNN_KERNEL_FGEMM,      /* fgemm and fgemm_skinny */
+    TNN_KERNEL_HEAD_LOSS,  /* head_loss and token_loss */
+    TNN_KERNEL_ADAMW,
+    TNN_CPU_KERNEL_COUNT
+};
+
+/* The names TNN_CPU_KERNELS lists. */
+#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw"
+
+struct tnn_fgemm_operand;
+
+/* The kernels a session uses: for each, the variant that runs it and its
+ * entry points (NULL where TNN_CPU_NONE). The graph rewrites consult this
+ * and nothing else; a node calls through the pointers once per thread per
+ * node, never inside a loop. */
+struct tnn_cpu_kernels {
+    enum tnn_cpu_variant variant[TNN_CPU_KERNEL_COUNT];   /* by enum tnn_cpu_kernel */
+
+    /* each as its variants below declare it: tnn_qgemm_<variant>, ... */
+    void (*qgemm)(int format, int levels, const void * a, int64_t rows, int64_t k,
+                  const float * x, int64_t x_stride, int64_t n,
+                  float * y, int64_t y_stride, void * scratch, int ith, int nth);
+    void (*fgemm)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
+                  float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
+    void (*fgemm_skinny)(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
+                         float * c, int64_t ldc, int64_t n0, int64_t n1);
+    void (*head_loss)(int w_format, const void * w, const void * wt, int64_t d, int64_t vocab,
+                      const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
+                      int64_t t0, int64_t t1, float * out, void * scratch);
+    float (*token_loss)(const float * z, int64_t vocab, int32_t label);
+    void (*adamw)(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
+};
+
+/* Fill k for a session under the TNN_CPU_KERNELS setting (NULL when
+ * unset): each allowed kernel gets the best variant this CPU and build run.
+ * false (k all NONE) when the setting names something else than "on",
+ * "off" or kernels of TNN_CPU_KERNEL_NAMES. */
+bool tnn_cpu_kernels_choose(const char * setting, struct tnn_cpu_kernels * k);
+
+/* Put variant's entry points for kernel into k; false (k unchanged) when
+ * this CPU or build cannot run them. NONE always succeeds and clears them. */
+bool tnn_cpu_kernel_set(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant);
+
+/* "qgemm", "fgemm", "head_loss", "adamw"; "none", "avx512". */
+const char * tnn_cpu_kernel_name(enum tnn_cpu_kernel kernel);
+const char * tnn_cpu_variant_name(enum tnn_cpu_variant variant);
+/* The kernel or variant of that name; -1 for none such. */
+int tnn_cpu_kernel_by_name(const char * name);
+int tnn_cpu_variant_by_name(const char * name);
+
+/* ---- qgemm: integer products by a packed quantized matrix ---------------- *
+ *
+ * ggml's CPU kernels for a quantized weight times many tokens take one
+ * 32-value block of one row and one column at a time, and spend five or six
+ * instructions per block pair on signs, conversions and scales around the
+ * one that multiplies. Here a weight matrix is packed once into panels of 16
+ * rows whose bytes lie in the order the VNNI instruction reads them: one
+ * 64-byte load is 4 values of 16 rows, multiplied against 4 values of a
+ * column broadcast from memory, so a block of 32 values of 16 rows and one
+ * column is 8 multiply-adds into 16 int32 lanes, then one conversion and one
+ * scaled add. The packed bytes take exactly as much memory as the stored
+ * blocks (the scales stay FP16).
+ *
+ * Two packed formats, both 16 rows x 32 values per block:
+ *   TNN_QPANEL_Q8_0  from Q8_0: 16 FP16 scales, then 8 groups of
+ *                    [16 rows][4 values] as u8 (q + 128)           544 bytes
+ *   TNN_QPANEL_Q4_1  from Q4_1: 16 FP16 scales, 16 FP16 minimums, then 4
+ *                    groups of [16 rows][4 bytes], each byte holding values
+ *                    t and t + 16 of the block as Q4_1 stores them   320 bytes
+ * The columns (activations) are quantized per block of 32 to int8 with one
+ * float scale, as ggml quantizes them for these types (Q8_0 / Q8_1): with
+ * levels = 1 the products are ggml's own up to the order of the float sums
+ * (each about 0.4% off the float product). levels = 2 adds a second int8
+ * level for the remainder, at twice the multiply-adds: about 3e-5 off.
+ *
+ * Rows must be a multiple of 16 and the inner size a multiple of 32. The
+ * packing and the sizes below are the same for every variant. */
+
+enum tnn_qpanel_format {
+    TNN_QPANEL_Q8_0 = 0,
+    TNN_QPANEL_Q4_1 = 1,
+};
+
+#define TNN_QPANEL_ROWS 16
+#define TNN_QBLOCK 32
+
+/* Bytes of one packed 16-row panel block (= 16 stored blocks); inline, so
+ * that a kernel specialised for one format steps by a constant. */
+static inline size_t tnn_qpanel_block_bytes(enum tnn_qpanel_format format) {
+    return format == TNN_QPANEL_Q8_0 ? 16 * 2 + 16 * 32 : 16 * 2 * 2 + 16 * 16;
+}
+
+/* Pack rows [r0, r0 + 16) of a stored Q8_0 / Q4_1 matrix into panel r0 / 16.
+ * src: the first of the 16 stored rows, row_bytes apart; dst: the packed
+ * matrix (k / 32 panel blocks per panel). */
+void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row_bytes,
+                     int64_t k, int64_t r0, void * dst);
+
+/* Scratch bytes a thread needs to quantize n columns of k values. */
+size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n);
+
+/* y [rows, n] = A [rows, k] x [k, n], for the share of thread ith of nth;
+ * x quantized in levels (1 or 2) int8 levels. format: enum tnn_qpanel_format.
+ * x: column j at x + j * x_stride (floats, contiguous along k); y: column j
+ * at y + j * y_stride. scratch: this thread's tnn_qgemm_scratch_bytes(k, n).
+ * Every thread must be called; none waits for another. */
+void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k,
+                      const float * x, int64_t x_stride, int64_t n,
+                      float * y, int64_t y_stride, void * scratch, int ith, int nth);
+
+/* ---- fgemm: float32 products ---------------------------------------------- *
+ *
+ * ggml's F32 products (llamafile sgemm) walk 4 x 6 output tiles along the
+ * whole inner dimension, reading both operands from L2 or beyond for every
+ * tile: about 100 GFLOP/s on two cores here, half of what the FMA units
+ * give. This kernel copies 32 rows of A at a time into a small panel, 256
+ * inner values deep, laid out [k][32 rows] so that two 64-byte loads feed
+ * 24 fused multiply-adds against 12 columns of B broadcast from memory;
+ * the panel stays in L1 while every column tile passes over it.
+ *
+ * Every output is summed over k in order, whatever the thread count, so the
+ * result does not depend on the number of threads. */
+
+/* Rows of A per panel: a product has ceil(M / TNN_FGEMM_ROWS) panels. */
+#define TNN_FGEMM_ROWS 32
+/* Inner values per packed panel: 256 x 32 floats = 32 KB, in L1. */
+#define TNN_FGEMM_DEPTH 256
+
+/* Scratch bytes a thread needs (one packed panel). */
+size_t tnn_fgemm_scratch_bytes(void);
+
+/* How an operand lies in memory. */
+struct tnn_fgemm_operand {
+    const float * data;
+    int64_t ld;          /* floats between rows (A) / columns (B), or between k's if by_k */
+    bool by_k;           /* A[m, k] at data + k * ld + m (B[n, k] at data + k * ld + n):
+                            the transpose of a contiguous matrix, read without a copy */
+};
+
+/* C[m, n] = sum_k A[m, k] B[n, k] for the rows of panels [p0, p1) and the
+ * columns [n0, n1): A[m, k] at a->data + m * a->ld + k, B[n, k] at b->data +
+ * n * b->ld + k (unless by_k), C column n at c + n * ldc (contiguous along m). */
+void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
+                      float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
+
+/* The weight gradient of a low-rank factor, dB [m, n] = h [m, k] dy [n, k]^T
+ * with m (the rank) at most TNN_SKINNY_MAX_M, from h and dy as the forward
+ * left them, contiguous along m and n: X[j, t] at x + t * ldx + j, Y[i, t]
+ * at y + t * ldy + i, C column i at c + i * ldc. ggml (and tnn_fgemm, whose
+ * panels are 32 rows) would first copy both transposed; here 16 columns of
+ * C take m accumulators and one pass over their stripe of dy. Columns
+ * [n0, n1), n0 a multiple of 16. */
+#define TNN_SKINNY_MAX_M 16
+void tnn_fgemm_skinny_avx512(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
+                             float * c, int64_t ldc, int64_t n0, int64_t n1);
+
+/* ---- head_loss: the frozen head and the cross-entropy in one pass -------- *
+ *
+ * With the head W [d, vocab] frozen, the loss needs the logits z = W h only
+ * through their log-softmax, and the backward needs only
+ *     dL/dh = W^T (softmax(z) - onehot(label)) / n.
+ * For TNN_HEAD_LOSS_CHUNK labelled tokens at a time this computes z with
+ * qgemm (two int8 levels both ways), each token's loss and its dL/dh; the
+ * logits of all tokens are never held. Each token's softmax sums its
+ * exponentials in float lanes, 256 values at a time, and those sums in a
+ * double: the same order for every thread count. */
+
+/* Labelled tokens per product: a multiple of qgemm's 12-column tile, and
+ * z for them (vocab x 48 floats, 9.4 MB for SmolLM2) is a few MB. */
+#define TNN_HEAD_LOSS_CHUNK 48
+
+/* Scratch bytes a thread needs for a head of d x vocab. */
+size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab);
+
+/* out [d + 1, n]: for tokens [t0, t1) of n, column t = dL/dh_t (of the mean
+ * loss over all n tokens), then the loss of token t. w: the head's panels
+ * (vocab rows, d inner; w_format an enum tnn_qpanel_format), wt: W^T's
+ * TNN_QPANEL_Q8_0 panels (d rows, vocab inner); h: column t at h + t *
+ * h_stride; labels: int32 [n], a token with a label outside [0, vocab)
+ * (-1: masked) gets loss 0 and gradient 0. d and vocab multiples of 32. */
+void tnn_head_loss_avx512(int w_format, const void * w, const void * wt, int64_t d, int64_t vocab,
+                          const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
+                          int64_t t0, int64_t t1, float * out, void * scratch);
+
+/* -log softmax(z)[label] of one token's logits z [vocab], summed as
+ * tnn_head_loss sums them, so that a graph holding the logits (the forward
+ * beside a fused training graph) reports the same loss to the bit. */
+float tnn_token_loss_avx512(const float * z, int64_t vocab, int32_t label);
+
+/* ---- adamw: the AdamW update ----------------------------------------------- *
+ *
+ * ggml's CPU AdamW is a scalar loop: a square root and a division per
+ * parameter, about 2.5 ns each on one core here, so the update of
+ * SmolLM2's 135 M parameters took 0.18 s, an eighth of a full training
+ * step, short of the memory traffic that bounds it. This kernel does the
+ * same arithmetic 16 parameters at a time, each rounding where ggml's build
+ * rounds (it contracts the multiply-adds marked below into FMAs), so the
+ * weights and moments are the same to the bit.
+ *
+ * Per parameter, with hp = [alpha, beta1, beta2, eps, wd, beta1h, beta2h]:
+ *     m = beta1 m + (1 - beta1) g                        (FMA)
+ *     v = beta2 v + (1 - beta2) g^2                      (FMA)
+ *     w = keep w - alpha (beta1h m) / (sqrt(beta2h v) + eps)   (FMA)
+ * with keep = 1 - alpha wd (FMA). */
+
+/* Update parameters [i0, i1) of w, m and v in place from the gradient g. */
+void tnn_adamw_avx512(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
+
+#endif
