@@ -5,8 +5,8 @@ out_prod, which runs at about half the speed of the matmul kernels and exists
 for F32 only on CUDA. vendor/patches/0002 turns them into mul_mat of
 transposed copies, and tinynn/frozen.c gives a frozen base a transposed copy
 made once; on a CPU with AVX512-VNNI, the products with the frozen base run
-on tinynn's packed integer kernels (tinynn/qgemm.c) as custom nodes, and the
-frozen head and the cross-entropy become one node (tinynn/head_loss.c).
+on tinynn's packed integer kernels (tinynn/cpu/qgemm_avx512.c) as custom nodes, and the
+frozen head and the cross-entropy become one node (tinynn/cpu/head_loss_avx512.c).
 These tests read the ops of a real training step.
 """
 from pathlib import Path
@@ -19,7 +19,7 @@ from toy.recipes import FromScratch, LoRA
 
 
 def cpu_has_packed_products() -> bool:
-    """tinynn/qgemm.c runs on x86 CPUs with AVX512-VNNI (and the BW/VL sets)."""
+    """tinynn/cpu/qgemm_avx512.c runs on x86 CPUs with AVX512-VNNI (and the BW/VL sets)."""
     try:
         flags = Path("/proc/cpuinfo").read_text().split()
     except OSError:

@@ -294,7 +294,7 @@ def test_a_step_that_writes_its_gradients_equals_zeroing_then_adding(arch):
 
 
 def test_the_avx512_adamw_gives_ggml_s_bits(monkeypatch):
-    """tinynn/adamw.c replaces ggml's scalar AdamW on AVX512 CPUs: the same
+    """tinynn/cpu/adamw_avx512.c replaces ggml's scalar AdamW on AVX512 CPUs: the same
     weights and moments to the bit, weight decay included."""
     from toy.session import KIND_MOMENT
     from toy.recipes import FromScratch
