@@ -9,7 +9,8 @@
  *    (TNN_CPU_VARIANT=<level> loads that one instead, for the whole process).
  * Either way the backend is then reached through ggml's registry only.
  * tinynn's own CPU kernels (tinynn/cpu/) are chosen apart from ggml's
- * variant: by this CPU's features, under TNN_CPU_KERNELS. */
+ * variant: by this CPU's features, under TNN_CPU_KERNELS, and no further
+ * than the level TNN_CPU_VARIANT names. */
 #if defined(TOY_CPU_VARIANTS) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE  /* dladdr */
 #endif
@@ -161,8 +162,19 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
 bool tnn_backend_uses_host_memory(void) { return true; }
 
 int tnn_backend_cpu_kernels(struct tnn_cpu_kernels * kernels) {
+    /* TNN_CPU_VARIANT bounds tinynn's kernels to its level as well (in a
+     * native build, where ggml's code is the build machine's, only them) */
+    const char * level = getenv("TNN_CPU_VARIANT");
+    unsigned allowed = TNN_FEATURES_ALL;
+    if (level != NULL && level[0] != '\0' && !tnn_cpu_level_features(level, &allowed)) {
+        if (tnn_cpu_features() != 0) {
+            return tnn_fail(TNN_ERR_ARG, "TNN_CPU_VARIANT='%.40s' is no x86-64 level: say x64, haswell, alderlake, "
+                            "skylakex, icelake, zen4 or sapphirerapids (ggml's variant names)", level);
+        }
+        allowed = 0;   /* no kernel of ours runs on this CPU anyway */
+    }
     const char * setting = getenv("TNN_CPU_KERNELS");
-    if (!tnn_cpu_kernels_choose(setting, kernels)) {
+    if (!tnn_cpu_kernels_choose(setting, allowed, kernels)) {
         return tnn_fail(TNN_ERR_ARG, "TNN_CPU_KERNELS='%.60s': say on, off, or which kernels to use, "
                         "comma-separated (%s)", setting, TNN_CPU_KERNEL_NAMES);
     }

@@ -19,11 +19,20 @@ from toy._native import ffi, library
 
 lib = library("cpu")
 
-VARIANTS = ["avx512"]
 KERNELS = ["qgemm", "fgemm", "head_loss", "adamw"]
-# what each kernel's avx512 variant is compiled for (kernels.c asks the CPU)
-NEEDS = {"qgemm": "AVX512-VNNI", "head_loss": "AVX512-VNNI", "fgemm": "AVX512F", "adamw": "AVX512F"}
+# the variants of each kernel, in order of preference (kernels.h)
+VARIANTS = {"qgemm": ["avx2", "avxvnni", "avx512", "amx"], "fgemm": ["avx2", "avx512"],
+            "head_loss": ["avx2", "avx512"], "adamw": ["avx2", "avx512"]}
+# the /proc/cpuinfo flags each variant is compiled for (kernels.c asks the CPU)
+AVX2 = {"avx2", "fma", "f16c"}
+AVX512 = AVX2 | {"avx512f", "avx512bw", "avx512vl", "avx512dq"}
+NEEDS = {"avx2": AVX2, "avxvnni": AVX2 | {"avx_vnni"}, "avx512": AVX512,
+         "amx": AVX512 | {"avx512_vnni", "amx_tile", "amx_int8"}}
 QTYPES = {"q8_0": GGMLQuantizationType.Q8_0, "q4_1": GGMLQuantizationType.Q4_1}
+
+
+def needs(kernel: str, variant: str) -> set[str]:
+    return NEEDS[variant] | ({"avx512_vnni"} if (kernel, variant) == ("qgemm", "avx512") else set())
 
 
 def runs(kernel: str, variant: str) -> bool:
@@ -32,7 +41,7 @@ def runs(kernel: str, variant: str) -> bool:
 
 def need(kernel: str, variant: str) -> None:
     if not runs(kernel, variant):
-        pytest.skip(f"this CPU lacks {NEEDS[kernel]}" if variant == "avx512" else f"no {variant} here")
+        pytest.skip(f"this CPU lacks {', '.join(sorted(needs(kernel, variant)))} for {kernel}'s {variant} variant")
 
 
 def check(status: int) -> None:
@@ -65,18 +74,48 @@ def choice(kernel: str) -> str | None:
     return None if answer == ffi.NULL else ffi.string(answer).decode()
 
 
-def test_the_avx512_variants_run_exactly_where_the_cpu_has_the_features():
+def best(kernel: str, within: set[str] | None = None) -> str:
+    """The variant a session should use: the last that runs (within the
+    variants a level allows)."""
+    usable = [v for v in VARIANTS[kernel] if runs(kernel, v) and (within is None or v in within)]
+    return usable[-1] if usable else "none"
+
+
+def test_each_variant_runs_exactly_where_the_cpu_has_the_features():
     flags = cpu_flags()
-    f = {"avx512f", "fma"} <= flags
-    vnni = f and {"avx512bw", "avx512vl", "avx512_vnni", "f16c"} <= flags
-    assert runs("fgemm", "avx512") == f and runs("adamw", "avx512") == f
-    assert runs("qgemm", "avx512") == vnni and runs("head_loss", "avx512") == vnni
+    for kernel, variants in VARIANTS.items():
+        for variant in variants:
+            assert runs(kernel, variant) == (needs(kernel, variant) <= flags), (kernel, variant)
 
 
-def test_by_default_a_session_uses_every_kernel_the_cpu_runs(monkeypatch):
+def test_by_default_a_session_uses_the_best_variant_the_cpu_runs(monkeypatch):
     monkeypatch.delenv("TNN_CPU_KERNELS", raising=False)
+    monkeypatch.delenv("TNN_CPU_VARIANT", raising=False)
     for kernel in KERNELS:
-        assert choice(kernel) == ("avx512" if runs(kernel, "avx512") else "none")
+        assert choice(kernel) == best(kernel)
+
+
+@pytest.mark.parametrize("level, within", [("x64", set()), ("haswell", {"avx2"}), ("alderlake", {"avx2", "avxvnni"}),
+                                           ("skylakex", {"avx2", "avx512"}), ("icelake", {"avx2", "avx512"}),
+                                           ("sapphirerapids", {"avx2", "avxvnni", "avx512", "amx"})])
+def test_a_cpu_level_bounds_every_kernel_to_its_features(monkeypatch, level, within):
+    """TNN_CPU_VARIANT=haswell on any machine runs what a Haswell would."""
+    monkeypatch.delenv("TNN_CPU_KERNELS", raising=False)
+    monkeypatch.setenv("TNN_CPU_VARIANT", level)
+    for kernel in KERNELS:
+        allowed = within
+        if level == "skylakex" and kernel == "qgemm":
+            allowed = {"avx2"}                        # Skylake-X has AVX-512 but no VNNI
+        assert choice(kernel) == best(kernel, allowed), (level, kernel)
+
+
+def test_a_level_that_is_no_x86_level_is_refused(monkeypatch):
+    monkeypatch.setenv("TNN_CPU_VARIANT", "pentium")
+    if not runs("adamw", "avx2"):
+        pytest.skip("no kernel of tinynn's runs on this CPU: the level bounds nothing")
+    assert choice("qgemm") is None
+    message = ffi.string(lib.tnn_last_error()).decode()
+    assert "TNN_CPU_VARIANT='pentium'" in message and "haswell" in message
 
 
 def test_off_leaves_every_product_to_ggml(monkeypatch):
@@ -85,12 +124,13 @@ def test_off_leaves_every_product_to_ggml(monkeypatch):
 
 
 def test_a_list_names_the_kernels_to_use_and_head_loss_needs_qgemm(monkeypatch):
+    monkeypatch.delenv("TNN_CPU_VARIANT", raising=False)
     monkeypatch.setenv("TNN_CPU_KERNELS", "fgemm,head_loss")
     assert choice("qgemm") == "none" and choice("adamw") == "none"
     assert choice("head_loss") == "none"          # it multiplies by qgemm's packed panels
-    assert choice("fgemm") == ("avx512" if runs("fgemm", "avx512") else "none")
+    assert choice("fgemm") == best("fgemm")
     monkeypatch.setenv("TNN_CPU_KERNELS", "qgemm,head_loss")
-    assert choice("head_loss") == ("avx512" if runs("head_loss", "avx512") else "none")
+    assert choice("head_loss") == best("head_loss")
 
 
 def tiny_llama_desc():
@@ -144,7 +184,7 @@ def activation_bound(a: np.ndarray, x: np.ndarray, levels: int) -> np.ndarray:
     return weight @ blocks.T
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS["qgemm"])
 @pytest.mark.parametrize("qtype", ["q8_0", "q4_1"])
 @pytest.mark.parametrize("levels", [1, 2])
 @pytest.mark.parametrize("rows, k", [(16, 32), (48, 96), (80, 160)])
@@ -169,7 +209,7 @@ def test_qgemm_is_the_dequantized_product_within_the_activation_rounding(variant
             np.testing.assert_array_equal(y, outputs[0])   # the same bits whatever the split
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS["qgemm"])
 def test_qgemm_two_levels_are_some_hundred_times_closer_than_one(variant):
     """The accuracy qgemm's header states: about 0.4% off a product with one
     level (ggml's), about 3e-5 with two."""
@@ -188,7 +228,7 @@ def test_qgemm_two_levels_are_some_hundred_times_closer_than_one(variant):
     assert errors[2] < 1e-4
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS["qgemm"])
 def test_qgemm_refuses_shapes_that_fill_no_panel(variant):
     need("qgemm", variant)
     y = np.zeros(64, np.float32)
@@ -208,7 +248,7 @@ def float_sum_bound(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
     return (k + 2) * 2.0 ** -24 * (np.abs(a) @ np.abs(b).T) + 1e-30
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS["fgemm"])
 @pytest.mark.parametrize("a_by_k", [False, True])
 @pytest.mark.parametrize("b_by_k", [False, True])
 @pytest.mark.parametrize("m, k, n", [(1, 1, 1), (31, 7, 13), (33, 300, 25), (70, 513, 11), (96, 256, 37)])
@@ -231,7 +271,7 @@ def test_fgemm_is_the_float64_product_within_float32_rounding(variant, a_by_k, b
         np.testing.assert_array_equal(c, outputs[0])   # summed over k in order whatever the threads
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS["fgemm"])
 @pytest.mark.parametrize("m", [1, 4, 7, 16])
 @pytest.mark.parametrize("n, k", [(1, 1), (15, 9), (17, 64), (100, 33)])
 def test_fgemm_skinny_is_the_low_rank_weight_gradient(variant, m, n, k):
@@ -251,7 +291,7 @@ def test_fgemm_skinny_is_the_low_rank_weight_gradient(variant, m, n, k):
     np.testing.assert_array_equal(outputs[1], outputs[0])
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS["fgemm"])
 def test_fgemm_skinny_refuses_a_rank_above_16(variant):
     need("fgemm", variant)
     x = np.zeros(17, np.float32)
@@ -276,7 +316,7 @@ def softmax_cross_entropy(z: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray
     return loss, dz / n
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS["head_loss"])
 @pytest.mark.parametrize("qtype", ["q8_0", "q4_1"])
 @pytest.mark.parametrize("d, vocab, n", [(32, 32, 2), (96, 160, 7), (64, 544, 53), (160, 96, 100)])
 def test_head_loss_gives_each_tokens_loss_and_its_gradient(variant, qtype, d, vocab, n):
@@ -316,7 +356,7 @@ def test_head_loss_gives_each_tokens_loss_and_its_gradient(variant, qtype, d, vo
         np.testing.assert_array_equal(other, out)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS["head_loss"])
 def test_token_loss_of_held_logits_is_the_cross_entropy(variant):
     need("head_loss", variant)
     rng = np.random.default_rng(3)
@@ -366,7 +406,7 @@ def adamw_reference(w, g, m, v, hp):
     return w, m, v
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS["adamw"])
 @pytest.mark.parametrize("n", [1, 15, 17, 1000, 4099])
 def test_adamw_is_ggmls_update_to_the_bit(variant, n):
     need("adamw", variant)
@@ -385,3 +425,106 @@ def test_adamw_is_ggmls_update_to_the_bit(variant, n):
             check(lib.tnn_kernel_check_adamw(variant.encode(), f32(w), f32(g), f32(m), f32(v), f32(hp), n, nth))
             for ours, theirs in zip((w, m, v), expected, strict=True):
                 np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))
+
+
+# ---- every variant the same bits ----------------------------------------------------
+#
+# The variants add the same numbers in the same order (kernels.h), so a run
+# is the same bytes on every CPU level. Each runnable variant against the
+# first that runs, on shapes that fill no tile and cross the kernels' blocks.
+
+
+def runnable(kernel: str) -> list[str]:
+    usable = [v for v in VARIANTS[kernel] if runs(kernel, v)]
+    if len(usable) < 2:
+        pytest.skip(f"this CPU runs {len(usable)} variant(s) of {kernel}: nothing to compare")
+    return usable
+
+
+def same_bits(outputs: dict[str, np.ndarray]) -> None:
+    (first, reference), *others = outputs.items()
+    for variant, output in others:
+        assert np.array_equal(output.view(np.uint32), reference.view(np.uint32)), (variant, first)
+
+
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_1"])
+@pytest.mark.parametrize("levels", [1, 2])
+def test_every_qgemm_variant_gives_the_same_bits(qtype, levels):
+    rng = np.random.default_rng(11)
+    for rows, k, n in ((16, 32, 1), (48, 96, 5), (80, 608, 13), (32, 160, 40)):
+        blocks, _ = quantized(rng.standard_normal((rows, k)).astype(np.float32), qtype)
+        x = (rng.standard_normal((n, k)) * rng.uniform(0.01, 100, size=(n, 1))).astype(np.float32)
+        x[0, :32] = 0.0                                      # a block of zeros: scale 0
+        outputs = {}
+        for variant in runnable("qgemm"):
+            y = np.full((n, rows), np.nan, np.float32)
+            check(lib.tnn_kernel_check_qgemm(variant.encode(), qtype == "q4_1", levels, ffi.from_buffer(blocks),
+                                             rows, k, f32(x), n, f32(y), 2))
+            outputs[variant] = y
+        same_bits(outputs)
+
+
+def test_every_fgemm_variant_gives_the_same_bits():
+    rng = np.random.default_rng(12)
+    for m, k, n, a_by_k, b_by_k in ((1, 1, 1, 0, 0), (33, 300, 25, 1, 0), (70, 513, 11, 0, 1), (96, 256, 37, 1, 1)):
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((n, k)).astype(np.float32)
+        a_in = np.ascontiguousarray(a.T if a_by_k else a)
+        b_in = np.ascontiguousarray(b.T if b_by_k else b)
+        outputs = {}
+        for variant in runnable("fgemm"):
+            c = np.full((n, m), np.nan, np.float32)
+            check(lib.tnn_kernel_check_fgemm(variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n,
+                                             f32(c), 2))
+            outputs[variant] = c
+        same_bits(outputs)
+    for m, n, k in ((1, 1, 1), (7, 17, 64), (16, 100, 33)):
+        h = rng.standard_normal((k, m)).astype(np.float32)
+        dy = rng.standard_normal((k, n)).astype(np.float32)
+        outputs = {}
+        for variant in runnable("fgemm"):
+            c = np.full((n, m), np.nan, np.float32)
+            check(lib.tnn_kernel_check_fgemm_skinny(variant.encode(), f32(h), m, f32(dy), n, k, f32(c), 2))
+            outputs[variant] = c
+        same_bits(outputs)
+
+
+@pytest.mark.parametrize("qtype", ["q8_0", "q4_1"])
+def test_every_head_loss_variant_gives_the_same_bits(qtype):
+    rng = np.random.default_rng(13)
+    d, vocab, n = 96, 544, 53
+    w_blocks, w_held = quantized((rng.standard_normal((vocab, d)) * 2).astype(np.float32), qtype)
+    wt_blocks, _ = quantized(np.ascontiguousarray(w_held.T.astype(np.float32)), "q8_0")
+    h = (rng.standard_normal((n, d)) * 4).astype(np.float32)
+    labels = rng.integers(0, vocab, size=n).astype(np.int32)
+    labels[::5] = -1
+    outputs, losses = {}, {}
+    z = (rng.standard_normal((7, 1000)) * 30).astype(np.float32)   # far apart: exponentials underflow
+    z_labels = rng.integers(0, 1000, size=7).astype(np.int32)
+    for variant in runnable("head_loss"):
+        out = np.full((n, d + 1), np.nan, np.float32)
+        check(lib.tnn_kernel_check_head_loss(variant.encode(), qtype == "q4_1", ffi.from_buffer(w_blocks),
+                                             ffi.from_buffer(wt_blocks), d, vocab, f32(h),
+                                             ffi.from_buffer("int32_t[]", labels), n, f32(out), 2))
+        outputs[variant] = out
+        loss = np.full(7, np.nan, np.float32)
+        check(lib.tnn_kernel_check_token_loss(variant.encode(), f32(z), 1000,
+                                              ffi.from_buffer("int32_t[]", z_labels), 7, f32(loss)))
+        losses[variant] = loss
+    same_bits(outputs)
+    same_bits(losses)
+
+
+def test_every_adamw_variant_gives_the_same_bits():
+    rng = np.random.default_rng(14)
+    n = 4099
+    g = (rng.standard_normal(n) * 10.0 ** rng.uniform(-8, 2, n)).astype(np.float32)
+    hp = np.array([1e-3, 0.9, 0.999, 1e-8, 0.1, 10.0, 1000.0], np.float32)
+    outputs = {}
+    for variant in runnable("adamw"):
+        w = np.linspace(-1, 1, n, dtype=np.float32)
+        m = np.full(n, 0.01, np.float32)
+        v = np.full(n, 1e-4, np.float32)
+        check(lib.tnn_kernel_check_adamw(variant.encode(), f32(w), f32(g), f32(m), f32(v), f32(hp), n, 3))
+        outputs[variant] = np.concatenate([w, m, v])
+    same_bits(outputs)

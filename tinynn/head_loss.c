@@ -47,8 +47,8 @@ static void head_loss_node(struct ggml_tensor * dst, int ith, int nth, void * us
         return;
     }
     const int64_t d = h->ne[0], n = h->ne[1], vocab = w->ne[1];
-    cpu->kernels.head_loss(w->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, w->data, wt->data,
-                           d, vocab, h->data, (int64_t) (h->nb[1] / sizeof(float)), labels->data, n,
+    cpu->kernels.head_loss(cpu->kernels.qgemm, w->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0,
+                           w->data, wt->data, d, vocab, h->data, (int64_t) (h->nb[1] / sizeof(float)), labels->data, n,
                            n * ith / nth, n * (ith + 1) / nth, dst->data, scratch);
 }
 

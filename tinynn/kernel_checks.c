@@ -8,7 +8,7 @@
 const char * tnn_cpu_kernel_choice(const char * kernel) {
     const int id = tnn_cpu_kernel_by_name(kernel);
     struct tnn_cpu_kernels k;
-    if (id < 0 || !tnn_cpu_kernels_choose(getenv("TNN_CPU_KERNELS"), &k)) {
+    if (id < 0 || tnn_backend_cpu_kernels(&k) != TNN_OK) {
         return NULL;
     }
     return tnn_cpu_variant_name(k.variant[id]);
@@ -25,8 +25,8 @@ static int kernels_for(const char * variant, enum tnn_cpu_kernel kernel, int32_t
     const int v = tnn_cpu_variant_by_name(variant);
     *k = (struct tnn_cpu_kernels) { 0 };
     if (v <= TNN_CPU_NONE) {
-        return tnn_fail(TNN_ERR_ARG, "%s: no variant named '%.40s' (avx512)", tnn_cpu_kernel_name(kernel),
-                        variant ? variant : "(null)");
+        return tnn_fail(TNN_ERR_ARG, "%s: no variant named '%.40s' (avx2, avxvnni, avx512, amx)",
+                        tnn_cpu_kernel_name(kernel), variant ? variant : "(null)");
     }
     if (!tnn_cpu_kernel_set(k, kernel, (enum tnn_cpu_variant) v)) {
         return tnn_fail(TNN_ERR_ARG, "%s: this CPU or build cannot run the %s variant",
@@ -149,8 +149,18 @@ int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * 
         free(w); free(wt); free(scratch);
         return tnn_fail(TNN_ERR_ALLOC, "head_loss: out of memory");
     }
+    /* its products through the best qgemm up to its own level */
+    for (int v = kernels.variant[TNN_KERNEL_HEAD_LOSS]; v > TNN_CPU_NONE; --v) {
+        if (tnn_cpu_kernel_set(&kernels, TNN_KERNEL_QGEMM, (enum tnn_cpu_variant) v)) {
+            break;
+        }
+    }
+    if (kernels.qgemm == NULL) {
+        free(w); free(wt); free(scratch);
+        return tnn_fail(TNN_ERR_ARG, "head_loss: no qgemm variant runs here");
+    }
     for (int ith = 0; ith < nth; ++ith) {
-        kernels.head_loss(q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, w, wt, d, vocab, h, d, labels, n,
+        kernels.head_loss(kernels.qgemm, q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, w, wt, d, vocab, h, d, labels, n,
                           n * ith / nth, n * (ith + 1) / nth, out, scratch);
     }
     free(w); free(wt); free(scratch);

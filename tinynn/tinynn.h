@@ -385,18 +385,24 @@ int tnn_save_gguf(tnn_session * session, const char * path);
  * backend none. TNN_CPU_KERNELS in the environment narrows that: unset or
  * "on", every kernel; "off", none (ggml's ops throughout); or a
  * comma-separated list of the kernels to use, e.g. "qgemm,fgemm" (the
- * names: qgemm, fgemm, head_loss, adamw; head_loss needs qgemm). Any other
- * value makes tnn_realize fail with TNN_ERR_ARG.
+ * names: qgemm, fgemm, head_loss, adamw; head_loss needs qgemm).
+ * TNN_CPU_VARIANT, a CPU level named as ggml's variants are (haswell,
+ * alderlake, skylakex, icelake, zen4, sapphirerapids, ...), bounds the
+ * variants to that level's features. Any other value of either makes
+ * tnn_realize fail with TNN_ERR_ARG.
  *
- * Every check runs variant ("avx512") of its kernel and returns TNN_OK, or
+ * The variants: "avx2" (every kernel), "avxvnni" (qgemm), "avx512" (every
+ * kernel), "amx" (qgemm). All variants of a kernel give the same bits.
+ * Every check runs variant of its kernel and returns TNN_OK, or
  * TNN_ERR_ARG when this CPU or build cannot run that variant or the shapes
  * do not suit the kernel (tnn_last_error says which); nth: the work shared
  * out as between nth threads, run one after another. Matrices are ggml's
  * order: the first index is contiguous. */
 
 /* The variant kernel ("qgemm", "fgemm", "head_loss", "adamw") runs in on
- * the CPU backend under the TNN_CPU_KERNELS now set: "avx512", or "none"
- * (ggml's ops serve). NULL for an unknown kernel or a bad TNN_CPU_KERNELS. */
+ * this backend under the TNN_CPU_KERNELS and TNN_CPU_VARIANT now set:
+ * "avx2", ..., or "none" (ggml's ops serve). NULL for an unknown kernel or
+ * a bad setting (tnn_last_error says which). */
 const char * tnn_cpu_kernel_choice(const char * kernel);
 /* 1 when this CPU and build can run variant of kernel, else 0. */
 int tnn_cpu_kernel_runs(const char * kernel, const char * variant);
@@ -415,7 +421,8 @@ int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k
  * = X[j, t]), Y [n, k] (y[t * n + i] = Y[i, t]), m at most 16. */
 int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y,
                                   int64_t n, int64_t k, float * c, int32_t nth);
-/* head_loss: for a head W [d, vocab] given as stored rows of Q8_0 (q4_1 =
+/* head_loss (its products through the best qgemm variant up to its own
+ * level): for a head W [d, vocab] given as stored rows of Q8_0 (q4_1 =
  * 0) or Q4_1 blocks, and W^T [vocab, d] as Q8_0 rows, hidden states h
  * [d, n] and labels int32 [n] (-1 masks a token): out [d + 1, n], column t
  * the gradient of the mean loss over the n tokens with respect to h_t, then

@@ -1,7 +1,7 @@
 /* head_loss on AVX512 (kernels.h): the softmax, loss and gradient of each
- * token 16 logits at a time, its products through qgemm_avx512. Compiled
- * through function attributes, run only where kernels.c finds AVX512 with
- * VNNI (qgemm's). */
+ * token 16 logits at a time, its products through the qgemm it is given.
+ * Compiled through function attributes, run only where kernels.c finds
+ * AVX512F. */
 #include "kernels.h"
 #include "layout.h"
 
@@ -88,8 +88,8 @@ float tnn_token_loss_avx512(const float * z, int64_t vocab, int32_t label) {
     return token_loss(z, vocab, label, NULL, NULL);
 }
 
-void tnn_head_loss_avx512(int w_format, const void * w, const void * wt, int64_t d, int64_t vocab,
-                          const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
+void tnn_head_loss_avx512(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d,
+                          int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
                           int64_t t0, int64_t t1, float * out, void * scratch) {
     const struct tnn_head_loss_layout layout = tnn_head_loss_layout(d, vocab);
     char * quantized = scratch;
@@ -115,12 +115,12 @@ void tnn_head_loss_avx512(int w_format, const void * w, const void * wt, int64_t
             continue;
         }
         /* z [vocab, nc] = W h; then each column its loss and gradient */
-        tnn_qgemm_avx512(w_format, 2, w, vocab, d, h_chunk, d, nc, z, vocab, quantized, 0, 1);
+        qgemm(w_format, 2, w, vocab, d, h_chunk, d, nc, z, vocab, quantized, 0, 1);
         for (int c = 0; c < nc; ++c) {
             out[tokens[c] * out_stride + d] = softmax_gradient(z + c * vocab, vocab, labels[tokens[c]], inv_n);
         }
         /* dL/dh [d, nc] = W^T dz */
-        tnn_qgemm_avx512(TNN_QPANEL_Q8_0, 2, wt, d, vocab, z, vocab, nc, dh_chunk, d, quantized, 0, 1);
+        qgemm(TNN_QPANEL_Q8_0, 2, wt, d, vocab, z, vocab, nc, dh_chunk, d, quantized, 0, 1);
         for (int c = 0; c < nc; ++c) {
             memcpy(out + tokens[c] * out_stride, dh_chunk + c * d, (size_t) d * sizeof(float));
         }

@@ -5,70 +5,164 @@
 
 #include <string.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#endif
+
 static const char * const kernel_names[TNN_CPU_KERNEL_COUNT] = { "qgemm", "fgemm", "head_loss", "adamw" };
-static const char * const variant_names[] = { "none", "avx512" };
-#define N_VARIANTS (int) (sizeof variant_names / sizeof variant_names[0])
+static const char * const variant_names[TNN_CPU_VARIANT_COUNT] = { "none", "avx2", "avxvnni", "avx512", "amx" };
 
 const char * tnn_cpu_kernel_name(enum tnn_cpu_kernel kernel) {
     return kernel >= 0 && kernel < TNN_CPU_KERNEL_COUNT ? kernel_names[kernel] : "?";
 }
 
 const char * tnn_cpu_variant_name(enum tnn_cpu_variant variant) {
-    return (int) variant >= 0 && (int) variant < N_VARIANTS ? variant_names[variant] : "?";
+    return (int) variant >= 0 && variant < TNN_CPU_VARIANT_COUNT ? variant_names[variant] : "?";
 }
 
-int tnn_cpu_kernel_by_name(const char * name) {
-    for (int i = 0; name != NULL && i < TNN_CPU_KERNEL_COUNT; ++i) {
-        if (strcmp(name, kernel_names[i]) == 0) {
+static int index_of(const char * name, const char * const * names, int count) {
+    for (int i = 0; name != NULL && i < count; ++i) {
+        if (strcmp(name, names[i]) == 0) {
             return i;
         }
     }
     return -1;
 }
 
-int tnn_cpu_variant_by_name(const char * name) {
-    for (int i = 0; name != NULL && i < N_VARIANTS; ++i) {
-        if (strcmp(name, variant_names[i]) == 0) {
-            return i;
+int tnn_cpu_kernel_by_name(const char * name) { return index_of(name, kernel_names, TNN_CPU_KERNEL_COUNT); }
+int tnn_cpu_variant_by_name(const char * name) { return index_of(name, variant_names, TNN_CPU_VARIANT_COUNT); }
+
+/* ---- CPU levels ------------------------------------------------------------ */
+
+#define AVX2 TNN_FEATURE_AVX2
+#define AVX512 (TNN_FEATURE_AVX2 | TNN_FEATURE_AVX512)
+#define AVX512VNNI (AVX512 | TNN_FEATURE_AVX512VNNI)
+
+/* ggml's x86-64 variant names (vendor/ggml/src/CMakeLists.txt) and the
+ * features of ours each allows. */
+static const struct {
+    const char * name;
+    unsigned features;
+} levels[] = {
+    { "x64", 0 }, { "sse42", 0 }, { "sandybridge", 0 }, { "ivybridge", 0 }, { "piledriver", 0 },
+    { "haswell", AVX2 },
+    { "alderlake", AVX2 | TNN_FEATURE_AVXVNNI },
+    { "skylakex", AVX512 },
+    { "cannonlake", AVX512 },
+    { "cascadelake", AVX512VNNI },
+    { "icelake", AVX512VNNI },
+    { "cooperlake", AVX512VNNI | TNN_FEATURE_AVX512BF16 },
+    { "zen4", AVX512VNNI | TNN_FEATURE_AVX512BF16 },
+    { "sapphirerapids", TNN_FEATURES_ALL },
+};
+
+bool tnn_cpu_level_features(const char * level, unsigned * features) {
+    for (size_t i = 0; level != NULL && i < sizeof levels / sizeof levels[0]; ++i) {
+        if (strcmp(level, levels[i].name) == 0) {
+            *features = levels[i].features;
+            return true;
         }
     }
-    return -1;
+    return false;
 }
 
-/* ---- which variants this CPU runs ---------------------------------------- */
+/* ---- the variants, and what each needs ----------------------------------- */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
-/* The CPU features each kernel's avx512 variant is compiled for (its
- * target attribute), asked of the CPU at run time. */
-static bool avx512_runs(enum tnn_cpu_kernel kernel) {
+#if defined(__linux__)
+/* Linux hands out the AMX tile state only to a process that asks. */
+#define ARCH_REQ_XCOMP_PERM 0x1023
+#define XFEATURE_XTILEDATA 18
+static bool amx_permitted(void) {
+    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+}
+#else
+static bool amx_permitted(void) { return false; }
+#endif
+
+unsigned tnn_cpu_features(void) {
+    static int known = 0;
+    static unsigned features = 0;
+    if (known) {
+        return features;
+    }
+    /* the builtins also ask the OS whether it saves the registers; the
+     * newer features, which they may not know, come from cpuid leaf 7 */
     __builtin_cpu_init();
-    const bool f = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-    const bool vnni = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-                      __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("f16c");
-    /* head_loss multiplies through qgemm */
-    return kernel == TNN_KERNEL_QGEMM || kernel == TNN_KERNEL_HEAD_LOSS ? f && vnni : f;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0, eax1 = 0, unused = 0;
+    __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
+    __get_cpuid_count(7, 1, &eax1, &unused, &unused, &unused);
+    unsigned f = 0;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+        f |= TNN_FEATURE_AVX2;
+        f |= (eax1 >> 4) & 1 ? TNN_FEATURE_AVXVNNI : 0;                      /* AVX-VNNI */
+    }
+    if ((f & TNN_FEATURE_AVX2) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+        f |= TNN_FEATURE_AVX512;
+        f |= __builtin_cpu_supports("avx512vnni") ? TNN_FEATURE_AVX512VNNI : 0;
+        f |= (eax1 >> 5) & 1 ? TNN_FEATURE_AVX512BF16 : 0;                   /* AVX512-BF16 */
+        const bool amx = ((edx >> 24) & 1) && ((edx >> 25) & 1);              /* AMX-TILE, -INT8 */
+        f |= amx && amx_permitted() ? TNN_FEATURE_AMX : 0;
+    }
+    features = f;
+    known = 1;
+    return features;
 }
 
-static void set_avx512(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
-    switch (kernel) {
-    case TNN_KERNEL_QGEMM:
-        k->qgemm = tnn_qgemm_avx512;
-        break;
-    case TNN_KERNEL_FGEMM:
-        k->fgemm = tnn_fgemm_avx512;
-        k->fgemm_skinny = tnn_fgemm_skinny_avx512;
-        break;
-    case TNN_KERNEL_HEAD_LOSS:
-        k->head_loss = tnn_head_loss_avx512;
-        k->token_loss = tnn_token_loss_avx512;
-        break;
-    case TNN_KERNEL_ADAMW:
-        k->adamw = tnn_adamw_avx512;
-        break;
-    default:
-        break;
+/* Each variant of each kernel this build has: the features it needs and
+ * where its entry points go. */
+struct variant_entry {
+    enum tnn_cpu_kernel kernel;
+    enum tnn_cpu_variant variant;
+    unsigned needs;
+    void (*set)(struct tnn_cpu_kernels * k);
+};
+
+static void qgemm_avx512(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_avx512; }
+static void fgemm_avx512(struct tnn_cpu_kernels * k) {
+    k->fgemm = tnn_fgemm_avx512;
+    k->fgemm_skinny = tnn_fgemm_skinny_avx512;
+}
+static void head_loss_avx512(struct tnn_cpu_kernels * k) {
+    k->head_loss = tnn_head_loss_avx512;
+    k->token_loss = tnn_token_loss_avx512;
+}
+static void adamw_avx512(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx512; }
+
+static const struct variant_entry variants[] = {
+    { TNN_KERNEL_QGEMM, TNN_CPU_AVX512, AVX512VNNI, qgemm_avx512 },
+    { TNN_KERNEL_FGEMM, TNN_CPU_AVX512, AVX512, fgemm_avx512 },
+    { TNN_KERNEL_HEAD_LOSS, TNN_CPU_AVX512, AVX512, head_loss_avx512 },
+    { TNN_KERNEL_ADAMW, TNN_CPU_AVX512, AVX512, adamw_avx512 },
+};
+
+static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; ++i) {
+        if (variants[i].kernel == kernel && variants[i].variant == variant) {
+            return &variants[i];
+        }
     }
+    return NULL;
+}
+
+#else
+
+unsigned tnn_cpu_features(void) { return 0; }
+
+struct variant_entry {
+    unsigned needs;
+    void (*set)(struct tnn_cpu_kernels * k);
+};
+
+static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {
+    (void) kernel; (void) variant;
+    return NULL;
 }
 
 #endif
@@ -83,7 +177,9 @@ static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
     }
 }
 
-bool tnn_cpu_kernel_set(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {
+/* Set variant of kernel when the CPU has what it needs within allowed. */
+static bool set_within(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant,
+                       unsigned allowed) {
     if ((int) kernel < 0 || kernel >= TNN_CPU_KERNEL_COUNT) {
         return false;
     }
@@ -92,14 +188,17 @@ bool tnn_cpu_kernel_set(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel, 
         k->variant[kernel] = TNN_CPU_NONE;
         return true;
     }
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (variant == TNN_CPU_AVX512 && avx512_runs(kernel)) {
-        set_avx512(k, kernel);
-        k->variant[kernel] = TNN_CPU_AVX512;
-        return true;
+    const struct variant_entry * entry = find_variant(kernel, variant);
+    if (entry == NULL || (entry->needs & ~(tnn_cpu_features() & allowed)) != 0) {
+        return false;
     }
-#endif
-    return false;
+    entry->set(k);
+    k->variant[kernel] = variant;
+    return true;
+}
+
+bool tnn_cpu_kernel_set(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {
+    return set_within(k, kernel, variant, TNN_FEATURES_ALL);
 }
 
 /* Whether the comma-separated list names kernel; *ok false when it names
@@ -119,7 +218,7 @@ static bool lists(const char * list, const char * kernel, bool * ok) {
     return found;
 }
 
-bool tnn_cpu_kernels_choose(const char * setting, struct tnn_cpu_kernels * k) {
+bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_cpu_kernels * k) {
     *k = (struct tnn_cpu_kernels) { 0 };
     const bool all = setting == NULL || setting[0] == '\0' || strcmp(setting, "on") == 0;
     if (!all && strcmp(setting, "off") == 0) {
@@ -130,9 +229,8 @@ bool tnn_cpu_kernels_choose(const char * setting, struct tnn_cpu_kernels * k) {
         if (!all && !lists(setting, kernel_names[i], &ok)) {
             continue;
         }
-        /* the best variant first (one today) */
-        for (int v = N_VARIANTS - 1; v > TNN_CPU_NONE; --v) {
-            if (tnn_cpu_kernel_set(k, (enum tnn_cpu_kernel) i, (enum tnn_cpu_variant) v)) {
+        for (int v = TNN_CPU_VARIANT_COUNT - 1; v > TNN_CPU_NONE; --v) {
+            if (set_within(k, (enum tnn_cpu_kernel) i, (enum tnn_cpu_variant) v, allowed)) {
                 break;
             }
         }

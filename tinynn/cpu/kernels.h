@@ -14,22 +14,39 @@
  * adamw.c), from the one struct tnn_cpu_kernels the session holds.
  *
  * Variants. Each kernel comes in instruction-set variants that live side by
- * side in files named after them (qgemm_avx512.c, ...); today there is one,
- * avx512. A variant's code is compiled through function attributes
- * (target("avx512f,...")), not compile flags, so every build (a portable
- * wheel included) has it, and it runs only where the CPU reports the
- * features at run time. Off x86-64, or without GCC/Clang, no variant is
- * compiled and every kernel answers TNN_CPU_NONE: ggml's ops serve.
+ * side in files named after them (qgemm_avx2.c, qgemm_avx512.c, ...):
+ *   avx2      AVX2 + FMA + F16C: every x86-64 from Haswell (2013) and Zen 1
+ *             on, today's Intel laptops included; integer products through
+ *             vpmaddubsw
+ *   avxvnni   avx2 with the 256-bit VNNI of Alder Lake, Meteor/Lunar/Arrow
+ *             Lake and Zen 5: qgemm only
+ *   avx512    AVX-512 F/BW/VL/DQ (+ VNNI for qgemm): Skylake-X, Ice Lake,
+ *             Sapphire Rapids, Zen 4/5
+ *   amx       the AMX-INT8 tiles of Sapphire Rapids and later: qgemm only
+ * Every variant of a kernel gives the same bits as every other: they add
+ * the same numbers in the same order and only the width of the registers
+ * differs (integer sums are exact). So a run is the same bytes on every
+ * CPU level, and the tests hold each variant to the others bit for bit.
+ * A variant's code is compiled through function attributes
+ * (target("avx2,..."), not compile flags, so every build (a portable wheel
+ * included) has it, and it runs only where the CPU reports the features at
+ * run time. Off x86-64, or without GCC/Clang, no variant is compiled and
+ * every kernel answers TNN_CPU_NONE: ggml's ops serve.
  *
  * Choice. tnn_cpu_kernels_choose fills the struct once, at realize, for
- * the CPU backend (csrc/backend_cpu.c); device backends fill none. The
- * environment switch TNN_CPU_KERNELS says which kernels may run:
- *   unset, "" or "on"    every kernel this CPU runs (the default)
- *   "off"                none: ggml's ops throughout
- *   a list, e.g. "qgemm,fgemm"   only those (head_loss needs qgemm: it
- *                        multiplies by the head's packed panels)
- * Each kernel then runs the best variant the CPU has. Any other value makes
- * tnn_realize fail (TNN_ERR_ARG), naming the kernels. */
+ * the CPU backend (csrc/backend_cpu.c); device backends fill none. Two
+ * environment settings bound it:
+ *   TNN_CPU_KERNELS says which kernels may run:
+ *     unset, "" or "on"    every kernel this CPU runs (the default)
+ *     "off"                none: ggml's ops throughout
+ *     a list, e.g. "qgemm,fgemm"   only those (head_loss needs qgemm: it
+ *                          multiplies by the head's packed panels)
+ *   TNN_CPU_VARIANT names a CPU level as ggml's variants do (haswell,
+ *     alderlake, skylakex, icelake, zen4, sapphirerapids, ...): the kernels
+ *     use no feature past it, so one machine measures every level
+ *     (tnn_cpu_level_features).
+ * Each kernel then runs the best variant the CPU has within the level. Any
+ * other value makes tnn_realize fail (TNN_ERR_ARG), naming the choices. */
 #ifndef TINYNN_CPU_KERNELS_H
 #define TINYNN_CPU_KERNELS_H
 
@@ -39,10 +56,25 @@
 
 /* ---- choosing the kernels ------------------------------------------------ */
 
+/* In order of preference: a kernel runs the last one its CPU has. */
 enum tnn_cpu_variant {
-    TNN_CPU_NONE   = 0,   /* no kernel of tinynn's: ggml's op serves */
-    TNN_CPU_AVX512 = 1,   /* x86-64 AVX-512: F for fgemm and adamw, F+BW+VL+VNNI for
-                             qgemm and head_loss */
+    TNN_CPU_NONE    = 0,   /* no kernel of tinynn's: ggml's op serves */
+    TNN_CPU_AVX2    = 1,
+    TNN_CPU_AVXVNNI = 2,
+    TNN_CPU_AVX512  = 3,
+    TNN_CPU_AMX     = 4,
+    TNN_CPU_VARIANT_COUNT
+};
+
+/* The CPU features the variants need, as a bit set. */
+enum tnn_cpu_feature {
+    TNN_FEATURE_AVX2        = 1 << 0,   /* with FMA and F16C */
+    TNN_FEATURE_AVXVNNI     = 1 << 1,
+    TNN_FEATURE_AVX512      = 1 << 2,   /* F, BW, VL and DQ */
+    TNN_FEATURE_AVX512VNNI  = 1 << 3,
+    TNN_FEATURE_AVX512BF16  = 1 << 4,
+    TNN_FEATURE_AMX         = 1 << 5,   /* AMX-TILE and -INT8, and Linux's leave to use them */
+    TNN_FEATURES_ALL        = (1 << 6) - 1
 };
 
 enum tnn_cpu_kernel {
@@ -58,6 +90,11 @@ enum tnn_cpu_kernel {
 
 struct tnn_fgemm_operand;
 
+/* qgemm's entry point (see tnn_qgemm_avx512 below). */
+typedef void (*tnn_qgemm_fn)(int format, int levels, const void * a, int64_t rows, int64_t k,
+                             const float * x, int64_t x_stride, int64_t n,
+                             float * y, int64_t y_stride, void * scratch, int ith, int nth);
+
 /* The kernels a session uses: for each, the variant that runs it and its
  * entry points (NULL where TNN_CPU_NONE). The graph rewrites consult this
  * and nothing else; a node calls through the pointers once per thread per
@@ -66,31 +103,39 @@ struct tnn_cpu_kernels {
     enum tnn_cpu_variant variant[TNN_CPU_KERNEL_COUNT];   /* by enum tnn_cpu_kernel */
 
     /* each as its variants below declare it: tnn_qgemm_<variant>, ... */
-    void (*qgemm)(int format, int levels, const void * a, int64_t rows, int64_t k,
-                  const float * x, int64_t x_stride, int64_t n,
-                  float * y, int64_t y_stride, void * scratch, int ith, int nth);
+    tnn_qgemm_fn qgemm;
     void (*fgemm)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
                   float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
     void (*fgemm_skinny)(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
                          float * c, int64_t ldc, int64_t n0, int64_t n1);
-    void (*head_loss)(int w_format, const void * w, const void * wt, int64_t d, int64_t vocab,
-                      const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
+    void (*head_loss)(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d,
+                      int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
                       int64_t t0, int64_t t1, float * out, void * scratch);
     float (*token_loss)(const float * z, int64_t vocab, int32_t label);
     void (*adamw)(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
 };
 
+/* The features this CPU (and its OS) offers: a set of enum tnn_cpu_feature. */
+unsigned tnn_cpu_features(void);
+
+/* The features a CPU level of ggml's variant names allows ("x64",
+ * "haswell", "alderlake", "skylakex", "icelake", "sapphirerapids", ...);
+ * false for a name that is no x86-64 level. */
+bool tnn_cpu_level_features(const char * level, unsigned * features);
+
 /* Fill k for a session under the TNN_CPU_KERNELS setting (NULL when
- * unset): each allowed kernel gets the best variant this CPU and build run.
- * false (k all NONE) when the setting names something else than "on",
- * "off" or kernels of TNN_CPU_KERNEL_NAMES. */
-bool tnn_cpu_kernels_choose(const char * setting, struct tnn_cpu_kernels * k);
+ * unset), using no CPU feature outside allowed (TNN_FEATURES_ALL: no
+ * bound): each allowed kernel gets the best variant this CPU, the build
+ * and the bound run. false (k all NONE) when the setting names something
+ * else than "on", "off" or kernels of TNN_CPU_KERNEL_NAMES. */
+bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_cpu_kernels * k);
 
 /* Put variant's entry points for kernel into k; false (k unchanged) when
  * this CPU or build cannot run them. NONE always succeeds and clears them. */
 bool tnn_cpu_kernel_set(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant);
 
-/* "qgemm", "fgemm", "head_loss", "adamw"; "none", "avx512". */
+/* "qgemm", "fgemm", "head_loss", "adamw"; "none", "avx2", "avxvnni",
+ * "avx512", "amx". */
 const char * tnn_cpu_kernel_name(enum tnn_cpu_kernel kernel);
 const char * tnn_cpu_variant_name(enum tnn_cpu_variant variant);
 /* The kernel or variant of that name; -1 for none such. */
@@ -156,6 +201,18 @@ size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n);
 void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k,
                       const float * x, int64_t x_stride, int64_t n,
                       float * y, int64_t y_stride, void * scratch, int ith, int nth);
+/* The same on 256-bit registers: the VNNI multiply-add (avxvnni), or
+ * vpmaddubsw and vpmaddwd where there is none (avx2); and on the AMX tiles,
+ * 16 columns x 16 rows x one block per tile product (amx). */
+void tnn_qgemm_avx2(int format, int levels, const void * a, int64_t rows, int64_t k,
+                    const float * x, int64_t x_stride, int64_t n,
+                    float * y, int64_t y_stride, void * scratch, int ith, int nth);
+void tnn_qgemm_avxvnni(int format, int levels, const void * a, int64_t rows, int64_t k,
+                       const float * x, int64_t x_stride, int64_t n,
+                       float * y, int64_t y_stride, void * scratch, int ith, int nth);
+void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int64_t k,
+                   const float * x, int64_t x_stride, int64_t n,
+                   float * y, int64_t y_stride, void * scratch, int ith, int nth);
 
 /* ---- fgemm: float32 products ---------------------------------------------- *
  *
@@ -191,6 +248,8 @@ struct tnn_fgemm_operand {
  * n * b->ld + k (unless by_k), C column n at c + n * ldc (contiguous along m). */
 void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
                       float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
+void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
+                    float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
 
 /* The weight gradient of a low-rank factor, dB [m, n] = h [m, k] dy [n, k]^T
  * with m (the rank) at most TNN_SKINNY_MAX_M, from h and dy as the forward
@@ -202,6 +261,8 @@ void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, 
 #define TNN_SKINNY_MAX_M 16
 void tnn_fgemm_skinny_avx512(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
                              float * c, int64_t ldc, int64_t n0, int64_t n1);
+void tnn_fgemm_skinny_avx2(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
+                           float * c, int64_t ldc, int64_t n0, int64_t n1);
 
 /* ---- head_loss: the frozen head and the cross-entropy in one pass -------- *
  *
@@ -222,19 +283,24 @@ void tnn_fgemm_skinny_avx512(const float * x, int64_t ldx, int64_t m, const floa
 size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab);
 
 /* out [d + 1, n]: for tokens [t0, t1) of n, column t = dL/dh_t (of the mean
- * loss over all n tokens), then the loss of token t. w: the head's panels
+ * loss over all n tokens), then the loss of token t; both products through
+ * qgemm (any variant: they give the same bits). w: the head's panels
  * (vocab rows, d inner; w_format an enum tnn_qpanel_format), wt: W^T's
  * TNN_QPANEL_Q8_0 panels (d rows, vocab inner); h: column t at h + t *
  * h_stride; labels: int32 [n], a token with a label outside [0, vocab)
  * (-1: masked) gets loss 0 and gradient 0. d and vocab multiples of 32. */
-void tnn_head_loss_avx512(int w_format, const void * w, const void * wt, int64_t d, int64_t vocab,
-                          const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
+void tnn_head_loss_avx512(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d,
+                          int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
                           int64_t t0, int64_t t1, float * out, void * scratch);
+void tnn_head_loss_avx2(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d,
+                        int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
+                        int64_t t0, int64_t t1, float * out, void * scratch);
 
 /* -log softmax(z)[label] of one token's logits z [vocab], summed as
  * tnn_head_loss sums them, so that a graph holding the logits (the forward
  * beside a fused training graph) reports the same loss to the bit. */
 float tnn_token_loss_avx512(const float * z, int64_t vocab, int32_t label);
+float tnn_token_loss_avx2(const float * z, int64_t vocab, int32_t label);
 
 /* ---- adamw: the AdamW update ----------------------------------------------- *
  *
@@ -254,5 +320,6 @@ float tnn_token_loss_avx512(const float * z, int64_t vocab, int32_t label);
 
 /* Update parameters [i0, i1) of w, m and v in place from the gradient g. */
 void tnn_adamw_avx512(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
+void tnn_adamw_avx2(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
 
 #endif
