@@ -125,6 +125,7 @@ struct variant_entry {
 };
 
 static void qgemm_avx512(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_avx512; }
+static void qgemm_amx(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_amx; }
 static void fgemm_avx512(struct tnn_cpu_kernels * k) {
     k->fgemm = tnn_fgemm_avx512;
     k->fgemm_skinny = tnn_fgemm_skinny_avx512;
@@ -137,6 +138,7 @@ static void adamw_avx512(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx5
 
 static const struct variant_entry variants[] = {
     { TNN_KERNEL_QGEMM, TNN_CPU_AVX512, AVX512VNNI, qgemm_avx512 },
+    { TNN_KERNEL_QGEMM, TNN_CPU_AMX, AVX512VNNI | TNN_FEATURE_AMX, qgemm_amx },
     { TNN_KERNEL_FGEMM, TNN_CPU_AVX512, AVX512, fgemm_avx512 },
     { TNN_KERNEL_HEAD_LOSS, TNN_CPU_AVX512, AVX512, head_loss_avx512 },
     { TNN_KERNEL_ADAMW, TNN_CPU_AVX512, AVX512, adamw_avx512 },
@@ -250,7 +252,9 @@ bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_c
 /* ---- qgemm's packed panels (every variant reads them) -------------------- */
 
 size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n) {
-    return (size_t) (k / TNN_QBLOCK) * (size_t) n * sizeof(struct tnn_qcol);
+    /* the quantized columns, then one Q4_1 panel spread for the amx variant */
+    const size_t kb = (size_t) (k / TNN_QBLOCK);
+    return tnn_align64(kb * (size_t) n * sizeof(struct tnn_qcol)) + kb * TNN_QAMX_BLOCK_BYTES;
 }
 
 /* Stored block layouts (ggml-common.h): Q8_0 {fp16 d; int8 q[32]},

@@ -22,9 +22,41 @@ struct tnn_qcol {
     int8_t r[TNN_QBLOCK];
 };
 
+/* A thread's share of a qgemm of n columns by n_panels panels: columns
+ * [c0, c1) of panels [p0, p1). The columns are split, by whole tiles of
+ * tile columns, when each thread gets one (each thread quantizes only its
+ * own); else the panels, every thread quantizing all columns. No thread
+ * waits for another either way, and each output is one thread's. */
+static inline void tnn_qgemm_share(int64_t n, int64_t n_panels, int64_t tile, int ith, int nth,
+                                   int64_t * c0, int64_t * c1, int64_t * p0, int64_t * p1) {
+    *c0 = 0, *c1 = n, *p0 = 0, *p1 = n_panels;
+    if (n >= (int64_t) nth * tile) {
+        const int64_t tiles = (n + tile - 1) / tile;
+        *c0 = tiles * ith / nth * tile;
+        *c1 = tiles * (ith + 1) / nth * tile;
+        *c1 = *c1 < n ? *c1 : n;
+    } else {
+        *p0 = n_panels * ith / nth;
+        *p1 = n_panels * (ith + 1) / nth;
+    }
+}
+
+/* qgemm_avx512.c's parts, which the amx variant reuses for what its tiles
+ * leave: one column quantized (kb blocks of x into out), and the product of
+ * n quantized columns (column c's blocks at cols + c * kb) by panels
+ * [p0, p1) into y (column c at y + c * y_stride, row 0 of panel 0 first). */
+void tnn_qgemm_avx512_quantize(const float * x, int64_t kb, struct tnn_qcol * out);
+void tnn_qgemm_avx512_columns(int format, int levels, const void * a, int64_t kb, int64_t p0, int64_t p1,
+                              const struct tnn_qcol * cols, int64_t n, float * y, int64_t y_stride);
+
 static inline size_t tnn_align64(size_t bytes) {
     return (bytes + 63) / 64 * 64;
 }
+
+/* The amx variant reads a Q4_1 panel block with a byte a value: 8 groups
+ * of [16 rows][4 values]. qgemm's scratch ends with room for one panel so
+ * spread (tnn_qgemm_scratch_bytes). */
+#define TNN_QAMX_BLOCK_BYTES (TNN_QBLOCK / 4 * TNN_QPANEL_ROWS * 4)
 
 /* head_loss's scratch, by byte offset: the quantized columns for either
  * product, then z [vocab, CHUNK], the gathered h [d, CHUNK] and their

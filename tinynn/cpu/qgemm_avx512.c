@@ -178,45 +178,39 @@ static int64_t panels_per_pass(size_t panel_bytes) {
     return n > 0 ? n : 1;
 }
 
-void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k,
-                      const float * x, int64_t x_stride, int64_t n,
-                      float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+AVX512 void tnn_qgemm_avx512_quantize(const float * x, int64_t kb, struct tnn_qcol * out) {
+    quantize_column(x, kb, out);
+}
+
+AVX512 void tnn_qgemm_avx512_columns(int format, int levels, const void * a, int64_t kb, int64_t p0, int64_t p1,
+                                     const struct tnn_qcol * cols, int64_t n, float * y, int64_t y_stride) {
     const tile_fn tile_at = format == TNN_QPANEL_Q8_0 ? (levels == 2 ? tile_q8_0_2 : tile_q8_0_1)
                                                       : (levels == 2 ? tile_q4_1_2 : tile_q4_1_1);
-    const int64_t kb = k / TNN_QBLOCK;
-    const int64_t n_panels = rows / TNN_QPANEL_ROWS;
     const size_t panel_bytes = (size_t) kb * tnn_qpanel_block_bytes(format);
-    struct tnn_qcol * q = scratch;
-
-    /* Split the columns between threads when each gets a full tile (each
-     * quantizes only its own); else split the panels, every thread
-     * quantizing all columns. No thread waits for another either way. */
-    int64_t c0 = 0, c1 = n, p0 = 0, p1 = n_panels;
-    if (n >= (int64_t) nth * NC_MAX) {
-        const int64_t tiles = (n + NC_MAX - 1) / NC_MAX;
-        c0 = tiles * ith / nth * NC_MAX;
-        c1 = tiles * (ith + 1) / nth * NC_MAX;
-        if (c1 > n) c1 = n;
-    } else {
-        p0 = n_panels * ith / nth;
-        p1 = n_panels * (ith + 1) / nth;
-    }
-    for (int64_t c = c0; c < c1; ++c) {
-        quantize_column(x + c * x_stride, kb, q + (c - c0) * kb);
-    }
     const int64_t pass = panels_per_pass(panel_bytes);
     for (int64_t pp = p0; pp < p1; pp += pass) {
         const int64_t pe = pp + pass < p1 ? pp + pass : p1;
-        for (int64_t c = c0; c < c1; c += NC_MAX) {
-            const int nc = (int) (c1 - c < NC_MAX ? c1 - c : NC_MAX);
-            const struct tnn_qcol * cols = q + (c - c0) * kb;
+        for (int64_t c = 0; c < n; c += NC_MAX) {
+            const int nc = (int) (n - c < NC_MAX ? n - c : NC_MAX);
             for (int64_t p = pp; p < pe; ++p) {
                 const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes;
-                float * out = y + c * y_stride + p * TNN_QPANEL_ROWS;
-                tile_at(panel, kb, cols, nc, out, y_stride);
+                tile_at(panel, kb, cols + c * kb, nc, y + c * y_stride + p * TNN_QPANEL_ROWS, y_stride);
             }
         }
     }
+}
+
+void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k,
+                      const float * x, int64_t x_stride, int64_t n,
+                      float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+    const int64_t kb = k / TNN_QBLOCK;
+    struct tnn_qcol * q = scratch;
+    int64_t c0, c1, p0, p1;
+    tnn_qgemm_share(n, rows / TNN_QPANEL_ROWS, NC_MAX, ith, nth, &c0, &c1, &p0, &p1);
+    for (int64_t c = c0; c < c1; ++c) {
+        quantize_column(x + c * x_stride, kb, q + (c - c0) * kb);
+    }
+    tnn_qgemm_avx512_columns(format, levels, a, kb, p0, p1, q, c1 - c0, y + c0 * y_stride, y_stride);
 }
 
 #endif

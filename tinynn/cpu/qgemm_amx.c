@@ -1,0 +1,188 @@
+/* qgemm on the AMX-INT8 tiles (kernels.h): 16 columns x 16 rows x one
+ * block of 32 values per tile product.
+ *
+ * A tile product multiplies 16 columns' int8 blocks (A: 16 rows of 32
+ * bytes, read straight from the quantized columns with their stride) by
+ * one block of a 16-row panel (B: 8 rows of [16 rows][4 values] unsigned
+ * bytes, which is how the panels already lie for Q8_0; Q4_1's nibbles are
+ * spread to a byte each once per panel). The int32 sums come out into
+ * memory and take the same float steps, in the same order, as in the
+ * avx512 variant, so the bits are the same; one tile product replaces 128
+ * (256 with two levels) VNNI multiply-adds. Columns that fill no tile of
+ * 16 go through the avx512 variant's tiles (qgemm_avx512.c).
+ *
+ * Linux hands out the tile registers only to a process that asked for them
+ * (kernels.c asks, once, before it reports AMX). Each thread loads the tile
+ * configuration itself on entry and releases the tiles on leaving. */
+#include "kernels.h"
+#include "layout.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#define AMX __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")))
+
+/* Columns per tile product: A's and C's 16 rows. */
+#define NC 16
+
+/* The tiles (numbers, as the intrinsics paste them into the instruction):
+ * the int32 sums for the int8 level q and the remainder level r, the
+ * columns' two levels, and the panel block. */
+#define C_Q 0
+#define C_R 1
+#define A_Q 2
+#define A_R 3
+#define B 4
+
+/* ldtilecfg's 64-byte operand (palette 1). */
+struct tile_config {
+    uint8_t palette;
+    uint8_t start_row;
+    uint8_t reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+};
+
+AMX static void configure_tiles(void) {
+    struct tile_config config;
+    memset(&config, 0, sizeof config);
+    config.palette = 1;
+    config.rows[C_Q] = NC, config.bytes_per_row[C_Q] = TNN_QPANEL_ROWS * 4;
+    config.rows[C_R] = NC, config.bytes_per_row[C_R] = TNN_QPANEL_ROWS * 4;
+    config.rows[A_Q] = NC, config.bytes_per_row[A_Q] = TNN_QBLOCK;
+    config.rows[A_R] = NC, config.bytes_per_row[A_R] = TNN_QBLOCK;
+    config.rows[B] = TNN_QBLOCK / 4, config.bytes_per_row[B] = TNN_QPANEL_ROWS * 4;
+    _tile_loadconfig(&config);
+}
+
+/* A Q4_1 panel (kb blocks) as B reads it: per block 8 groups of [16
+ * rows][4 values], one value a byte: the low nibbles (values 0..15 of the
+ * block) then the high ones (16..31). */
+AMX static void spread_q4_1(const uint8_t * panel, int64_t kb, uint8_t * out) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const size_t bb = tnn_qpanel_block_bytes(TNN_QPANEL_Q4_1);
+    for (int64_t b = 0; b < kb; ++b, panel += bb, out += TNN_QAMX_BLOCK_BYTES) {
+        for (int g = 0; g < 4; ++g) {
+            const __m512i packed = _mm512_loadu_si512(panel + 64 + 64 * g);
+            _mm512_storeu_si512(out + 64 * g, _mm512_and_si512(packed, low4));
+            _mm512_storeu_si512(out + 64 * (4 + g), _mm512_and_si512(_mm512_srli_epi16(packed, 4), low4));
+        }
+    }
+}
+
+/* y[c][0..16) = panel . column c for the 16 columns at cols (column c's
+ * blocks at cols + c * kb); values: the panel's bytes as B reads them
+ * (block b at values + b * value_stride). */
+AMX static inline __attribute__((always_inline)) void
+tile(const enum tnn_qpanel_format format, const int levels, const uint8_t * panel, const uint8_t * values,
+     size_t value_stride, int64_t kb, const struct tnn_qcol * cols, float * y, int64_t y_stride) {
+    const size_t bb = tnn_qpanel_block_bytes(format);
+    const size_t col_stride = (size_t) kb * sizeof(struct tnn_qcol);
+    int32_t sum_q[NC][TNN_QPANEL_ROWS] __attribute__((aligned(64)));
+    int32_t sum_r[NC][TNN_QPANEL_ROWS] __attribute__((aligned(64)));
+    __m512 acc[NC];
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        acc[c] = _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < kb; ++b, panel += bb, values += value_stride) {
+        _tile_loadd(B, values, TNN_QPANEL_ROWS * 4);
+        _tile_loadd(A_Q, cols[b].q, col_stride);
+        _tile_zero(C_Q);
+        _tile_dpbsud(C_Q, A_Q, B);
+        _tile_stored(C_Q, sum_q, TNN_QPANEL_ROWS * 4);
+        if (levels == 2) {
+            _tile_loadd(A_R, cols[b].r, col_stride);
+            _tile_zero(C_R);
+            _tile_dpbsud(C_R, A_R, B);
+            _tile_stored(C_R, sum_r, TNN_QPANEL_ROWS * 4);
+        }
+        /* as qgemm_avx512.c's tile: the exact int32 dot product (Q8_0's
+         * +128 cancelled), then one scaled add per block */
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) panel));
+        const __m512 m = format == TNN_QPANEL_Q4_1 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (panel + 32)))
+                                                   : _mm512_setzero_ps();
+#pragma GCC unroll 16
+        for (int c = 0; c < NC; ++c) {
+            const struct tnn_qcol * col = cols + c * kb + b;
+            __m512i dot = _mm512_load_si512(sum_q[c]);
+            if (format == TNN_QPANEL_Q8_0) {
+                dot = _mm512_add_epi32(dot, _mm512_set1_epi32(col->neg128s));
+            }
+            if (levels == 2) {
+                dot = _mm512_add_epi32(_mm512_slli_epi32(dot, 7), _mm512_load_si512(sum_r[c]));
+                if (format == TNN_QPANEL_Q8_0) {
+                    dot = _mm512_add_epi32(dot, _mm512_set1_epi32(col->neg128s_r));
+                }
+            }
+            const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(levels == 2 ? col->d * (1.0f / 128.0f) : col->d));
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[c]);
+            if (format == TNN_QPANEL_Q4_1) {
+                acc[c] = _mm512_fmadd_ps(m, _mm512_set1_ps(col->ds), acc[c]);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < NC; ++c) {
+        _mm512_storeu_ps(y + c * y_stride, acc[c]);
+    }
+}
+
+typedef void (*tile_fn)(const uint8_t * panel, const uint8_t * values, size_t value_stride, int64_t kb,
+                        const struct tnn_qcol * cols, float * y, int64_t y_stride);
+
+#define TILE_FN(NAME, F, L)                                                                          \
+    AMX static void NAME(const uint8_t * panel, const uint8_t * values, size_t value_stride, int64_t kb, \
+                         const struct tnn_qcol * cols, float * y, int64_t y_stride) {                \
+        tile(F, L, panel, values, value_stride, kb, cols, y, y_stride);                              \
+    }
+
+TILE_FN(tile_q8_0_1, TNN_QPANEL_Q8_0, 1)
+TILE_FN(tile_q8_0_2, TNN_QPANEL_Q8_0, 2)
+TILE_FN(tile_q4_1_1, TNN_QPANEL_Q4_1, 1)
+TILE_FN(tile_q4_1_2, TNN_QPANEL_Q4_1, 2)
+
+AMX void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int64_t k,
+                       const float * x, int64_t x_stride, int64_t n,
+                       float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+    const tile_fn tile_at = format == TNN_QPANEL_Q8_0 ? (levels == 2 ? tile_q8_0_2 : tile_q8_0_1)
+                                                      : (levels == 2 ? tile_q4_1_2 : tile_q4_1_1);
+    const int64_t kb = k / TNN_QBLOCK;
+    const size_t panel_bytes = (size_t) kb * tnn_qpanel_block_bytes(format);
+    int64_t c0, c1, p0, p1;
+    tnn_qgemm_share(n, rows / TNN_QPANEL_ROWS, NC, ith, nth, &c0, &c1, &p0, &p1);
+
+    struct tnn_qcol * q = scratch;
+    uint8_t * spread = (uint8_t *) scratch + tnn_align64((size_t) kb * (size_t) n * sizeof(struct tnn_qcol));
+    for (int64_t c = c0; c < c1; ++c) {
+        tnn_qgemm_avx512_quantize(x + c * x_stride, kb, q + (c - c0) * kb);
+    }
+    const int64_t full = (c1 - c0) / NC * NC;
+    if (full > 0) {
+        configure_tiles();
+        for (int64_t p = p0; p < p1; ++p) {
+            const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes;
+            const uint8_t * values = panel + 32;              /* Q8_0: block b's groups, bb apart */
+            size_t value_stride = tnn_qpanel_block_bytes(TNN_QPANEL_Q8_0);
+            if (format == TNN_QPANEL_Q4_1) {
+                spread_q4_1(panel, kb, spread);
+                values = spread;
+                value_stride = TNN_QAMX_BLOCK_BYTES;
+            }
+            for (int64_t c = 0; c < full; c += NC) {
+                tile_at(panel, values, value_stride, kb, q + c * kb, y + (c0 + c) * y_stride + p * TNN_QPANEL_ROWS,
+                        y_stride);
+            }
+        }
+        _tile_release();
+    }
+    if (full < c1 - c0) {
+        tnn_qgemm_avx512_columns(format, levels, a, kb, p0, p1, q + full * kb, c1 - c0 - full,
+                                 y + (c0 + full) * y_stride, y_stride);
+    }
+}
+
+#endif
