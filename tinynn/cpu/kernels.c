@@ -252,7 +252,7 @@ bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_c
 /* ---- qgemm's packed panels (every variant reads them) -------------------- */
 
 size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n) {
-    /* the quantized columns, then one Q4_1 panel spread for the amx variant */
+    /* the quantized columns, then one panel spread for the amx variant */
     const size_t kb = (size_t) (k / TNN_QBLOCK);
     return tnn_align64(kb * (size_t) n * sizeof(struct tnn_qcol)) + kb * TNN_QAMX_BLOCK_BYTES;
 }

@@ -53,8 +53,8 @@ static inline size_t tnn_align64(size_t bytes) {
     return (bytes + 63) / 64 * 64;
 }
 
-/* The amx variant reads a Q4_1 panel block with a byte a value: 8 groups
- * of [16 rows][4 values]. qgemm's scratch ends with room for one panel so
+/* The amx variant reads a panel block with a byte a value: 8 groups of
+ * [16 rows][4 values]. qgemm's scratch ends with room for one panel so
  * spread (tnn_qgemm_scratch_bytes). */
 #define TNN_QAMX_BLOCK_BYTES (TNN_QBLOCK / 4 * TNN_QPANEL_ROWS * 4)
 
