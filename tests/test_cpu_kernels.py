@@ -19,10 +19,10 @@ from toy._native import ffi, library
 
 lib = library("cpu")
 
-KERNELS = ["qgemm", "fgemm", "head_loss", "adamw"]
+KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16"]
 # the variants of each kernel, in order of preference (kernels.h)
 VARIANTS = {"qgemm": ["avx2", "avxvnni", "avx512", "amx"], "fgemm": ["avx2", "avx512"],
-            "head_loss": ["avx2", "avx512"], "adamw": ["avx2", "avx512"]}
+            "head_loss": ["avx2", "avx512"], "adamw": ["avx2", "avx512"], "fgemm_bf16": ["amx"]}
 # the /proc/cpuinfo flags each variant is compiled for (kernels.c asks the CPU)
 AVX2 = {"avx2", "fma", "f16c"}
 AVX512 = AVX2 | {"avx512f", "avx512bw", "avx512vl", "avx512dq"}
@@ -32,6 +32,8 @@ QTYPES = {"q8_0": GGMLQuantizationType.Q8_0, "q4_1": GGMLQuantizationType.Q4_1}
 
 
 def needs(kernel: str, variant: str) -> set[str]:
+    if kernel == "fgemm_bf16":
+        return AVX512 | {"avx512_bf16", "amx_tile", "amx_bf16"}
     return NEEDS[variant] | ({"avx512_vnni"} if (kernel, variant) == ("qgemm", "avx512") else set())
 
 
@@ -120,7 +122,7 @@ def test_a_level_that_is_no_x86_level_is_refused(monkeypatch):
 
 def test_off_leaves_every_product_to_ggml(monkeypatch):
     monkeypatch.setenv("TNN_CPU_KERNELS", "off")
-    assert [choice(k) for k in KERNELS] == ["none"] * 4
+    assert [choice(k) for k in KERNELS] == ["none"] * len(KERNELS)
 
 
 def test_a_list_names_the_kernels_to_use_and_head_loss_needs_qgemm(monkeypatch):
@@ -157,7 +159,7 @@ def test_realize_refuses_a_setting_it_cannot_read(monkeypatch, setting, ok):
         else:
             assert status == 1   # TNN_ERR_ARG
             message = ffi.string(lib.tnn_last_error()).decode()
-            assert "TNN_CPU_KERNELS" in message and "qgemm, fgemm, head_loss, adamw" in message
+            assert "TNN_CPU_KERNELS" in message and "qgemm, fgemm, head_loss, adamw, fgemm_bf16" in message
     finally:
         lib.tnn_session_free(session[0])
 
@@ -269,6 +271,40 @@ def test_fgemm_is_the_float64_product_within_float32_rounding(variant, a_by_k, b
     assert np.all(np.abs(outputs[0].T - exact) <= float_sum_bound(a, b, k))
     for c in outputs[1:]:
         np.testing.assert_array_equal(c, outputs[0])   # summed over k in order whatever the threads
+
+
+def bfloat16(x: np.ndarray) -> np.ndarray:
+    """float32 rounded to bfloat16 (to nearest, ties to even), as float64."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("variant", VARIANTS["fgemm_bf16"])
+@pytest.mark.parametrize("a_by_k", [False, True])
+@pytest.mark.parametrize("b_by_k", [False, True])
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (31, 7, 13), (33, 300, 25), (70, 513, 40), (600, 64, 33)])
+def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(variant, a_by_k, b_by_k, m, k, n):
+    """--precision bf16's dense products: A and B rounded to bfloat16, the
+    products (exact in float32) summed in float32."""
+    need("fgemm_bf16", variant)
+    rng = np.random.default_rng(m * 1000 + k + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k)).astype(np.float32)
+    a_in = np.ascontiguousarray(a.T if a_by_k else a)
+    b_in = np.ascontiguousarray(b.T if b_by_k else b)
+    exact = bfloat16(a) @ bfloat16(b).T
+    outputs = []
+    for nth in (1, 2, 5):
+        c = np.full((n, m), np.nan, np.float32)
+        check(lib.tnn_kernel_check_fgemm_bf16(variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n,
+                                              f32(c), nth))
+        outputs.append(c)
+    assert np.all(np.abs(outputs[0].T - exact) <= float_sum_bound(a, b, k))
+    # and about bfloat16's 8 bits off the float32 product, no further
+    assert np.abs(outputs[0].T - a.astype(np.float64) @ b.T).max() <= 2 ** -7 * (np.abs(a) @ np.abs(b).T).max()
+    for c in outputs[1:]:
+        np.testing.assert_array_equal(c, outputs[0])
 
 
 @pytest.mark.parametrize("variant", VARIANTS["fgemm"])

@@ -452,6 +452,7 @@ struct tnn_qgemm_use {
 struct tnn_fgemm_use {
     const struct tnn_cpu_state * cpu;
     bool a_by_k, b_by_k;
+    bool bf16;        /* through fgemm_bf16 (tnn_set_precision) */
 };
 
 /* The session's one member for the CPU kernels: which run (chosen at
@@ -520,6 +521,8 @@ struct tnn_trainer {
     /* n_tokens / n_labelled, set when labels are uploaded: ggml's cross-entropy
      * averages over every token, a masked loss over the labelled ones */
     struct ggml_tensor * loss_scale;
+    /* the dense products in bfloat16 (tnn_set_precision "bf16") */
+    bool bf16_products;
     /* gradient clipping (tnn_enable_grad_clipping): max norm, 0 when off */
     float clip_norm;
     struct ggml_tensor * grad_norm, * clip_one;

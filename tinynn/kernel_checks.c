@@ -79,37 +79,52 @@ int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, c
     return TNN_OK;
 }
 
-int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
-                           const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
+/* fgemm or fgemm_bf16 (kernel) of variant, shared out as products.c
+ * shares one batch: panels, a thread's run of them in one call, split by
+ * columns too when there are too few of them. */
+static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const float * a, int32_t a_by_k,
+                       int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
     struct tnn_cpu_kernels kernels;
-    int status = kernels_for(variant, TNN_KERNEL_FGEMM, nth, &kernels);
+    int status = kernels_for(variant, kernel, nth, &kernels);
     if (status != TNN_OK) {
         return status;
     }
     if (m < 1 || k < 1 || n < 1 || a == NULL || b == NULL || c == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "fgemm: m, k and n must be positive");
+        return tnn_fail(TNN_ERR_ARG, "%s: m, k and n must be positive", tnn_cpu_kernel_name(kernel));
     }
     const struct tnn_fgemm_operand a_op = { a, a_by_k ? m : k, a_by_k != 0 };
     const struct tnn_fgemm_operand b_op = { b, b_by_k ? n : k, b_by_k != 0 };
-    float * work = malloc(tnn_fgemm_scratch_bytes());
+    const bool bf16 = kernel == TNN_KERNEL_FGEMM_BF16;
+    float * work = malloc(bf16 ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes());
     if (work == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "fgemm: out of memory");
+        return tnn_fail(TNN_ERR_ALLOC, "%s: out of memory", tnn_cpu_kernel_name(kernel));
     }
-    /* as products.c shares out one batch: panels, split by columns when
-     * there are too few of them */
     const int64_t panels = (m + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS;
     int64_t splits = panels >= 2 * nth ? 1 : (2 * nth + panels - 1) / panels;
     splits = splits < n ? splits : n;
     const int64_t items = panels * splits;
     for (int ith = 0; ith < nth; ++ith) {
-        for (int64_t item = items * ith / nth; item < items * (ith + 1) / nth; ++item) {
+        const int64_t first = items * ith / nth, last = items * (ith + 1) / nth;
+        for (int64_t item = first; item < last; ++item) {
             const int64_t panel = item / splits, split = item % splits;
-            kernels.fgemm(&a_op, m, k, &b_op, c, m, panel, panel + 1, n * split / splits,
-                          n * (split + 1) / splits, work);
+            const int64_t panel_end = splits == 1 ? last : panel + 1;
+            (bf16 ? kernels.fgemm_bf16 : kernels.fgemm)(&a_op, m, k, &b_op, c, m, panel, panel_end,
+                                                        n * split / splits, n * (split + 1) / splits, work);
+            item += splits == 1 ? panel_end - panel - 1 : 0;
         }
     }
     free(work);
     return TNN_OK;
+}
+
+int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
+                           const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
+    return check_fgemm(TNN_KERNEL_FGEMM, variant, a, a_by_k, m, k, b, b_by_k, n, c, nth);
+}
+
+int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
+                                const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
+    return check_fgemm(TNN_KERNEL_FGEMM_BF16, variant, a, a_by_k, m, k, b, b_by_k, n, c, nth);
 }
 
 int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y,

@@ -20,7 +20,9 @@ static struct tnn_fgemm_operand operand(const struct ggml_tensor * t, bool by_k,
 }
 
 /* dst [m, n, batches] = A [k, m, batches / ratio] . B [k, n, batches], in
- * work items of (batch, panel, column range) shared out between threads. */
+ * work items of (batch, panel, column range) shared out between threads;
+ * a thread's run of whole panels of one batch goes to the kernel in one
+ * call (fgemm_bf16 rounds each operand once per call and group). */
 static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_fgemm_use * use = userdata;
     float * work = (float *) tnn_thread_scratch(&use->cpu->scratch, ith, &nth);
@@ -39,14 +41,23 @@ static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userda
     int64_t splits = units >= 2 * nth ? 1 : (2 * nth + units - 1) / units;
     splits = splits < n ? splits : n;
     const int64_t items = units * splits;
-    for (int64_t item = items * ith / nth; item < items * (ith + 1) / nth; ++item) {
+    const struct tnn_cpu_kernels * kernels = &use->cpu->kernels;
+    const int64_t last = items * (ith + 1) / nth;
+    for (int64_t item = items * ith / nth; item < last;) {
         const int64_t unit = item / splits, split = item % splits;
         const int64_t batch = unit / panels, panel = unit % panels;
+        /* whole panels (no column split): on to the batch's or the share's end */
+        int64_t panel_end = panel + 1;
+        if (splits == 1) {
+            panel_end = last - item < panels - panel ? panel + (last - item) : panels;
+        }
         float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
         const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / ratio);
         const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
-        use->cpu->kernels.fgemm(&a_op, m, k, &b_op, c, (int64_t) (dst->nb[1] / sizeof(float)),
-                                panel, panel + 1, n * split / splits, n * (split + 1) / splits, work);
+        (use->bf16 ? kernels->fgemm_bf16 : kernels->fgemm)(&a_op, m, k, &b_op, c, (int64_t) (dst->nb[1] / sizeof(float)),
+                                                          panel, panel_end, n * split / splits,
+                                                          n * (split + 1) / splits, work);
+        item += splits == 1 ? panel_end - panel : 1;
     }
 }
 
@@ -128,7 +139,8 @@ static void drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor **
 }
 
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
-    if (s->cpu.kernels.fgemm == NULL) {
+    const bool dense = (s->train.bf16_products ? s->cpu.kernels.fgemm_bf16 : s->cpu.kernels.fgemm) != NULL;
+    if (!dense && s->cpu.kernels.fgemm_skinny == NULL) {
         return TNN_OK;
     }
     const int n_nodes = ggml_graph_n_nodes(graph);
@@ -141,14 +153,14 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         struct ggml_tensor * x = NULL, * y = NULL;
-        if (skinny_takes(node, &x, &y)) {
+        if (s->cpu.kernels.fgemm_skinny != NULL && skinny_takes(node, &x, &y)) {
             copies[n_copies++] = node->src[0];
             copies[n_copies++] = node->src[1];
             struct ggml_tensor * srcs[2] = { x, y };
             tnn_become_custom(s->train.ctx_graph, node, skinny_node, &s->cpu.kernels, srcs, 2);
             continue;
         }
-        if (!fgemm_takes(node)) {
+        if (!dense || !fgemm_takes(node)) {
             continue;
         }
         struct ggml_tensor * a_source = transposed_source(node->src[0]);
@@ -163,7 +175,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
         }
         const int layout = (a_source != NULL) + 2 * (b_source != NULL);
         struct tnn_fgemm_use * use = &s->cpu.fgemm_uses[layout];
-        *use = (struct tnn_fgemm_use) { &s->cpu, a_source != NULL, b_source != NULL };
+        *use = (struct tnn_fgemm_use) { &s->cpu, a_source != NULL, b_source != NULL, s->train.bf16_products };
         if (a_source != NULL) {
             copies[n_copies++] = node->src[0];
         }
@@ -176,5 +188,8 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     }
     drop_unread_copies(graph, copies, n_copies);
     free(copies);
-    return used ? tnn_grow_scratch(s, tnn_fgemm_scratch_bytes()) : TNN_OK;
+    if (!used) {
+        return TNN_OK;
+    }
+    return tnn_grow_scratch(s, s->train.bf16_products ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes());
 }

@@ -267,6 +267,15 @@ int tnn_build_training_step(tnn_session * session, int32_t * loss_handle,
  * [1], kind TNN_KIND_GRAD_NORM, valid after tnn_compute_backward). */
 int tnn_enable_grad_clipping(tnn_session * session, float max_norm);
 
+/* Before build: the precision of the training step's dense float products.
+ * "f32" (the default): float32 throughout. "bf16": mixed precision, the
+ * weights, gradients and AdamW moments stay float32 and so does every sum,
+ * but the operands of the dense products are rounded to bfloat16 first (on
+ * the CPU's AMX-BF16 tiles, several times faster). TNN_ERR_ARG for another
+ * name, or "bf16" where this backend and CPU have no such product (it
+ * needs a CPU with AMX: Intel Xeon from Sapphire Rapids on). */
+int tnn_set_precision(tnn_session * session, const char * precision);
+
 /* Zero gradients and AdamW moments and seed the loss gradient: before the
  * first step. */
 int tnn_graph_reset(tnn_session * session);
@@ -439,6 +448,10 @@ int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t v
  * opt_step_adamw reads it. */
 int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, float * m, float * v,
                            const float * hp, int64_t n, int32_t nth);
+/* fgemm_bf16: as tnn_kernel_check_fgemm, through the bfloat16 product
+ * ("amx"), each thread's panels in one call. */
+int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
+                                const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth);
 
 /* TNN_CDEF_END */
 

@@ -470,6 +470,29 @@ int tnn_enable_grad_clipping(tnn_session * s, float max_norm) {
     return TNN_OK;
 }
 
+int tnn_set_precision(tnn_session * s, const char * precision) {
+    if (s == NULL || precision == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_set_precision: session or precision is NULL");
+    }
+    if (!s->realized || s->train.built) {
+        return tnn_fail(TNN_ERR_STATE, "set_precision must come after realize and before build");
+    }
+    if (strcmp(precision, "f32") == 0) {
+        s->train.bf16_products = false;
+        return TNN_OK;
+    }
+    if (strcmp(precision, "bf16") != 0) {
+        return tnn_fail(TNN_ERR_ARG, "precision '%.20s': say f32 or bf16", precision);
+    }
+    if (s->cpu.kernels.fgemm_bf16 == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "precision bf16 needs bfloat16 products, which this backend and CPU do not "
+                        "have (the %s backend's need AMX: an Intel Xeon from Sapphire Rapids on); use f32",
+                        tnn_backend_name());
+    }
+    s->train.bf16_products = true;
+    return TNN_OK;
+}
+
 /* ---- profiling ------------------------------------------------------------ */
 
 struct op_time {

@@ -65,6 +65,7 @@ class RecipeOptions:
     seed: int = 0
     init_scale: float = 0.02
     clip_norm: float = 0.0   # clip gradients to this global norm in the graph (0: off)
+    precision: str = "f32"   # "bf16": the dense products' operands in bfloat16 (tnn_set_precision)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -192,11 +192,14 @@ class Session:
         self._check(self.lib.tnn_upload_donor(self._session, ffi.cast("float *", ffi.from_buffer(buffer)),
                                               n_floats))
 
-    def build(self, clip_norm: float = 0.0) -> None:
+    def build(self, clip_norm: float = 0.0, precision: str = "f32") -> None:
         """Bake the training step; clip_norm > 0 clips gradients by their global
-        norm inside the graph (self.grad_norm then holds the pre-clip norm)."""
+        norm inside the graph (self.grad_norm then holds the pre-clip norm);
+        precision "bf16" takes the dense products in bfloat16 (tnn_set_precision)."""
         if clip_norm:
             self._check(self.lib.tnn_enable_grad_clipping(self._session, clip_norm))
+        if precision != "f32":
+            self._check(self.lib.tnn_set_precision(self._session, precision.encode()))
         handles = [ffi.new("int32_t *") for _ in range(4)]
         self._check(self.lib.tnn_build_training_step(self._session, *handles))
         self.loss, self.labels, self.hp, self.logits = (h[0] for h in handles)

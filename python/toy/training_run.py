@@ -138,7 +138,7 @@ def _run_config(args, recipe, source, recipe_config, run_dir) -> dict:
         "corpus_tokens": source.n_tokens, "steps": args.steps, "grad_accum": args.grad_accum,
         "lr": args.lr, "warmup": args.warmup, "min_lr": args.min_lr, "weight_decay": args.weight_decay,
         "beta1": args.beta1, "beta2": args.beta2, "clip_norm": args.clip_norm,
-        "save_every": args.save_every, **recipe_config,
+        "precision": getattr(args, "precision", "f32"), "save_every": args.save_every, **recipe_config,
     }
 
 

@@ -13,7 +13,8 @@
 #endif
 #endif
 
-static const char * const kernel_names[TNN_CPU_KERNEL_COUNT] = { "qgemm", "fgemm", "head_loss", "adamw" };
+static const char * const kernel_names[TNN_CPU_KERNEL_COUNT] = { "qgemm", "fgemm", "head_loss", "adamw",
+                                                                   "fgemm_bf16" };
 static const char * const variant_names[TNN_CPU_VARIANT_COUNT] = { "none", "avx2", "avxvnni", "avx512", "amx" };
 
 const char * tnn_cpu_kernel_name(enum tnn_cpu_kernel kernel) {
@@ -107,7 +108,7 @@ unsigned tnn_cpu_features(void) {
         f |= TNN_FEATURE_AVX512;
         f |= __builtin_cpu_supports("avx512vnni") ? TNN_FEATURE_AVX512VNNI : 0;
         f |= (eax1 >> 5) & 1 ? TNN_FEATURE_AVX512BF16 : 0;                   /* AVX512-BF16 */
-        const bool amx = ((edx >> 24) & 1) && ((edx >> 25) & 1);              /* AMX-TILE, -INT8 */
+        const bool amx = ((edx >> 22) & 1) && ((edx >> 24) & 1) && ((edx >> 25) & 1);   /* AMX-BF16, -TILE, -INT8 */
         f |= amx && amx_permitted() ? TNN_FEATURE_AMX : 0;
     }
     features = f;
@@ -135,6 +136,7 @@ static void head_loss_avx512(struct tnn_cpu_kernels * k) {
     k->token_loss = tnn_token_loss_avx512;
 }
 static void adamw_avx512(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx512; }
+static void fgemm_bf16_amx(struct tnn_cpu_kernels * k) { k->fgemm_bf16 = tnn_fgemm_bf16_amx; }
 
 static const struct variant_entry variants[] = {
     { TNN_KERNEL_QGEMM, TNN_CPU_AVX512, AVX512VNNI, qgemm_avx512 },
@@ -142,6 +144,7 @@ static const struct variant_entry variants[] = {
     { TNN_KERNEL_FGEMM, TNN_CPU_AVX512, AVX512, fgemm_avx512 },
     { TNN_KERNEL_HEAD_LOSS, TNN_CPU_AVX512, AVX512, head_loss_avx512 },
     { TNN_KERNEL_ADAMW, TNN_CPU_AVX512, AVX512, adamw_avx512 },
+    { TNN_KERNEL_FGEMM_BF16, TNN_CPU_AMX, AVX512 | TNN_FEATURE_AVX512BF16 | TNN_FEATURE_AMX, fgemm_bf16_amx },
 };
 
 static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {
@@ -175,6 +178,7 @@ static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
     case TNN_KERNEL_FGEMM: k->fgemm = NULL; k->fgemm_skinny = NULL; break;
     case TNN_KERNEL_HEAD_LOSS: k->head_loss = NULL; k->token_loss = NULL; break;
     case TNN_KERNEL_ADAMW: k->adamw = NULL; break;
+    case TNN_KERNEL_FGEMM_BF16: k->fgemm_bf16 = NULL; break;
     default: break;
     }
 }

@@ -22,7 +22,8 @@
  *             Lake and Zen 5: qgemm only
  *   avx512    AVX-512 F/BW/VL/DQ (+ VNNI for qgemm): Skylake-X, Ice Lake,
  *             Sapphire Rapids, Zen 4/5
- *   amx       the AMX-INT8 tiles of Sapphire Rapids and later: qgemm only
+ *   amx       the AMX tiles of Sapphire Rapids and later: qgemm (INT8), and
+ *             fgemm_bf16 (BF16), the one kernel whose bits are its own
  * Every variant of a kernel gives the same bits as every other: they add
  * the same numbers in the same order and only the width of the registers
  * differs (integer sums are exact). So a run is the same bytes on every
@@ -73,7 +74,7 @@ enum tnn_cpu_feature {
     TNN_FEATURE_AVX512      = 1 << 2,   /* F, BW, VL and DQ */
     TNN_FEATURE_AVX512VNNI  = 1 << 3,
     TNN_FEATURE_AVX512BF16  = 1 << 4,
-    TNN_FEATURE_AMX         = 1 << 5,   /* AMX-TILE and -INT8, and Linux's leave to use them */
+    TNN_FEATURE_AMX         = 1 << 5,   /* AMX-TILE, -INT8 and -BF16, and Linux's leave to use them */
     TNN_FEATURES_ALL        = (1 << 6) - 1
 };
 
@@ -82,11 +83,12 @@ enum tnn_cpu_kernel {
     TNN_KERNEL_FGEMM,      /* fgemm and fgemm_skinny */
     TNN_KERNEL_HEAD_LOSS,  /* head_loss and token_loss */
     TNN_KERNEL_ADAMW,
+    TNN_KERNEL_FGEMM_BF16, /* fgemm's products in bfloat16: --precision bf16 only */
     TNN_CPU_KERNEL_COUNT
 };
 
 /* The names TNN_CPU_KERNELS lists. */
-#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw"
+#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw, fgemm_bf16"
 
 struct tnn_fgemm_operand;
 
@@ -113,6 +115,8 @@ struct tnn_cpu_kernels {
                       int64_t t0, int64_t t1, float * out, void * scratch);
     float (*token_loss)(const float * z, int64_t vocab, int32_t label);
     void (*adamw)(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
+    void (*fgemm_bf16)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
+                       float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
 };
 
 /* The features this CPU (and its OS) offers: a set of enum tnn_cpu_feature. */
@@ -134,8 +138,8 @@ bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_c
  * this CPU or build cannot run them. NONE always succeeds and clears them. */
 bool tnn_cpu_kernel_set(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant);
 
-/* "qgemm", "fgemm", "head_loss", "adamw"; "none", "avx2", "avxvnni",
- * "avx512", "amx". */
+/* "qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16"; "none", "avx2",
+ * "avxvnni", "avx512", "amx". */
 const char * tnn_cpu_kernel_name(enum tnn_cpu_kernel kernel);
 const char * tnn_cpu_variant_name(enum tnn_cpu_variant variant);
 /* The kernel or variant of that name; -1 for none such. */
@@ -250,6 +254,18 @@ void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, 
                       float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
 void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
                     float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
+
+/* fgemm_bf16: the same product with A and B rounded to bfloat16 (nearest
+ * even) and the products summed in float32 (AMX-BF16 tiles): the dense
+ * products of --precision bf16. Not float32's bits, but the same bits for
+ * any thread count. Its panels come in groups of up to
+ * TNN_FGEMM_BF16_PANELS, each operand rounded once per group: give it a
+ * thread's panels in one call. */
+#define TNN_FGEMM_BF16_PANELS 16
+/* Scratch bytes a thread needs for it (272 KB). */
+size_t tnn_fgemm_bf16_scratch_bytes(void);
+void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
+                        float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
 
 /* The weight gradient of a low-rank factor, dB [m, n] = h [m, k] dy [n, k]^T
  * with m (the rank) at most TNN_SKINNY_MAX_M, from h and dy as the forward

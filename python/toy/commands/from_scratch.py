@@ -52,7 +52,7 @@ def prepare(args):
                       arch=args.arch)
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=args.untied,
                          qkv_bias=args.qkv_bias, seed=args.seed, init_scale=args.init_scale,
-                         clip_norm=args.clip_norm)
+                         clip_norm=args.clip_norm, precision=getattr(args, "precision", "f32"))
     recipe = FromScratch(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, cfg, opts)
     config = {"model": cfg.to_dict(), "options": opts.to_dict()}

@@ -61,7 +61,8 @@ def _check_memory(model, cfg, opts) -> None:
 def prepare(args):
     conversations = read_jsonl(args.data) if args.data is not None else None
     model = options.base_model(args)
-    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed, clip_norm=args.clip_norm)
+    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed, clip_norm=args.clip_norm,
+                         precision=getattr(args, "precision", "f32"))
     try:
         cfg = read_gguf_config(model)
     except ToyError as err:

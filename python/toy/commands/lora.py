@@ -43,7 +43,8 @@ def realize(args):
     model = options.base_model(args)
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed,
-                         init_scale=args.init_scale, clip_norm=args.clip_norm)
+                         init_scale=args.init_scale, clip_norm=args.clip_norm,
+                         precision=getattr(args, "precision", "f32"))
     recipe = LoRA(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, model, None, args.rank, opts, alpha=args.alpha,
                                    targets=targets, base_compute=args.base_compute)

@@ -87,11 +87,20 @@ def add_optimizer_options(p, default_lr: float, default_clip: float) -> None:
                           f"{default_clip:g}); the pre-clip norm goes to events.jsonl")
 
 
+def add_precision_option(p) -> None:
+    p.add_argument("--precision", choices=("f32", "bf16"), default="f32",
+                   help="f32: float32 throughout (default). bf16: mixed precision, the dense products' "
+                        "operands in bfloat16, weights, sums and AdamW in float32; needs a CPU with "
+                        "AMX (Intel Xeon from Sapphire Rapids on)")
+
+
 def add_training_options(p, default_lr: float, default_clip: float, corpus: bool = True) -> None:
-    """What every recipe takes: the run, the data's shape and AdamW."""
+    """What every token recipe takes: the run, the data's shape, AdamW and
+    the products' precision."""
     add_run_options(p)
     add_data_options(p, corpus)
     add_optimizer_options(p, default_lr, default_clip)
+    add_precision_option(p)
 
 
 def add_init_scale(p) -> None:

@@ -50,7 +50,8 @@ def prepare(args):
                       donor_d_in=donor_width)
     # untied in every mode, so that the modes differ only in the embedding's start
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, untied=True, qkv_bias=args.qkv_bias,
-                         seed=args.seed, init_scale=args.init_scale, clip_norm=args.clip_norm)
+                         seed=args.seed, init_scale=args.init_scale, clip_norm=args.clip_norm,
+                         precision=getattr(args, "precision", "f32"))
     options.realize_or_input_error(recipe.realize_scratch, cfg, opts)
     if args.init != "scratch":
         table = recipe.realize_warm(donor, cfg)

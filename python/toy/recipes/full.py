@@ -67,7 +67,7 @@ class FullFineTune(TrainingRecipe):
         self.cfg, self.opts, self.base_path = cfg, opts, gguf
         self.session.realize(ModelDesc.from_scratch(cfg, opts))
         self._load_weights(gguf)
-        self.session.build(opts.clip_norm)
+        self.session.build(opts.clip_norm, opts.precision)
 
     def _load_weights(self, gguf_path) -> None:
         from gguf.quants import dequantize

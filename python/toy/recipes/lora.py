@@ -35,7 +35,7 @@ class LoRA(TrainingRecipe):
         self.targets = tuple(targets)
         self.base_compute = base_compute
         self.session.realize(ModelDesc.lora(gguf, self.opts, rank, self.alpha, self.targets, base_compute))
-        self.session.build(self.opts.clip_norm)
+        self.session.build(self.opts.clip_norm, self.opts.precision)
 
     def adapters(self) -> dict[str, int]:
         """Adapter tensor name -> handle (<weight>.lora_a / .lora_b)."""

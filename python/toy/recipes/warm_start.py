@@ -43,4 +43,4 @@ class WarmStart(TrainingRecipe):
 
     def build(self) -> None:
         """Close the warm window: bake forward + CE + backward + AdamW."""
-        self.session.build(self.opts.clip_norm)
+        self.session.build(self.opts.clip_norm, self.opts.precision)

@@ -1,0 +1,248 @@
+/* fgemm_bf16 on the AMX-BF16 tiles (kernels.h): float32 products with
+ * their operands rounded to bfloat16, summed in float32.
+ *
+ * The product is taken transposed, C^T = B A^T, so that a tile of sums is
+ * 16 columns of C by 16 of its rows, each tile row 16 consecutive floats of
+ * one column of C, as C lies. Per 256-deep slice of k:
+ *   - the panel of 32 rows of A is rounded into two tiles' worth of pairs,
+ *     [k / 2][16 rows][2] (the tile product's second operand);
+ *   - 32 columns of B are rounded into [32 columns][256] (its first);
+ *   - 2 x 2 tiles of sums run over the slice 32 values of k at a time, four
+ *     tile products per step, and go back to C, which carries the sums from
+ *     one slice to the next.
+ * Float32 sums of bfloat16 products, in the tile unit's order: the result
+ * is not the float32 product's bits (that is what --precision bf16 opts
+ * into), but the same bits for any thread count.
+ *
+ * Linux hands out the tile registers only to a process that asked (kernels.c
+ * asks, once, before it reports AMX). Each call loads the tile
+ * configuration on entry and releases the tiles on leaving. */
+#include "kernels.h"
+#include "layout.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#define AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16,fma")))
+
+#define KC TNN_FGEMM_DEPTH
+#define HALF 16            /* rows of A, or columns of B, per tile */
+#define STEP 32            /* values of k per tile product */
+
+/* Tiles: sums (columns group g, rows half h) at 2 g + h; B's two column
+ * groups; A's two halves. */
+#define C00 0
+#define C01 1
+#define C10 2
+#define C11 3
+#define BCOLS0 4
+#define BCOLS1 5
+#define AROWS0 6
+#define AROWS1 7
+
+struct tile_config {
+    uint8_t palette;
+    uint8_t start_row;
+    uint8_t reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+};
+
+AMX static void configure_tiles(void) {
+    struct tile_config config;
+    memset(&config, 0, sizeof config);
+    config.palette = 1;
+    for (int t = 0; t < 8; ++t) {
+        config.rows[t] = 16;
+        config.bytes_per_row[t] = 64;   /* 16 floats, or 32 bfloat16 */
+    }
+    _tile_loadconfig(&config);
+}
+
+/* Round 16 floats to bfloat16 (nearest, ties to even). */
+AMX static inline __m256i round16(__m512 v) {
+    return (__m256i) _mm512_cvtneps_pbh(v);
+}
+
+/* 16 rows of A from row r0 (fewer: mask) at k0 + kk as floats. */
+AMX static inline __m512 column16(struct tnn_fgemm_operand a, int64_t r0, __mmask16 mask, int64_t kk,
+                                  __m512i row_offsets) {
+    if (a.by_k) {
+        return _mm512_maskz_loadu_ps(mask, a.data + kk * a.ld + r0);
+    }
+    return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, row_offsets, a.data + r0 * a.ld + kk, 4);
+}
+
+/* The panel of rows [m0, m0 + rows) of A over k [k0, k0 + depth) as pairs:
+ * for each half (rows 0..15, 16..31), steps * 16 pair rows of 16 rows x
+ * (k, k + 1) in bfloat16, as one 32-bit word each; zeros past rows and
+ * past depth (up to steps * 32). */
+AMX static void pack_rows(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, int64_t k0, int64_t depth,
+                          int64_t steps, uint16_t * out) {
+    uint32_t * pairs = (uint32_t *) out;
+    const __m512i row_offsets = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                   _mm512_set1_epi32((int) a.ld));
+    for (int h = 0; h < 2; ++h) {
+        const int64_t r0 = m0 + h * HALF, left = rows - h * HALF;
+        const __mmask16 mask = left >= HALF ? 0xffff : left <= 0 ? 0 : (__mmask16) ((1u << left) - 1);
+        uint32_t * half = pairs + (size_t) h * steps * STEP / 2 * HALF;
+        for (int64_t q = 0; q < steps * STEP / 2; ++q) {
+            const int64_t kk = 2 * q;
+            const __m512 even = kk < depth ? column16(a, r0, mask, k0 + kk, row_offsets) : _mm512_setzero_ps();
+            const __m512 odd = kk + 1 < depth ? column16(a, r0, mask, k0 + kk + 1, row_offsets) : _mm512_setzero_ps();
+            const __m512i lo = _mm512_cvtepu16_epi32(round16(even)), hi = _mm512_cvtepu16_epi32(round16(odd));
+            _mm512_storeu_si512(half + q * HALF, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+        }
+    }
+}
+
+/* Columns [j0, j0 + cols) of B over k [k0, k0 + depth) as [32][steps *
+ * 32] bfloat16, zeros past cols and past depth. */
+AMX static void pack_columns(struct tnn_fgemm_operand b, int64_t j0, int64_t cols, int64_t k0, int64_t depth,
+                             int64_t steps, uint16_t * out) {
+    const int64_t width = steps * STEP;
+    memset(out, 0, (size_t) 2 * HALF * width * sizeof(uint16_t));
+    for (int64_t j = 0; j < cols; ++j) {
+        uint16_t * dst = out + j * width;
+        if (b.by_k) {
+            for (int64_t kk = 0; kk < depth; kk += 16) {
+                float v[16] = { 0 };
+                for (int i = 0; i < 16 && kk + i < depth; ++i) {
+                    v[i] = b.data[(k0 + kk + i) * b.ld + j0 + j];
+                }
+                _mm256_storeu_si256((__m256i *) (dst + kk), round16(_mm512_loadu_ps(v)));
+            }
+            continue;
+        }
+        const float * src = b.data + (j0 + j) * b.ld + k0;
+        for (int64_t kk = 0; kk < depth; kk += 16) {
+            const __mmask16 mask = depth - kk >= 16 ? 0xffff : (__mmask16) ((1u << (depth - kk)) - 1);
+            _mm256_mask_storeu_epi16(dst + kk, mask, round16(_mm512_maskz_loadu_ps(mask, src + kk)));
+        }
+    }
+}
+
+/* A 16 x 16 block of C^T: columns [j, j + cols) by rows [r, r + rows) of C,
+ * column j at c + j * ldc. Full blocks are read and written in place; a
+ * partial one goes through buf, so nothing past C is touched. */
+struct block {
+    float * at;
+    int64_t ldc;
+    int cols, rows;
+};
+
+static bool full(struct block b) { return b.cols == HALF && b.rows == HALF; }
+
+static void to_buffer(struct block b, bool accumulate, float * buf) {
+    memset(buf, 0, HALF * HALF * sizeof(float));
+    for (int j = 0; j < b.cols && accumulate; ++j) {
+        memcpy(buf + j * HALF, b.at + j * b.ldc, (size_t) b.rows * sizeof(float));
+    }
+}
+
+static void from_buffer(struct block b, const float * buf) {
+    for (int j = 0; j < b.cols; ++j) {
+        memcpy(b.at + j * b.ldc, buf + j * HALF, (size_t) b.rows * sizeof(float));
+    }
+}
+
+#define LOAD_SUMS(T, B, BUF)                                                     \
+    do {                                                                         \
+        if (full(B) && accumulate) {                                             \
+            _tile_loadd(T, (B).at, (B).ldc * sizeof(float));                     \
+        } else if (full(B)) {                                                    \
+            _tile_zero(T);                                                       \
+        } else {                                                                 \
+            to_buffer(B, accumulate, BUF);                                       \
+            _tile_loadd(T, BUF, HALF * sizeof(float));                           \
+        }                                                                        \
+    } while (0)
+
+#define STORE_SUMS(T, B, BUF)                                                    \
+    do {                                                                         \
+        if (full(B)) {                                                           \
+            _tile_stored(T, (B).at, (B).ldc * sizeof(float));                    \
+        } else {                                                                 \
+            _tile_stored(T, BUF, HALF * sizeof(float));                          \
+            from_buffer(B, BUF);                                                 \
+        }                                                                        \
+    } while (0)
+
+/* Columns [j, j + cols) of C^T for the panel at m0 (rows of it), from
+ * its pairs and the columns' bfloat16 over steps of 32. */
+AMX static void tile_panel(const uint16_t * rows_bf16, const uint16_t * cols_bf16, int64_t steps, float * c,
+                           int64_t ldc, int64_t m0, int64_t rows, int64_t j, int64_t cols, bool accumulate) {
+    float bufs[4][HALF * HALF] __attribute__((aligned(64)));
+    const int rows0 = (int) (rows < HALF ? rows : HALF), rows1 = (int) (rows > HALF ? rows - HALF : 0);
+    const int cols0 = (int) (cols < HALF ? cols : HALF), cols1 = (int) (cols > HALF ? cols - HALF : 0);
+    const size_t half_stride = (size_t) steps * STEP * HALF;   /* values per half of the panel */
+    const size_t col_stride = (size_t) steps * STEP * sizeof(uint16_t);
+    const struct block b00 = { c + j * ldc + m0, ldc, cols0, rows0 };
+    const struct block b01 = { c + j * ldc + m0 + HALF, ldc, cols0, rows1 };
+    const struct block b10 = { c + (j + HALF) * ldc + m0, ldc, cols1, rows0 };
+    const struct block b11 = { c + (j + HALF) * ldc + m0 + HALF, ldc, cols1, rows1 };
+    LOAD_SUMS(C00, b00, bufs[0]);
+    LOAD_SUMS(C01, b01, bufs[1]);
+    LOAD_SUMS(C10, b10, bufs[2]);
+    LOAD_SUMS(C11, b11, bufs[3]);
+    for (int64_t s = 0; s < steps; ++s) {
+        _tile_loadd(BCOLS0, cols_bf16 + s * STEP, col_stride);
+        _tile_loadd(BCOLS1, cols_bf16 + HALF * steps * STEP + s * STEP, col_stride);
+        _tile_loadd(AROWS0, rows_bf16 + s * STEP * HALF, 64);
+        _tile_loadd(AROWS1, rows_bf16 + half_stride + s * STEP * HALF, 64);
+        _tile_dpbf16ps(C00, BCOLS0, AROWS0);
+        _tile_dpbf16ps(C01, BCOLS0, AROWS1);
+        _tile_dpbf16ps(C10, BCOLS1, AROWS0);
+        _tile_dpbf16ps(C11, BCOLS1, AROWS1);
+    }
+    /* empty blocks (a last panel of 16 rows or fewer, a last group of 16
+     * columns or fewer) hold nothing to keep */
+    STORE_SUMS(C00, b00, bufs[0]);
+    if (rows1 > 0) STORE_SUMS(C01, b01, bufs[1]);
+    if (cols1 > 0) STORE_SUMS(C10, b10, bufs[2]);
+    if (rows1 > 0 && cols1 > 0) STORE_SUMS(C11, b11, bufs[3]);
+}
+
+size_t tnn_fgemm_bf16_scratch_bytes(void) {
+    return (size_t) (TNN_FGEMM_BF16_PANELS + 1) * KC * TNN_FGEMM_ROWS * sizeof(uint16_t);
+}
+
+AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
+                            const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc,
+                            int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch) {
+    const struct tnn_fgemm_operand a = *a_in, b = *b_in;
+    /* scratch: up to TNN_FGEMM_BF16_PANELS panels of A in pairs, then 32
+     * columns of B, 16 KB each: both rounded once per 256 values of k and
+     * group of panels */
+    const size_t panel_values = (size_t) KC * TNN_FGEMM_ROWS;
+    uint16_t * cols_bf16 = (uint16_t *) scratch;
+    uint16_t * rows_bf16 = cols_bf16 + panel_values;
+    configure_tiles();
+    for (int64_t g0 = p0; g0 < p1; g0 += TNN_FGEMM_BF16_PANELS) {
+        const int64_t g1 = g0 + TNN_FGEMM_BF16_PANELS < p1 ? g0 + TNN_FGEMM_BF16_PANELS : p1;
+        for (int64_t k0 = 0; k0 < k; k0 += KC) {
+            const int64_t depth = k - k0 < KC ? k - k0 : KC;
+            const int64_t steps = (depth + STEP - 1) / STEP;
+            for (int64_t p = g0; p < g1; ++p) {
+                const int64_t m0 = p * TNN_FGEMM_ROWS;
+                pack_rows(a, m0, m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, k0, depth, steps,
+                          rows_bf16 + (p - g0) * panel_values);
+            }
+            for (int64_t j = n0; j < n1; j += 2 * HALF) {
+                const int64_t cols = n1 - j < 2 * HALF ? n1 - j : 2 * HALF;
+                pack_columns(b, j, cols, k0, depth, steps, cols_bf16);
+                for (int64_t p = g0; p < g1; ++p) {
+                    const int64_t m0 = p * TNN_FGEMM_ROWS;
+                    tile_panel(rows_bf16 + (p - g0) * panel_values, cols_bf16, steps, c, ldc, m0,
+                               m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, j, cols, k0 > 0);
+                }
+            }
+        }
+    }
+    _tile_release();
+}
+
+#endif
