@@ -108,12 +108,14 @@ AMX static void pack_columns(struct tnn_fgemm_operand b, int64_t j0, int64_t col
     for (int64_t j = 0; j < cols; ++j) {
         uint16_t * dst = out + j * width;
         if (b.by_k) {
+            /* column j runs down k, ld apart: 16 values of k at a time */
+            const __m512i k_offsets = _mm512_mullo_epi32(
+                _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32((int) b.ld));
             for (int64_t kk = 0; kk < depth; kk += 16) {
-                float v[16] = { 0 };
-                for (int i = 0; i < 16 && kk + i < depth; ++i) {
-                    v[i] = b.data[(k0 + kk + i) * b.ld + j0 + j];
-                }
-                _mm256_storeu_si256((__m256i *) (dst + kk), round16(_mm512_loadu_ps(v)));
+                const __mmask16 mask = depth - kk >= 16 ? 0xffff : (__mmask16) ((1u << (depth - kk)) - 1);
+                const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, k_offsets,
+                                                          b.data + (k0 + kk) * b.ld + j0 + j, 4);
+                _mm256_mask_storeu_epi16(dst + kk, mask, round16(v));
             }
             continue;
         }
