@@ -2,7 +2,7 @@
 
     python benchmarks/bench_train.py [--steps N] [--threads N] [--configs default,smollm2]
                                      [--cpu-level avx2|avx512|amx] [--torch-bf16] [--no-torch-f32]
-                                     [--python PATH]
+                                     [--python PATH] [--precision f32|bf16]
 
 The median of --steps timed steps after one warm-up step.
 Each measurement runs in its own process so that its peak RSS is its own.
@@ -14,7 +14,9 @@ Take figures on an idle machine: on 2 cores any other busy process slows a
 --cpu-level holds both sides to one instruction-set level (side_by_side.py
 says what it sets); --torch-bf16 adds PyTorch under torch.autocast("cpu",
 bfloat16), the weights and AdamW's state left f32; --python measures the toy
-installed for another interpreter (a portable install). The header names the
+installed for another interpreter (a portable install); --precision bf16
+trains toy's side as `toy-train --precision bf16` does (the dense products in
+bfloat16 on the AMX tiles, weights and AdamW f32). The header names the
 CPU, the level, the toy build and what each side's kernels run in; the table
 ends with the rows in the README's markdown.
 """
@@ -39,14 +41,15 @@ CONFIGS = {
 }
 
 
-def run_toy(shape: dict, steps: int, threads: int) -> dict:
+def run_toy(shape: dict, steps: int, threads: int, precision: str = "f32") -> dict:
     import numpy as np
     import toy
     from toy.recipes import FromScratch
 
     cfg = toy.ModelConfig(vocab=shape["vocab"], d_model=shape["d_model"], n_layers=shape["n_layers"],
                           n_heads=shape["n_heads"], n_kv_heads=shape["n_kv_heads"], d_ff=shape["d_ff"])
-    opts = toy.RecipeOptions(t_seq=shape["t_seq"], t_batch=shape["t_batch"], untied=shape["untied"])
+    opts = toy.RecipeOptions(t_seq=shape["t_seq"], t_batch=shape["t_batch"], untied=shape["untied"],
+                             precision=precision)
     recipe = FromScratch("cpu", threads)
     recipe.realize(cfg, opts)
     rng = np.random.default_rng(0)
@@ -143,10 +146,12 @@ def main() -> None:
     add_level_arguments(p)
     p.add_argument("--worker", choices=("toy", "torch", "torch-bf16"))
     p.add_argument("--config")
+    p.add_argument("--precision", choices=("f32", "bf16"), default="f32", help="toy's --precision")
     args = p.parse_args()
     if args.worker:
         w = (CONFIGS[args.config], args.steps, args.threads)
-        r = run_toy(*w) if args.worker == "toy" else run_torch(*w, bf16=args.worker == "torch-bf16")
+        r = (run_toy(*w, precision=args.precision) if args.worker == "toy"
+             else run_torch(*w, bf16=args.worker == "torch-bf16"))
         print(json.dumps(r))
         return
 
@@ -160,13 +165,14 @@ def main() -> None:
     table = Table("config", 10, columns)
     for name in args.configs.split(","):
         common = ["--config", name, "--steps", str(args.steps), "--threads", str(args.threads)]
-        toy_r = run_worker(__file__, "--worker", "toy", *common, python=args.python,
-                           env=level_env(args.cpu_level, "toy"))
+        toy_r = run_worker(__file__, "--worker", "toy", *common, "--precision", args.precision,
+                           python=args.python, env=level_env(args.cpu_level, "toy"))
         results = {c: run_worker(__file__, "--worker", workers[c], *common,
                                  env=level_env(args.cpu_level, "torch")) if with_torch else {"error": "-"}
                    for c in columns}
         table.row(name, toy_r, results)
     level = f", {args.cpu_level} level" if args.cpu_level else ""
+    level += ", toy --precision bf16" if args.precision == "bf16" else ""
 
     def describe(name: str) -> str:
         c = CONFIGS[name]
