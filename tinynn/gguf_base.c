@@ -197,7 +197,7 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         (status = get_float(g, arch_key(k, kc, arch, "attention.layer_norm_rms_epsilon"), 1e-5f, &c->rms_eps))) {
         return status;
     }
-    int64_t vocab;
+    int64_t vocab = 0;
     if ((status = check_outer_tensors(tensors, d_model, &vocab))) {
         return status;
     }
