@@ -1,0 +1,386 @@
+/* qgemm on 256-bit registers (kernels.h): 16-row panels times 1 to NC_MAX
+ * columns at a time, in two variants that share everything but the int8
+ * multiply-add:
+ *   avxvnni  vpdpbusd (AVX-VNNI, Alder Lake and later, Zen 5), the
+ *            instruction the panels are laid out for, as tnn_qgemm_avx512
+ *            uses it, on half as many rows per register
+ *   avx2     vpmaddubsw + vpmaddwd (every AVX2 CPU from Haswell and Zen 1)
+ * A 16-row panel is two ymm registers per group of 4 values: rows 0-7 and
+ * rows 8-15. Each block's int32 dot products are exact, and the float
+ * arithmetic around them (the column quantization, the per-block scaled
+ * adds in block order) is tnn_qgemm_avx512's operation for operation, so
+ * both variants give its bits exactly.
+ *
+ * Compiled through function attributes and run only when the CPU reports
+ * the features at run time (kernels.c), so the library still loads and runs
+ * (on ggml's kernels) on any x86-64 or other CPU. */
+#include "kernels.h"
+#include "layout.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+#define AVXVNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
+#define INLINE static inline __attribute__((always_inline))
+
+/* The largest |value| of 8 floats, as _mm512_reduce_max_ps finds it (a max
+ * of magnitudes: exact in any order). */
+AVX2 INLINE float reduce_max8(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+    m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtss_f32(m);
+}
+
+AVX2 INLINE int32_t reduce_add8_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_extracti128_si256(v, 1), _mm256_castsi256_si128(v));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* The low bytes of 32 int32 (a, b, c, d: 8 each) in order, as
+ * _mm512_cvtepi32_epi8 truncates: masked to a byte, the packs saturate
+ * nothing. The packs interleave the 128-bit lanes; the permute undoes it. */
+AVX2 INLINE __m256i low_bytes(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i byte = _mm256_set1_epi32(0xff);
+    const __m256i ab = _mm256_packus_epi32(_mm256_and_si256(a, byte), _mm256_and_si256(b, byte));
+    const __m256i cd = _mm256_packus_epi32(_mm256_and_si256(c, byte), _mm256_and_si256(d, byte));
+    return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(ab, cd), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+/* A column's blocks as layout.h says, by the arithmetic of
+ * tnn_qgemm_avx512's quantize_column, 8 values to a register. */
+AVX2 static void quantize_column(const float * x, int64_t kb, struct tnn_qcol * out) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < kb; ++b, x += TNN_QBLOCK, ++out) {
+        __m256 v[4];
+        __m256 mx = _mm256_setzero_ps();
+        for (int i = 0; i < 4; ++i) {
+            v[i] = _mm256_loadu_ps(x + 8 * i);
+            mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, v[i]));
+        }
+        const float amax = reduce_max8(mx);
+        const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
+        const __m256 step = _mm256_set1_ps(128.0f);
+        __m256i q[4], r[4];
+        for (int i = 0; i < 4; ++i) {
+            const __m256 s = _mm256_mul_ps(v[i], id);                                     /* x / d */
+            q[i] = _mm256_cvtps_epi32(s);
+            r[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_sub_ps(s, _mm256_cvtepi32_ps(q[i])), step));
+        }
+        _mm256_storeu_si256((__m256i *) out->q, low_bytes(q[0], q[1], q[2], q[3]));
+        _mm256_storeu_si256((__m256i *) out->r, low_bytes(r[0], r[1], r[2], r[3]));
+        const int32_t sq = reduce_add8_epi32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]),
+                                                              _mm256_add_epi32(q[2], q[3])));
+        const int32_t sr = reduce_add8_epi32(_mm256_add_epi32(_mm256_add_epi32(r[0], r[1]),
+                                                              _mm256_add_epi32(r[2], r[3])));
+        out->d = amax / 127.0f;
+        out->ds = out->d * ((float) sq + (float) sr / 128.0f);
+        out->neg128s = -128 * sq;
+        out->neg128s_r = -128 * sr;
+    }
+}
+
+static inline int32_t load4(const int8_t * p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* The widest tile: 16 rows x NC_MAX columns, 2 NC_MAX int32 accumulators
+ * in registers (of 16); the float sums, touched once a block, may spill. */
+#define NC_MAX 4
+
+/* acc[c] += the block's products of column c (tnn_qgemm_avx512's order):
+ * the int32 dot times d_w * scale_x, then for Q4_1 m_w * d_x sum(x / d_x). */
+AVX2 INLINE void add_block(enum tnn_qpanel_format format, const int levels, const uint8_t * panel,
+                           const struct tnn_qcol * col, int64_t kb, const int nc, __m256i dot[][2],
+                           __m256 acc[][2]) {
+    const __m256 d0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) panel));
+    const __m256 d1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (panel + 16)));
+#pragma GCC unroll 12
+    for (int c = 0; c < nc; ++c) {
+        const __m256 s = _mm256_set1_ps(levels == 2 ? col[c * kb].d * (1.0f / 128.0f) : col[c * kb].d);
+        acc[c][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[c][0]), _mm256_mul_ps(d0, s), acc[c][0]);
+        acc[c][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[c][1]), _mm256_mul_ps(d1, s), acc[c][1]);
+    }
+    if (format == TNN_QPANEL_Q4_1) {
+        const __m256 m0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (panel + 32)));
+        const __m256 m1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (panel + 48)));
+#pragma GCC unroll 12
+        for (int c = 0; c < nc; ++c) {
+            const __m256 ds = _mm256_set1_ps(col[c * kb].ds);
+            acc[c][0] = _mm256_fmadd_ps(m0, ds, acc[c][0]);
+            acc[c][1] = _mm256_fmadd_ps(m1, ds, acc[c][1]);
+        }
+    }
+}
+
+/* ---- avx2: vpmaddubsw multiplies u8 by s8 and adds pairs into int16 ------ *
+ *
+ * Q8_0's panels hold w + 128 (0..255) for vpdpbusd; against x in
+ * [-127, 127] a pair could reach 2 * 255 * 127 and saturate int16. So the
+ * kernel recovers w (xor 0x80) and multiplies |w| (<= 128, unsigned) by x
+ * with w's sign: each pair is at most 2 * 128 * 127 = 32512, exact, and
+ * the dot is sum w x directly, what vpdpbusd's sum (w + 128) x plus
+ * -128 sum(x) comes to. Q4_1's nibbles are 0..15: a pair is at most
+ * 2 * 15 * 127 = 3810, so the 8 products of a block (4 groups, low and
+ * high nibbles) add up in int16 (<= 30480) before one vpmaddwd. */
+
+/* y[c][0..16) = panel (16 rows x kb blocks) . column c, c < nc.
+ * cols: the first column's blocks; column c's at cols + c * kb. */
+AVX2 INLINE void tile_avx2(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int64_t kb,
+                           const struct tnn_qcol * cols, const int nc, float * y, int64_t y_stride) {
+    const size_t bb = tnn_qpanel_block_bytes(format);
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i flip = _mm256_set1_epi8((char) 0x80);
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256 acc[NC_MAX][2];
+#pragma GCC unroll 12
+    for (int c = 0; c < nc; ++c) {
+        acc[c][0] = acc[c][1] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < kb; ++b, panel += bb) {
+        const struct tnn_qcol * col = cols + b;
+        __m256i dot[NC_MAX][2];
+#pragma GCC unroll 12
+        for (int c = 0; c < nc; ++c) {
+            dot[c][0] = dot[c][1] = _mm256_setzero_si256();
+        }
+        if (format == TNN_QPANEL_Q8_0) {
+            /* sum w q, then for two levels 128 sum w q + sum w r */
+            for (int level = 0; level < levels; ++level) {
+#pragma GCC unroll 12
+                for (int c = 0; c < nc && level == 1; ++c) {
+                    dot[c][0] = _mm256_slli_epi32(dot[c][0], 7);
+                    dot[c][1] = _mm256_slli_epi32(dot[c][1], 7);
+                }
+#pragma GCC unroll 8
+                for (int g = 0; g < 8; ++g) {
+                    const __m256i w0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (panel + 32 + 64 * g)), flip);
+                    const __m256i w1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g)), flip);
+                    const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
+#pragma GCC unroll 12
+                    for (int c = 0; c < nc; ++c) {
+                        const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
+                        const __m256i xb = _mm256_set1_epi32(load4(x + 4 * g));
+                        dot[c][0] = _mm256_add_epi32(dot[c][0], _mm256_madd_epi16(
+                            _mm256_maddubs_epi16(a0, _mm256_sign_epi8(xb, w0)), ones));
+                        dot[c][1] = _mm256_add_epi32(dot[c][1], _mm256_madd_epi16(
+                            _mm256_maddubs_epi16(a1, _mm256_sign_epi8(xb, w1)), ones));
+                    }
+                }
+            }
+        } else {
+            /* sum over nibbles, then for two levels 128 of that + the r's */
+            for (int level = 0; level < levels; ++level) {
+                __m256i s16[NC_MAX][2];
+#pragma GCC unroll 12
+                for (int c = 0; c < nc; ++c) {
+                    s16[c][0] = s16[c][1] = _mm256_setzero_si256();
+                }
+#pragma GCC unroll 2
+                for (int g = 0; g < 4; ++g) {
+                    const __m256i p0 = _mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g));
+                    const __m256i p1 = _mm256_loadu_si256((const __m256i *) (panel + 96 + 64 * g));
+                    const __m256i lo0 = _mm256_and_si256(p0, low4), hi0 = _mm256_and_si256(_mm256_srli_epi16(p0, 4), low4);
+                    const __m256i lo1 = _mm256_and_si256(p1, low4), hi1 = _mm256_and_si256(_mm256_srli_epi16(p1, 4), low4);
+#pragma GCC unroll 12
+                    for (int c = 0; c < nc; ++c) {
+                        const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
+                        const __m256i xl = _mm256_set1_epi32(load4(x + 4 * g));
+                        const __m256i xh = _mm256_set1_epi32(load4(x + 16 + 4 * g));
+                        s16[c][0] = _mm256_add_epi16(s16[c][0], _mm256_add_epi16(_mm256_maddubs_epi16(lo0, xl),
+                                                                                 _mm256_maddubs_epi16(hi0, xh)));
+                        s16[c][1] = _mm256_add_epi16(s16[c][1], _mm256_add_epi16(_mm256_maddubs_epi16(lo1, xl),
+                                                                                 _mm256_maddubs_epi16(hi1, xh)));
+                    }
+                }
+#pragma GCC unroll 12
+                for (int c = 0; c < nc; ++c) {
+                    dot[c][0] = _mm256_add_epi32(_mm256_slli_epi32(dot[c][0], 7), _mm256_madd_epi16(s16[c][0], ones));
+                    dot[c][1] = _mm256_add_epi32(_mm256_slli_epi32(dot[c][1], 7), _mm256_madd_epi16(s16[c][1], ones));
+                }
+            }
+        }
+        add_block(format, levels, panel, col, kb, nc, dot, acc);
+    }
+#pragma GCC unroll 12
+    for (int c = 0; c < nc; ++c) {
+        _mm256_storeu_ps(y + c * y_stride, acc[c][0]);
+        _mm256_storeu_ps(y + c * y_stride + 8, acc[c][1]);
+    }
+}
+
+/* ---- avxvnni: vpdpbusd, as tnn_qgemm_avx512 ---------------------------- *
+ *
+ * The same int32 sums as there: for Q8_0 sum (w + 128) q starting from
+ * -128 sum(q), which cancels the offset. */
+
+AVXVNNI INLINE void tile_vnni(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int64_t kb,
+                              const struct tnn_qcol * cols, const int nc, float * y, int64_t y_stride) {
+    const size_t bb = tnn_qpanel_block_bytes(format);
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256 acc[NC_MAX][2];
+#pragma GCC unroll 12
+    for (int c = 0; c < nc; ++c) {
+        acc[c][0] = acc[c][1] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < kb; ++b, panel += bb) {
+        const struct tnn_qcol * col = cols + b;
+        __m256i dot[NC_MAX][2];
+        if (format == TNN_QPANEL_Q8_0) {
+            for (int level = 0; level < levels; ++level) {
+#pragma GCC unroll 12
+                for (int c = 0; c < nc; ++c) {
+                    const __m256i offset = _mm256_set1_epi32(level == 0 ? col[c * kb].neg128s : col[c * kb].neg128s_r);
+                    dot[c][0] = level == 0 ? offset : _mm256_add_epi32(_mm256_slli_epi32(dot[c][0], 7), offset);
+                    dot[c][1] = level == 0 ? offset : _mm256_add_epi32(_mm256_slli_epi32(dot[c][1], 7), offset);
+                }
+#pragma GCC unroll 8
+                for (int g = 0; g < 8; ++g) {
+                    const __m256i w0 = _mm256_loadu_si256((const __m256i *) (panel + 32 + 64 * g));
+                    const __m256i w1 = _mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g));
+#pragma GCC unroll 12
+                    for (int c = 0; c < nc; ++c) {
+                        const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
+                        const __m256i xb = _mm256_set1_epi32(load4(x + 4 * g));
+                        dot[c][0] = _mm256_dpbusd_avx_epi32(dot[c][0], w0, xb);
+                        dot[c][1] = _mm256_dpbusd_avx_epi32(dot[c][1], w1, xb);
+                    }
+                }
+            }
+        } else {
+#pragma GCC unroll 12
+            for (int c = 0; c < nc; ++c) {
+                dot[c][0] = dot[c][1] = _mm256_setzero_si256();
+            }
+            for (int level = 0; level < levels; ++level) {
+#pragma GCC unroll 12
+                for (int c = 0; c < nc && level == 1; ++c) {
+                    dot[c][0] = _mm256_slli_epi32(dot[c][0], 7);
+                    dot[c][1] = _mm256_slli_epi32(dot[c][1], 7);
+                }
+#pragma GCC unroll 4
+                for (int g = 0; g < 4; ++g) {
+                    const __m256i p0 = _mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g));
+                    const __m256i p1 = _mm256_loadu_si256((const __m256i *) (panel + 96 + 64 * g));
+                    const __m256i lo0 = _mm256_and_si256(p0, low4), hi0 = _mm256_and_si256(_mm256_srli_epi16(p0, 4), low4);
+                    const __m256i lo1 = _mm256_and_si256(p1, low4), hi1 = _mm256_and_si256(_mm256_srli_epi16(p1, 4), low4);
+#pragma GCC unroll 12
+                    for (int c = 0; c < nc; ++c) {
+                        const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
+                        const __m256i xl = _mm256_set1_epi32(load4(x + 4 * g));
+                        const __m256i xh = _mm256_set1_epi32(load4(x + 16 + 4 * g));
+                        dot[c][0] = _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(dot[c][0], lo0, xl), hi0, xh);
+                        dot[c][1] = _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(dot[c][1], lo1, xl), hi1, xh);
+                    }
+                }
+            }
+        }
+        add_block(format, levels, panel, col, kb, nc, dot, acc);
+    }
+#pragma GCC unroll 12
+    for (int c = 0; c < nc; ++c) {
+        _mm256_storeu_ps(y + c * y_stride, acc[c][0]);
+        _mm256_storeu_ps(y + c * y_stride + 8, acc[c][1]);
+    }
+}
+
+/* ---- one function per (variant, format, levels), nc by a switch --------- */
+
+typedef void (*tile_fn)(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols, int nc,
+                        float * y, int64_t y_stride);
+
+#define TILE_CASE(T, F, L, N) \
+    case N: T(F, L, panel, kb, cols, N, y, y_stride); break;
+
+#define TILE_FN(TARGET, NAME, T, F, L)                                                         \
+    TARGET static void NAME(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols,   \
+                            int nc, float * y, int64_t y_stride) {                             \
+        switch (nc) {                                                                          \
+            TILE_CASE(T, F, L, 1) TILE_CASE(T, F, L, 2) TILE_CASE(T, F, L, 3)                  \
+            TILE_CASE(T, F, L, 4)                                                              \
+            default: break;                                                                    \
+        }                                                                                      \
+    }
+
+TILE_FN(AVX2, avx2_q8_0_1, tile_avx2, TNN_QPANEL_Q8_0, 1)
+TILE_FN(AVX2, avx2_q8_0_2, tile_avx2, TNN_QPANEL_Q8_0, 2)
+TILE_FN(AVX2, avx2_q4_1_1, tile_avx2, TNN_QPANEL_Q4_1, 1)
+TILE_FN(AVX2, avx2_q4_1_2, tile_avx2, TNN_QPANEL_Q4_1, 2)
+TILE_FN(AVXVNNI, vnni_q8_0_1, tile_vnni, TNN_QPANEL_Q8_0, 1)
+TILE_FN(AVXVNNI, vnni_q8_0_2, tile_vnni, TNN_QPANEL_Q8_0, 2)
+TILE_FN(AVXVNNI, vnni_q4_1_1, tile_vnni, TNN_QPANEL_Q4_1, 1)
+TILE_FN(AVXVNNI, vnni_q4_1_2, tile_vnni, TNN_QPANEL_Q4_1, 2)
+
+/* by format * 2 + levels - 1 */
+static const tile_fn avx2_tiles[4] = { avx2_q8_0_1, avx2_q8_0_2, avx2_q4_1_1, avx2_q4_1_2 };
+static const tile_fn vnni_tiles[4] = { vnni_q8_0_1, vnni_q8_0_2, vnni_q4_1_1, vnni_q4_1_2 };
+
+/* Panels per pass over a thread's columns: about 256 KB of the packed matrix,
+ * which stays in L2 while every column tile reads it. */
+static int64_t panels_per_pass(size_t panel_bytes) {
+    const int64_t n = (int64_t) ((256 << 10) / (panel_bytes ? panel_bytes : 1));
+    return n > 0 ? n : 1;
+}
+
+/* tnn_qgemm_avx512's walk, with its tiles NC_MAX columns wide. */
+AVX2 static void qgemm(const tile_fn * tiles, int format, int levels, const void * a, int64_t rows, int64_t k,
+                       const float * x, int64_t x_stride, int64_t n,
+                       float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+    const tile_fn tile_at = tiles[(format == TNN_QPANEL_Q4_1) * 2 + (levels == 2)];
+    const int64_t kb = k / TNN_QBLOCK;
+    const int64_t n_panels = rows / TNN_QPANEL_ROWS;
+    const size_t panel_bytes = (size_t) kb * tnn_qpanel_block_bytes(format);
+    struct tnn_qcol * q = scratch;
+
+    /* Split the columns between threads when each gets a full tile (each
+     * quantizes only its own); else split the panels, every thread
+     * quantizing all columns. No thread waits for another either way. */
+    int64_t c0 = 0, c1 = n, p0 = 0, p1 = n_panels;
+    if (n >= (int64_t) nth * NC_MAX) {
+        const int64_t tiles_n = (n + NC_MAX - 1) / NC_MAX;
+        c0 = tiles_n * ith / nth * NC_MAX;
+        c1 = tiles_n * (ith + 1) / nth * NC_MAX;
+        if (c1 > n) c1 = n;
+    } else {
+        p0 = n_panels * ith / nth;
+        p1 = n_panels * (ith + 1) / nth;
+    }
+    for (int64_t c = c0; c < c1; ++c) {
+        quantize_column(x + c * x_stride, kb, q + (c - c0) * kb);
+    }
+    const int64_t pass = panels_per_pass(panel_bytes);
+    for (int64_t pp = p0; pp < p1; pp += pass) {
+        const int64_t pe = pp + pass < p1 ? pp + pass : p1;
+        for (int64_t c = c0; c < c1; c += NC_MAX) {
+            const int nc = (int) (c1 - c < NC_MAX ? c1 - c : NC_MAX);
+            const struct tnn_qcol * cols = q + (c - c0) * kb;
+            for (int64_t p = pp; p < pe; ++p) {
+                const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes;
+                float * out = y + c * y_stride + p * TNN_QPANEL_ROWS;
+                tile_at(panel, kb, cols, nc, out, y_stride);
+            }
+        }
+    }
+}
+
+void tnn_qgemm_avx2(int format, int levels, const void * a, int64_t rows, int64_t k,
+                    const float * x, int64_t x_stride, int64_t n,
+                    float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+    qgemm(avx2_tiles, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
+}
+
+void tnn_qgemm_avxvnni(int format, int levels, const void * a, int64_t rows, int64_t k,
+                       const float * x, int64_t x_stride, int64_t n,
+                       float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+    qgemm(vnni_tiles, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
+}
+
+#endif
