@@ -129,6 +129,10 @@ static void qgemm_avx2(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_avx2; 
 static void qgemm_avxvnni(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_avxvnni; }
 static void qgemm_avx512(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_avx512; }
 static void qgemm_amx(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_amx; }
+static void fgemm_avx2(struct tnn_cpu_kernels * k) {
+    k->fgemm = tnn_fgemm_avx2;
+    k->fgemm_skinny = tnn_fgemm_skinny_avx2;
+}
 static void fgemm_avx512(struct tnn_cpu_kernels * k) {
     k->fgemm = tnn_fgemm_avx512;
     k->fgemm_skinny = tnn_fgemm_skinny_avx512;
@@ -141,6 +145,7 @@ static void head_loss_avx512(struct tnn_cpu_kernels * k) {
     k->head_loss = tnn_head_loss_avx512;
     k->token_loss = tnn_token_loss_avx512;
 }
+static void adamw_avx2(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx2; }
 static void adamw_avx512(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx512; }
 static void fgemm_bf16_amx(struct tnn_cpu_kernels * k) { k->fgemm_bf16 = tnn_fgemm_bf16_amx; }
 
@@ -149,9 +154,11 @@ static const struct variant_entry variants[] = {
     { TNN_KERNEL_QGEMM, TNN_CPU_AVXVNNI, AVX2 | TNN_FEATURE_AVXVNNI, qgemm_avxvnni },
     { TNN_KERNEL_QGEMM, TNN_CPU_AVX512, AVX512VNNI, qgemm_avx512 },
     { TNN_KERNEL_QGEMM, TNN_CPU_AMX, AVX512VNNI | TNN_FEATURE_AMX, qgemm_amx },
+    { TNN_KERNEL_FGEMM, TNN_CPU_AVX2, AVX2, fgemm_avx2 },
     { TNN_KERNEL_FGEMM, TNN_CPU_AVX512, AVX512, fgemm_avx512 },
     { TNN_KERNEL_HEAD_LOSS, TNN_CPU_AVX2, AVX2, head_loss_avx2 },
     { TNN_KERNEL_HEAD_LOSS, TNN_CPU_AVX512, AVX512, head_loss_avx512 },
+    { TNN_KERNEL_ADAMW, TNN_CPU_AVX2, AVX2, adamw_avx2 },
     { TNN_KERNEL_ADAMW, TNN_CPU_AVX512, AVX512, adamw_avx512 },
     { TNN_KERNEL_FGEMM_BF16, TNN_CPU_AMX, AVX512 | TNN_FEATURE_AVX512BF16 | TNN_FEATURE_AMX, fgemm_bf16_amx },
 };
