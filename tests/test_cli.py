@@ -120,3 +120,15 @@ def test_version_names_the_cpu_build_that_runs():
     from toy._native import backend_variant
     assert cpu.split()[1] == backend_variant("cpu")
     assert any(line.startswith("cuda: ") for line in lines)
+
+
+def test_version_names_the_variant_each_cpu_kernel_runs_in_and_a_level_bounds_them(monkeypatch):
+    from toy._native import library
+    lib = library("cpu")
+    if not lib.tnn_cpu_kernel_runs(b"fgemm", b"avx2"):
+        pytest.skip("no kernel of toy's runs on this CPU")
+    cpu = next(line for line in toy_train("--version").stdout.splitlines() if line.startswith("cpu: "))
+    assert "toy's kernels: qgemm " in cpu and "fgemm_bf16 " in cpu
+    monkeypatch.setenv("TNN_CPU_VARIANT", "haswell")
+    cpu = next(line for line in toy_train("--version").stdout.splitlines() if line.startswith("cpu: "))
+    assert "qgemm avx2, fgemm avx2, head_loss avx2, adamw avx2, fgemm_bf16 none" in cpu

@@ -78,6 +78,20 @@ def backend_variant(device: str = "cpu") -> str:
     return ffi.string(lib.tnn_backend_variant()).decode()
 
 
+CPU_KERNELS = ("qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16")
+
+
+def cpu_kernel_variants() -> str:
+    """Which variant each of toy's CPU kernels runs in here, under
+    TNN_CPU_KERNELS and TNN_CPU_VARIANT: "qgemm avx512, fgemm avx512, ..."."""
+    lib = library("cpu")
+    names = []
+    for kernel in CPU_KERNELS:
+        answer = lib.tnn_cpu_kernel_choice(kernel.encode())
+        names.append(f"{kernel} {'?' if answer == ffi.NULL else ffi.string(answer).decode()}")
+    return ", ".join(names)
+
+
 def describe_backends() -> list[str]:
     """One line per device: what this install can run (toy-train --version)."""
     lines = []
@@ -89,7 +103,7 @@ def describe_backends() -> list[str]:
             variant = backend_variant("cpu")
             how = ("built for this machine's CPU" if variant == "native"
                    else "portable build, the variant chosen for this CPU")
-            lines.append(f"cpu: {variant} ({how})")
+            lines.append(f"cpu: {variant} ({how}); toy's kernels: {cpu_kernel_variants()}")
         else:
             lines.append(f"{device}: {path}")
     return lines
