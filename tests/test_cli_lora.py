@@ -35,6 +35,18 @@ def test_lora_gate_matches_the_golden_log_and_writes_an_adapter(smollm2, tmp_pat
     assert config["lora"] == {"rank": 8, "alpha": 16.0, "targets": ["q"], "base_compute": "fast"}
 
 
+@pytest.mark.parametrize("level", ["haswell", "alderlake", "icelake", "sapphirerapids"])
+def test_every_cpu_level_gives_the_golden_bytes(smollm2, tmp_path, monkeypatch, level):
+    """toy's kernels give the same bits in every variant (tinynn/cpu/kernels.h):
+    bounded to a Haswell's AVX2, an Alder Lake's AVX-VNNI, an Ice Lake's
+    AVX-512 or a Sapphire Rapids' AMX, the LoRA gate is the same bytes (a level
+    above this CPU's is bounded by the CPU itself)."""
+    monkeypatch.setenv("TNN_CPU_VARIANT", level)
+    result = toy_train(*LORA_GATE, "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (GOLDEN / "lora-smollm2-cpu.txt").read_text()
+
+
 def test_lora_learns_a_repeated_text(smollm2, tmp_path):
     text = tmp_path / "facts.txt"
     text.write_text("The capital of Zorbia is Quintelle. " * 40)
