@@ -13,6 +13,7 @@
  * 12 FMAs. The two halves of a panel each pass over the columns; the panel
  * (32 KB) stays in L1 for both. */
 #include "kernels.h"
+#include "layout.h"
 
 #include <string.h>
 
@@ -26,26 +27,6 @@
 /* Rows of a tile (half a panel) and columns per tile. */
 #define MR 16
 #define NR 6
-
-/* panel[kk][r] = A[m0 + r, k0 + kk] for r < rows, 0 past them. */
-static void pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, int64_t k0, int64_t depth,
-                       float * panel) {
-    if (rows < TNN_FGEMM_ROWS) {
-        memset(panel, 0, (size_t) depth * TNN_FGEMM_ROWS * sizeof(float));
-    }
-    if (a.by_k) {
-        for (int64_t kk = 0; kk < depth; ++kk) {
-            memcpy(panel + kk * TNN_FGEMM_ROWS, a.data + (k0 + kk) * a.ld + m0, (size_t) rows * sizeof(float));
-        }
-        return;
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-        const float * row = a.data + (m0 + r) * a.ld + k0;
-        for (int64_t kk = 0; kk < depth; ++kk) {
-            panel[kk * TNN_FGEMM_ROWS + r] = row[kk];
-        }
-    }
-}
 
 /* Lane mask of the first n of 8 lanes (n may be <= 0 or >= 8). */
 AVX2 static inline __m256i lanes(int n) {
@@ -120,7 +101,7 @@ AVX2 void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a_in, int64_t m, int64
         const int64_t rows = m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS;
         for (int64_t k0 = 0; k0 < k; k0 += KC) {
             const int64_t depth = k - k0 < KC ? k - k0 : KC;
-            pack_panel(a, m0, rows, k0, depth, scratch);
+            tnn_fgemm_pack_panel(a, m0, rows, k0, depth, scratch);
             /* the lower 16 rows, then the upper ones if the panel has any */
             for (int64_t h = 0; h < rows; h += MR) {
                 const int in_half = (int) (rows - h < MR ? rows - h : MR);

@@ -1,6 +1,7 @@
 /* fgemm and the skinny product on AVX512 (kernels.h). Compiled through
  * function attributes, run only where kernels.c finds AVX512F. */
 #include "kernels.h"
+#include "layout.h"
 
 #include <string.h>
 
@@ -13,26 +14,6 @@
 #define KC TNN_FGEMM_DEPTH
 /* Columns per tile: 2 x 12 accumulators of the 32 registers. */
 #define NR 12
-
-/* panel[kk][r] = A[m0 + r, k0 + kk] for r < rows, 0 past them. */
-static void pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, int64_t k0, int64_t depth,
-                       float * panel) {
-    if (rows < TNN_FGEMM_ROWS) {
-        memset(panel, 0, (size_t) depth * TNN_FGEMM_ROWS * sizeof(float));
-    }
-    if (a.by_k) {
-        for (int64_t kk = 0; kk < depth; ++kk) {
-            memcpy(panel + kk * TNN_FGEMM_ROWS, a.data + (k0 + kk) * a.ld + m0, (size_t) rows * sizeof(float));
-        }
-        return;
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-        const float * row = a.data + (m0 + r) * a.ld + k0;
-        for (int64_t kk = 0; kk < depth; ++kk) {
-            panel[kk * TNN_FGEMM_ROWS + r] = row[kk];
-        }
-    }
-}
 
 /* C[rows of the panel, nc columns] (+)= panel . B[k0 .. k0 + depth) */
 AVX512 static inline __attribute__((always_inline)) void
@@ -90,7 +71,7 @@ void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t 
         const __mmask16 mask_hi = rows <= 16 ? 0 : rows >= 32 ? 0xffff : (__mmask16) ((1u << (rows - 16)) - 1);
         for (int64_t k0 = 0; k0 < k; k0 += KC) {
             const int64_t depth = k - k0 < KC ? k - k0 : KC;
-            pack_panel(a, m0, rows, k0, depth, scratch);
+            tnn_fgemm_pack_panel(a, m0, rows, k0, depth, scratch);
             for (int64_t j = n0; j < n1; j += NR) {
                 const int nc = (int) (n1 - j < NR ? n1 - j : NR);
                 if (b.by_k) {

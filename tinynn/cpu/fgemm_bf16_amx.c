@@ -43,16 +43,8 @@
 #define AROWS0 6
 #define AROWS1 7
 
-struct tile_config {
-    uint8_t palette;
-    uint8_t start_row;
-    uint8_t reserved[14];
-    uint16_t bytes_per_row[16];
-    uint8_t rows[16];
-};
-
 AMX static void configure_tiles(void) {
-    struct tile_config config;
+    struct tnn_amx_tile_config config;
     memset(&config, 0, sizeof config);
     config.palette = 1;
     for (int t = 0; t < 8; ++t) {

@@ -179,40 +179,8 @@ float tnn_token_loss_avx2(const float * z, int64_t vocab, int32_t label) {
 void tnn_head_loss_avx2(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d,
                         int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
                         int64_t t0, int64_t t1, float * out, void * scratch) {
-    const struct tnn_head_loss_layout layout = tnn_head_loss_layout(d, vocab);
-    char * quantized = scratch;
-    float * z = (float *) ((char *) scratch + layout.z);
-    float * h_chunk = (float *) ((char *) scratch + layout.h);
-    float * dh_chunk = (float *) ((char *) scratch + layout.dh);
-    const int64_t out_stride = d + 1;
-    const float inv_n = 1.0f / (float) n;
-    int64_t tokens[TNN_HEAD_LOSS_CHUNK];
-
-    for (int64_t t = t0; t < t1;) {
-        /* gather up to CHUNK labelled tokens; a masked one is done at once */
-        int nc = 0;
-        for (; t < t1 && nc < TNN_HEAD_LOSS_CHUNK; ++t) {
-            if (labels[t] < 0 || labels[t] >= vocab) {
-                memset(out + t * out_stride, 0, (size_t) out_stride * sizeof(float));
-                continue;
-            }
-            memcpy(h_chunk + nc * d, h + t * h_stride, (size_t) d * sizeof(float));
-            tokens[nc++] = t;
-        }
-        if (nc == 0) {
-            continue;
-        }
-        /* z [vocab, nc] = W h; then each column its loss and gradient */
-        qgemm(w_format, 2, w, vocab, d, h_chunk, d, nc, z, vocab, quantized, 0, 1);
-        for (int c = 0; c < nc; ++c) {
-            out[tokens[c] * out_stride + d] = softmax_gradient(z + c * vocab, vocab, labels[tokens[c]], inv_n);
-        }
-        /* dL/dh [d, nc] = W^T dz */
-        qgemm(TNN_QPANEL_Q8_0, 2, wt, d, vocab, z, vocab, nc, dh_chunk, d, quantized, 0, 1);
-        for (int c = 0; c < nc; ++c) {
-            memcpy(out + tokens[c] * out_stride, dh_chunk + c * d, (size_t) d * sizeof(float));
-        }
-    }
+    tnn_head_loss_walk(softmax_gradient, qgemm, w_format, w, wt, d, vocab, h, h_stride, labels, n, t0, t1, out,
+                       scratch);
 }
 
 #endif

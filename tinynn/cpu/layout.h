@@ -76,4 +76,36 @@ static inline struct tnn_head_loss_layout tnn_head_loss_layout(int64_t d, int64_
     return l;
 }
 
+/* ---- what the variants of fgemm and head_loss share (kernels.c) ---------- */
+
+/* panel[kk][r] = A[m0 + r, k0 + kk] for r < rows (of TNN_FGEMM_ROWS), 0 past
+ * them: the panel fgemm's tiles read. */
+void tnn_fgemm_pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, int64_t k0, int64_t depth,
+                          float * panel);
+
+/* One token of head_loss: z (its logits) becomes the gradient of the mean
+ * loss over n tokens, (softmax(z) - onehot(label)) / n; returns its loss. */
+typedef float (*tnn_softmax_gradient_fn)(float * z, int64_t vocab, int32_t label, float inv_n);
+
+/* head_loss over tokens [t0, t1) (kernels.h), each variant giving its
+ * softmax_gradient: gathers up to TNN_HEAD_LOSS_CHUNK labelled tokens (a
+ * masked one is done at once), their logits through qgemm, each token's
+ * loss and gradient, then dL/dh = W^T dz through qgemm again. */
+void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, tnn_qgemm_fn qgemm, int w_format,
+                        const void * w, const void * wt, int64_t d, int64_t vocab, const float * h,
+                        int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out,
+                        void * scratch);
+
+/* ---- AMX tiles (qgemm_amx.c, fgemm_bf16_amx.c) --------------------------- */
+
+/* ldtilecfg's 64-byte operand (palette 1): rows and bytes per row of each
+ * of the 8 tiles. */
+struct tnn_amx_tile_config {
+    uint8_t palette;
+    uint8_t start_row;
+    uint8_t reserved[14];
+    uint16_t bytes_per_row[16];
+    uint8_t rows[16];
+};
+
 #endif

@@ -44,17 +44,8 @@
 #define A_Q 6
 #define A_R 7
 
-/* ldtilecfg's 64-byte operand (palette 1). */
-struct tile_config {
-    uint8_t palette;
-    uint8_t start_row;
-    uint8_t reserved[14];
-    uint16_t bytes_per_row[16];
-    uint8_t rows[16];
-};
-
 AMX static void configure_tiles(void) {
-    struct tile_config config;
+    struct tnn_amx_tile_config config;
     memset(&config, 0, sizeof config);
     config.palette = 1;
     const int sums[] = { C_Q0, C_R0, C_Q1, C_R1 }, columns[] = { A_Q, A_R }, blocks[] = { B0, B1 };
