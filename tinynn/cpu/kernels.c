@@ -272,9 +272,9 @@ bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_c
 /* ---- qgemm's packed panels (every variant reads them) -------------------- */
 
 size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n) {
-    /* the quantized columns, then one panel spread for the amx variant */
-    const size_t kb = (size_t) (k / TNN_QBLOCK);
-    return tnn_align64(kb * (size_t) n * sizeof(struct tnn_qcol)) + kb * TNN_QAMX_BLOCK_BYTES;
+    /* the quantized columns, one spread panel, the columns as int16
+     * (layout.h) */
+    return tnn_qgemm_layout(k, n).total;
 }
 
 /* Stored block layouts (ggml-common.h): Q8_0 {fp16 d; int8 q[32]},

@@ -54,9 +54,32 @@ static inline size_t tnn_align64(size_t bytes) {
 }
 
 /* The amx variant reads a panel block with a byte a value: 8 groups of
- * [16 rows][4 values]. qgemm's scratch ends with room for one panel so
- * spread (tnn_qgemm_scratch_bytes). */
+ * [16 rows][4 values]. qgemm's scratch has room for one panel so spread
+ * (tnn_qgemm_layout). */
 #define TNN_QAMX_BLOCK_BYTES (TNN_QBLOCK / 4 * TNN_QPANEL_ROWS * 4)
+
+/* The avx2 variant's levels = 2 reads a panel block as int16, two bytes a
+ * value (qgemm_avx2.c), and each column block as 32 int16 128 q + r. */
+#define TNN_QSPREAD_BLOCK_BYTES (TNN_QBLOCK * TNN_QPANEL_ROWS * 2)
+#define TNN_QX16_BLOCK_BYTES (TNN_QBLOCK * 2)
+
+/* qgemm's scratch (tnn_qgemm_scratch_bytes), by byte offset: the n
+ * quantized columns (kb struct tnn_qcol each) from 0, then room for one
+ * spread panel (kb * TNN_QSPREAD_BLOCK_BYTES: the amx variant uses the
+ * first TNN_QAMX_BLOCK_BYTES a block of it, avx2 all), then the n columns
+ * as int16 (kb * TNN_QX16_BLOCK_BYTES each; avx2 at levels = 2 only). */
+struct tnn_qgemm_layout {
+    size_t spread, x16, total;
+};
+
+static inline struct tnn_qgemm_layout tnn_qgemm_layout(int64_t k, int64_t n) {
+    const size_t kb = (size_t) (k / TNN_QBLOCK);
+    struct tnn_qgemm_layout l;
+    l.spread = tnn_align64(kb * (size_t) n * sizeof(struct tnn_qcol));
+    l.x16 = l.spread + kb * TNN_QSPREAD_BLOCK_BYTES;
+    l.total = l.x16 + kb * (size_t) n * TNN_QX16_BLOCK_BYTES;
+    return l;
+}
 
 /* head_loss's scratch, by byte offset: the quantized columns for either
  * product, then z [vocab, CHUNK], the gathered h [d, CHUNK] and their

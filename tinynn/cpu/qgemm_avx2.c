@@ -292,6 +292,167 @@ AVXVNNI INLINE void tile_vnni(enum tnn_qpanel_format format, const int levels, c
     }
 }
 
+/* ---- levels = 2 as one int16 a value: vpmaddwd / vpdpwssd ---------------- *
+ *
+ * For two levels the kernels above multiply each weight twice, by q and by
+ * r, and add the int32 dot 128 sum(w q) + sum(w r). The two levels of a
+ * column value fit one int16 instead, x16 = 128 q + r: q = round(x / d) is
+ * in [-127, 127] and r = round(128 (x / d - q)) in [-64, 64] (x / d - q is
+ * exact in float and within half a step), so |x16| <= 127 * 128 + 64 =
+ * 16320. With the weights as int16 too (Q8_0: w itself in [-128, 127], the
+ * packed w + 128 xor 0x80; Q4_1: the nibbles 0..15), sum(w x16) is that
+ * same int32 dot, and exact: a vpmaddwd pair is at most 2 * 128 * 16320 and
+ * a block's 32 products at most 32 * 128 * 16320 < 2^27, nowhere near
+ * int16 pair saturation (vpmaddwd saturates only -32768 * -32768 pairs) or
+ * int32 overflow. For Q8_0 it needs no offset terms: vpdpbusd's
+ * -128 sum(q) and -128 sum(r) only cancel its +128. One vpmaddwd (or one
+ * AVX-VNNI vpdpwssd) then does 16 products where the int8 path spends a
+ * vpsignb, vpmaddubsw and vpmaddwd per 32 and level, twice.
+ *
+ * The panel is spread once per call into scratch (layout.h), a block as 16
+ * pairs of values (t, t + 1), each [16 rows][2 values] int16: two ymm, rows
+ * 0-7 and 8-15, so vpmaddwd of one by the column's (x16[t], x16[t + 1])
+ * broadcast adds 8 rows' two products, no horizontal adds. Each column's
+ * x16 is computed once, after quantize_column, into scratch too. The float
+ * steps per block (add_block) are those of levels = 2 above. */
+
+/* The int16 of 16 packed bytes of 8 rows x (bytes 2h, 2h + 1) of a group of
+ * [8 rows][4 bytes] v, h = 0 then 1: per 128-bit lane (4 rows) vpshufb puts
+ * bytes 0-1 of each row first, bytes 2-3 after; vpermq gathers the lanes'
+ * first halves (h = 0, 8 rows) low and the second halves high. */
+AVX2 INLINE void pairs_of(__m256i v, const int sign, int16_t * h0, int16_t * h1) {
+    const __m256i order = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                           0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    v = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, order), _MM_SHUFFLE(3, 1, 2, 0));
+    const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+    _mm256_storeu_si256((__m256i *) h0, sign ? _mm256_cvtepi8_epi16(lo) : _mm256_cvtepu8_epi16(lo));
+    _mm256_storeu_si256((__m256i *) h1, sign ? _mm256_cvtepi8_epi16(hi) : _mm256_cvtepu8_epi16(hi));
+}
+
+/* One panel's kb blocks as int16 into out: block b at out + b * 512, its
+ * pair p (values 2p, 2p + 1) at + 32 p, rows 0-7 then 8-15 (16 int16 each). */
+AVX2 static void spread16(enum tnn_qpanel_format format, const uint8_t * panel, int64_t kb, int16_t * out) {
+    const size_t bb = tnn_qpanel_block_bytes(format);
+    const __m256i flip = _mm256_set1_epi8((char) 0x80);
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    for (int64_t b = 0; b < kb; ++b, panel += bb, out += TNN_QSPREAD_BLOCK_BYTES / 2) {
+        if (format == TNN_QPANEL_Q8_0) {
+            /* group g: values 4g..4g+3 = pairs 2g, 2g + 1; w = (w + 128) ^ 0x80 */
+            for (int g = 0; g < 8; ++g) {
+                for (int half = 0; half < 2; ++half) {
+                    const __m256i v = _mm256_xor_si256(
+                        _mm256_loadu_si256((const __m256i *) (panel + 32 + 64 * g + 32 * half)), flip);
+                    pairs_of(v, 1, out + 32 * (2 * g) + 16 * half, out + 32 * (2 * g + 1) + 16 * half);
+                }
+            }
+        } else {
+            /* group g: low nibbles values 4g..4g+3 (pairs 2g, 2g + 1), high
+             * nibbles values 16 + 4g.. (pairs 8 + 2g, 9 + 2g) */
+            for (int g = 0; g < 4; ++g) {
+                for (int half = 0; half < 2; ++half) {
+                    const __m256i v = _mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g + 32 * half));
+                    pairs_of(_mm256_and_si256(v, low4), 0,
+                             out + 32 * (2 * g) + 16 * half, out + 32 * (2 * g + 1) + 16 * half);
+                    pairs_of(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), 0,
+                             out + 32 * (8 + 2 * g) + 16 * half, out + 32 * (9 + 2 * g) + 16 * half);
+                }
+            }
+        }
+    }
+}
+
+/* A quantized column's kb blocks as x16 = 128 q + r (32 int16 a block). */
+AVX2 static void column16(const struct tnn_qcol * col, int64_t kb, int16_t * out) {
+    for (int64_t b = 0; b < kb; ++b, ++col, out += TNN_QBLOCK) {
+        for (int h = 0; h < 2; ++h) {
+            const __m256i q = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (col->q + 16 * h)));
+            const __m256i r = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (col->r + 16 * h)));
+            _mm256_storeu_si256((__m256i *) (out + 16 * h), _mm256_add_epi16(_mm256_slli_epi16(q, 7), r));
+        }
+    }
+}
+
+static inline int32_t load2x16(const int16_t * p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* y[c][0..16) (+)= nb blocks of panel . column c, c < nc, at levels = 2:
+ * spread, those blocks' spread16; x16: column 0's column16 blocks, column
+ * c's at + c * kb * 32; cols: the columns' tnn_qcol (scales), as
+ * tile_avx2. With more, the sums start from y (the earlier blocks' sums as
+ * this wrote them: exact, so the order of the float adds is unchanged).
+ * MADD(dot, w, x) adds the int16 pairs' products of w and x to dot. */
+#define TILE16(TARGET, NAME, MADD)                                                                      \
+    TARGET INLINE void NAME(enum tnn_qpanel_format format, const uint8_t * panel, const int16_t * spread,  \
+                            int64_t kb, int64_t nb, int more, const struct tnn_qcol * cols,             \
+                            const int16_t * x16, const int nc, float * y, int64_t y_stride) {           \
+        const size_t bb = tnn_qpanel_block_bytes(format);                                               \
+        __m256 acc[NC_MAX][2];                                                                          \
+        _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                        \
+            acc[c][0] = more ? _mm256_loadu_ps(y + c * y_stride) : _mm256_setzero_ps();                 \
+            acc[c][1] = more ? _mm256_loadu_ps(y + c * y_stride + 8) : _mm256_setzero_ps();             \
+        }                                                                                               \
+        for (int64_t b = 0; b < nb; ++b, panel += bb, spread += TNN_QSPREAD_BLOCK_BYTES / 2) {          \
+            const int16_t * x = x16 + b * TNN_QBLOCK;                                                   \
+            __m256i dot[NC_MAX][2];                                                                     \
+            _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                    \
+                dot[c][0] = dot[c][1] = _mm256_setzero_si256();                                         \
+            }                                                                                           \
+            _Pragma("GCC unroll 16") for (int p = 0; p < TNN_QBLOCK / 2; ++p) {                        \
+                const __m256i w0 = _mm256_loadu_si256((const __m256i *) (spread + 32 * p));             \
+                const __m256i w1 = _mm256_loadu_si256((const __m256i *) (spread + 32 * p + 16));        \
+                _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                \
+                    const __m256i xb = _mm256_set1_epi32(load2x16(x + c * kb * TNN_QBLOCK + 2 * p));    \
+                    dot[c][0] = MADD(dot[c][0], w0, xb);                                                \
+                    dot[c][1] = MADD(dot[c][1], w1, xb);                                                \
+                }                                                                                       \
+            }                                                                                           \
+            add_block(format, 2, panel, cols + b, kb, nc, dot, acc);                                    \
+        }                                                                                               \
+        _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                        \
+            _mm256_storeu_ps(y + c * y_stride, acc[c][0]);                                              \
+            _mm256_storeu_ps(y + c * y_stride + 8, acc[c][1]);                                          \
+        }                                                                                               \
+    }
+
+#define MADD_AVX2(dot, w, x) _mm256_add_epi32(dot, _mm256_madd_epi16(w, x))
+#define MADD_VNNI(dot, w, x) _mm256_dpwssd_avx_epi32(dot, w, x)
+
+TILE16(AVX2, tile16_avx2, MADD_AVX2)
+TILE16(AVXVNNI, tile16_vnni, MADD_VNNI)
+
+typedef void (*tile16_fn)(const uint8_t * panel, const int16_t * spread, int64_t kb, int64_t nb, int more,
+                          const struct tnn_qcol * cols, const int16_t * x16, int nc, float * y, int64_t y_stride);
+
+#define TILE16_CASE(T, F, N) \
+    case N: T(F, panel, spread, kb, nb, more, cols, x16, N, y, y_stride); break;
+
+#define TILE16_FN(TARGET, NAME, T, F)                                                                \
+    TARGET static void NAME(const uint8_t * panel, const int16_t * spread, int64_t kb, int64_t nb,    \
+                            int more, const struct tnn_qcol * cols, const int16_t * x16, int nc,      \
+                            float * y, int64_t y_stride) {                                            \
+        switch (nc) {                                                                                 \
+            TILE16_CASE(T, F, 1) TILE16_CASE(T, F, 2) TILE16_CASE(T, F, 3) TILE16_CASE(T, F, 4)       \
+            default: break;                                                                           \
+        }                                                                                             \
+    }
+
+TILE16_FN(AVX2, avx2_q8_0_16, tile16_avx2, TNN_QPANEL_Q8_0)
+TILE16_FN(AVXVNNI, vnni_q8_0_16, tile16_vnni, TNN_QPANEL_Q8_0)
+TILE16_FN(AVXVNNI, vnni_q4_1_16, tile16_vnni, TNN_QPANEL_Q4_1)
+
+/* By format, where measured faster than the int8 kernels (a Xeon with
+ * both, one thread, 16 x 576..1536 x 256): avx2 Q8_0 46 against 30 GMAC/s;
+ * avx2 Q4_1 45 against 49 (its int8 products add up in int16 before one
+ * vpmaddwd), so not there; avxvnni 83 against 77 (Q8_0), 80 against 71
+ * (Q4_1) up to k = K16_MAX_VNNI, and slower beyond (the head's k = 49152:
+ * 59 against 69, its columns' many blocks read from farther away). */
+static const tile16_fn avx2_tiles16[2] = { avx2_q8_0_16, NULL };
+static const tile16_fn vnni_tiles16[2] = { vnni_q8_0_16, vnni_q4_1_16 };
+#define K16_MAX_VNNI 4096
+
 /* ---- one function per (variant, format, levels), nc by a switch --------- */
 
 typedef void (*tile_fn)(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols, int nc,
@@ -331,8 +492,8 @@ static int64_t panels_per_pass(size_t panel_bytes) {
 }
 
 /* tnn_qgemm_avx512's walk, with its tiles NC_MAX columns wide. */
-AVX2 static void qgemm(const tile_fn * tiles, int format, int levels, const void * a, int64_t rows, int64_t k,
-                       const float * x, int64_t x_stride, int64_t n,
+AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t k16_max, int format, int levels,
+                       const void * a, int64_t rows, int64_t k, const float * x, int64_t x_stride, int64_t n,
                        float * y, int64_t y_stride, void * scratch, int ith, int nth) {
     const tile_fn tile_at = tiles[(format == TNN_QPANEL_Q4_1) * 2 + (levels == 2)];
     const int64_t kb = k / TNN_QBLOCK;
@@ -356,6 +517,34 @@ AVX2 static void qgemm(const tile_fn * tiles, int format, int levels, const void
     for (int64_t c = c0; c < c1; ++c) {
         quantize_column(x + c * x_stride, kb, q + (c - c0) * kb);
     }
+    const tile16_fn tile16_at = tiles16[format == TNN_QPANEL_Q4_1];
+    if (levels == 2 && tile16_at != NULL && k <= k16_max) {
+        /* the columns as int16, then each panel spread once for all of them */
+        const struct tnn_qgemm_layout l = tnn_qgemm_layout(k, n);
+        int16_t * spread = (int16_t *) ((uint8_t *) scratch + l.spread);
+        int16_t * x16 = (int16_t *) ((uint8_t *) scratch + l.x16);
+        for (int64_t c = c0; c < c1; ++c) {
+            column16(q + (c - c0) * kb, kb, x16 + (c - c0) * kb * TNN_QBLOCK);
+        }
+        /* by KC blocks of a panel, whose spread (32 KB) stays in L1 while
+         * the column tiles go over it */
+        enum { KC = 32 };
+        for (int64_t p = p0; p < p1; ++p) {
+            for (int64_t b0 = 0; b0 < kb; b0 += KC) {
+                const int64_t nb = kb - b0 < KC ? kb - b0 : KC;
+                const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes
+                                        + (size_t) b0 * tnn_qpanel_block_bytes(format);
+                spread16(format, panel, nb, spread);
+                for (int64_t c = c0; c < c1; c += NC_MAX) {
+                    const int nc = (int) (c1 - c < NC_MAX ? c1 - c : NC_MAX);
+                    tile16_at(panel, spread, kb, nb, b0 > 0, q + (c - c0) * kb + b0,
+                              x16 + ((c - c0) * kb + b0) * TNN_QBLOCK, nc, y + c * y_stride + p * TNN_QPANEL_ROWS,
+                              y_stride);
+                }
+            }
+        }
+        return;
+    }
     const int64_t pass = panels_per_pass(panel_bytes);
     for (int64_t pp = p0; pp < p1; pp += pass) {
         const int64_t pe = pp + pass < p1 ? pp + pass : p1;
@@ -374,13 +563,13 @@ AVX2 static void qgemm(const tile_fn * tiles, int format, int levels, const void
 void tnn_qgemm_avx2(int format, int levels, const void * a, int64_t rows, int64_t k,
                     const float * x, int64_t x_stride, int64_t n,
                     float * y, int64_t y_stride, void * scratch, int ith, int nth) {
-    qgemm(avx2_tiles, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
+    qgemm(avx2_tiles, avx2_tiles16, INT64_MAX, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
 }
 
 void tnn_qgemm_avxvnni(int format, int levels, const void * a, int64_t rows, int64_t k,
                        const float * x, int64_t x_stride, int64_t n,
                        float * y, int64_t y_stride, void * scratch, int ith, int nth) {
-    qgemm(vnni_tiles, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
+    qgemm(vnni_tiles, vnni_tiles16, K16_MAX_VNNI, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
 }
 
 #endif
