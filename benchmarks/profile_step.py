@@ -1,7 +1,7 @@
 """Where a training step's time goes, by ggml op and operand type.
 
     python benchmarks/profile_step.py lora [--batch 1] [--seq 256] [--targets q,v] [--model PATH]
-    python benchmarks/profile_step.py full [--batch 1] [--seq 256]      # SmolLM2 shape, random init
+    python benchmarks/profile_step.py full [--batch 1] [--seq 256] [--precision bf16]   # SmolLM2 shape, random init
     python benchmarks/profile_step.py tiny [--batch 4] [--seq 64]       # toy-train's default model
 
 One warm-up step, then one step run node by node (tnn_profile_step): each node
@@ -25,7 +25,7 @@ TINY_SHAPE = dict(vocab=256, d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_
 
 
 def make_recipe(args):
-    opts = toy.RecipeOptions(t_seq=args.seq, t_batch=args.batch)
+    opts = toy.RecipeOptions(t_seq=args.seq, t_batch=args.batch, precision=args.precision)
     if args.recipe == "lora":
         recipe = LoRA("cpu", args.threads)
         recipe.realize(args.model or default_model_path(), None, args.rank, opts,
@@ -46,6 +46,7 @@ def main() -> None:
     p.add_argument("--model")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--top", type=int, default=15)
+    p.add_argument("--precision", choices=("f32", "bf16"), default="f32", help="toy-train's --precision")
     args = p.parse_args()
 
     recipe = make_recipe(args)
