@@ -38,6 +38,12 @@ tolerance="${TOLERANCE:-1e-4}"
 jobs="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
 sysroot=/usr/aarch64-linux-gnu
 t_start=$(date +%s)
+# a build folder configured from another checkout is CMake's to refuse: start it afresh
+for dir in "$work/aarch64" "$work/x86_64"; do
+    if [ -f "$dir/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$root" "$dir/CMakeCache.txt"; then
+        rm -rf "$dir"
+    fi
+done
 
 # ---- the cross toolchain and qemu ----------------------------------------
 have_tools() {

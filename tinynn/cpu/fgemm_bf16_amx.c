@@ -139,20 +139,34 @@ AMX static void pack_columns(struct tnn_fgemm_operand b, int64_t j0, int64_t col
                              int64_t steps, uint16_t * out) {
     const int64_t width = steps * STEP;
     memset(out, 0, (size_t) 2 * HALF * width * sizeof(uint16_t));
+    if (b.by_k) {
+        /* B read by_k lies along the columns: 16 columns at two values of
+         * k make one register of their pairs, and 16 of those (32 values
+         * of k) transposed make the 16 columns' rows */
+        for (int64_t h = 0; h * HALF < cols; ++h) {
+            const int64_t left = cols - h * HALF;
+            const __mmask16 mask = left >= HALF ? 0xffff : (__mmask16) ((1u << left) - 1);
+            const float * src = b.data + k0 * b.ld + j0 + h * HALF;
+            for (int64_t s = 0; s < steps; ++s) {
+                __m512i r[HALF];
+                for (int q = 0; q < HALF; ++q) {
+                    const int64_t kk = s * STEP + 2 * q;
+                    const __m512 even = kk < depth ? _mm512_maskz_loadu_ps(mask, src + kk * b.ld) : _mm512_setzero_ps();
+                    const __m512 odd = kk + 1 < depth ? _mm512_maskz_loadu_ps(mask, src + (kk + 1) * b.ld)
+                                                      : _mm512_setzero_ps();
+                    r[q] = _mm512_or_si512(_mm512_cvtepu16_epi32(round16(even)),
+                                           _mm512_slli_epi32(_mm512_cvtepu16_epi32(round16(odd)), 16));
+                }
+                transpose16(r);
+                for (int j = 0; j < HALF && j < left; ++j) {
+                    _mm512_storeu_si512(out + (h * HALF + j) * width + s * STEP, r[j]);
+                }
+            }
+        }
+        return;
+    }
     for (int64_t j = 0; j < cols; ++j) {
         uint16_t * dst = out + j * width;
-        if (b.by_k) {
-            /* column j runs down k, ld apart: 16 values of k at a time */
-            const __m512i k_offsets = _mm512_mullo_epi32(
-                _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32((int) b.ld));
-            for (int64_t kk = 0; kk < depth; kk += 16) {
-                const __mmask16 mask = depth - kk >= 16 ? 0xffff : (__mmask16) ((1u << (depth - kk)) - 1);
-                const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, k_offsets,
-                                                          b.data + (k0 + kk) * b.ld + j0 + j, 4);
-                _mm256_mask_storeu_epi16(dst + kk, mask, round16(v));
-            }
-            continue;
-        }
         const float * src = b.data + (j0 + j) * b.ld + k0;
         for (int64_t kk = 0; kk < depth; kk += 16) {
             const __mmask16 mask = depth - kk >= 16 ? 0xffff : (__mmask16) ((1u << (depth - kk)) - 1);
@@ -240,10 +254,6 @@ AMX static void tile_panel(const uint16_t * rows_bf16, const uint16_t * cols_bf1
     if (rows1 > 0) STORE_SUMS(C01, b01, bufs[1]);
     if (cols1 > 0) STORE_SUMS(C10, b10, bufs[2]);
     if (rows1 > 0 && cols1 > 0) STORE_SUMS(C11, b11, bufs[3]);
-}
-
-size_t tnn_fgemm_bf16_scratch_bytes(void) {
-    return (size_t) (TNN_FGEMM_BF16_PANELS + 1) * KC * TNN_FGEMM_ROWS * sizeof(uint16_t);
 }
 
 AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
