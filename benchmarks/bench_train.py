@@ -146,7 +146,8 @@ def main() -> None:
     add_level_arguments(p)
     p.add_argument("--worker", choices=("toy", "torch", "torch-bf16"))
     p.add_argument("--config")
-    p.add_argument("--precision", choices=("f32", "bf16"), default="f32", help="toy's --precision")
+    p.add_argument("--precision", choices=("f32", "bf16"), default="f32",
+                   help="toy-train's --precision for toy's side (default f32)")
     args = p.parse_args()
     if args.worker:
         w = (CONFIGS[args.config], args.steps, args.threads)

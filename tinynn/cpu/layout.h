@@ -5,6 +5,8 @@
 
 #include "kernels.h"
 
+#include <string.h>
+
 /* qgemm's scratch: a column block, 32 values in two int8 levels,
  * x ~ d (q + r / 128): q as ggml quantizes activations for Q8_0 and Q8_1
  * (d = max|x| / 127, q = round(x / d)), and r = round(128 (x / d - q)),
@@ -48,6 +50,23 @@ static inline void tnn_qgemm_share(int64_t n, int64_t n_panels, int64_t tile, in
 void tnn_qgemm_avx512_quantize(const float * x, int64_t kb, struct tnn_qcol * out);
 void tnn_qgemm_avx512_columns(int format, int levels, const void * a, int64_t kb, int64_t p0, int64_t p1,
                               const struct tnn_qcol * cols, int64_t n, float * y, int64_t y_stride);
+
+/* A quantized column block's scalars from its max |x| and the sums of its
+ * two int8 levels: every variant's quantize_column ends here, so that all
+ * give the same bits. */
+static inline void tnn_qcol_finish(struct tnn_qcol * out, float amax, int32_t sq, int32_t sr) {
+    out->d = amax / 127.0f;
+    out->ds = out->d * ((float) sq + (float) sr / 128.0f);
+    out->neg128s = -128 * sq;
+    out->neg128s_r = -128 * sr;
+}
+
+/* 4 int8 values as one int32, for a broadcast. */
+static inline int32_t tnn_load4(const int8_t * p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
 
 static inline size_t tnn_align64(size_t bytes) {
     return (bytes + 63) / 64 * 64;

@@ -79,17 +79,8 @@ AVX2 static void quantize_column(const float * x, int64_t kb, struct tnn_qcol * 
                                                               _mm256_add_epi32(q[2], q[3])));
         const int32_t sr = reduce_add8_epi32(_mm256_add_epi32(_mm256_add_epi32(r[0], r[1]),
                                                               _mm256_add_epi32(r[2], r[3])));
-        out->d = amax / 127.0f;
-        out->ds = out->d * ((float) sq + (float) sr / 128.0f);
-        out->neg128s = -128 * sq;
-        out->neg128s_r = -128 * sr;
+        tnn_qcol_finish(out, amax, sq, sr);
     }
-}
-
-static inline int32_t load4(const int8_t * p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
 }
 
 /* The widest tile: 16 rows x NC_MAX columns, 2 NC_MAX int32 accumulators
@@ -168,7 +159,7 @@ AVX2 INLINE void tile_avx2(enum tnn_qpanel_format format, const int levels, cons
 #pragma GCC unroll 12
                     for (int c = 0; c < nc; ++c) {
                         const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
-                        const __m256i xb = _mm256_set1_epi32(load4(x + 4 * g));
+                        const __m256i xb = _mm256_set1_epi32(tnn_load4(x + 4 * g));
                         dot[c][0] = _mm256_add_epi32(dot[c][0], _mm256_madd_epi16(
                             _mm256_maddubs_epi16(a0, _mm256_sign_epi8(xb, w0)), ones));
                         dot[c][1] = _mm256_add_epi32(dot[c][1], _mm256_madd_epi16(
@@ -193,8 +184,8 @@ AVX2 INLINE void tile_avx2(enum tnn_qpanel_format format, const int levels, cons
 #pragma GCC unroll 12
                     for (int c = 0; c < nc; ++c) {
                         const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
-                        const __m256i xl = _mm256_set1_epi32(load4(x + 4 * g));
-                        const __m256i xh = _mm256_set1_epi32(load4(x + 16 + 4 * g));
+                        const __m256i xl = _mm256_set1_epi32(tnn_load4(x + 4 * g));
+                        const __m256i xh = _mm256_set1_epi32(tnn_load4(x + 16 + 4 * g));
                         s16[c][0] = _mm256_add_epi16(s16[c][0], _mm256_add_epi16(_mm256_maddubs_epi16(lo0, xl),
                                                                                  _mm256_maddubs_epi16(hi0, xh)));
                         s16[c][1] = _mm256_add_epi16(s16[c][1], _mm256_add_epi16(_mm256_maddubs_epi16(lo1, xl),
@@ -249,7 +240,7 @@ AVXVNNI INLINE void tile_vnni(enum tnn_qpanel_format format, const int levels, c
 #pragma GCC unroll 12
                     for (int c = 0; c < nc; ++c) {
                         const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
-                        const __m256i xb = _mm256_set1_epi32(load4(x + 4 * g));
+                        const __m256i xb = _mm256_set1_epi32(tnn_load4(x + 4 * g));
                         dot[c][0] = _mm256_dpbusd_avx_epi32(dot[c][0], w0, xb);
                         dot[c][1] = _mm256_dpbusd_avx_epi32(dot[c][1], w1, xb);
                     }
@@ -275,8 +266,8 @@ AVXVNNI INLINE void tile_vnni(enum tnn_qpanel_format format, const int levels, c
 #pragma GCC unroll 12
                     for (int c = 0; c < nc; ++c) {
                         const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
-                        const __m256i xl = _mm256_set1_epi32(load4(x + 4 * g));
-                        const __m256i xh = _mm256_set1_epi32(load4(x + 16 + 4 * g));
+                        const __m256i xl = _mm256_set1_epi32(tnn_load4(x + 4 * g));
+                        const __m256i xh = _mm256_set1_epi32(tnn_load4(x + 16 + 4 * g));
                         dot[c][0] = _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(dot[c][0], lo0, xl), hi0, xh);
                         dot[c][1] = _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(dot[c][1], lo1, xl), hi1, xh);
                     }
@@ -501,19 +492,8 @@ AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t
     const size_t panel_bytes = (size_t) kb * tnn_qpanel_block_bytes(format);
     struct tnn_qcol * q = scratch;
 
-    /* Split the columns between threads when each gets a full tile (each
-     * quantizes only its own); else split the panels, every thread
-     * quantizing all columns. No thread waits for another either way. */
-    int64_t c0 = 0, c1 = n, p0 = 0, p1 = n_panels;
-    if (n >= (int64_t) nth * NC_MAX) {
-        const int64_t tiles_n = (n + NC_MAX - 1) / NC_MAX;
-        c0 = tiles_n * ith / nth * NC_MAX;
-        c1 = tiles_n * (ith + 1) / nth * NC_MAX;
-        if (c1 > n) c1 = n;
-    } else {
-        p0 = n_panels * ith / nth;
-        p1 = n_panels * (ith + 1) / nth;
-    }
+    int64_t c0, c1, p0, p1;
+    tnn_qgemm_share(n, n_panels, NC_MAX, ith, nth, &c0, &c1, &p0, &p1);
     for (int64_t c = c0; c < c1; ++c) {
         quantize_column(x + c * x_stride, kb, q + (c - c0) * kb);
     }

@@ -31,17 +31,8 @@ AVX512 static void quantize_column(const float * x, int64_t kb, struct tnn_qcol 
         _mm_storeu_si128((__m128i *) (out->r + 16), _mm512_cvtepi32_epi8(r1));
         const int32_t sq = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
         const int32_t sr = _mm512_reduce_add_epi32(_mm512_add_epi32(r0, r1));
-        out->d = amax / 127.0f;
-        out->ds = out->d * ((float) sq + (float) sr / 128.0f);
-        out->neg128s = -128 * sq;
-        out->neg128s_r = -128 * sr;
+        tnn_qcol_finish(out, amax, sq, sr);
     }
-}
-
-static inline int32_t load4(const int8_t * p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
 }
 
 /* The widest tile: 16 rows x NC_MAX columns, NC_MAX int32 and NC_MAX float
@@ -76,7 +67,7 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
                 const __m512i w = _mm512_loadu_si512(panel + 32 + 64 * g);
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], w, _mm512_set1_epi32(load4(col[c * kb].q + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], w, _mm512_set1_epi32(tnn_load4(col[c * kb].q + 4 * g)));
                 }
             }
 #pragma GCC unroll 12
@@ -88,7 +79,7 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
                 const __m512i w = _mm512_loadu_si512(panel + 32 + 64 * g);
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], w, _mm512_set1_epi32(load4(col[c * kb].r + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], w, _mm512_set1_epi32(tnn_load4(col[c * kb].r + 4 * g)));
                 }
             }
         } else {
@@ -107,8 +98,8 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
             for (int g = 0; g < 4; ++g) {
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g], _mm512_set1_epi32(load4(col[c * kb].q + 4 * g)));
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g], _mm512_set1_epi32(load4(col[c * kb].q + 16 + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g], _mm512_set1_epi32(tnn_load4(col[c * kb].q + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g], _mm512_set1_epi32(tnn_load4(col[c * kb].q + 16 + 4 * g)));
                 }
             }
 #pragma GCC unroll 12
@@ -119,8 +110,8 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
             for (int g = 0; g < 4 && levels == 2; ++g) {
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g], _mm512_set1_epi32(load4(col[c * kb].r + 4 * g)));
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g], _mm512_set1_epi32(load4(col[c * kb].r + 16 + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g], _mm512_set1_epi32(tnn_load4(col[c * kb].r + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g], _mm512_set1_epi32(tnn_load4(col[c * kb].r + 16 + 4 * g)));
                 }
             }
         }
