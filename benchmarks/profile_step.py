@@ -46,7 +46,8 @@ def main() -> None:
     p.add_argument("--model")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--top", type=int, default=15)
-    p.add_argument("--precision", choices=("f32", "bf16"), default="f32", help="toy-train's --precision")
+    p.add_argument("--precision", choices=("f32", "bf16"), default="f32",
+                   help="toy-train's --precision (default f32)")
     args = p.parse_args()
 
     recipe = make_recipe(args)
