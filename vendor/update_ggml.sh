@@ -42,8 +42,8 @@ cp "$src/ggml/CMakeLists.txt" "$dest/"
 cp -r "$src/ggml/cmake" "$src/ggml/include" "$dest/"
 # core sources: every file directly in ggml/src
 find "$src/ggml/src" -maxdepth 1 -type f -exec cp {} "$dest/src/" \;
-# backends we build: cpu always, cuda/metal/blas optionally
-for backend in ggml-cpu ggml-cuda ggml-metal ggml-blas; do
+# backends we build: cpu always, cuda/metal/vulkan/blas optionally
+for backend in ggml-cpu ggml-cuda ggml-metal ggml-blas ggml-vulkan; do
     cp -r "$src/ggml/src/$backend" "$dest/src/"
 done
 
