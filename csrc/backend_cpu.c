@@ -15,6 +15,7 @@
 #define _GNU_SOURCE  /* dladdr */
 #endif
 #include "internal.h"
+#include "ggml-cpu.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -99,8 +100,8 @@ static void load_variant(const char * dir) {
 #endif
 
 static ggml_backend_reg_t cpu_registry(void) {
-    ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
 #if defined(TOY_CPU_VARIANTS)
+    ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
     if (reg == NULL) {
         char dir[PATH_MAX];
         if (!this_library_dir(dir, sizeof dir)) {
@@ -109,8 +110,13 @@ static ggml_backend_reg_t cpu_registry(void) {
         load_variant(dir);
         reg = ggml_backend_reg_by_name("CPU");
     }
-#endif
     return reg;
+#else
+    /* ggml-cpu itself, not through ggml's registry: the registry would also
+     * bring in every other backend of the same build (TOY_VULKAN=ON builds
+     * ggml once for both libraries) and start their devices */
+    return ggml_backend_cpu_reg();
+#endif
 }
 
 const char * tnn_backend_name(void) { return "cpu"; }

@@ -12,19 +12,21 @@ from importlib import resources
 from ._ffi import ffi
 from .errors import TNN_OK, DeviceNotBuilt, ToyError
 
-DEVICES = ("cpu", "cuda", "metal")
+DEVICES = ("cpu", "cuda", "vulkan", "metal")
 
 _libraries: dict[str, object] = {}
 
 _INSTALL_HINT = {
     "cpu": "reinstall toy: pip install toy, or pip install . in a checkout",
     "cuda": "pip install toy-cuda, or in a checkout TOY_CUDA=ON pip install . with nvcc and the nvidia-cublas wheel",
+    "vulkan": "pip install toy-vulkan, or in a checkout TOY_VULKAN=ON pip install . "
+              "with libvulkan-dev, glslc and spirv-headers (README: GPUs)",
     "metal": "Metal is built on macOS only: pip install toy on a Mac",
 }
 
 # The backends that come as packages of their own (packages/ in the repo):
 # their library lies in <package>/lib.
-_BACKEND_PACKAGES = {"cuda": "toy_cuda"}
+_BACKEND_PACKAGES = {"cuda": "toy_cuda", "vulkan": "toy_vulkan"}
 
 
 def _library_filename(device: str) -> str:

@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ._native import DEVICES
 from .errors import InputError, refusals_as_input_errors, run_command
 from .generate import generate, load_model
 from .models import default_model_path
@@ -30,7 +31,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
     p.add_argument("--chat", action="store_true", help="wrap the prompt in the model's chat template")
-    p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "metal"))
+    p.add_argument("--device", default="cpu", choices=DEVICES, help="where the model runs (default cpu)")
     p.add_argument("--threads", type=int, default=None)
     def body() -> int:
         args = p.parse_args(argv)

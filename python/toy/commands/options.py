@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._native import DEVICES
 from ..batches import InstructSource
 from ..corpus import TOKEN_SUFFIXES, default_corpus, load_corpus
 from ..session import default_threads
@@ -45,7 +46,9 @@ def add_run_options(p) -> None:
     run.add_argument("--steps", type=positive_int, default=None,
                      help="optimizer steps (default 5; with --data: --epochs over the data)")
     run.add_argument("--seed", type=nonneg_int, default=0, help="init and data seed (default 0)")
-    run.add_argument("--device", default="cpu", choices=("cpu", "cuda", "metal"))
+    run.add_argument("--device", default="cpu", choices=DEVICES,
+                     help="where the step runs (default cpu; cuda and vulkan need their library: "
+                          "toy-train --version lists what is installed)")
     run.add_argument("--threads", type=positive_int, default=None,
                      help=f"CPU threads (default {default_threads()} here: min(cores, 8))")
     run.add_argument("--out", default=None, help="run directory (default runs/<run_id>)")

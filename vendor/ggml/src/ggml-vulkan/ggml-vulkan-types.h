@@ -952,6 +952,9 @@ struct vk_device_struct {
     vk_pipeline pipeline_sum_rows_f32;
     vk_pipeline pipeline_cross_entropy_loss_f32, pipeline_cross_entropy_loss_f32_wg512;
     vk_pipeline pipeline_cross_entropy_loss_back_f32, pipeline_cross_entropy_loss_back_f32_wg512;
+    // toy patch 0009: I32 label ids, one per row
+    vk_pipeline pipeline_cross_entropy_loss_ids_f32, pipeline_cross_entropy_loss_ids_f32_wg512;
+    vk_pipeline pipeline_cross_entropy_loss_back_ids_f32, pipeline_cross_entropy_loss_back_ids_f32_wg512;
     vk_pipeline pipeline_fwht_f32[4];
     vk_pipeline pipeline_cumsum_f32;
     vk_pipeline pipeline_cumsum_small_f32;

@@ -3552,6 +3552,11 @@ void ggml_vk_load_shaders(vk_device& device, vk_pipeline requested) {
     ggml_vk_create_pipeline(device, device->pipeline_cross_entropy_loss_f32_wg512, "cross_entropy_loss_f32_wg512", cross_entropy_loss_f32_len, cross_entropy_loss_f32_data, "main", 3, sizeof(vk_op_push_constants), {1, 1, 1}, { 512 }, 1);
     ggml_vk_create_pipeline(device, device->pipeline_cross_entropy_loss_back_f32, "cross_entropy_loss_back_f32", cross_entropy_loss_back_f32_len, cross_entropy_loss_back_f32_data, "main", 4, sizeof(vk_op_push_constants), {1, 1, 1}, { device->subgroup_size }, 1);
     ggml_vk_create_pipeline(device, device->pipeline_cross_entropy_loss_back_f32_wg512, "cross_entropy_loss_back_f32_wg512", cross_entropy_loss_back_f32_len, cross_entropy_loss_back_f32_data, "main", 4, sizeof(vk_op_push_constants), {1, 1, 1}, { 512 }, 1);
+    // toy patch 0009: the same with I32 label ids, one per row
+    ggml_vk_create_pipeline(device, device->pipeline_cross_entropy_loss_ids_f32, "cross_entropy_loss_ids_f32", cross_entropy_loss_ids_f32_len, cross_entropy_loss_ids_f32_data, "main", 3, sizeof(vk_op_push_constants), {1, 1, 1}, { device->subgroup_size }, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_cross_entropy_loss_ids_f32_wg512, "cross_entropy_loss_ids_f32_wg512", cross_entropy_loss_ids_f32_len, cross_entropy_loss_ids_f32_data, "main", 3, sizeof(vk_op_push_constants), {1, 1, 1}, { 512 }, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_cross_entropy_loss_back_ids_f32, "cross_entropy_loss_back_ids_f32", cross_entropy_loss_back_ids_f32_len, cross_entropy_loss_back_ids_f32_data, "main", 4, sizeof(vk_op_push_constants), {1, 1, 1}, { device->subgroup_size }, 1);
+    ggml_vk_create_pipeline(device, device->pipeline_cross_entropy_loss_back_ids_f32_wg512, "cross_entropy_loss_back_ids_f32_wg512", cross_entropy_loss_back_ids_f32_len, cross_entropy_loss_back_ids_f32_data, "main", 4, sizeof(vk_op_push_constants), {1, 1, 1}, { 512 }, 1);
     // Intel Windows driver in range [32.0.101.8509, 32.0.101.8860) will crash when using fwht kernels so we gate that here
     const bool can_use_fwht = device->driver_id != vk::DriverId::eIntelProprietaryWindows ||
         !ggml_vk_intel_windows_driver_in_range(device->properties.driverVersion, 101, 8509, 101, 8860);
@@ -5210,6 +5215,7 @@ void ggml_vk_instance_init() {
     if (debug_utils_ext) {
         extensions.push_back("VK_EXT_debug_utils");
     }
+#if VK_HEADER_VERSION >= 272
     VkBool32 enable_best_practice = layer_settings;
     std::vector<vk::LayerSettingEXT> settings = {
         {
@@ -5222,6 +5228,12 @@ void ggml_vk_instance_init() {
     };
     vk::LayerSettingsCreateInfoEXT layer_setting_info(settings);
     vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions, &layer_setting_info);
+#else
+    // toy patch 0008: vk::LayerSettingEXT came with the 1.3.272 headers
+    // (Debian 12 has 1.3.239); without them the validation layer's
+    // best-practice setting is left at its default
+    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions);
+#endif
 #ifdef __APPLE__
     if (portability_enumeration_ext) {
         instance_create_info.flags |= vk::InstanceCreateFlagBits::eEnumeratePortabilityKHR;
@@ -9007,11 +9019,17 @@ static vk_pipeline ggml_vk_op_get_pipeline(ggml_backend_vk_context * ctx, const 
         if (src0->type == GGML_TYPE_F32 && src1->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32) {
             return src0->ne[0] > 1024 ? ctx->device->pipeline_cross_entropy_loss_f32_wg512 : ctx->device->pipeline_cross_entropy_loss_f32;
         }
+        if (src0->type == GGML_TYPE_F32 && src1->type == GGML_TYPE_I32 && dst->type == GGML_TYPE_F32) {   // toy patch 0009
+            return src0->ne[0] > 1024 ? ctx->device->pipeline_cross_entropy_loss_ids_f32_wg512 : ctx->device->pipeline_cross_entropy_loss_ids_f32;
+        }
         return nullptr;
     case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
         // src0 is the scalar grad; src1 is logits
         if (src0->type == GGML_TYPE_F32 && src1->type == GGML_TYPE_F32 && src2 && src2->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32) {
             return src1->ne[0] > 1024 ? ctx->device->pipeline_cross_entropy_loss_back_f32_wg512 : ctx->device->pipeline_cross_entropy_loss_back_f32;
+        }
+        if (src0->type == GGML_TYPE_F32 && src1->type == GGML_TYPE_F32 && src2 && src2->type == GGML_TYPE_I32 && dst->type == GGML_TYPE_F32) {   // toy patch 0009
+            return src1->ne[0] > 1024 ? ctx->device->pipeline_cross_entropy_loss_back_ids_f32_wg512 : ctx->device->pipeline_cross_entropy_loss_back_ids_f32;
         }
         return nullptr;
     case GGML_OP_CUMSUM:
@@ -11539,12 +11557,12 @@ void ggml_vk_cross_entropy_loss(ggml_backend_vk_context * ctx, vk_context& subct
     const ggml_tensor * src1 = dst->src[1];
 
     GGML_ASSERT(src0->type == GGML_TYPE_F32);
-    GGML_ASSERT(src1->type == GGML_TYPE_F32);
+    GGML_ASSERT(src1->type == GGML_TYPE_F32 || src1->type == GGML_TYPE_I32);   // toy patch 0009: or ids
     GGML_ASSERT(dst->type  == GGML_TYPE_F32);
     GGML_ASSERT(ggml_is_contiguous(src0));
     GGML_ASSERT(ggml_is_contiguous(src1));
     GGML_ASSERT(ggml_is_contiguous(dst));
-    GGML_ASSERT(ggml_are_same_shape(src0, src1));
+    GGML_ASSERT(src1->type == GGML_TYPE_I32 ? ggml_nelements(src1) == ggml_nrows(src0) : ggml_are_same_shape(src0, src1));
     GGML_ASSERT(ggml_is_scalar(dst));
 
     const uint32_t nclasses = (uint32_t)src0->ne[0];
@@ -11594,14 +11612,14 @@ void ggml_vk_cross_entropy_loss_back(ggml_backend_vk_context * ctx, vk_context& 
 
     GGML_ASSERT(grad->type   == GGML_TYPE_F32);
     GGML_ASSERT(logits->type == GGML_TYPE_F32);
-    GGML_ASSERT(labels->type == GGML_TYPE_F32);
+    GGML_ASSERT(labels->type == GGML_TYPE_F32 || labels->type == GGML_TYPE_I32);   // toy patch 0009: or ids
     GGML_ASSERT(dst->type    == GGML_TYPE_F32);
     GGML_ASSERT(ggml_is_scalar(grad));
     GGML_ASSERT(ggml_is_contiguous(grad));
     GGML_ASSERT(ggml_is_contiguous(logits));
     GGML_ASSERT(ggml_is_contiguous(labels));
     GGML_ASSERT(ggml_is_contiguous(dst));
-    GGML_ASSERT(ggml_are_same_shape(logits, labels));
+    GGML_ASSERT(labels->type == GGML_TYPE_I32 ? ggml_nelements(labels) == ggml_nrows(logits) : ggml_are_same_shape(logits, labels));
     GGML_ASSERT(ggml_are_same_shape(logits, dst));
 
     const uint32_t nclasses = (uint32_t)logits->ne[0];
@@ -15795,15 +15813,18 @@ static bool ggml_backend_vk_device_supports_op(ggml_backend_dev_t dev, const ggm
         case GGML_OP_ARGMAX:
             return ggml_is_contiguous(op->src[0]) && op->src[0]->type == GGML_TYPE_F32;
         case GGML_OP_CROSS_ENTROPY_LOSS:
+            // toy patch 0009: the labels a distribution per row, or I32 ids, one per row
             return ggml_is_contiguous(op->src[0]) && op->src[0]->type == GGML_TYPE_F32
-                && ggml_is_contiguous(op->src[1]) && op->src[1]->type == GGML_TYPE_F32
-                && ggml_are_same_shape(op->src[0], op->src[1])
+                && ggml_is_contiguous(op->src[1])
+                && (op->src[1]->type == GGML_TYPE_I32 ? ggml_nelements(op->src[1]) == ggml_nrows(op->src[0])
+                                                      : op->src[1]->type == GGML_TYPE_F32 && ggml_are_same_shape(op->src[0], op->src[1]))
                 && ggml_is_contiguous(op) && ggml_is_scalar(op) && op->type == GGML_TYPE_F32;
         case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
             return ggml_is_contiguous(op->src[0]) && op->src[0]->type == GGML_TYPE_F32 && ggml_is_scalar(op->src[0])
                 && ggml_is_contiguous(op->src[1]) && op->src[1]->type == GGML_TYPE_F32
-                && ggml_is_contiguous(op->src[2]) && op->src[2]->type == GGML_TYPE_F32
-                && ggml_are_same_shape(op->src[1], op->src[2])
+                && ggml_is_contiguous(op->src[2])
+                && (op->src[2]->type == GGML_TYPE_I32 ? ggml_nelements(op->src[2]) == ggml_nrows(op->src[1])
+                                                      : op->src[2]->type == GGML_TYPE_F32 && ggml_are_same_shape(op->src[1], op->src[2]))
                 && ggml_are_same_shape(op->src[1], op)
                 && ggml_is_contiguous(op) && op->type == GGML_TYPE_F32;
         case GGML_OP_COUNT_EQUAL:
