@@ -49,15 +49,6 @@ static bool this_library_dir(char * dir, size_t size) {
     return true;
 }
 
-/* ggml announces every backend it loads on stderr; keep only its warnings
- * and errors while the variant is chosen. */
-static void warnings_only(enum ggml_log_level level, const char * text, void * user_data) {
-    (void) user_data;
-    if (level == GGML_LOG_LEVEL_WARN || level == GGML_LOG_LEVEL_ERROR) {
-        fputs(text, stderr);
-    }
-}
-
 /* A variant's name as the user may give it: letters, digits, '.', '_'. */
 static bool is_variant_name(const char * name) {
     const size_t len = strlen(name);
@@ -79,7 +70,7 @@ static void load_variant(const char * dir) {
     ggml_log_callback log = NULL;
     void * log_data = NULL;
     ggml_log_get(&log, &log_data);
-    ggml_log_set(warnings_only, NULL);
+    ggml_log_set(tnn_log_warnings_only, NULL);   /* ggml announces every variant it loads */
     const char * forced = getenv("TNN_CPU_VARIANT");
     if (forced != NULL && forced[0] != '\0') {
         char path[PATH_MAX];

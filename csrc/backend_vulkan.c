@@ -2,31 +2,27 @@
  * is not used.
  *
  * Which device: ggml's own choice (the dedicated GPUs, else the first other
- * non-CPU device), or GGML_VK_VISIBLE_DEVICES when the user names one. ggml
- * skips CPU-type devices unless named, so on a machine whose only Vulkan
- * device is a software rasterizer (Mesa's lavapipe) it would find none; a
- * library asked for by name (--device vulkan) should still run there, so
+ * non-CPU device), or the ones GGML_VK_VISIBLE_DEVICES names (the first of
+ * them). ggml skips CPU-type devices unless named, so on a machine whose only
+ * Vulkan device is a software rasterizer (Mesa's lavapipe) it finds none;
+ * a library asked for by name (--device vulkan) should still run there, so
  * tinynn names that device itself and says so in tnn_backend_variant. */
 #include "internal.h"
 #include "ggml-vulkan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <vulkan/vulkan.h>
 
 const char * tnn_backend_name(void) { return "vulkan"; }
 
-/* "<device name>" or "<device name> (software: a CPU-type Vulkan device)",
- * filled in by the first tnn_backend_create */
-static char device_description[256] = "no device";
+/* The loader's physical devices: how many, and the first CPU-type one when
+ * there is no other kind (else -1). Asks Vulkan directly: ggml picks its
+ * devices once, at its first call, from the environment. */
+struct physical_devices { int count; int software_only; };
 
-const char * tnn_backend_variant(void) { return device_description; }
-
-/* The index of the first CPU-type physical device when the loader lists no
- * other kind, else -1 (ggml's own choice then stands). Asks Vulkan directly:
- * ggml picks its devices once, at its first call, from the environment. */
-static int software_device_only(void) {
+static struct physical_devices list_physical_devices(void) {
+    struct physical_devices found = { 0, -1 };
     const VkApplicationInfo app = {
         .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2,
     };
@@ -35,51 +31,103 @@ static int software_device_only(void) {
     };
     VkInstance instance;
     if (vkCreateInstance(&info, NULL, &instance) != VK_SUCCESS) {
-        return -1;
+        return found;
     }
     VkPhysicalDevice devices[16];
     uint32_t n = 16;
-    int cpu_device = -1;
     bool other_kind = false;
-    VkResult res = vkEnumeratePhysicalDevices(instance, &n, devices);
+    const VkResult res = vkEnumeratePhysicalDevices(instance, &n, devices);
     if (res == VK_SUCCESS || res == VK_INCOMPLETE) {
+        found.count = (int) n;
         for (uint32_t i = 0; i < n; i++) {
             VkPhysicalDeviceProperties props;
             vkGetPhysicalDeviceProperties(devices[i], &props);
             if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
                 other_kind = true;
-            } else if (cpu_device < 0) {
-                cpu_device = (int) i;
+            } else if (found.software_only < 0) {
+                found.software_only = (int) i;
             }
         }
     }
     vkDestroyInstance(instance, NULL);
-    return other_kind ? -1 : cpu_device;
+    if (other_kind) {
+        found.software_only = -1;
+    }
+    return found;
+}
+
+/* GGML_VK_VISIBLE_DEVICES as ggml reads it (indices separated by commas or
+ * spaces), checked first: ggml throws a C++ exception on a bad index, which
+ * would end the process. */
+static bool visible_devices_ok(const char * list, int count) {
+    const char * c = list;
+    bool any = false;
+    while (*c != '\0') {
+        if (*c == ',' || *c == ' ') {
+            c++;
+            continue;
+        }
+        char * end;
+        const long index = strtol(c, &end, 10);
+        if (end == c || index < 0 || index >= count) {
+            return false;
+        }
+        any = true;
+        c = end;
+    }
+    return any;
+}
+
+/* "<device name>", "<device name> (software: a CPU-type Vulkan device)" or
+ * "none", settled by the first call of either function below */
+static char device_description[256] = "none";
+static int n_devices = 0;
+static char choice_error[256] = "";   /* why no device was chosen, for every later session */
+
+static void choose_device(void) {
+    static bool chosen = false;
+    if (chosen) {
+        return;
+    }
+    chosen = true;
+    ggml_log_set(tnn_log_warnings_only, NULL);
+    const struct physical_devices found = list_physical_devices();
+    const char * visible = getenv("GGML_VK_VISIBLE_DEVICES");
+    bool software = false;
+    if (visible != NULL && !visible_devices_ok(visible, found.count)) {
+        snprintf(choice_error, sizeof choice_error, "GGML_VK_VISIBLE_DEVICES='%.40s' names no Vulkan "
+                 "device here (%d found; indices from 0, comma-separated)", visible, found.count);
+        return;
+    }
+    if (visible == NULL && found.software_only >= 0) {
+        char index[16];
+        snprintf(index, sizeof index, "%d", found.software_only);
+        setenv("GGML_VK_VISIBLE_DEVICES", index, 0);
+        software = true;
+    }
+    n_devices = ggml_backend_vk_get_device_count();
+    if (n_devices > 0) {
+        char name[200] = "";
+        ggml_backend_vk_get_device_description(0, name, sizeof name);
+        snprintf(device_description, sizeof device_description, "%s%s", name,
+                 software ? " (software: a CPU-type Vulkan device)" : "");
+    }
+}
+
+const char * tnn_backend_variant(void) {
+    choose_device();
+    return device_description;
 }
 
 ggml_backend_t tnn_backend_create(int32_t n_threads) {
     (void) n_threads;
-    static bool chosen = false;
-    static bool software = false;
-    if (!chosen) {
-        chosen = true;
-        if (getenv("GGML_VK_VISIBLE_DEVICES") == NULL) {
-            const int cpu_device = software_device_only();
-            if (cpu_device >= 0) {
-                char index[16];
-                snprintf(index, sizeof index, "%d", cpu_device);
-                setenv("GGML_VK_VISIBLE_DEVICES", index, 0);
-                software = true;
-            }
-        }
-    }
-    if (ggml_backend_vk_get_device_count() < 1) {
+    choose_device();
+    if (n_devices < 1) {
+        tnn_fail(TNN_ERR_BACKEND, "%s", choice_error[0] != '\0' ? choice_error
+                 : "no Vulkan device here: install the GPU's Vulkan driver (or Mesa's lavapipe, "
+                   "Debian's mesa-vulkan-drivers, to run on the CPU)");
         return NULL;
     }
-    char name[200] = "";
-    ggml_backend_vk_get_device_description(0, name, sizeof name);
-    snprintf(device_description, sizeof device_description, "%s%s", name,
-             software ? " (software: a CPU-type Vulkan device)" : "");
     return ggml_backend_vk_init(0);
 }
 

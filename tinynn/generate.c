@@ -212,15 +212,15 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
             mask_row[i] = i < seen ? zero : minus_inf;
         }
     }
-    ggml_backend_tensor_set(s->decoder.tokens, tokens, 0, (size_t) n * sizeof(int32_t));
-    ggml_backend_tensor_set(s->decoder.positions, positions, 0, (size_t) n * sizeof(int32_t));
-    ggml_backend_tensor_set(s->decoder.rows, rows, 0, (size_t) n * sizeof(int64_t));
-    ggml_backend_tensor_set(s->decoder.mask, s->decoder.mask_host, 0, n_mask * sizeof(uint16_t));
+    tnn_tensor_set(s, s->decoder.tokens, tokens, 0, (size_t) n * sizeof(int32_t));
+    tnn_tensor_set(s, s->decoder.positions, positions, 0, (size_t) n * sizeof(int32_t));
+    tnn_tensor_set(s, s->decoder.rows, rows, 0, (size_t) n * sizeof(int64_t));
+    tnn_tensor_set(s, s->decoder.mask, s->decoder.mask_host, 0, n_mask * sizeof(uint16_t));
     free(rows);
     if (ggml_backend_graph_compute(s->backend, s->decoder.graph) != GGML_STATUS_SUCCESS) {
         return tnn_fail(TNN_ERR_BACKEND, "the %s backend failed to run the decode graph", tnn_backend_name());
     }
-    ggml_backend_tensor_get(s->decoder.logits, logits_out, 0, (size_t) cfg->vocab * sizeof(float));
+    tnn_tensor_get(s, s->decoder.logits, logits_out, 0, (size_t) cfg->vocab * sizeof(float));
     return TNN_OK;
 }
 

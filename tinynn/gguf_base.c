@@ -389,7 +389,7 @@ static int place_weights(tnn_session * s) {
                 return tnn_fail(TNN_ERR_ALLOC, "cannot place tensor %s in the mapped file", t->name);
             }
         } else {
-            ggml_backend_tensor_set(t, src, 0, ggml_nbytes(t));
+            tnn_tensor_set(s, t, src, 0, ggml_nbytes(t));
         }
     }
     base->in_place = in_place;

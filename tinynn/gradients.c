@@ -48,9 +48,9 @@ static int walk_gradients(tnn_session * s, const char * what, enum gradients_cop
         }
         struct ggml_tensor * acc = s->table[grad_of[i]].tensor;
         if (copy == TO_HOST) {
-            ggml_backend_tensor_get(acc, flat + offset, 0, ggml_nbytes(acc));
+            tnn_tensor_get(s, acc, flat + offset, 0, ggml_nbytes(acc));
         } else if (copy == FROM_HOST) {
-            ggml_backend_tensor_set(acc, flat + offset, 0, ggml_nbytes(acc));
+            tnn_tensor_set(s, acc, flat + offset, 0, ggml_nbytes(acc));
         }
         offset += ggml_nelements(acc);
     }

@@ -34,6 +34,10 @@ bool           tnn_backend_uses_host_memory(void);
  * features under TNN_CPU_KERNELS), a device backend answers none. TNN_OK,
  * or TNN_ERR_ARG (recorded) for a TNN_CPU_KERNELS it cannot read. */
 int            tnn_backend_cpu_kernels(struct tnn_cpu_kernels * kernels);
+/* A ggml log callback that passes its warnings and errors to stderr and
+ * drops the rest: ggml announces every backend and device it starts, which
+ * would bury toy's own stderr (session.c). */
+void           tnn_log_warnings_only(enum ggml_log_level level, const char * text, void * user_data);
 
 /* ---- tensor table (session.c) ------------------------------------------ */
 
@@ -556,9 +560,16 @@ void tnn_decoder_free(struct tnn_decoder * decoder);
 
 /* ---- the session -------------------------------------------------------- */
 
+/* Copies between host and backend memory, counted into s->transfers
+ * (tnn_transfer_counts): every per-step ggml_backend_tensor_set/get goes
+ * through these (frozen.c's and export.c's one-off copies do not). */
+void tnn_tensor_set(tnn_session * s, struct ggml_tensor * t, const void * data, size_t offset, size_t size);
+void tnn_tensor_get(tnn_session * s, const struct ggml_tensor * t, void * data, size_t offset, size_t size);
+
 /* The session owns one part per concern; each part's file manages it. */
 struct tnn_session {
     ggml_backend_t backend;
+    tnn_transfers transfers;         /* tnn_tensor_set/get */
     int32_t n_threads;
     struct tnn_entry * table;
     int32_t n_table, cap_table;

@@ -70,7 +70,7 @@ static int init_parameters(tnn_session * s) {
         } else {
             fill_normal(host, n, cfg->init_scale, cfg->seed, (uint64_t) h);
         }
-        ggml_backend_tensor_set(t, host, 0, ggml_nbytes(t));
+        tnn_tensor_set(s, t, host, 0, ggml_nbytes(t));
     }
     free(host);
     return TNN_OK;
@@ -209,6 +209,6 @@ int tnn_upload_donor(tnn_session * s, const float * data, size_t n_floats) {
         return tnn_fail(TNN_ERR_ARG, "upload_donor: the embedding holds %lld x %lld floats, got %zu",
                         (long long) e->ne[1], (long long) e->ne[0], n_floats);
     }
-    ggml_backend_tensor_set(e, data, 0, n_floats * sizeof(float));
+    tnn_tensor_set(s, e, data, 0, n_floats * sizeof(float));
     return TNN_OK;
 }

@@ -25,6 +25,13 @@ int tnn_fail(int status, const char * fmt, ...) {
     return status;
 }
 
+void tnn_log_warnings_only(enum ggml_log_level level, const char * text, void * user_data) {
+    (void) user_data;
+    if (level == GGML_LOG_LEVEL_WARN || level == GGML_LOG_LEVEL_ERROR) {
+        fputs(text, stderr);
+    }
+}
+
 const char * tnn_last_error(void) {
     return g_last_error;
 }
@@ -206,9 +213,9 @@ static int upload_labels(tnn_session * s, const int32_t * ids) {
         }
         n_labelled++;
     }
-    ggml_backend_tensor_set(s->train.labels, ids, 0, (size_t) n * sizeof(int32_t));
+    tnn_tensor_set(s, s->train.labels, ids, 0, (size_t) n * sizeof(int32_t));
     const float scale = n_labelled > 0 ? (float) n / (float) n_labelled : 0.0f;
-    ggml_backend_tensor_set(s->train.loss_scale, &scale, 0, sizeof(float));
+    tnn_tensor_set(s, s->train.loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;
 }
 
@@ -247,7 +254,7 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
         default:
             break;
     }
-    ggml_backend_tensor_set(e->tensor, data, 0, nbytes);
+    tnn_tensor_set(s, e->tensor, data, 0, nbytes);
     return TNN_OK;
 }
 
@@ -261,7 +268,27 @@ int tnn_download(tnn_session * s, int32_t handle, void * data, size_t nbytes) {
         return tnn_fail(TNN_ERR_ARG, "download of '%s': expected %zu bytes, got %zu",
                         t->name, ggml_nbytes(t), data ? nbytes : 0);
     }
-    ggml_backend_tensor_get(t, data, 0, nbytes);
+    tnn_tensor_get(s, t, data, 0, nbytes);
+    return TNN_OK;
+}
+
+void tnn_tensor_set(tnn_session * s, struct ggml_tensor * t, const void * data, size_t offset, size_t size) {
+    ggml_backend_tensor_set(t, data, offset, size);
+    s->transfers.to_device++;
+    s->transfers.bytes_to_device += (int64_t) size;
+}
+
+void tnn_tensor_get(tnn_session * s, const struct ggml_tensor * t, void * data, size_t offset, size_t size) {
+    ggml_backend_tensor_get(t, data, offset, size);
+    s->transfers.to_host++;
+    s->transfers.bytes_to_host += (int64_t) size;
+}
+
+int tnn_transfer_counts(tnn_session * s, tnn_transfers * out) {
+    if (s == NULL || out == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "transfer_counts: session or out is NULL");
+    }
+    *out = s->transfers;
     return TNN_OK;
 }
 
@@ -272,6 +299,6 @@ int tnn_set_loss_scale(tnn_session * s, float scale) {
     if (!(scale >= 0.0f) || scale > 1e30f) {
         return tnn_fail(TNN_ERR_ARG, "the loss scale must be a finite number >= 0, got %g", scale);
     }
-    ggml_backend_tensor_set(s->train.loss_scale, &scale, 0, sizeof(float));
+    tnn_tensor_set(s, s->train.loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;
 }

@@ -296,6 +296,19 @@ int tnn_set_loss_scale(tnn_session * session, float scale);
 /* Copy a tensor out to host memory; nbytes must equal its size. */
 int tnn_download(tnn_session * session, int32_t handle, void * data, size_t nbytes);
 
+/* The copies between host memory and the backend's memory this session has
+ * made so far, with their bytes: every upload, label and loss-scale write,
+ * download, gradient copy, decode input and logits row (and most of
+ * realize's one-off weight copies). A step's own traffic is the difference
+ * around it: on a device backend the rest of the step stays on the device,
+ * in one graph (an op the device cannot run is refused at build, never
+ * sent back to the CPU). */
+typedef struct tnn_transfers {
+    int64_t to_device, to_host;              /* copies */
+    int64_t bytes_to_device, bytes_to_host;
+} tnn_transfers;
+int tnn_transfer_counts(tnn_session * session, tnn_transfers * out);
+
 /* The gradients as one flat float32 buffer, for summing a step's gradients
  * over processes with one collective (see tnn_apply_update). The buffer holds
  * each parameter's gradient accumulator (kind TNN_KIND_GRAD) in the order of

@@ -94,6 +94,20 @@ def cpu_kernel_variants() -> str:
     return ", ".join(names)
 
 
+def device_notice(device: str) -> str | None:
+    """One line for stderr when the device is a software one (Mesa's
+    lavapipe: Vulkan shaders run on the CPU), so that its pace is not taken
+    for a hang; None otherwise."""
+    if device == "cpu":
+        return None
+    variant = backend_variant(device)
+    if "(software" not in variant:
+        return None
+    name = variant.split(" (software")[0]
+    return (f"toy: {device} runs on {name}, a software device (the CPU runs its shaders): "
+            f"expect it far slower than --device cpu")
+
+
 def describe_backends() -> list[str]:
     """One line per device: what this install can run (toy-train --version)."""
     lines = []
@@ -107,7 +121,10 @@ def describe_backends() -> list[str]:
                    else "portable build, the variant chosen for this CPU")
             lines.append(f"cpu: {variant} ({how}); toy's kernels: {cpu_kernel_variants()}")
         else:
-            lines.append(f"{device}: {path}")
+            try:
+                lines.append(f"{device}: {backend_variant(device)} ({path})")
+            except DeviceNotBuilt as err:    # built, but its runtime is missing
+                lines.append(f"{device}: {err}")
     return lines
 
 

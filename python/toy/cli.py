@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from . import __version__, training_run
-from ._native import describe_backends, library
+from ._native import describe_backends, device_notice, library
 from .checkpoint import Checkpoint, find_checkpoint
 from .commands import COMMANDS
 from .commands.options import check_optimizer
@@ -130,6 +130,9 @@ def run(argv: list[str]) -> int:
     check_optimizer(args)
     COMMANDS[args.recipe].check(args)
     library(args.device)   # a device that is not built is bad input: exit 2
+    notice = device_notice(args.device)
+    if notice is not None:
+        print(notice, file=sys.stderr)
     return training_run.run(args, checkpoint)
 
 

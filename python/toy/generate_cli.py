@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._native import DEVICES
+from ._native import DEVICES, device_notice
 from .errors import InputError, refusals_as_input_errors, run_command
 from .generate import generate, load_model
 from .models import default_model_path
@@ -43,6 +43,9 @@ def main(argv=None) -> int:
                 raise InputError(f"{label} file not found: {path}")
         with refusals_as_input_errors():
             model = load_model(model_path, args.adapter, args.device, args.threads)
+        notice = device_notice(args.device)
+        if notice is not None:
+            print(notice, file=sys.stderr)
         text = generate(model, args.prompt, args.max_new_tokens, args.temperature, args.top_k,
                         tuple(args.stop), args.seed, chat=args.chat)
         sys.stdout.write(text + "\n")

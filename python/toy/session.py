@@ -259,6 +259,13 @@ class Session:
             rows.append((float(seconds), int(count), key))
         return rows
 
+    def transfers(self) -> tuple[int, int]:
+        """(copies, bytes) between host and device memory so far, both
+        directions (tnn_transfer_counts): a step's traffic is the difference."""
+        out = ffi.new("tnn_transfers *")
+        self._check(self.lib.tnn_transfer_counts(self._session, out))
+        return out.to_device + out.to_host, out.bytes_to_device + out.bytes_to_host
+
     def compute_step(self) -> None:
         """One step from this batch alone (no reset_grads_only needed)."""
         self._check(self.lib.tnn_compute_step(self._session))

@@ -208,6 +208,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                     break
                 lr = learning_rate(step, args)
                 t0 = time.perf_counter()
+                copies_before, bytes_before = recipe.session.transfers()
                 loss = _one_step(recipe, source, step, lr, args, ranks)
                 seconds = time.perf_counter() - t0
                 losses.append(loss)
@@ -217,6 +218,9 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                              seconds=round(seconds, 6))
                 if recipe.session.grad_norm is not None:
                     event["grad_norm"] = float(recipe.session.download(recipe.session.grad_norm))
+                copies, nbytes = recipe.session.transfers()
+                # host<->device copies of the step: its inputs in, the loss (and norm) out
+                event["transfers"], event["transfer_bytes"] = copies - copies_before, nbytes - bytes_before
                 run_dir.event(**event)
                 progress.update(step, loss)
                 if lead:
@@ -255,6 +259,9 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
             "recipe": args.recipe, "steps": args.steps, "losses": losses,
             "final_loss": losses[-1], "tokens_per_second": tok_per_s, "weights": str(weights_path),
         }))
+    if args.device != "cpu":
+        print(f"toy-train: {event['transfers']} host<->{args.device} copies per step "
+              f"({event['transfer_bytes']:,} bytes), the rest of the step on the device", file=sys.stderr)
     print(f"toy-train: {trained} steps, {tok_per_s:,.0f} tokens/s, wrote {run_dir.path}", file=sys.stderr)
     return 0
 
