@@ -156,6 +156,8 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
     return backend;
 }
 
+size_t tnn_backend_max_tensor_bytes(ggml_backend_t backend) { return ggml_backend_get_max_size(backend); }
+
 bool tnn_backend_uses_host_memory(void) { return true; }
 
 int tnn_backend_cpu_kernels(struct tnn_cpu_kernels * kernels) {

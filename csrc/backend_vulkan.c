@@ -18,11 +18,16 @@ const char * tnn_backend_name(void) { return "vulkan"; }
 
 /* The loader's physical devices: how many, and the first CPU-type one when
  * there is no other kind (else -1). Asks Vulkan directly: ggml picks its
- * devices once, at its first call, from the environment. */
-struct physical_devices { int count; int software_only; };
+ * devices once, at its first call, from the environment, and throws a C++
+ * exception (ending the process) where there is no driver or Vulkan < 1.2. */
+struct physical_devices { int count; int software_only; uint64_t storage_range; };
 
 static struct physical_devices list_physical_devices(void) {
-    struct physical_devices found = { 0, -1 };
+    struct physical_devices found = { 0, -1, UINT64_MAX };
+    uint32_t version = 0;
+    if (vkEnumerateInstanceVersion(&version) != VK_SUCCESS || version < VK_API_VERSION_1_2) {
+        return found;
+    }
     const VkApplicationInfo app = {
         .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2,
     };
@@ -42,6 +47,10 @@ static struct physical_devices list_physical_devices(void) {
         for (uint32_t i = 0; i < n; i++) {
             VkPhysicalDeviceProperties props;
             vkGetPhysicalDeviceProperties(devices[i], &props);
+            /* the least of all devices: which one ggml picks is its own affair */
+            if (props.limits.maxStorageBufferRange < found.storage_range) {
+                found.storage_range = props.limits.maxStorageBufferRange;
+            }
             if (props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
                 other_kind = true;
             } else if (found.software_only < 0) {
@@ -82,6 +91,7 @@ static bool visible_devices_ok(const char * list, int count) {
  * "none", settled by the first call of either function below */
 static char device_description[256] = "none";
 static int n_devices = 0;
+static uint64_t storage_range = UINT64_MAX;   /* the largest range a shader addresses */
 static char choice_error[256] = "";   /* why no device was chosen, for every later session */
 
 static void choose_device(void) {
@@ -92,12 +102,16 @@ static void choose_device(void) {
     chosen = true;
     ggml_log_set(tnn_log_warnings_only, NULL);
     const struct physical_devices found = list_physical_devices();
+    storage_range = found.storage_range;
     const char * visible = getenv("GGML_VK_VISIBLE_DEVICES");
     bool software = false;
     if (visible != NULL && !visible_devices_ok(visible, found.count)) {
         snprintf(choice_error, sizeof choice_error, "GGML_VK_VISIBLE_DEVICES='%.40s' names no Vulkan "
                  "device here (%d found; indices from 0, comma-separated)", visible, found.count);
         return;
+    }
+    if (found.count == 0) {
+        return;     /* ggml would throw: no driver, or none with Vulkan 1.2 */
     }
     if (visible == NULL && found.software_only >= 0) {
         char index[16];
@@ -124,11 +138,16 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
     choose_device();
     if (n_devices < 1) {
         tnn_fail(TNN_ERR_BACKEND, "%s", choice_error[0] != '\0' ? choice_error
-                 : "no Vulkan device here: install the GPU's Vulkan driver (or Mesa's lavapipe, "
+                 : "no Vulkan 1.2 device here: install the GPU's Vulkan driver (or Mesa's lavapipe, "
                    "Debian's mesa-vulkan-drivers, to run on the CPU)");
         return NULL;
     }
     return ggml_backend_vk_init(0);
+}
+
+size_t tnn_backend_max_tensor_bytes(ggml_backend_t backend) {
+    const size_t buffer = ggml_backend_get_max_size(backend);
+    return storage_range < buffer ? (size_t) storage_range : buffer;
 }
 
 bool tnn_backend_uses_host_memory(void) { return false; }

@@ -277,9 +277,25 @@ static void products_in_f32(struct ggml_cgraph * graph) {
  * (e.g. back-propagating through a quantized weight on a GPU backend whose
  * out_prod takes F32 only): refuse the graph now instead. */
 static int check_backend_runs(tnn_session * s, struct ggml_cgraph * graph) {
+    /* a device buffer has a largest size (lavapipe: 128 MiB, many GPUs 2 or
+     * 4 GiB), and no tensor can be split across two */
+    const size_t max_size = tnn_backend_max_tensor_bytes(s->backend);
+    for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
+        const struct ggml_tensor * node = ggml_graph_node(graph, i);
+        if (ggml_nbytes(node) > max_size) {
+            return tnn_fail(TNN_ERR_ARG, "%s needs %.0f MiB in one piece, more than the %s device's largest "
+                            "buffer (%.0f MiB): train a smaller model or batch there", node->name,
+                            ggml_nbytes(node) / 1048576.0, tnn_backend_name(), max_size / 1048576.0);
+        }
+    }
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         if (!ggml_backend_supports_op(s->backend, node)) {
+            if (node->op == GGML_OP_OUT_PROD && node->src[0] && ggml_is_quantized(node->src[0]->type)) {
+                return tnn_fail(TNN_ERR_ARG, "the %s backend cannot back-propagate through the quantized "
+                                "base as stored (out_prod on %s): use base_compute fast (the default; "
+                                "--base-compute fast)", tnn_backend_name(), ggml_type_name(node->src[0]->type));
+            }
             return tnn_fail(TNN_ERR_BACKEND, "the %s backend cannot run %s (%s, type %s) of the training "
                             "graph", tnn_backend_name(), ggml_op_desc(node), node->name,
                             ggml_type_name(node->src[0] ? node->src[0]->type : node->type));

@@ -122,7 +122,8 @@ def describe_backends() -> list[str]:
             lines.append(f"cpu: {variant} ({how}); toy's kernels: {cpu_kernel_variants()}")
         else:
             try:
-                lines.append(f"{device}: {backend_variant(device)} ({path})")
+                variant = backend_variant(device)
+                lines.append(f"{device}: {'no device found' if variant == 'none' else variant} ({path})")
             except DeviceNotBuilt as err:    # built, but its runtime is missing
                 lines.append(f"{device}: {err}")
     return lines

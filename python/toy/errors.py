@@ -6,7 +6,8 @@ binding's declarations in _ffi.py), or TNN_OK for toy's own checks.
 
 The commands (toy-train, toy-generate) end in one of three ways on failure:
 
-    bad input (InputError, a device not built)  one line "PROG: error: ...", exit 2
+    bad input (InputError, a device not built or without hardware)
+                                                 one line "PROG: error: ...", exit 2
     a failure inside the run (any other ToyError)  one line "PROG: failed: ...", exit 1
     Ctrl-C                                       one line "PROG: interrupted", exit 130
 
@@ -51,6 +52,12 @@ class DeviceNotBuilt(ToyError):
     """The library for the requested device was not built into this install."""
 
 
+class NoDevice(ToyError):
+    """The device's library is installed, but it finds no device to run on
+    (no driver, or a GGML_VK_VISIBLE_DEVICES naming none): bad input, as a
+    device not built."""
+
+
 class InputError(ToyError):
     """Bad input from the user: the CLI reports it in one line and exits 2."""
 
@@ -74,7 +81,7 @@ def run_command(prog: str, body) -> int:
         prog = f"{prog}: rank {launched_rank()}"     # data parallel: rank 0 speaks plainly
     try:
         return body()
-    except (InputError, DeviceNotBuilt) as err:
+    except (InputError, DeviceNotBuilt, NoDevice) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ToyError as err:

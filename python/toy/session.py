@@ -14,7 +14,7 @@ import numpy as np
 from ._ffi import enum_values
 from ._native import ffi, check, library
 from .config import ModelConfig, RecipeOptions, ViTConfig
-from .errors import TNN_ERR_ARG, ToyError
+from .errors import TNN_ERR_ARG, TNN_ERR_BACKEND, NoDevice, ToyError
 
 _KINDS = enum_values("tnn_tensor_kind")
 KIND_PARAM, KIND_LOSS = _KINDS["TNN_KIND_PARAM"], _KINDS["TNN_KIND_LOSS"]
@@ -161,7 +161,10 @@ class Session:
         self.lib = library(device)
         self.threads = threads or default_threads()
         out = ffi.new("tnn_session **")
-        check(self.lib, self.lib.tnn_session_new(self.threads, out))
+        status = self.lib.tnn_session_new(self.threads, out)
+        if status == TNN_ERR_BACKEND and device != "cpu":   # the library loads, the device does not
+            raise NoDevice(f"--device {device}: " + ffi.string(self.lib.tnn_last_error()).decode())
+        check(self.lib, status)
         self._session = ffi.gc(out[0], self.lib.tnn_session_free)
         self.tokens = self.positions = self.images = None
         self.n_ctx = 0
