@@ -7,20 +7,27 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 
-def _device_built(device: str) -> bool:
-    from toy._native import library, DeviceNotBuilt
+def _device_missing(device: str) -> str | None:
+    """Why tests marked with the device cannot run here (one line), or None."""
+    from toy import Session
+    from toy.errors import DeviceNotBuilt, NoDevice
     try:
-        library(device)
+        Session(device, threads=1)
     except DeviceNotBuilt:
-        return False
-    return True
+        return f"libtinynn_{device} is not built in this install"
+    except NoDevice as err:
+        return str(err)
+    return None
 
 
 def pytest_collection_modifyitems(config, items):
-    for device in ("cuda", "metal"):
-        if _device_built(device):
+    for device in ("cuda", "vulkan", "metal"):
+        if not any(device in item.keywords for item in items):
             continue
-        skip = pytest.mark.skip(reason=f"libtinynn_{device} is not built in this install")
+        reason = _device_missing(device)
+        if reason is None:
+            continue
+        skip = pytest.mark.skip(reason=reason)
         for item in items:
             if device in item.keywords:
                 item.add_marker(skip)

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from toy._native import backend_variant, library_path
 
 
@@ -20,25 +22,28 @@ def test_the_cpu_build_says_which_variant_runs():
     assert variant == "native" or variant.replace("_", "").replace(".", "").isalnum(), variant
 
 
-def test_device_cuda_finds_the_toy_cuda_package(tmp_path):
-    if library_path("cuda") is not None:
-        import pytest
-        pytest.skip("a CUDA library is installed here already")
-    # a stand-in toy_cuda package: toy's lib folder, the CPU library renamed as the CUDA one
+@pytest.mark.parametrize("device", ["cuda", "vulkan"])
+def test_a_device_finds_its_own_package(tmp_path, device):
+    if library_path(device) is not None:
+        pytest.skip(f"a {device} library is installed here already")
+    # a stand-in toy_<device> package: toy's lib folder, the CPU library renamed as the device's
     cpu = library_path("cpu")
-    lib = tmp_path / "toy_cuda" / "lib"
+    lib = tmp_path / f"toy_{device}" / "lib"
     shutil.copytree(str(cpu.parent), lib)
-    (lib / cpu.name).rename(lib / cpu.name.replace("_cpu", "_cuda"))
-    (tmp_path / "toy_cuda" / "__init__.py").write_text("")
+    for other in lib.glob("libtinynn_*"):
+        if other.name != cpu.name:
+            other.unlink()
+    (lib / cpu.name).rename(lib / cpu.name.replace("_cpu", f"_{device}"))
+    (tmp_path / f"toy_{device}" / "__init__.py").write_text("")
     grafted = cpu.parent.parent.parent / "toy.libs"      # a repaired wheel's libgomp
     if grafted.is_dir():
         shutil.copytree(str(grafted), tmp_path / "toy.libs")
     code = ("import json; from toy._native import library, library_path, ffi; "
-            "lib = library('cuda'); "
-            "print(json.dumps([str(library_path('cuda')), ffi.string(lib.tnn_backend_name()).decode()]))")
+            f"lib = library('{device}'); "
+            f"print(json.dumps([str(library_path('{device}')), ffi.string(lib.tnn_backend_name()).decode()]))")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     path, name = json.loads(out.stdout)
     assert path.startswith(str(lib))
-    assert name == "cpu"      # it is the stand-in, loaded through the CUDA lookup
+    assert name == "cpu"      # it is the stand-in, loaded through the device's lookup

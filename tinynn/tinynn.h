@@ -122,7 +122,7 @@ typedef struct tnn_model_config {
 /* The last error message of the calling thread ("" when none). */
 const char * tnn_last_error(void);
 
-/* The backend this library was built for: "cpu", "cuda" or "metal". */
+/* The backend this library was built for: "cpu", "cuda", "vulkan" or "metal". */
 const char * tnn_backend_name(void);
 
 /* Which build of the backend's code runs. CPU: "native" when ggml was compiled
@@ -133,7 +133,10 @@ const char * tnn_backend_name(void);
  * best one (a session then fails with a message if this CPU cannot run it).
  * tinynn's own CPU kernels are chosen apart from ggml's variant, by this
  * CPU's features; TNN_CPU_KERNELS=off turns them off (see "kernel checks"
- * below). */
+ * below). Vulkan: the device's name ("llvmpipe (LLVM 15.0.6, 256 bits)"),
+ * with " (software: a CPU-type Vulkan device)" where the only device is one
+ * (Mesa's lavapipe, which tinynn then uses although ggml alone would not),
+ * or "none" when there is none. */
 const char * tnn_backend_variant(void);
 
 /* A new session on this library's backend. n_threads sets the CPU thread

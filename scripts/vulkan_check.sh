@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The Vulkan backend on Mesa's lavapipe (a software Vulkan device: the shaders
+# run on the CPU): build libtinynn_vulkan into the active environment, then
+# `pytest -m vulkan` (tests/test_devices.py: every recipe against the CPU, the
+# golden logs, transfers per step, generation, the refusals).
+#
+#   bash scripts/vulkan_check.sh        (in .ci/run, after the CPU tests)
+#
+# Installs the Debian packages it needs with apt-get when missing (as root),
+# and says so and stops where it cannot. The build replaces the active
+# environment's toy with one holding both libtinynn_cpu and libtinynn_vulkan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(libvulkan-dev glslc spirv-headers mesa-vulkan-drivers)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if ! command -v apt-get >/dev/null || [ "$(id -u)" != 0 ]; then
+        echo "vulkan_check: skipped: needs ${missing[*]} (apt-get as root)" >&2
+        exit 0
+    fi
+    apt-get update -q >/dev/null
+    apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+
+start=$(date +%s)
+TOY_VULKAN=ON pip install -q --no-deps -C build-dir=build/vulkan .
+built=$(date +%s)
+echo "vulkan_check: built libtinynn_cpu and libtinynn_vulkan in $((built - start)) s" >&2
+# the shaders' share, from ninja's log: each shader source's last compile (all
+# its SPIR-V variants), wall time from the first start to the last end
+python3 - <<'PY' >&2
+last = {}
+for line in open("build/vulkan/.ninja_log").read().splitlines()[1:]:
+    start, end, _, output, _ = line.split("\t")
+    if output.endswith(".comp.cpp"):
+        last[output] = (int(start), int(end))
+if last:
+    wall = (max(e for _, e in last.values()) - min(s for s, _ in last.values())) / 1000
+    busy = sum(e - s for s, e in last.values()) / 1000
+    print(f"vulkan_check: {len(last)} shader sources compiled by glslc in {wall:.0f} s "
+          f"({busy:.0f} s of compile jobs side by side)")
+PY
+toy-train --version | grep '^vulkan:' >&2
+
+python -m pytest -q -m vulkan tests/test_devices.py tests/test_backend_packages.py
+echo "vulkan_check: the Vulkan tests took $(( $(date +%s) - built )) s" >&2
