@@ -20,7 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
 from test_devices import RECIPES  # noqa: E402
 
 
@@ -60,7 +61,9 @@ def main() -> None:
             cpu_losses, cpu_tps, _ = train(recipe, "cpu", args.steps, Path(tmp) / f"{recipe}-cpu")
             dev_losses, dev_tps, copies = train(recipe, args.device, args.steps, Path(tmp) / f"{recipe}-dev")
             worst = max(abs(d - c) / abs(c) for d, c in zip(dev_losses, cpu_losses))
-            rows.append((recipe, " ".join(RECIPES[recipe]) or "(default)", cpu_losses[-1], dev_losses[-1],
+            shown = " ".join(str(Path(a).relative_to(REPO)) if a.startswith(str(REPO)) else a
+                             for a in RECIPES[recipe])
+            rows.append((recipe, shown or "(default)", cpu_losses[-1], dev_losses[-1],
                          worst, cpu_tps, dev_tps, copies))
             print(f"{recipe:18s} step {args.steps}: cpu {cpu_losses[-1]:.6f} {args.device} {dev_losses[-1]:.6f}"
                   f"  max rel diff {worst:.1e}  tokens/s cpu {cpu_tps:,.0f} {args.device} {dev_tps:,.1f}"
