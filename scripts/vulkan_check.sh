@@ -36,8 +36,8 @@ python3 - <<'PY' >&2
 last = {}
 for line in open("build/vulkan/.ninja_log").read().splitlines()[1:]:
     start, end, _, output, _ = line.split("\t")
-    if output.endswith(".comp.cpp"):
-        last[output] = (int(start), int(end))
+    if output.endswith(".comp.cpp"):       # ninja logs each one by relative and absolute path
+        last[output.rsplit("/", 1)[-1]] = (int(start), int(end))
 if last:
     wall = (max(e for _, e in last.values()) - min(s for s, _ in last.values())) / 1000
     busy = sum(e - s for s, e in last.values()) / 1000

@@ -268,7 +268,7 @@ static void products_in_f32(struct ggml_cgraph * graph) {
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         if (node->op == GGML_OP_MUL_MAT) {
-            ggml_mul_mat_set_prec(node, GGML_PREC_F32);
+            ggml_prec_set_acc(node, GGML_PREC_F32);
         }
     }
 }
