@@ -40,8 +40,11 @@ class EpochQueue:
         return {"rng": self.rng.bit_generator.state, "queue": self.queue}
 
     def restore(self, state: dict) -> None:
+        queue = state["queue"]
+        if not isinstance(queue, list) or not all(type(i) is int and 0 <= i < self.n for i in queue):
+            raise ValueError("the queue names samples that are not there")
         self.rng.bit_generator.state = state["rng"]
-        self.queue = list(state["queue"])
+        self.queue = list(queue)
 
 
 class CorpusSource:

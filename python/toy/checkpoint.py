@@ -10,19 +10,24 @@ model and data files. `latest.json` names the newest complete file.
 Writes are crash-safe: the file is written under a temporary name, synced
 and renamed, then latest.json is replaced the same way, and only then are
 older files pruned. A kill at any point leaves latest.json naming a complete
-checkpoint (the previous one until the rename lands).
+checkpoint (the previous one until the rename lands). Pruning deletes only
+checkpoints this run wrote: latest.json lists them ("written"), so a folder
+that also holds other files -- another run's, the user's -- loses none.
+
+A checkpoint is input like any file: one that does not hold what this
+version of toy writes is refused in one line, never half-used.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import json
-import zipfile
+import re
 from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, one_line
 from .files import write_whole
 from .session import KIND_MOMENT, KIND_PARAM
 
@@ -30,6 +35,7 @@ FORMAT = "toy/checkpoint-v1"
 DIRNAME = "checkpoint"
 LATEST = "latest.json"
 _STATE_KEY = "__state__"
+CHECKPOINT_NAME = re.compile(r"step-\d{8}\.npz")
 
 
 def file_sha256(path) -> str:
@@ -47,11 +53,37 @@ def training_tensors(session) -> dict[str, int]:
 
 
 class Checkpoints:
-    """The checkpoint folder of one run directory."""
+    """The checkpoint folder of one run directory. written: the checkpoint
+    files this run wrote before (a resumed run's, from latest.json)."""
 
-    def __init__(self, run_path: Path, keep: int = 1):
+    def __init__(self, run_path: Path, keep: int = 1, written: list[str] | None = None):
         self.path = Path(run_path) / DIRNAME
         self.keep = keep
+        self.written = list(written or [])
+
+    @classmethod
+    def resuming(cls, checkpoint: "Checkpoint", keep: int) -> "Checkpoints":
+        """The folder of the checkpoint a run resumes from, with the files the run wrote."""
+        folder = cls(checkpoint.run_path, keep)
+        folder.written = [name for name in _pointer(folder.path / LATEST).get("written", [checkpoint.path.name])
+                          if (folder.path / name).is_file()]
+        if checkpoint.path.name not in folder.written:
+            folder.written.append(checkpoint.path.name)
+        return folder
+
+    def discard_run(self) -> None:
+        """Remove the checkpoints of the run that wrote this folder (the files
+        latest.json lists, and it): --overwrite, before a new run starts there."""
+        latest = self.path / LATEST
+        if not latest.is_file():
+            return
+        try:
+            pointer = _pointer(latest)
+        except InputError:
+            pointer = {"written": []}       # unreadable: its files are not known, so none go
+        for name in pointer.get("written", [pointer.get("file")] if "file" in pointer else []):
+            (self.path / name).unlink(missing_ok=True)
+        latest.unlink()
 
     def save(self, session, state: dict) -> Path:
         """Write the session's training tensors and state (JSON-able, with 'step')."""
@@ -63,17 +95,29 @@ class Checkpoints:
         np.savez(buffer, **arrays)
         name = f"step-{state['step']:08d}.npz"
         write_whole(self.path / name, buffer.getvalue(), sync=True)
-        write_whole(self.path / LATEST, (json.dumps({"file": name, "step": state["step"]}) + "\n").encode(),
-                    sync=True)
-        self._prune()
+        self.written = [n for n in self.written if n != name] + [name]
+        kept, pruned = self.written[-self.keep:], self.written[:-self.keep]
+        pointer = {"file": name, "step": state["step"], "written": kept}
+        write_whole(self.path / LATEST, (json.dumps(pointer) + "\n").encode(), sync=True)
+        # only now, with latest.json naming the new file, may older ones go
+        for old in pruned:
+            (self.path / old).unlink(missing_ok=True)
+        self.written = kept
         return self.path / name
 
-    def _prune(self) -> None:
-        files = sorted(self.path.glob("step-*.npz"))
-        for old in files[:-self.keep]:
-            old.unlink()
-        for tmp in self.path.glob("*.tmp"):
-            tmp.unlink()
+
+def _pointer(latest: Path) -> dict:
+    """latest.json read back: {"file": a checkpoint's name, "written": [names]}."""
+    try:
+        pointer = json.loads(latest.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        raise InputError(f"checkpoint pointer {latest} is unreadable") from None
+    files = pointer.get("written", []) if isinstance(pointer, dict) else None
+    if (not isinstance(pointer, dict) or not isinstance(pointer.get("file"), str)
+            or not CHECKPOINT_NAME.fullmatch(pointer["file"]) or not isinstance(files, list)
+            or not all(isinstance(f, str) and CHECKPOINT_NAME.fullmatch(f) for f in files)):
+        raise InputError(f"checkpoint pointer {latest} does not name a checkpoint (step-NNNNNNNN.npz)")
+    return pointer
 
 
 def find_checkpoint(where) -> Path:
@@ -89,11 +133,26 @@ def find_checkpoint(where) -> Path:
     if not latest.is_file():
         raise InputError(f"nothing to resume at {where}: no checkpoint was written there "
                          "(runs save one every --save-every steps and on Ctrl-C)")
-    try:
-        name = json.loads(latest.read_text())["file"]
-    except (ValueError, KeyError, TypeError, OSError):
-        raise InputError(f"checkpoint pointer {latest} is unreadable") from None
-    return folder / Path(name).name
+    path = folder / _pointer(latest)["file"]
+    if not path.is_file():
+        raise InputError(f"{latest} names {path.name}, which is not there: the checkpoint folder was "
+                         "changed by hand; resume from one of its step-*.npz files")
+    return path
+
+
+# what a checkpoint's state holds, by key: the JSON types it must have
+_STATE_TYPES = {"step": int, "steps": int, "losses": list, "source": dict, "args": dict, "fingerprints": dict}
+
+
+def _check_state(state: dict, path: Path) -> None:
+    for key, kind in _STATE_TYPES.items():
+        if not isinstance(state.get(key), kind) or isinstance(state.get(key), bool):
+            raise InputError(f"checkpoint {path} is damaged: its '{key}' is missing or not a {kind.__name__}")
+    step, losses = state["step"], state["losses"]
+    if not 1 <= step <= state["steps"] or len(losses) != step or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in losses):
+        raise InputError(f"checkpoint {path} is damaged: step {step} of {state['steps']} "
+                         f"with {len(losses)} losses")
 
 
 class Checkpoint:
@@ -104,15 +163,13 @@ class Checkpoint:
         try:
             with np.load(self.path, allow_pickle=False) as npz:
                 self.tensors = {name: npz[name] for name in npz.files}
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as err:
-            raise InputError(f"checkpoint {self.path} is unreadable ({err})") from None
-        record = self.tensors.pop(_STATE_KEY, None)
-        try:
-            self.state = json.loads(record.tobytes()) if record is not None else {}
-        except ValueError:
-            self.state = {}
-        if self.state.get("format") != FORMAT:
+            record = self.tensors.pop(_STATE_KEY)
+            self.state = json.loads(record.tobytes())
+        except Exception as err:       # whatever numpy's zip and format readers raise on a bad file
+            raise InputError(f"checkpoint {self.path} is unreadable ({one_line(err)})") from None
+        if not isinstance(self.state, dict) or self.state.get("format") != FORMAT:
             raise InputError(f"{self.path} is not a toy checkpoint ({FORMAT})")
+        _check_state(self.state, self.path)
 
     @property
     def run_path(self) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__, training_run
+from . import __version__, bounds, training_run
 from ._native import describe_backends, device_notice, library
 from .checkpoint import Checkpoint, find_checkpoint
 from .commands import COMMANDS
@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         # no abbreviations: --init (warm-start's) must not be taken for --init-scale
         command.add_options(sub.add_parser(name, help=command.HELP, description=command.HELP,
                                            allow_abbrev=False))
+    bounds.annotate_help(p)
     return p
 
 
@@ -102,14 +103,49 @@ def _explicit_options(argv: list[str]) -> dict:
     return given
 
 
+def _saved_args(checkpoint) -> dict:
+    """The arguments a checkpoint's run was started with, each checked as the
+    command line would check it: a checkpoint is a file like any other, and
+    what it says goes to the C core. An option newer than the checkpoint
+    takes its default."""
+    saved = checkpoint.state["args"]
+    damaged = f"checkpoint {checkpoint.path} is damaged"
+    if saved.get("recipe") not in COMMANDS:
+        raise InputError(f"{damaged}: its recipe {str(saved.get('recipe'))[:40]!r} is not one of toy's")
+    actions = {a.dest: a for a in _recipe_parsers(build_parser())[saved["recipe"]]._actions
+               if a.dest != "help"}
+    unknown = sorted(set(saved) - set(actions) - {"recipe"})
+    if unknown:
+        raise InputError(f"{damaged}: it has an option toy does not know ({unknown[0][:40]})")
+    args = {"recipe": saved["recipe"]}
+    for dest, action in actions.items():
+        value = saved.get(dest, action.default)
+        bound = getattr(action.type, "__self__", None)
+        if isinstance(action, argparse._StoreTrueAction):
+            ok = isinstance(value, bool)
+        elif value is None:
+            ok = action.default is None or dest == "steps"
+        elif action.choices is not None:
+            ok = isinstance(value, str) and value in action.choices
+        elif isinstance(bound, bounds.Bound):
+            ok = bound.accepts(value)
+        else:
+            ok = isinstance(value, str)
+        if not ok:
+            raise InputError(f"{damaged}: its --{dest.replace('_', '-')} {str(value)[:40]!r} is not one "
+                             "the command line accepts")
+        args[dest] = value
+    return args
+
+
 def _resume_args(given: dict):
     """The arguments of the run being resumed, and its checkpoint. Options
     given again must agree with the run's, except those that only say how
     to carry it out (RESUME_MAY_CHANGE)."""
-    if "out" in given:
-        raise InputError("--resume continues in the run's own directory; drop --out")
+    if "out" in given or "overwrite" in given:
+        raise InputError("--resume continues in the run's own directory; drop --out and --overwrite")
     checkpoint = Checkpoint(find_checkpoint(given["resume"]))
-    saved = checkpoint.state["args"]
+    saved = _saved_args(checkpoint)
     for dest, value in given.items():
         if dest not in RESUME_MAY_CHANGE and saved.get(dest) != value:
             flag = "the recipe" if dest == "recipe" else "--" + dest.replace("_", "-")

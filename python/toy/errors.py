@@ -39,6 +39,12 @@ EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_STOPPED = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: 128 + signal.SIGTERM}
 
 
+def one_line(text, limit: int = 160) -> str:
+    """text with its line breaks and runs of spaces folded, cut to `limit` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class ToyError(RuntimeError):
     """An error reported by tinynn (status: its tnn_status) or by toy's own
     checks (status TNN_OK unless the check stands in for a C one)."""

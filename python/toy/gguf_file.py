@@ -15,15 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError, ToyError
+from .errors import InputError, ToyError, one_line  # noqa: F401  (one_line: merge and tokenizer import it here)
 from .files import replacing
 from .session import check_gguf
-
-
-def one_line(text, limit: int = 160) -> str:
-    """text with its line breaks and runs of spaces folded, cut to `limit` characters."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @contextmanager

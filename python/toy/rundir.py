@@ -3,12 +3,19 @@
 Every file is written whole (temp file + rename) except events.jsonl, which
 grows a line per step and is flushed each time, so a run that fails halfway
 leaves everything it wrote readable.
+
+A run never writes into a directory that holds something already, unless
+it is a --resume of the run there or --overwrite is given. --overwrite
+removes the files a run writes (RUN_FILES, and the checkpoints listed as
+written by that run) before the new run starts; anything else is kept.
 """
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
+
+from . import checkpoint
 
 from .errors import InputError
 from .files import write_whole
@@ -29,9 +36,10 @@ class RunDir:
                              "(give a writable --out DIR)") from None
 
     @classmethod
-    def create(cls, out: str | None, recipe: str, seed: int) -> "RunDir":
+    def create(cls, out: str | None, recipe: str, seed: int, overwrite: bool = False) -> "RunDir":
         if out is not None:
             path = Path(out)
+            _claim(path, overwrite)
             return cls(path, path.name)
         run_id = new_run_id(recipe, seed)
         path, n = Path("runs") / run_id, 1
@@ -68,6 +76,34 @@ class RunDir:
 
     def close(self) -> None:
         self._events.close()
+
+
+# what a run writes at the top of its directory (weights: one of the last three)
+RUN_FILES = ("config.json", "events.jsonl", "loss.svg", "model.gguf", "adapter.gguf", "merged.gguf")
+
+
+def _claim(path: Path, overwrite: bool) -> None:
+    """Make path ready for a new run: missing or empty, or (overwrite) with
+    the files of the run there removed. Refuses anything else."""
+    if path.exists() and not path.is_dir():
+        raise InputError(f"--out {path} is a file, not a directory")
+    try:
+        entries = sorted(p.name for p in path.iterdir()) if path.is_dir() else []
+    except OSError as err:
+        raise InputError(f"cannot read the run directory {path}: {err.strerror}") from None
+    if not entries:
+        return
+    if not overwrite:
+        what = "a run" if "config.json" in entries else f"{len(entries)} entries ({', '.join(entries[:3])}...)"
+        raise InputError(f"--out {path} already holds {what}: continue that run with --resume {path}, "
+                         "choose another --out, or give --overwrite to replace its run files")
+    folder = checkpoint.Checkpoints(path)
+    try:
+        for name in RUN_FILES:
+            (path / name).unlink(missing_ok=True)
+        folder.discard_run()
+    except OSError as err:
+        raise InputError(f"cannot clear the run directory {path} for --overwrite: {err.strerror}") from None
 
 
 class QuietRunDir:

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import bounds, plan
 from ._ffi import enum_values
 from ._native import ffi, check, library
+from .machine import check_fits
 from .config import ModelConfig, RecipeOptions, ViTConfig
 from .errors import TNN_ERR_ARG, TNN_ERR_BACKEND, NoDevice, ToyError
 
@@ -47,8 +49,7 @@ def default_threads() -> int:
 
 
 def _check_seed(seed: int) -> None:
-    if not 0 <= seed < 2**64:
-        raise ToyError(f"seed must be between 0 and 2^64-1, got {seed}", TNN_ERR_ARG)
+    bounds.check("seed", seed)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ class ModelDesc:
         if opts.weight_dtype != "f32":
             raise ToyError(f"weight_dtype '{opts.weight_dtype}' cannot be trained: "
                            "trainable weights are f32")
-        _check_seed(opts.seed)
+        bounds.check_fields(cfg)
+        bounds.check_fields(opts)
         return cls(arch=cfg.arch, config=cfg, opts=opts)
 
     @classmethod
@@ -94,6 +96,9 @@ class ModelDesc:
         if cfg.image_size % cfg.patch:
             raise ToyError(f"the patch size {cfg.patch} must divide the image size {cfg.image_size}",
                            TNN_ERR_ARG)
+        bounds.check_fields(cfg)
+        bounds.check("t_batch", t_batch, "t_batch")
+        bounds.check("init_scale", init_scale)
         _check_seed(seed)
         return cls(arch="vit", vit_config=cfg, t_batch=t_batch, seed=seed, init_scale=init_scale)
 
@@ -110,7 +115,10 @@ class ModelDesc:
         if base_compute not in BASE_COMPUTE:
             raise ToyError(f"unknown base_compute '{base_compute}': choose from "
                            f"{', '.join(BASE_COMPUTE)}", TNN_ERR_ARG)
-        _check_seed(opts.seed)
+        bounds.check_fields(opts)
+        if rank or targets:                  # rank 0, no targets: the base alone
+            bounds.check("rank", rank)
+            bounds.check("alpha", alpha)
         return cls(base_gguf=gguf_path, opts=opts, rank=rank, alpha=alpha, targets=tuple(targets),
                    base_compute=base_compute)
 
@@ -152,6 +160,26 @@ class ModelDesc:
         return desc, keep
 
 
+def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
+    """Refuse (InputError) a desc whose training step needs more memory than
+    this machine has; cfg: the token model's shape (from its GGUF for a base)."""
+    if desc.vit_config is not None:
+        vit = desc.vit_config
+        check_fits(plan.vit_training_bytes(vit, desc.t_batch),
+                   f"a ViT of {vit.n_patches:,} patches per image and {desc.t_batch} images per step",
+                   "use a smaller --batch, --image-size or model")
+        return
+    opts = desc.opts
+    tokens = f"{opts.t_batch} x {opts.t_seq} tokens per step"
+    if desc.base_gguf is None:
+        check_fits(plan.token_training_bytes(cfg, opts.t_seq, opts.t_batch, opts.untied),
+                   f"a model of {plan.token_params(cfg, opts.untied):,} parameters trained on {tokens}",
+                   "use a smaller --d-model, --layers, --seq or --batch")
+    elif desc.rank > 0:
+        check_fits(plan.token_activation_bytes(cfg, opts.t_seq, opts.t_batch),
+                   f"LoRA on {os.fspath(desc.base_gguf)} with {tokens}", "use a smaller --seq or --batch")
+
+
 class Session:
     """A tinynn session on one device: realize a ModelDesc, build the
     training step, then step, evaluate, decode, save."""
@@ -159,6 +187,8 @@ class Session:
     def __init__(self, device: str = "cpu", threads: int | None = None):
         self.device = device
         self.lib = library(device)
+        if threads is not None:
+            bounds.check("threads", threads)
         self.threads = threads or default_threads()
         out = ffi.new("tnn_session **")
         status = self.lib.tnn_session_new(self.threads, out)
@@ -168,6 +198,7 @@ class Session:
         self._session = ffi.gc(out[0], self.lib.tnn_session_free)
         self.tokens = self.positions = self.images = None
         self.n_ctx = 0
+        self.token_config = None    # the realized token model's shape (None for a ViT)
         self.loss = self.labels = self.hp = self.logits = None
         self._gradients = None      # sum_gradients' host buffer
 
@@ -177,7 +208,11 @@ class Session:
     # -- realize / build ---------------------------------------------------
     def realize(self, desc: ModelDesc) -> None:
         """Realize what desc describes (tnn_realize), once per session. Its
-        inputs are then self.tokens and self.positions, or for a ViT self.images."""
+        inputs are then self.tokens and self.positions, or for a ViT self.images.
+        A desc whose planned memory exceeds what the machine has is refused first."""
+        if desc.vit_config is None:
+            self.token_config = desc.config if desc.base_gguf is None else read_gguf_config(desc.base_gguf, self.lib)
+        _check_memory(desc, self.token_config)
         c_desc, _keep = desc.to_c()
         inputs = ffi.new("int32_t[2]")
         self._check(self.lib.tnn_realize(self._session, c_desc, inputs))
@@ -230,6 +265,13 @@ class Session:
         return out
 
     def kv_init(self, n_ctx: int) -> None:
+        """A KV cache of n_ctx positions for decode (generation)."""
+        if not 1 <= n_ctx <= bounds.TOKENS_PER_STEP:
+            raise ToyError(f"the context must be between 1 and {bounds.TOKENS_PER_STEP:,} tokens, "
+                           f"got {n_ctx}", TNN_ERR_ARG)
+        if self.token_config is not None:
+            check_fits(plan.kv_cache_bytes(self.token_config, n_ctx), f"a KV cache of {n_ctx:,} positions",
+                       "generate fewer tokens (--max-new-tokens) or give a shorter prompt")
         self._check(self.lib.tnn_kv_init(self._session, n_ctx))
         self.n_ctx = n_ctx
 

@@ -167,7 +167,8 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
     args.steps = source.steps
     fingerprints = Fingerprints(recipe_config.get("base") or recipe_config.get("donor"), source)
     if checkpoint is None:
-        run_dir = RunDir.create(args.out, args.recipe, args.seed) if lead else QuietRunDir()
+        run_dir = (RunDir.create(args.out, args.recipe, args.seed, getattr(args, "overwrite", False))
+                   if lead else QuietRunDir())
         config = _run_config(args, recipe, source, recipe_config, run_dir)
         if ranks is not None:
             config["ranks"] = ranks.size
@@ -181,11 +182,20 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
         run_dir = RunDir.reopen(checkpoint.run_path, done) if lead else QuietRunDir()
         recipe.session.reset()                  # the loss gradient seeded; moments then overwritten
         checkpoint.restore(recipe.session)
-        source.restore(checkpoint.state["source"])
+        try:
+            source.restore(checkpoint.state["source"])
+        except (KeyError, TypeError, ValueError, IndexError):
+            raise InputError(f"checkpoint {checkpoint.path} is damaged: its data position does not "
+                             "fit this data") from None
         losses = list(checkpoint.state["losses"])
         if lead:
             print(f"toy-train: resuming {run_dir.path} after step {done} of {args.steps}", file=sys.stderr)
-    checkpoints = Checkpoints(run_dir.path, args.keep) if lead else None
+    if not lead:
+        checkpoints = None
+    elif checkpoint is None:
+        checkpoints = Checkpoints(run_dir.path, args.keep)
+    else:
+        checkpoints = Checkpoints.resuming(checkpoint, args.keep)
 
     def save_checkpoint(step: int):
         if checkpoints is None:

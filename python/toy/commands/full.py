@@ -12,7 +12,8 @@ from ..errors import InputError, ToyError
 from ..instruct import read_jsonl
 from ..merge import DTYPES, check_requantizable
 from ..recipes import FullFineTune
-from ..recipes.full import training_bytes
+from ..machine import available_bytes
+from ..plan import token_training_bytes
 from . import options
 
 HELP = "fine-tune every weight of a GGUF model (corpus or instruct data)"
@@ -35,20 +36,8 @@ def check(args) -> None:
         raise InputError("give --data or --corpus, not both")
 
 
-def _available_bytes() -> int | None:
-    """MemAvailable from /proc/meminfo (Linux); None where there is none."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
 def _check_memory(model, cfg, opts) -> None:
-    need, available = training_bytes(cfg, opts), _available_bytes()
+    need, available = token_training_bytes(cfg, opts.t_seq, opts.t_batch, opts.untied), available_bytes()
     print(f"toy-train: full fine-tuning {model.name} needs about {need / 2**20:,.0f} MB (weights, "
           f"gradients, AdamW moments, activations)"
           + (f"; {available / 2**20:,.0f} MB available" if available else ""), file=sys.stderr)

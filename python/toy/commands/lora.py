@@ -7,6 +7,7 @@ from ..config import RecipeOptions
 from ..corpus import check_corpus
 from ..merge import DTYPES
 from ..recipes import LoRA
+from .. import bounds
 from . import options
 
 HELP = "train LoRA adapters on a GGUF model you already run (quantized)"
@@ -17,8 +18,8 @@ def add_adapter_options(p) -> None:
     options.add_init_scale(p)
     lora = p.add_argument_group("lora")
     options.add_model_option(lora)
-    lora.add_argument("--rank", type=options.positive_int, default=8, help="adapter rank (default 8)")
-    lora.add_argument("--alpha", type=options.positive_float, default=None,
+    lora.add_argument("--rank", type=bounds.option("rank"), default=8, help="adapter rank (default 8)")
+    lora.add_argument("--alpha", type=bounds.option("alpha"), default=None,
                       help="scale numerator (default 2*rank)")
     lora.add_argument("--targets", default="q",
                       help="comma-separated projections to adapt: q,k,v,o,gate,up,down (default q)")

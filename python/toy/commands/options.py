@@ -2,12 +2,11 @@
 wiring helpers (base model, corpus through a GGUF's tokenizer, instruct data)."""
 from __future__ import annotations
 
-import argparse
-import math
 from pathlib import Path
 
 import numpy as np
 
+from .. import bounds
 from .._native import DEVICES
 from ..batches import InstructSource
 from ..corpus import TOKEN_SUFFIXES, default_corpus, load_corpus
@@ -18,46 +17,26 @@ from ..models import default_model_path
 from ..tokenizer import GGUFTokenizer
 
 
-def _number(kind, minimum, inclusive: bool):
-    """An argparse type: a finite int or float >= minimum (> when not inclusive)."""
-    word = "a whole number" if kind is int else "a number"
-    bound = f"{'>=' if inclusive else '>'} {minimum}"
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {word}, got '{text}'") from None
-        if not math.isfinite(value) or value < minimum or (not inclusive and value == minimum):
-            raise argparse.ArgumentTypeError(f"expected {word} {bound}, got {text}")
-        return value
-
-    return parse
-
-
-positive_int = _number(int, 1, inclusive=True)
-nonneg_int = _number(int, 0, inclusive=True)
-positive_float = _number(float, 0.0, inclusive=False)
-nonneg_float = _number(float, 0.0, inclusive=True)
-
-
 def add_run_options(p) -> None:
     run = p.add_argument_group("run")
-    run.add_argument("--steps", type=positive_int, default=None,
+    run.add_argument("--steps", type=bounds.option("steps"), default=None,
                      help="optimizer steps (default 5; with --data: --epochs over the data)")
-    run.add_argument("--seed", type=nonneg_int, default=0, help="init and data seed (default 0)")
+    run.add_argument("--seed", type=bounds.option("seed"), default=0, help="init and data seed (default 0)")
     run.add_argument("--device", default="cpu", choices=DEVICES,
                      help="where the step runs (default cpu; cuda and vulkan need their library: "
                           "toy-train --version lists what is installed)")
-    run.add_argument("--threads", type=positive_int, default=None,
+    run.add_argument("--threads", type=bounds.option("threads"), default=None,
                      help=f"CPU threads (default {default_threads()} here: min(cores, 8))")
     run.add_argument("--out", default=None, help="run directory (default runs/<run_id>)")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the log")
-    run.add_argument("--save-every", type=nonneg_int, default=100,
+    run.add_argument("--save-every", type=bounds.option("save-every"), default=100,
                      help="write a checkpoint every N steps, to <run>/checkpoint (0: only on "
                           "Ctrl-C/SIGTERM; default 100)")
-    run.add_argument("--keep", type=positive_int, default=1,
+    run.add_argument("--keep", type=bounds.option("keep"), default=1,
                      help="checkpoints to keep, newest first (default 1)")
+    run.add_argument("--overwrite", action="store_true",
+                     help="let --out name a directory that holds a run: its run files and checkpoints "
+                          "are removed first (nothing else); without it such an --out is refused")
     run.add_argument("--resume", default=None, metavar="RUN",
                      help="continue a stopped run from its last checkpoint (a run directory or "
                           "a checkpoint file); the other options come from the run")
@@ -69,23 +48,23 @@ def add_data_options(p, corpus: bool = True) -> None:
         data.add_argument("--corpus", default=None,
                           help="text file or packed int32 tokens (.tok/.bin/.i32); default: the "
                                "embedded corpus")
-    data.add_argument("--seq", type=positive_int, default=64, help="tokens per sequence (default 64)")
-    data.add_argument("--batch", type=positive_int, default=4, help="sequences per micro-batch (default 4)")
-    data.add_argument("--grad-accum", type=positive_int, default=1,
+    data.add_argument("--seq", type=bounds.option("seq"), default=64, help="tokens per sequence (default 64)")
+    data.add_argument("--batch", type=bounds.option("batch"), default=4, help="sequences per micro-batch (default 4)")
+    data.add_argument("--grad-accum", type=bounds.option("grad-accum"), default=1,
                       help="micro-batches per optimizer step; the update equals one batch of all (default 1)")
 
 
 def add_optimizer_options(p, default_lr: float, default_clip: float) -> None:
     opt = p.add_argument_group("optimizer (AdamW)")
-    opt.add_argument("--lr", type=positive_float, default=default_lr,
+    opt.add_argument("--lr", type=bounds.option("lr"), default=default_lr,
                      help=f"peak learning rate (default {default_lr:g})")
-    opt.add_argument("--warmup", type=nonneg_int, default=0, help="linear warmup steps (default 0)")
-    opt.add_argument("--min-lr", type=nonneg_float, default=None,
+    opt.add_argument("--warmup", type=bounds.option("warmup"), default=0, help="linear warmup steps (default 0)")
+    opt.add_argument("--min-lr", type=bounds.option("min-lr"), default=None,
                      help="cosine-decay the LR to this by the last step (default: constant LR)")
-    opt.add_argument("--weight-decay", type=nonneg_float, default=0.0)
-    opt.add_argument("--beta1", type=nonneg_float, default=0.9)
-    opt.add_argument("--beta2", type=nonneg_float, default=0.999)
-    opt.add_argument("--clip-norm", type=nonneg_float, default=default_clip,
+    opt.add_argument("--weight-decay", type=bounds.option("weight-decay"), default=0.0)
+    opt.add_argument("--beta1", type=bounds.option("beta1"), default=0.9)
+    opt.add_argument("--beta2", type=bounds.option("beta2"), default=0.999)
+    opt.add_argument("--clip-norm", type=bounds.option("clip-norm"), default=default_clip,
                      help=f"clip gradients to this global norm, inside the graph (0: off; default "
                           f"{default_clip:g}); the pre-clip norm goes to events.jsonl")
 
@@ -107,7 +86,7 @@ def add_training_options(p, default_lr: float, default_clip: float, corpus: bool
 
 
 def add_init_scale(p) -> None:
-    p.add_argument("--init-scale", type=nonneg_float, default=0.02,
+    p.add_argument("--init-scale", type=bounds.option("init-scale"), default=0.02,
                    help="std of random init (from-scratch weights, LoRA A)")
 
 
@@ -118,27 +97,30 @@ def check_optimizer(args) -> None:
         raise InputError(f"--min-lr ({args.min_lr}) is above --lr ({args.lr})")
 
 
-# flag, type, default, help: a new model's shape (from-scratch and warm-start)
+# flag, default, help: a new model's shape (from-scratch and warm-start); None
+# as the default: a flag without a value (store_true). Ranges from toy.bounds.
 SHAPE_FLAGS = [
-    ("--d-model", positive_int, 64, "residual width"),
-    ("--layers", positive_int, 2, "transformer blocks"),
-    ("--heads", positive_int, 4, "query heads"),
-    ("--kv-heads", positive_int, None, "key/value heads (default heads/2)"),
-    ("--d-ff", nonneg_int, 0, "feed-forward width (default about 8/3 d-model)"),
-    ("--untied", bool, False, "separate output projection"),
-    ("--qkv-bias", bool, False, "q, k, v biases"),
-    ("--rope-base", positive_float, 10000.0, "RoPE frequency base"),
+    ("--d-model", 64, "residual width"),
+    ("--layers", 2, "transformer blocks"),
+    ("--heads", 4, "query heads"),
+    ("--kv-heads", 0, "key/value heads (default heads/2)"),
+    ("--d-ff", 0, "feed-forward width (default about 8/3 d-model)"),
+    ("--untied", None, "separate output projection"),
+    ("--qkv-bias", None, "q, k, v biases"),
+    ("--rope-base", 10000.0, "RoPE frequency base"),
 ]
 
 
 def add_shape_options(p) -> None:
     model = p.add_argument_group("model shape")
-    for flag, kind, default, text in SHAPE_FLAGS:
-        if kind is bool:
+    for flag, default, text in SHAPE_FLAGS:
+        if default is None:
             model.add_argument(flag, action="store_true", help=text)
+        elif flag == "--kv-heads":
+            model.add_argument(flag, type=bounds.option(flag[2:]), default=None, help=text)
         else:
-            shown = "" if default is None or "default" in text else f" (default {default:g})"
-            model.add_argument(flag, type=kind, default=default, help=text + shown)
+            shown = "" if "default" in text else f" (default {default:g})"
+            model.add_argument(flag, type=bounds.option(flag[2:]), default=default, help=text + shown)
 
 
 def check_head_width(args) -> None:
@@ -165,8 +147,8 @@ def add_instruct_data_options(p, required: bool) -> None:
     inst.add_argument("--data", default=None, required=required,
                       help="JSONL of {prompt, response} or {messages}; the loss is on the "
                            "assistant's turns")
-    inst.add_argument("--epochs", type=positive_int, default=1, help="passes over the data (default 1)")
-    inst.add_argument("--eval-split", type=nonneg_float, default=0.1,
+    inst.add_argument("--epochs", type=bounds.option("epochs"), default=1, help="passes over the data (default 1)")
+    inst.add_argument("--eval-split", type=bounds.option("eval-split"), default=0.1,
                       help="held-out fraction, by --seed (default 0.1)")
 
 

@@ -7,6 +7,7 @@ from ..config import ViTConfig
 from ..errors import InputError
 from ..images import held_out_split, load_digits, load_folder
 from ..recipes import ViTTiny
+from .. import bounds
 from . import options
 
 HELP = "train a ViT image classifier (default data: scikit-learn's 8x8 digits)"
@@ -20,24 +21,24 @@ def add_options(p) -> None:
     data.add_argument("--images", default=None, metavar="DIR",
                       help="a folder with one sub-folder of image files per class (default: the digits "
                            "that scikit-learn bundles, 1,797 8x8 images, 10 classes)")
-    data.add_argument("--image-size", type=options.positive_int, default=None,
+    data.add_argument("--image-size", type=bounds.option("image-size"), default=None,
                       help="resize every image to N x N (default: keep their one common size)")
-    data.add_argument("--eval-split", type=options.nonneg_float, default=0.2,
+    data.add_argument("--eval-split", type=bounds.option("eval-split"), default=0.2,
                       help="held-out fraction, the same images in every run (default 0.2)")
-    data.add_argument("--epochs", type=options.positive_int, default=DEFAULT_EPOCHS,
+    data.add_argument("--epochs", type=bounds.option("epochs"), default=DEFAULT_EPOCHS,
                       help=f"passes over the training images (default {DEFAULT_EPOCHS})")
-    data.add_argument("--batch", type=options.positive_int, default=32, help="images per micro-batch (default 32)")
-    data.add_argument("--grad-accum", type=options.positive_int, default=1,
+    data.add_argument("--batch", type=bounds.option("batch"), default=32, help="images per micro-batch (default 32)")
+    data.add_argument("--grad-accum", type=bounds.option("grad-accum"), default=1,
                       help="micro-batches per optimizer step (default 1)")
     options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP)
     p.set_defaults(warmup=50, min_lr=DEFAULT_LR / 20, weight_decay=0.05)
     model = p.add_argument_group("model shape")
-    model.add_argument("--patch", type=options.positive_int, default=4,
+    model.add_argument("--patch", type=bounds.option("patch"), default=4,
                        help="patch side in pixels (default 4: the digits are four patches)")
-    model.add_argument("--d-model", type=options.positive_int, default=64, help="residual width (default 64)")
-    model.add_argument("--layers", type=options.positive_int, default=4, help="transformer blocks (default 4)")
-    model.add_argument("--heads", type=options.positive_int, default=4, help="attention heads (default 4)")
-    model.add_argument("--d-ff", type=options.nonneg_int, default=0, help="MLP width (default 4 d-model)")
+    model.add_argument("--d-model", type=bounds.option("d-model"), default=64, help="residual width (default 64)")
+    model.add_argument("--layers", type=bounds.option("layers"), default=4, help="transformer blocks (default 4)")
+    model.add_argument("--heads", type=bounds.option("heads"), default=4, help="attention heads (default 4)")
+    model.add_argument("--d-ff", type=bounds.option("d-ff"), default=0, help="MLP width (default 4 d-model)")
     options.add_init_scale(p)
 
 

@@ -19,20 +19,6 @@ from ..merge import write_like_base
 from .base import TrainingRecipe
 
 
-def training_bytes(cfg, opts: RecipeOptions) -> int:
-    """An estimate of what a full fine-tune holds: weights, gradients and two
-    AdamW moments (F32 each), and the activations the backward keeps."""
-    d, ff, tokens = cfg.d_model, cfg.d_ff, opts.t_seq * opts.t_batch
-    q, kv = cfg.n_heads * cfg.head_width, cfg.n_kv_heads * cfg.head_width
-    per_layer = 2 * d * q + 2 * d * kv + 3 * d * ff + 2 * d
-    n_params = cfg.vocab * d * (2 if opts.untied else 1) + cfg.n_layers * per_layer + d
-    # per token and layer: the block's inputs, norms, q/k/v/o, the MLP's three
-    # d_ff-wide tensors and the attention rows, forward and their gradients
-    activations = tokens * cfg.n_layers * (12 * d + 6 * ff + 3 * cfg.n_heads * opts.t_seq)
-    logits = 3 * tokens * cfg.vocab
-    return 4 * (4 * n_params + activations + logits)
-
-
 class _Downloads(Mapping):
     """The session's parameters by name, each downloaded when looked up."""
 
