@@ -4,13 +4,14 @@ import numpy as np
 
 
 def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None, head_dim=None,
-                     extra_u32=None):
+                     extra_u32=None, chat_template=None):
     """params: name -> numpy array in (out, in) layout, as in reference_llama.
     types: name -> gguf.GGMLQuantizationType to quantize a tensor (default F32).
     tokenizer: a dict from tiny_tokenizer() to store a GPT-2 style tokenizer
     (without one the file says tokenizer.ggml.model "none": raw token ids).
     head_dim: written as <arch>.attention.key_length.
-    extra_u32: more keys, "<arch>." prepended (e.g. {"attention.sliding_window": 4})."""
+    extra_u32: more keys, "<arch>." prepended (e.g. {"attention.sliding_window": 4}).
+    chat_template: stored as tokenizer.chat_template."""
     writer = gguf.GGUFWriter(str(path), arch)
     writer.add_block_count(cfg.n_layers)
     writer.add_embedding_length(cfg.d_model)
@@ -46,6 +47,8 @@ def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None
         writer.add_bos_token_id(tokenizer["bos_id"])
         writer.add_eos_token_id(tokenizer["eos_id"])
         writer.add_add_bos_token(False)
+    if chat_template is not None:
+        writer.add_chat_template(chat_template)
     for name, value in params.items():
         qtype = (types or {}).get(name, gguf.GGMLQuantizationType.F32)
         data = value.astype(np.float32)
