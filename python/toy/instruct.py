@@ -17,6 +17,7 @@ import numpy as np
 
 from .errors import InputError
 from .gguf_file import read_metadata
+from .machine import check_fits
 
 IGNORE = -1
 
@@ -39,38 +40,73 @@ class Sample:
 
 
 def read_jsonl(path) -> list[list[dict]]:
-    """Conversations from a JSONL file; a malformed line names file and line."""
+    """Conversations from a JSONL file; a malformed line names file and line.
+
+    The file is hostile input (downloaded data sets): lines are split on
+    "\n" only -- JSON escapes every other line break, and U+2028/U+2029 are
+    text inside a JSON string, not line ends -- each line is decoded as UTF-8
+    on its own, and nesting too deep for the JSON parser is refused by line."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"data file not found: {path} (give an existing --data PATH)")
+    # the bytes, their lines and the parsed objects: about three copies of the file at the peak
+    check_fits(3 * path.stat().st_size, f"reading {path}", "give a smaller --data file")
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError(f"{path} is UTF-16 text: save it as UTF-8 (JSON Lines are UTF-8)")
+    data = data.removeprefix(b"\xef\xbb\xbf")     # a UTF-8 byte-order mark, as Windows editors write
     conversations = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        where = f"{path}:{number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InputError(f"{where}: not UTF-8 text (byte 0x{raw[err.start]:02x} at column "
+                             f"{err.start + 1}); save the file as UTF-8") from None
         if not line.strip():
             continue
-        where = f"{path}:{number}"
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as err:
-            raise InputError(f"{where}: not valid JSON ({err.msg})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{where}: expected a JSON object")
-        if "messages" in obj:
-            messages = obj["messages"]
-            if (not isinstance(messages, list) or not messages or
-                    not all(isinstance(m, dict) and isinstance(m.get("role"), str) and
-                            isinstance(m.get("content"), str) for m in messages)):
-                raise InputError(f"{where}: 'messages' must be a list of {{role, content}} strings")
-            if messages[-1]["role"] != "assistant":
-                raise InputError(f"{where}: the last message must be the assistant's response")
-        elif isinstance(obj.get("prompt"), str) and isinstance(obj.get("response"), str):
-            messages = [{"role": "user", "content": obj["prompt"]},
-                        {"role": "assistant", "content": obj["response"]}]
-        else:
-            raise InputError(f"{where}: expected 'prompt' and 'response' strings, or 'messages'")
-        conversations.append(messages)
+            raise InputError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
+        except RecursionError:
+            raise InputError(f"{where}: JSON nested too deeply to read") from None
+        conversations.append(_conversation(obj, where))
     if not conversations:
         raise InputError(f"{path} holds no samples")
     return conversations
+
+
+def _conversation(obj, where: str) -> list[dict]:
+    """The messages of one line's object: {"messages": [...]} or {"prompt", "response"}."""
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    if "messages" in obj:
+        messages = obj["messages"]
+        if (not isinstance(messages, list) or not messages or
+                not all(isinstance(m, dict) and isinstance(m.get("role"), str) and
+                        isinstance(m.get("content"), str) for m in messages)):
+            raise InputError(f"{where}: 'messages' must be a list of {{role, content}} strings")
+        if messages[-1]["role"] != "assistant":
+            raise InputError(f"{where}: the last message must be the assistant's response")
+        messages = [{"role": m["role"], "content": m["content"]} for m in messages]
+    elif isinstance(obj.get("prompt"), str) and isinstance(obj.get("response"), str):
+        messages = [{"role": "user", "content": obj["prompt"]},
+                    {"role": "assistant", "content": obj["response"]}]
+    else:
+        raise InputError(f"{where}: expected 'prompt' and 'response' strings, or 'messages'")
+    for m in messages:
+        for text in (m["role"], m["content"]):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:      # a lone surrogate escape such as "\ud800"
+                raise InputError(f"{where}: a string holds an unpaired surrogate "
+                                 f"(\\u{ord(text[_first_surrogate(text)]):04x}), which is not text") from None
+    return messages
+
+
+def _first_surrogate(text: str) -> int:
+    return next(i for i, c in enumerate(text) if 0xD800 <= ord(c) <= 0xDFFF)
 
 
 # Gemma's documented turn format: <start_of_turn>{user|model}\n...<end_of_turn>\n,
@@ -84,16 +120,13 @@ GEMMA_TURNS = (
 
 
 class ChatFormatter:
-    """Renders conversations with a GGUF's tokenizer.chat_template (Jinja)."""
+    """Renders conversations with a GGUF's tokenizer.chat_template (Jinja),
+    in chat_template's guarded sandbox: the template is hostile input."""
 
     def __init__(self, template: str, tokenizer):
-        import jinja2
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
+        from .chat_template import ChatTemplate
 
-        try:
-            self.template = ImmutableSandboxedEnvironment(trim_blocks=False).from_string(template)
-        except jinja2.TemplateError as err:
-            raise InputError(f"the model's chat template does not parse: {err}") from None
+        self.template = ChatTemplate(template)      # InputError if it does not parse
         self.tokenizer = tokenizer
 
     @classmethod
@@ -112,6 +145,8 @@ class ChatFormatter:
         return cls(template, tokenizer)
 
     def render(self, messages, add_generation_prompt=False) -> str:
+        """The conversation as the template prints it: InputError (one line)
+        for a template that fails, loops or grows without bound on it."""
         return self.template.render(messages=messages, add_generation_prompt=add_generation_prompt,
                                     bos_token="", eos_token="")
 
@@ -171,9 +206,10 @@ def to_rows(samples: list[Sample], t_seq: int, pad_id: int):
 
 
 def split(samples: list, eval_fraction: float, seed: int):
-    """A deterministic (train, eval) split."""
+    """A deterministic (train, eval) split; at least one sample is always
+    left to train on (a single sample is not held out at all)."""
     order = np.random.default_rng(seed).permutation(len(samples))
-    n_eval = int(round(eval_fraction * len(samples)))
+    n_eval = min(int(round(eval_fraction * len(samples))), len(samples) - 1)
     if eval_fraction > 0 and len(samples) >= 2:
-        n_eval = min(max(n_eval, 1), len(samples) - 1)
+        n_eval = max(n_eval, 1)
     return [samples[i] for i in order[n_eval:]], [samples[i] for i in order[:n_eval]]

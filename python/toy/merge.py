@@ -3,61 +3,67 @@ as a GGUF llama.cpp loads like any model.
 
 The merged weights are written in F32, F16, or requantized to the base's own
 type ("base"); tensors without an adapter are copied as stored. All metadata of
-the base (tokenizer, chat template, hyper-parameters) is kept.
+the base (tokenizer, chat template, hyper-parameters) is kept. The adapter is
+read and checked by toy.adapter.read_adapter, as toy-generate --adapter reads it.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
+from .adapter import read_adapter
 from .errors import InputError
-from .gguf_file import one_line, read_gguf, writing_gguf
+from .gguf_file import read_gguf, writing_gguf
 
 DTYPES = ("f32", "f16", "base")
 _SKIP_KEYS = {"GGUF.version", "GGUF.tensor_count", "GGUF.kv_count", "general.architecture"}
 
 
-def _read_adapter(adapter_path) -> tuple[float, dict[str, tuple[np.ndarray, np.ndarray]]]:
-    reader = read_gguf(adapter_path, "adapter ")
-    fields = reader.fields
-    try:
-        kind = fields["general.type"].contents() if "general.type" in fields else None
-        lora = fields["adapter.type"].contents() if "adapter.type" in fields else None
-        if kind != "adapter" or lora != "lora":
-            raise InputError(f"{adapter_path} is not a LoRA adapter GGUF")
-        if "adapter.lora.alpha" not in fields:
-            raise InputError(f"{adapter_path} has no adapter.lora.alpha")
-        alpha = float(fields["adapter.lora.alpha"].contents())
-    except (ValueError, TypeError, IndexError) as err:   # a key of the wrong type, not UTF-8
-        raise InputError(f"{adapter_path}: malformed adapter metadata ({one_line(err)})") from None
-    tensors = {t.name: np.asarray(t.data, dtype=np.float32) for t in reader.tensors}
-    pairs = {}
-    for name, a in tensors.items():
-        if name.endswith(".lora_a"):
-            weight = name[: -len(".lora_a")]
-            b = tensors.get(weight + ".lora_b")
-            if b is None:
-                raise InputError(f"{adapter_path}: {name} has no matching .lora_b")
-            pairs[weight] = (a, b)     # numpy: A (rank, d_in), B (d_out, rank)
-    return alpha, pairs
-
-
 def merge_lora(base_path, adapter_path, out_path, dtype: str = "f32") -> Path:
-    """Write base + adapter as one GGUF at out_path (temp file, then rename)."""
-    from gguf.quants import dequantize
-
-    alpha, pairs = _read_adapter(adapter_path)
+    """Write base + adapter as one GGUF at out_path (temp file, then rename).
+    The adapter is checked against the base first (toy.adapter.read_adapter);
+    a merge whose weights overflow to infinity is refused and leaves no file."""
+    if dtype not in DTYPES:
+        raise InputError(f"dtype '{dtype}' is not one of {', '.join(DTYPES)}")
+    adapter = read_adapter(adapter_path, base_path)
     base = read_gguf(base_path, "base ")
-    stored = {t.name: t for t in base.tensors}
-    missing = [w for w in pairs if w not in stored]
-    if missing:
-        raise InputError(f"the adapter adapts {missing[0]}, which {base_path} does not have")
-    merged = {}
-    for name, (a, b) in pairs.items():
-        weight = dequantize(stored[name].data, stored[name].tensor_type).astype(np.float32)
-        merged[name] = weight + (alpha / a.shape[0]) * (b @ a)
-    return write_like_base(base, out_path, merged, dtype)
+    return write_like_base(base, out_path, _Merged(base, adapter), dtype)
+
+
+class _Merged(Mapping):
+    """W + (alpha / rank) * B @ A by weight name, made when asked: the
+    writer holds one merged weight at a time."""
+
+    def __init__(self, base, adapter):
+        self.stored = {t.name: t for t in base.tensors}
+        self.adapter = adapter
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        from gguf.quants import dequantize
+
+        a, b = self.adapter.pairs[name]
+        tensor = self.stored[name]
+        try:
+            weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+        except NotImplementedError:
+            raise InputError(f"the base's {name} is {tensor.tensor_type.name}, which toy cannot "
+                             "dequantize to merge into") from None
+        merged = weight + (self.adapter.alpha / self.adapter.rank) * (b @ a)
+        if not np.isfinite(merged).all():
+            raise InputError(f"merging {self.adapter.path} into {name} gives values that are not "
+                             "finite (its A and B are too large)")
+        return merged
+
+    def __contains__(self, name) -> bool:       # without making the weight (Mapping's would)
+        return name in self.adapter.pairs
+
+    def __iter__(self):
+        return iter(self.adapter.pairs)
+
+    def __len__(self) -> int:
+        return len(self.adapter.pairs)
 
 
 def check_requantizable(base_path) -> None:

@@ -35,6 +35,7 @@ import io
 import json
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -137,6 +138,12 @@ class Report:
         return "\n".join(f"case {case}: {why}\n    {what}" for case, what, why in self.failures)
 
 
+def _gist(message: str) -> str:
+    """A message without the case's own paths, cut short: messages that
+    differ only in where the case ran count as one."""
+    return re.sub(r"\S*toy-fuzz-[^/\s]*/(case-\d+/)?", "", message)[:80]
+
+
 def _judge(result: dict, report: Report) -> str | None:
     """None when the outcome is one a user may see, else why not."""
     kind = result["kind"]
@@ -147,7 +154,7 @@ def _judge(result: dict, report: Report) -> str | None:
         if "\n" in message.strip() or not message.strip():
             return f"ToyError not in one line: {message!r}"
         report.refused += 1
-        report.messages[message[:60]] += 1
+        report.messages[_gist(message)] += 1
     elif kind == "traceback":
         return "traceback: " + result["why"]
     elif result["rc"] == 0:
@@ -163,7 +170,7 @@ def _judge(result: dict, report: Report) -> str | None:
             if result["n_lines"] != 1:
                 return f"exit 2 with {result['n_lines']} lines on stderr: {lines}"
             report.refused += 1
-            report.messages[lines[-1][:60]] += 1
+            report.messages[_gist(lines[-1])] += 1
         else:
             report.stopped += 1
     else:

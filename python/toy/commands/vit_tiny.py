@@ -5,9 +5,10 @@ from __future__ import annotations
 from ..batches import ImageSource
 from ..config import ViTConfig
 from ..errors import InputError
-from ..images import held_out_split, load_digits, load_folder
+from ..images import FolderScan, held_out_split, load_digits, scan_folder
+from ..machine import check_fits
 from ..recipes import ViTTiny
-from .. import bounds
+from .. import bounds, plan
 from . import options
 
 HELP = "train a ViT image classifier (default data: scikit-learn's 8x8 digits)"
@@ -50,7 +51,9 @@ def check(args) -> None:
 
 
 def prepare(args):
-    data = load_digits() if args.images is None else load_folder(args.images, args.image_size)
+    # a folder is scanned (headers only) and loaded once the recipe is realized:
+    # its memory and the model's are checked before any picture is decoded
+    data = load_digits() if args.images is None else scan_folder(args.images, args.image_size)
     if args.images is None and args.image_size not in (None, data.image_size):
         raise InputError(f"the digits are {data.image_size}x{data.image_size}; --image-size is for --images")
     patch = args.patch
@@ -62,10 +65,27 @@ def prepare(args):
     train, held_out = held_out_split(len(data.labels), args.eval_split)
     if len(train) == 0:
         raise InputError(f"no training images left after holding out --eval-split {args.eval_split}")
+    if isinstance(data, FolderScan):
+        check_folder_fits(data, cfg, len(held_out), args)
     recipe = ViTTiny(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, cfg, args.batch, args.seed, args.init_scale,
                                    args.clip_norm, data.classes)
+    if isinstance(data, FolderScan):
+        data = data.load()
     source = ImageSource(data.images, data.labels, patch, train, held_out, data.name, args)
     config = {"model": cfg.to_dict(), "classes": data.classes, "images": data.name,
               "train_images": int(len(train)), "eval_images": int(len(held_out)), "epochs": args.epochs}
     return recipe, source, config, "model.gguf"
+
+
+def check_folder_fits(scan: FolderScan, cfg: ViTConfig, n_eval: int, args) -> None:
+    """Refuse, with the figures, a folder whose images (the loaded set, the
+    held-out patches and a step's patches, see batches.ImageSource) do not
+    fit in this machine's memory, alone or with the model's training step."""
+    images = scan.load_bytes() + (n_eval + 2 * args.batch * args.grad_accum) * scan.image_bytes()
+    what = (f"{len(scan):,} images of {cfg.image_size:,} x {cfg.image_size:,} x {cfg.channels} "
+            f"(float32) from {scan.root}")
+    check_fits(images, f"loading {what}", "give a smaller --image-size, or fewer images")
+    check_fits(images + plan.vit_training_bytes(cfg, args.batch),
+               f"a ViT of {cfg.n_patches:,} patches per image trained on {what}",
+               "give a smaller --image-size or --batch, or fewer images")
