@@ -27,7 +27,7 @@ def test_the_step_runs_in_the_cpu_library():
 @pytest.mark.parametrize("change,message", [
     (dict(n_heads=3), "even head width"),
     (dict(n_kv_heads=3, n_heads=2), "must divide"),
-    (dict(vocab=0), "vocab must be between"),
+    (dict(vocab=0), "vocab must be a whole number from 1 to"),
     (dict(rope_base=-1.0), "rope_base"),
 ])
 def test_bad_config_is_refused(change, message):

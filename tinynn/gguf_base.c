@@ -255,6 +255,39 @@ static int check_types(struct ggml_context * tensors) {
     return TNN_OK;
 }
 
+/* ggml's GGUF parser says why it refuses a file on stderr, in lines of its
+ * own; while it parses, the first of them is kept here instead, to become
+ * part of the one-line error. */
+static char g_parse_reason[200];
+
+static void keep_first_error(enum ggml_log_level level, const char * text, void * user_data) {
+    (void) user_data;
+    if (level != GGML_LOG_LEVEL_ERROR || g_parse_reason[0] != '\0') {
+        return;
+    }
+    const char * reason = strstr(text, ": ");       /* after "gguf_init_from_reader: " */
+    reason = reason != NULL ? reason + 2 : text;
+    snprintf(g_parse_reason, sizeof g_parse_reason, "%s", reason);
+    g_parse_reason[strcspn(g_parse_reason, "\n")] = '\0';
+}
+
+/* gguf_init_from_file, ggml's log held back; NULL with tnn_fail's message
+ * (ggml's reason in it) when the file does not parse. */
+static struct gguf_context * parse_gguf(const char * path, struct gguf_init_params params) {
+    ggml_log_callback log = NULL;
+    void * log_data = NULL;
+    ggml_log_get(&log, &log_data);
+    g_parse_reason[0] = '\0';
+    ggml_log_set(keep_first_error, NULL);
+    struct gguf_context * g = gguf_init_from_file(path, params);
+    ggml_log_set(log, log_data);
+    if (g == NULL) {
+        tnn_fail(TNN_ERR_ARG, "%s could not be parsed as GGUF (%s)", path,
+                 g_parse_reason[0] != '\0' ? g_parse_reason : "truncated or corrupt");
+    }
+    return g;
+}
+
 int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context ** gguf_out,
                   struct ggml_context ** tensors_out) {
     *gguf_out = NULL;
@@ -268,9 +301,9 @@ int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context
     }
     struct ggml_context * tensors = NULL;
     struct gguf_init_params params = { .no_alloc = true, .ctx = &tensors };
-    struct gguf_context * g = gguf_init_from_file(path, params);
+    struct gguf_context * g = parse_gguf(path, params);
     if (g == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "%s could not be parsed as GGUF (truncated or corrupt)", path);
+        return TNN_ERR_ARG;
     }
     if ((status = check_extent(g, tensors, path)) ||
         (status = read_config(g, tensors, cfg)) ||
@@ -293,9 +326,9 @@ int tnn_gguf_check(const char * path) {
         return status;
     }
     struct gguf_init_params params = { .no_alloc = true, .ctx = NULL };
-    struct gguf_context * g = gguf_init_from_file(path, params);
+    struct gguf_context * g = parse_gguf(path, params);
     if (g == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "%s could not be parsed as GGUF (truncated or corrupt)", path);
+        return TNN_ERR_ARG;
     }
     gguf_free(g);
     return TNN_OK;

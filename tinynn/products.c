@@ -120,22 +120,52 @@ static bool skinny_takes(const struct ggml_tensor * node, struct ggml_tensor ** 
     return *x != NULL && *y != NULL && (*x)->ne[2] == 1 && (*y)->ne[2] == 1;
 }
 
+static int compare_pointers(const void * a, const void * b) {
+    const uintptr_t x = (uintptr_t) *(const struct ggml_tensor * const *) a;
+    const uintptr_t y = (uintptr_t) *(const struct ggml_tensor * const *) b;
+    return (x > y) - (x < y);
+}
+
 /* Turn the copies nothing reads any more into no-ops (tnn_become_noop): a
- * transposed copy whose only reader now reads its source. */
-static void drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor ** dropped, int n_dropped) {
+ * transposed copy whose only reader now reads its source. One pass over the
+ * graph, each source looked up in the sorted copies: a graph of a thousand
+ * layers has tens of thousands of both, too many to compare pairwise. */
+static int drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor ** dropped, int n_dropped) {
+    if (n_dropped == 0) {
+        return TNN_OK;
+    }
+    qsort(dropped, (size_t) n_dropped, sizeof(*dropped), compare_pointers);
+    int n_unique = 1;           /* a copy read by several products is listed once per product */
+    for (int d = 1; d < n_dropped; ++d) {
+        if (dropped[d] != dropped[n_unique - 1]) {
+            dropped[n_unique++] = dropped[d];
+        }
+    }
+    bool * read = calloc((size_t) n_unique, sizeof(*read));
+    if (read == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
     const int n_nodes = ggml_graph_n_nodes(graph);
-    for (int d = 0; d < n_dropped; ++d) {
-        bool read = (dropped[d]->flags & GGML_TENSOR_FLAG_OUTPUT) != 0;
-        for (int i = 0; i < n_nodes && !read; ++i) {
-            const struct ggml_tensor * node = ggml_graph_node(graph, i);
-            for (int j = 0; j < GGML_MAX_SRC && !read; ++j) {
-                read = node->src[j] == dropped[d];
+    for (int i = 0; i < n_nodes; ++i) {
+        const struct ggml_tensor * node = ggml_graph_node(graph, i);
+        for (int j = 0; j < GGML_MAX_SRC; ++j) {
+            if (node->src[j] == NULL) {
+                continue;
+            }
+            struct ggml_tensor ** found = bsearch(&node->src[j], dropped, (size_t) n_unique, sizeof(*dropped),
+                                                  compare_pointers);
+            if (found != NULL) {
+                read[found - dropped] = true;
             }
         }
-        if (!read) {
+    }
+    for (int d = 0; d < n_unique; ++d) {
+        if (!read[d] && (dropped[d]->flags & GGML_TENSOR_FLAG_OUTPUT) == 0) {
             tnn_become_noop(dropped[d]);
         }
     }
+    free(read);
+    return TNN_OK;
 }
 
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
@@ -186,10 +216,10 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
         tnn_become_custom(s->train.ctx_graph, node, fgemm_node, use, srcs, 2);
         used = true;
     }
-    drop_unread_copies(graph, copies, n_copies);
+    const int status = drop_unread_copies(graph, copies, n_copies);
     free(copies);
-    if (!used) {
-        return TNN_OK;
+    if (status != TNN_OK || !used) {
+        return status;
     }
     return tnn_grow_scratch(s, s->train.bf16_products ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes());
 }

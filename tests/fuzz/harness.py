@@ -55,33 +55,58 @@ EXIT_BAD_INPUT, EXIT_INTERRUPTED = 2, 130
 
 # ---- the child's side --------------------------------------------------------
 
+@contextlib.contextmanager
+def _native_stderr(lines: list):
+    """File descriptor 2 into a temporary file for the block; its lines
+    (what C code -- tinynn, ggml -- printed) appended to lines after it: a
+    user sees them on stderr as they see Python's."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            lines += capture.read().decode(errors="replace").strip().splitlines()
+
+
 def _run_command(prog: str, argv: list[str], case_seconds: float | None) -> dict:
     main = importlib.import_module(COMMANDS[prog]).main
-    out, err = io.StringIO(), io.StringIO()
+    out, err, native = io.StringIO(), io.StringIO(), []
     if case_seconds:
         # as a user's Ctrl-C: toy-train saves and stops, toy-generate stops
         signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
         signal.setitimer(signal.ITIMER_REAL, case_seconds)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with _native_stderr(native), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             rc = main(list(argv))
     except BaseException as exc:      # what a user would see as a traceback
         return {"kind": "traceback", "why": _exception_line(exc)}
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    lines = err.getvalue().strip().splitlines()
+    # the C lines came before the verdict, which Python prints last
+    lines = native + err.getvalue().strip().splitlines()
     return {"kind": "command", "rc": rc, "stderr": lines[-3:], "n_lines": len(lines)}
 
 
 def _run_callable(fn) -> dict:
     from toy import ToyError
+    native = []
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with _native_stderr(native), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
             fn()
     except ToyError as err:
+        if native:
+            return {"kind": "native_output", "why": f"a ToyError, and C code printed {native[:2]}"}
         return {"kind": "toy_error", "message": str(err)}
     except BaseException as exc:
         return {"kind": "traceback", "why": _exception_line(exc)}
+    if native:
+        return {"kind": "native_output", "why": f"returned, and C code printed {native[:2]}"}
     return {"kind": "returned"}
 
 
@@ -157,6 +182,8 @@ def _judge(result: dict, report: Report) -> str | None:
         report.messages[_gist(message)] += 1
     elif kind == "traceback":
         return "traceback: " + result["why"]
+    elif kind == "native_output":
+        return "lines on stderr beyond the one allowed: " + result["why"]
     elif result["rc"] == 0:
         report.succeeded += 1
     elif result["rc"] in (EXIT_BAD_INPUT, EXIT_INTERRUPTED):
