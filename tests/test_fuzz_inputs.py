@@ -16,9 +16,10 @@ from fuzz import harness
 
 # module, cases, harness options
 FUZZERS = [
-    ("fuzz.fuzz_cli", 150, {"case_seconds": 20}),
+    ("fuzz.fuzz_cli", 100, {"case_seconds": 20}),
     ("fuzz.fuzz_jsonl", 1500, {}),
-    ("fuzz.fuzz_template", 600, {}),
+    ("fuzz.fuzz_template", 300, {}),
+    ("fuzz.fuzz_adapter", 3000, {}),
 ]
 
 

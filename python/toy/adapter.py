@@ -12,7 +12,8 @@ apply wrongly without a word:
     another architecture              general.architecture, when the adapter has
                                       it, must be the base's
     alpha                             adapter.lora.alpha: present, a number, finite
-                                      (in float32, as the C core holds it), > 0
+                                      and > 0 in float32, as the C core holds it
+                                      (1e39 is infinite there, 1e-50 zero)
     a tensor we do not adapt          names other than blk.<layer>.<weight>.weight
                                       .lora_a / .lora_b, <weight> one of SLOTS
     a layer the base does not have
@@ -25,7 +26,8 @@ apply wrongly without a word:
     types                             F32, F16, BF16, F64 and the quantized types
                                       gguf can dequantize are read (to float32);
                                       integer types and the rest are refused
-    values                            NaN or infinity in A or B
+    values                            NaN or infinity in A or B (in float32: F64
+                                      values beyond 3.4e38 are infinite there)
 
 Partial adapters are accepted, as llama.cpp accepts them: an adapter may
 adapt a weight in some layers only, or different weights in different
@@ -156,10 +158,12 @@ def _check_metadata(path: Path, meta: dict, base_path) -> float:
     alpha = meta["adapter.lora.alpha"]
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
         raise InputError(f"adapter {path}: adapter.lora.alpha is {_shown(alpha)}, not a number")
-    if not (math.isfinite(np.float32(alpha)) and alpha > 0):
-        raise InputError(f"adapter {path}: adapter.lora.alpha is {alpha}; it must be > 0 and "
-                         "finite (in float32)")
-    return float(np.float32(alpha))     # the value the C core applies
+    with np.errstate(over="ignore"):    # 1e39 becomes inf, refused below (numpy would warn on stderr)
+        held = np.float32(alpha)         # the value the C core applies: 1e-50 is 0 there
+    if not (math.isfinite(held) and held > 0):
+        raise InputError(f"adapter {path}: adapter.lora.alpha is {alpha}; it must be > 0 and finite "
+                         "in float32, as the C core holds it (1e39 is infinite there, 1e-50 zero)")
+    return float(held)
 
 
 def _checked_tensor(path: Path, tensor, n_layers: int, shapes) -> tuple[str, str, np.ndarray]:
@@ -193,17 +197,21 @@ def _checked_tensor(path: Path, tensor, n_layers: int, shapes) -> tuple[str, str
     try:
         if kind in integer:
             raise NotImplementedError
-        if kind in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16,
-                    gguf.GGMLQuantizationType.F64):
-            array = np.asarray(tensor.data, dtype=np.float32)
-        else:                                        # BF16 and the quantized types
-            array = dequantize(tensor.data, kind).astype(np.float32)
+        # F64 beyond float32 becomes inf, and a quantized block's inf scale NaN: refused below,
+        # where numpy would warn on stderr first
+        with np.errstate(over="ignore", invalid="ignore"):
+            if kind in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16,
+                        gguf.GGMLQuantizationType.F64):
+                array = np.asarray(tensor.data, dtype=np.float32)
+            else:                                    # BF16 and the quantized types
+                array = dequantize(tensor.data, kind).astype(np.float32)
     except NotImplementedError:
         raise InputError(f"adapter {path}: {name} is of type {kind.name}, which toy does not read "
                          "(F32, F16, BF16 or a quantized type gguf dequantizes)") from None
     array = np.ascontiguousarray(array.reshape(ne[::-1]))
     if not np.isfinite(array).all():
-        raise InputError(f"adapter {path}: {name} holds NaN or infinite values")
+        raise InputError(f"adapter {path}: {name} holds NaN or infinite values (in float32, as toy "
+                         "applies them): the adapter is damaged, or its training diverged")
     return f"blk.{layer}.{slot}.weight", which, array
 
 

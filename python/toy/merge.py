@@ -50,7 +50,8 @@ class _Merged(Mapping):
         except NotImplementedError:
             raise InputError(f"the base's {name} is {tensor.tensor_type.name}, which toy cannot "
                              "dequantize to merge into") from None
-        merged = weight + (self.adapter.alpha / self.adapter.rank) * (b @ a)
+        with np.errstate(over="ignore", invalid="ignore"):     # refused below, without numpy's warning
+            merged = weight + (self.adapter.alpha / self.adapter.rank) * (b @ a)
         if not np.isfinite(merged).all():
             raise InputError(f"merging {self.adapter.path} into {name} gives values that are not "
                              "finite (its A and B are too large)")
@@ -88,8 +89,10 @@ def write_like_base(base, out_path, weights, dtype: str = "f32") -> Path:
     each array only when asked) in place of the base's tensors of the same
     names, in F32, F16 or requantized to the base's type (dtype "base"); the
     other tensors copied as stored. The tensors are written one at a time, so
-    at most one converted array is held. Written to a temporary name, then
-    renamed; a failure leaves no file."""
+    at most one converted array is held. A weight the type cannot hold (past
+    F16's 65504, or a quantized type's F16 scales) is refused, not written as
+    infinity. Written to a temporary name, then renamed; a failure leaves no
+    file."""
     if dtype not in DTYPES:
         raise InputError(f"dtype '{dtype}' is not one of {', '.join(DTYPES)}")
     out_path = Path(out_path)
@@ -109,7 +112,7 @@ def write_like_base(base, out_path, weights, dtype: str = "f32") -> Path:
         writer.write_kv_data_to_file()
         writer.write_ti_data_to_file()
         for tensor in base.tensors:
-            writer.write_tensor_data(_encoded(tensor, weights.get(tensor.name), dtype))
+            writer.write_tensor_data(_encoded(tensor, weights.get(tensor.name), dtype, out_path))
     return out_path
 
 
@@ -130,18 +133,39 @@ def _planned(tensor, replaced: bool, dtype: str):
     return byte_shape, np.dtype(np.uint8), int(np.prod(byte_shape)), tensor.tensor_type
 
 
-def _encoded(tensor, weight, dtype: str) -> np.ndarray:
-    """The bytes to write for one tensor of the base: as stored, or weight converted."""
+def _encoded(tensor, weight, dtype: str, out_path: Path) -> np.ndarray:
+    """The bytes to write for one tensor of the base: as stored, or weight
+    converted (InputError when the weight does not fit the type)."""
+    import gguf
     from gguf.quants import quantize
 
     if weight is None:
         return np.asarray(tensor.data)
     if dtype == "f32" or weight.ndim == 1:     # norms stay F32, as llama.cpp writes them
         return np.ascontiguousarray(weight, dtype=np.float32)
-    if dtype == "f16":
-        return weight.astype(np.float16)
-    try:
-        return quantize(weight, tensor.tensor_type)
-    except NotImplementedError:
-        raise InputError(f"requantizing to {tensor.tensor_type.name} is not supported; "
-                         "write f32 or f16") from None
+    kind = gguf.GGMLQuantizationType.F16 if dtype == "f16" else tensor.tensor_type
+    # what overflows is refused by _check_fits, without numpy's warnings on stderr
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype == "f16":
+            encoded = weight.astype(np.float16)
+        else:
+            try:
+                encoded = quantize(weight, kind)
+            except NotImplementedError:
+                raise InputError(f"requantizing to {kind.name} is not supported; "
+                                 "write f32 or f16") from None
+        _check_fits(encoded, kind, tensor.name, weight, out_path)
+    return encoded
+
+
+def _check_fits(encoded, kind, name: str, weight, out_path: Path) -> None:
+    """InputError when weight overflowed on its way to kind: F16 holds up to
+    65504, and the quantized types keep their block scales in F16 (BF16
+    overflows only next to float32's own limit)."""
+    import gguf
+    from gguf.quants import dequantize
+
+    back = encoded if kind == gguf.GGMLQuantizationType.F16 else dequantize(encoded, kind)
+    if not np.isfinite(back).all():
+        raise InputError(f"cannot write {out_path} as {kind.name}: {name} has values up to "
+                         f"{float(np.abs(weight).max()):.3g}, more than {kind.name} holds; write f32")
