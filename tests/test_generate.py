@@ -167,3 +167,18 @@ def test_decoding_without_the_adapters_runs_the_base_alone(tiny):
     np.testing.assert_allclose(e.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
     with pytest.raises(toy.ToyError, match="takes 0"):
         e._check(e.lib.tnn_decode_adapters(e._session, 2))
+
+
+def test_a_prompt_past_the_models_context_is_refused_before_decoding(smollm2):
+    model = toy.load_model(smollm2, threads=2)
+    with pytest.raises(toy.InputError, match="more than the model's context of 8,192 tokens"):
+        toy.generate(model, "word " * 9000, 4)
+
+
+def test_a_long_prompt_prefilled_in_pieces_continues_as_in_one(smollm2, monkeypatch):
+    import importlib
+    generation = importlib.import_module("toy.generate")
+    prompt = "The quick brown fox jumps over the lazy dog. " * 70        # about 700 tokens
+    in_pieces = toy.generate(toy.load_model(smollm2, threads=2), prompt, 8)
+    monkeypatch.setattr(generation, "PREFILL_CHUNK", 100_000)
+    assert toy.generate(toy.load_model(smollm2, threads=2), prompt, 8) == in_pieces

@@ -177,3 +177,15 @@ def test_an_adapter_for_a_tensor_toy_does_not_adapt_is_refused_naming_it(tmp_pat
     writer.close()
     result = toy_generate("hi", "--adapter", str(tmp_path / "odd.gguf"), "--max-new-tokens", "2")
     assert_one_line(result, "toy-generate", "token_embd")
+
+
+# ---- ggml's own complaints ---------------------------------------------------------
+
+def test_ggmls_reason_for_refusing_a_gguf_is_part_of_the_one_line(tmp_path):
+    cfg = ref.Config(vocab=50, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64, untied=True)
+    whole = write_llama_gguf(tmp_path / "whole.gguf", ref.init_params(cfg, np.random.default_rng(0)), cfg)
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(whole.read_bytes()[:600])        # inside the key/values: ggml's parser refuses it
+    result = toy_train("lora", "--model", str(cut), "--steps", "1", "--out", str(tmp_path / "run"))
+    # ggml printed two lines of its own before toy's
+    assert_one_line(result, "toy-train", "cut.gguf could not be parsed as GGUF (", "exceeds remaining file size")

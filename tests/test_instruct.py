@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import toy
+
 from toy.instruct import ChatFormatter, Sample, fit, read_jsonl, split, to_rows
 from toy.tokenizer import GGUFTokenizer
 
@@ -158,3 +160,29 @@ def test_fine_tuned_model_answers_reworded_questions_about_new_facts(smollm2, tm
     tuned = rate(toy.load_model(smollm2, out / "adapter.gguf", threads=2))
     print(f"reworded questions answered: base {base:.2f}, fine-tuned {tuned:.2f}")
     assert base <= 0.2 and tuned >= 0.6
+
+
+def test_a_file_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
+    line = '{"prompt": "a", "response": "b"}\n'
+    plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
+    plain.write_text(line * 2, encoding="utf-8")
+    marked.write_text(line * 2, encoding="utf-8-sig")      # as Windows editors save
+    assert read_jsonl(marked) == read_jsonl(plain)
+
+
+@pytest.mark.parametrize("data,phrase", [
+    ('{"prompt": "a", "response": "b"}\n'.encode("utf-16"), "is UTF-16 text: save it as UTF-8"),
+    (b'{"prompt": "\\ud800", "response": "b"}\n', ":1: a string holds an unpaired surrogate"),
+    (b'{"prompt": "a", "response": "b"}\n{"prompt": "\xe9", "response": "b"}\n', ":2: not UTF-8 text"),
+])
+def test_text_that_is_not_utf8_is_refused_with_what_to_do(tmp_path, data, phrase):
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(toy.ToyError, match=phrase):
+        read_jsonl(path)
+
+
+def test_a_single_sample_is_trained_on_not_held_out():
+    assert split(["only"], 0.9, seed=0) == (["only"], [])
+    train, held = split(["a", "b"], 0.9, seed=0)
+    assert len(train) == 1 and len(held) == 1
