@@ -20,6 +20,7 @@ FUZZERS = [
     ("fuzz.fuzz_jsonl", 1500, {}),
     ("fuzz.fuzz_template", 300, {}),
     ("fuzz.fuzz_adapter", 3000, {}),
+    ("fuzz.fuzz_images", 600, {}),
 ]
 
 

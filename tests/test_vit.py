@@ -109,3 +109,10 @@ def test_bad_image_folders_are_one_line_errors(tmp_path):
     bars(8, True, 0).save(one / "only" / "a.png")
     assert "at least two class folders" in refused(one)
     assert "does not divide" in refused(make_folder(tmp_path / "odd"), "--patch", "5")
+
+
+def test_a_batch_of_one_image_trains_and_measures_its_accuracy(tmp_path):
+    # the session hands back one image's logits without the batch dimension
+    result = toy_train("vit-tiny", "--steps", "2", "--batch", "1", "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    assert "held-out accuracy" in result.stderr

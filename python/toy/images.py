@@ -13,12 +13,18 @@ of the whole set can be planned (toy.machine.check_fits) -- a huge
 kilobytes) is refused in one line instead of meeting the out-of-memory
 killer. FolderScan.load then decodes one picture at a time, converts and
 resizes it at once and keeps only its float32 array. Whatever Pillow raises
-on a truncated or corrupt file becomes one line naming the file.
+on a truncated or corrupt file becomes one line naming the file, with what
+its C libraries print on stderr themselves (libtiff does) folded into it;
+names are quoted with their escapes where a line break or undecodable bytes
+would break that line.
 """
 from __future__ import annotations
 
 import gzip
 import importlib.util
+import os
+import sys
+import tempfile
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -118,8 +124,9 @@ class FolderScan:
         size, grey = self.image_size, self.channels == 1
         images = np.empty((len(self), size, size, self.channels), dtype=np.float32)
         for i, path in enumerate(self.files):
+            said: list[str] = []
             try:
-                with warnings.catch_warnings():
+                with _c_stderr_kept(said), warnings.catch_warnings():
                     # Pillow's warnings (a palette's transparency, its own size
                     # limit) would print on stderr; the sizes are toy's to check
                     warnings.simplefilter("ignore")
@@ -130,26 +137,29 @@ class FolderScan:
             except InputError:
                 raise
             except Exception as err:  # noqa: BLE001 -- Pillow's decoders raise what their parsing meets
-                raise InputError(f"cannot read image {path} ({type(err).__name__}: {one_line(err)})") from None
+                raise InputError(f"cannot read image {shown(path)} ({_why(err, said)})") from None
         return ImageSet(images, self.labels, self.classes, str(self.root))
 
 
 def scan_folder(root, image_size: int | None = None) -> FolderScan:
-    """One sub-folder per class (sorted by name), each holding image files,
-    their headers read (see the module's docstring). With image_size every
-    image will be resized to image_size x image_size; without it they must
-    all be square and of one size. Greyscale when every image is, else RGB."""
+    """One sub-folder per class (sorted by name; hidden ones, as .git, are
+    not classes), each holding image files, their headers read (see the
+    module's docstring). With image_size every image will be resized to
+    image_size x image_size; without it they must all be square and of one
+    size. Greyscale when every image is, else RGB."""
     root = Path(root)
     if not root.is_dir():
-        raise InputError(f"--images {root} is not a directory (give a folder with one sub-folder per class)")
-    class_dirs = sorted(p for p in root.iterdir() if p.is_dir())
+        raise InputError(f"--images {shown(root)} is not a directory "
+                         "(give a folder with one sub-folder per class)")
+    # hidden folders (.git, .ipynb_checkpoints) are not classes, as hidden files are not images
+    class_dirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     if len(class_dirs) < 2:
-        raise InputError(f"--images {root} needs at least two class folders, found {len(class_dirs)}")
+        raise InputError(f"--images {shown(root)} needs at least two class folders, found {len(class_dirs)}")
     files, labels = [], []
     for label, folder in enumerate(class_dirs):
         found = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
         if not found:
-            raise InputError(f"class folder {folder} has no image files")
+            raise InputError(f"class folder {shown(folder)} has no image files")
         files += found
         labels += [label] * len(found)
 
@@ -161,15 +171,16 @@ def scan_folder(root, image_size: int | None = None) -> FolderScan:
         sizes = {wh for wh, _ in headers}
         if len(sizes) > 1:
             a, b = sorted(sizes)[:2]
-            raise InputError(f"the images under {root} have different sizes ({a[0]}x{a[1]}, {b[0]}x{b[1]}, ...): "
+            raise InputError(f"the images under {shown(root)} have different sizes "
+                             f"({a[0]}x{a[1]}, {b[0]}x{b[1]}, ...): "
                              "give --image-size N to resize them all to N x N")
         width, height = sizes.pop()
         if width != height:
-            raise InputError(f"the images under {root} are {width}x{height}, not square: "
+            raise InputError(f"the images under {shown(root)} are {width}x{height}, not square: "
                              "give --image-size N to resize them to N x N")
         size = width
     largest = max(w * h for (w, h), _ in headers)
-    return FolderScan(root, files, np.array(labels, dtype=np.int32), [p.name for p in class_dirs],
+    return FolderScan(root, files, np.array(labels, dtype=np.int32), [class_name(p) for p in class_dirs],
                       size, 1 if grey else 3, largest)
 
 
@@ -177,7 +188,7 @@ def load_folder(root, image_size: int | None = None) -> ImageSet:
     """scan_folder, then load, once the memory of the set is known to fit."""
     scan = scan_folder(root, image_size)
     check_fits(scan.load_bytes(), f"loading {len(scan):,} images of {scan.image_size:,} x "
-               f"{scan.image_size:,} x {scan.channels} (float32) from {scan.root}",
+               f"{scan.image_size:,} x {scan.channels} (float32) from {shown(scan.root)}",
                "give a smaller --image-size, or fewer images")
     return scan.load()
 
@@ -196,31 +207,77 @@ def _pillow_limit_lifted(Image):
 
 def _header(Image, path: Path) -> tuple[tuple[int, int], str]:
     """((width, height), mode) of an image file, from its header alone."""
+    said: list[str] = []
     try:
         if path.stat().st_size == 0:
-            raise InputError(f"cannot read image {path}: the file is empty")
-        with _pillow_limit_lifted(Image), warnings.catch_warnings():
+            raise InputError(f"cannot read image {shown(path)}: the file is empty")
+        with _pillow_limit_lifted(Image), _c_stderr_kept(said), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with Image.open(path, formats=FORMATS) as picture:
                 size, mode = picture.size, picture.mode
     except InputError:
         raise
     except Image.UnidentifiedImageError:
-        raise InputError(f"cannot read image {path}: not an image file toy reads "
+        raise InputError(f"cannot read image {shown(path)}: not an image file toy reads "
                          f"({', '.join(FORMATS)})") from None
     except Exception as err:  # noqa: BLE001 -- as in FolderScan.load
-        raise InputError(f"cannot read image {path} ({type(err).__name__}: {one_line(err)})") from None
+        raise InputError(f"cannot read image {shown(path)} ({_why(err, said)})") from None
     _check_pixels(path, size)
     return size, mode
+
+
+@contextmanager
+def _c_stderr_kept(said: list[str]):
+    """fd 2 into a temporary file while Pillow's C libraries read a file:
+    libtiff (and the libjpeg inside it) print their complaints on stderr
+    themselves, which would put lines before toy's one-line message. What
+    they printed is appended to `said`, for that message to quote."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):     # no fd 2 to borrow (stderr closed)
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            said.append(sink.read(2000).decode("utf-8", "replace"))
+
+
+def _why(err: Exception, said: list[str]) -> str:
+    """What Pillow raised, in one line, and what its C library printed, if anything."""
+    why = f"{type(err).__name__}: {one_line(err)}"
+    printed = one_line(" ".join(said))
+    return f"{why}; {printed}" if printed else why
+
+
+def class_name(folder: Path) -> str:
+    """A class folder's name as the model's class name. A name that is not
+    UTF-8 (a zip made with Latin-1 names) keeps its bytes as \\xNN escapes:
+    the class names go into the GGUF and config.json, which hold text only."""
+    return os.fsencode(folder.name).decode("utf-8", "backslashreplace")
+
+
+def shown(path) -> str:
+    """A path for a one-line message: as it is, or quoted with its line
+    breaks, tabs and undecodable bytes escaped -- the names in a downloaded
+    folder are anyone's, and a line break in one would split the message."""
+    text = str(path)
+    return text if text.isprintable() else repr(text)
 
 
 def _check_pixels(path: Path, size: tuple[int, int]) -> None:
     width, height = size
     if width < 1 or height < 1:
-        raise InputError(f"image {path} is {width}x{height} pixels: it has none")
+        raise InputError(f"image {shown(path)} is {width}x{height} pixels: it has none")
     if width * height > MAX_PIXELS:
-        raise InputError(f"image {path} is {width}x{height} pixels ({width * height:,}), more than the "
-                         f"{MAX_PIXELS:,} (8192 x 8192) toy reads in one picture")
+        raise InputError(f"image {shown(path)} is {width}x{height} pixels ({width * height:,}), "
+                         f"more than the {MAX_PIXELS:,} (8192 x 8192) toy reads in one picture")
 
 
 def _pixels(Image, picture, grey: bool, size: int) -> np.ndarray:

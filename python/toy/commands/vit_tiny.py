@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..batches import ImageSource
 from ..config import ViTConfig
 from ..errors import InputError
-from ..images import FolderScan, held_out_split, load_digits, scan_folder
+from ..images import FolderScan, held_out_split, load_digits, scan_folder, shown
 from ..machine import check_fits
 from ..recipes import ViTTiny
 from .. import bounds, plan
@@ -67,6 +67,7 @@ def prepare(args):
         raise InputError(f"no training images left after holding out --eval-split {args.eval_split}")
     if isinstance(data, FolderScan):
         check_folder_fits(data, cfg, len(held_out), args)
+    check_batch_fits_the_set(args, len(train), data.name if args.images is None else shown(args.images))
     recipe = ViTTiny(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, cfg, args.batch, args.seed, args.init_scale,
                                    args.clip_norm, data.classes)
@@ -84,8 +85,24 @@ def check_folder_fits(scan: FolderScan, cfg: ViTConfig, n_eval: int, args) -> No
     fit in this machine's memory, alone or with the model's training step."""
     images = scan.load_bytes() + (n_eval + 2 * args.batch * args.grad_accum) * scan.image_bytes()
     what = (f"{len(scan):,} images of {cfg.image_size:,} x {cfg.image_size:,} x {cfg.channels} "
-            f"(float32) from {scan.root}")
+            f"(float32) from {shown(scan.root)}")
     check_fits(images, f"loading {what}", "give a smaller --image-size, or fewer images")
     check_fits(images + plan.vit_training_bytes(cfg, args.batch),
                f"a ViT of {cfg.n_patches:,} patches per image trained on {what}",
                "give a smaller --image-size or --batch, or fewer images")
+
+
+def check_batch_fits_the_set(args, n_train: int, name: str) -> None:
+    """A step takes --batch x --grad-accum distinct training images (at most
+    an epoch's worth: batches.EpochQueue draws one permutation at a time); a
+    set smaller than that is refused here, with the --batch that fits,
+    instead of failing in the step's upload."""
+    per_step = args.batch * args.grad_accum
+    if per_step <= n_train:
+        return
+    if args.grad_accum == 1:
+        raise InputError(f"--batch {args.batch} is more than the {n_train:,} training images of {name}: "
+                         f"give --batch {n_train} or smaller, or more images")
+    raise InputError(f"--batch {args.batch} x --grad-accum {args.grad_accum} = {per_step:,} images a step is "
+                     f"more than the {n_train:,} training images of {name}: give a smaller --batch or "
+                     f"--grad-accum (their product at most {n_train}), or more images")

@@ -47,7 +47,8 @@ class ViTTiny(TrainingRecipe):
             padded[: len(chunk)] = chunk
             self._upload_batch(padded)
             e.compute_forward()
-            out.append(e.download(e.logits)[: len(chunk)])
+            # [b, n_classes] even when b is 1 (the session drops a trailing dimension of 1)
+            out.append(e.download(e.logits).reshape(b, -1)[: len(chunk)])
         return np.concatenate(out) if out else np.zeros((0, self.cfg.n_classes), np.float32)
 
     def predict(self, images) -> np.ndarray:
