@@ -21,6 +21,7 @@ FUZZERS = [
     ("fuzz.fuzz_template", 300, {}),
     ("fuzz.fuzz_adapter", 3000, {}),
     ("fuzz.fuzz_images", 600, {}),
+    ("fuzz.fuzz_checkpoint", 1000, {}),
 ]
 
 

@@ -53,6 +53,19 @@ def test_a_second_run_into_the_same_out_is_refused_and_the_first_still_resumes(t
     assert (tmp_path / "runA/checkpoint/step-00000010.npz").is_file()
 
 
+def test_a_link_left_at_a_temporary_name_is_replaced_not_written_through(tmp_path):
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me")
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("config.json.tmp", "loss.svg.tmp", "model.gguf.tmp"):
+        (run / name).symlink_to(outside)
+    result = toy_train("--out", str(run), "--steps", "2", "--overwrite")
+    assert result.returncode == 0, result.stderr
+    assert outside.read_text() == "keep me"
+    assert json.loads((run / "config.json").read_text())["steps"] == 2
+
+
 # ---- hangs and memory blow-ups from input -------------------------------------
 
 LOOP = "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"

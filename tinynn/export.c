@@ -106,6 +106,8 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
     } else {
         memcpy(tmp, path, len);
         memcpy(tmp + len, ".tmp", 5);
+        /* what a killed write left there goes first: a link would be written through */
+        remove(tmp);
         if (!gguf_write_to_file(gguf, tmp, false)) {
             remove(tmp);
             status = tnn_fail(TNN_ERR_IO, "could not write %s", tmp);

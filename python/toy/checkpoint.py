@@ -15,14 +15,20 @@ checkpoints this run wrote: latest.json lists them ("written"), so a folder
 that also holds other files -- another run's, the user's -- loses none.
 
 A checkpoint is input like any file: one that does not hold what this
-version of toy writes is refused in one line, never half-used.
+version of toy writes is refused in one line, never half-used -- entries
+that inflate past the file's size (toy stores them uncompressed), a record
+that disagrees with itself. A resume continues the run a checkpoint is in:
+one outside a run's checkpoint folder (a copied step file) is refused, and
+so is a folder where a name toy writes is taken by a folder or a link.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import json
+import os
 import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -63,13 +69,39 @@ class Checkpoints:
 
     @classmethod
     def resuming(cls, checkpoint: "Checkpoint", keep: int) -> "Checkpoints":
-        """The folder of the checkpoint a run resumes from, with the files the run wrote."""
+        """The folder of the checkpoint a run resumes from, with the files the
+        run wrote. Refuses a checkpoint outside a run's checkpoint folder: the
+        resume would write the run into whatever folder holds that one."""
         folder = cls(checkpoint.run_path, keep)
-        folder.written = [name for name in _pointer(folder.path / LATEST).get("written", [checkpoint.path.name])
-                          if (folder.path / name).is_file()]
+        if checkpoint.path.parent.name != DIRNAME or not (checkpoint.run_path / "config.json").is_file():
+            raise InputError(f"{checkpoint.path} is not in a run's {DIRNAME} folder (RUN/{DIRNAME}/, beside "
+                             "the run's config.json): resume the run directory it was written in")
+        folder.check_writable()
+        latest = folder.path / LATEST
+        try:
+            written = _pointer(latest).get("written", []) if latest.exists() else []
+        except InputError:
+            written = []        # unreadable (a resume from a file named by hand): none of its files go
+        folder.written = [name for name in written if (folder.path / name).is_file()]
         if checkpoint.path.name not in folder.written:
             folder.written.append(checkpoint.path.name)
         return folder
+
+    def check_writable(self) -> None:
+        """Refuse a folder where a name toy writes (a checkpoint, latest.json or
+        their temporary files) is taken by a folder or a link: the save would
+        fail halfway through the run, or write through the link."""
+        try:
+            entries = list(self.path.iterdir()) if self.path.is_dir() else []
+        except OSError as err:
+            raise InputError(f"cannot read the checkpoint folder {self.path}: {err.strerror}") from None
+        for entry in entries:
+            name = entry.name.removesuffix(".tmp")
+            toys = CHECKPOINT_NAME.fullmatch(name) or name == LATEST
+            if toys and (entry.is_symlink() or not entry.is_file()):
+                what = "link" if entry.is_symlink() else "folder"
+                raise InputError(f"the checkpoint folder {self.path} holds {entry.name}, a {what} where toy "
+                                 "writes a file: move it out of the folder and start the command again")
 
     def discard_run(self) -> None:
         """Remove the checkpoints of the run that wrote this folder (the files
@@ -106,24 +138,38 @@ class Checkpoints:
         return self.path / name
 
 
+# the fix when latest.json cannot say which checkpoint is the newest
+_FROM_A_FILE = "resume from one of the folder's step-*.npz files (toy-train --resume RUN/checkpoint/step-N.npz)"
+
+
 def _pointer(latest: Path) -> dict:
     """latest.json read back: {"file": a checkpoint's name, "written": [names]}."""
     try:
         pointer = json.loads(latest.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        raise InputError(f"checkpoint pointer {latest} is unreadable") from None
+        raise InputError(f"checkpoint pointer {latest} is unreadable: {_FROM_A_FILE}") from None
     files = pointer.get("written", []) if isinstance(pointer, dict) else None
     if (not isinstance(pointer, dict) or not isinstance(pointer.get("file"), str)
             or not CHECKPOINT_NAME.fullmatch(pointer["file"]) or not isinstance(files, list)
             or not all(isinstance(f, str) and CHECKPOINT_NAME.fullmatch(f) for f in files)):
-        raise InputError(f"checkpoint pointer {latest} does not name a checkpoint (step-NNNNNNNN.npz)")
+        raise InputError(f"checkpoint pointer {latest} does not name a checkpoint (step-NNNNNNNN.npz): "
+                         f"{_FROM_A_FILE}")
     return pointer
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return [p.name for p in folder.iterdir()]
+    except OSError:
+        return []
 
 
 def find_checkpoint(where) -> Path:
     """The checkpoint file that --resume WHERE names: a run directory, its
     checkpoint folder (the newest complete file) or one step-*.npz file."""
     where = Path(where)
+    if where.name == LATEST and where.is_file():
+        where = where.parent            # the pointer itself: the folder it points in
     if where.is_file():
         return where
     if not where.exists():
@@ -131,6 +177,8 @@ def find_checkpoint(where) -> Path:
     folder = where / DIRNAME if (where / DIRNAME).is_dir() else where
     latest = folder / LATEST
     if not latest.is_file():
+        if any(CHECKPOINT_NAME.fullmatch(name) for name in _names(folder)):
+            raise InputError(f"{folder} has no {LATEST} naming its newest checkpoint: {_FROM_A_FILE}")
         raise InputError(f"nothing to resume at {where}: no checkpoint was written there "
                          "(runs save one every --save-every steps and on Ctrl-C)")
     path = folder / _pointer(latest)["file"]
@@ -148,11 +196,39 @@ def _check_state(state: dict, path: Path) -> None:
     for key, kind in _STATE_TYPES.items():
         if not isinstance(state.get(key), kind) or isinstance(state.get(key), bool):
             raise InputError(f"checkpoint {path} is damaged: its '{key}' is missing or not a {kind.__name__}")
+    # the run's options, as its command line gave them: every one a single value
+    odd = next((key for key, value in state["args"].items()
+                if not isinstance(value, (str, int, float, bool, type(None)))), None)
+    if odd is not None:
+        raise InputError(f"checkpoint {path} is damaged: its option {str(odd)[:40]!r} holds "
+                         f"{str(state['args'][odd])[:40]!r}, not a value the command line gives")
     step, losses = state["step"], state["losses"]
-    if not 1 <= step <= state["steps"] or len(losses) != step or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in losses):
+    if not 1 <= step <= state["steps"] or len(losses) != step:
         raise InputError(f"checkpoint {path} is damaged: step {step} of {state['steps']} "
                          f"with {len(losses)} losses")
+    # the run's options hold the total it resolved (from --epochs too), as "steps" does;
+    # options without it take that total, not --steps' default (None: "from the data")
+    saved_steps = state["args"].setdefault("steps", state["steps"])
+    if type(saved_steps) is not int or saved_steps != state["steps"]:
+        raise InputError(f"checkpoint {path} is damaged: its --steps {str(saved_steps)[:40]!r} is not "
+                         f"its run's {state['steps']} steps")
+    # floats, as toy writes them (NaN and infinity included: a run may diverge); an
+    # integer past float's range would only fail when the loss plot is drawn
+    if not all(type(x) is float for x in losses):
+        bad = next(x for x in losses if type(x) is not float)
+        raise InputError(f"checkpoint {path} is damaged: its losses hold {str(bad)[:40]!r}, not a number")
+
+
+def _check_sizes(file, path: Path) -> None:
+    """Refuse an archive whose entries claim more bytes than the file holds:
+    toy stores them uncompressed, so only a zip bomb inflates past it (and
+    it would be read whole into memory before anything else is checked)."""
+    with zipfile.ZipFile(file) as archive:
+        claimed = sum(info.file_size for info in archive.infolist())
+    if claimed > os.fstat(file.fileno()).st_size:
+        raise InputError(f"checkpoint {path} is damaged: its entries claim {claimed:,} bytes, more than "
+                         "the file holds (toy stores them uncompressed); start again without --resume")
+    file.seek(0)
 
 
 class Checkpoint:
@@ -161,10 +237,14 @@ class Checkpoint:
     def __init__(self, path):
         self.path = Path(path)
         try:
-            with np.load(self.path, allow_pickle=False) as npz:
-                self.tensors = {name: npz[name] for name in npz.files}
+            with open(self.path, "rb") as file:
+                _check_sizes(file, self.path)
+                with np.load(file, allow_pickle=False) as npz:
+                    self.tensors = {name: npz[name] for name in npz.files}
             record = self.tensors.pop(_STATE_KEY)
             self.state = json.loads(record.tobytes())
+        except InputError:
+            raise
         except Exception as err:       # whatever numpy's zip and format readers raise on a bad file
             raise InputError(f"checkpoint {self.path} is unreadable ({one_line(err)})") from None
         if not isinstance(self.state, dict) or self.state.get("format") != FORMAT:
@@ -186,5 +266,6 @@ class Checkpoint:
             shape = session.info(handle).shape
             if self.tensors[name].shape != shape or self.tensors[name].dtype != np.float32:
                 raise InputError(f"checkpoint {self.path} does not match the model: {name} is "
-                                 f"{self.tensors[name].shape}, the model's {shape}")
+                                 f"{self.tensors[name].dtype} {self.tensors[name].shape}, the model's "
+                                 f"float32 {shape}")
             session.upload(handle, self.tensors[name])

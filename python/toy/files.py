@@ -7,6 +7,8 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from .errors import InputError
+
 
 @contextmanager
 def replacing(path):
@@ -14,6 +16,7 @@ def replacing(path):
     ends it replaces path, when the block fails it is removed."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
+    _clear_stale(tmp)
     try:
         yield tmp
     except BaseException:
@@ -27,7 +30,8 @@ def write_whole(path, data: bytes, sync: bool = False) -> None:
     the rename on disk before returning (a crash leaves the old or the new)."""
     path = Path(path)
     with replacing(path) as tmp:
-        with open(tmp, "wb") as f:
+        # O_EXCL: a file created here, never one a link planted at tmp points to
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as f:
             f.write(data)
             if sync:
                 f.flush()
@@ -38,3 +42,14 @@ def write_whole(path, data: bytes, sync: bool = False) -> None:
             os.fsync(folder)
         finally:
             os.close(folder)
+
+
+def _clear_stale(tmp: Path) -> None:
+    """Remove what an earlier, killed write left at tmp -- a file, or a link,
+    which is removed itself, so that nothing is written through it. A folder
+    there is not ours to remove."""
+    if tmp.is_symlink() or tmp.is_file():
+        tmp.unlink()
+    elif tmp.exists():
+        raise InputError(f"cannot write {tmp.with_name(tmp.name[:-len('.tmp')])}: a folder is in the way "
+                         f"at {tmp}; move it away")

@@ -51,17 +51,27 @@ class RunDir:
     @classmethod
     def reopen(cls, path: Path, through_step: int) -> "RunDir":
         """A run directory to resume after step through_step: the events of
-        later steps (written after the checkpoint) are dropped."""
+        later steps (written after the checkpoint) are dropped, and lines that
+        do not parse (cut short by a kill, or damaged)."""
         events = Path(path) / "events.jsonl"
+        for name in (events, events.with_name(events.name + ".tmp")):
+            if name.is_symlink() or (name.exists() and not name.is_file()):
+                raise InputError(f"{name} is not a file (a folder or a link): move it out of the run "
+                                 "directory and resume again")
         kept = []
-        if events.is_file():
-            for line in events.read_text(encoding="utf-8").splitlines():
-                try:
-                    if json.loads(line).get("step", 0) <= through_step:
-                        kept.append(line + "\n")
-                except ValueError:
-                    break       # a line cut short by the kill: nothing after it is kept
-        write_whole(events, "".join(kept).encode())
+        try:
+            lines = events.read_bytes().splitlines() if events.exists() else []
+        except OSError as err:
+            raise InputError(f"cannot read {events}: {err.strerror}") from None
+        for line in lines:
+            try:
+                event = json.loads(line)
+                step = event.get("step", 0)
+                if step <= through_step:
+                    kept.append(line + b"\n")
+            except (ValueError, RecursionError, AttributeError, TypeError):
+                continue    # not JSON, not an object, or a step that is not a number
+        write_whole(events, b"".join(kept))
         return cls(Path(path), Path(path).name, events_mode="a")
 
     def write_json(self, name: str, obj) -> None:
@@ -97,7 +107,13 @@ def _claim(path: Path, overwrite: bool) -> None:
         what = "a run" if "config.json" in entries else f"{len(entries)} entries ({', '.join(entries[:3])}...)"
         raise InputError(f"--out {path} already holds {what}: continue that run with --resume {path}, "
                          "choose another --out, or give --overwrite to replace its run files")
+    # checked before anything goes: a refusal leaves the folder as it was
+    for name in RUN_FILES:
+        if (path / name).is_dir() and not (path / name).is_symlink():
+            raise InputError(f"--out {path} holds {name}, a folder where toy writes a file: move it out "
+                             "of the run directory and start again")
     folder = checkpoint.Checkpoints(path)
+    folder.check_writable()
     try:
         for name in RUN_FILES:
             (path / name).unlink(missing_ok=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import signal
 import sys
@@ -126,9 +127,17 @@ class Fingerprints:
     def check(self, saved: dict, checkpoint: Checkpoint) -> None:
         now = self.get()
         for what, path in (("model", self.model_file), ("data", self.source.name)):
+            if (what not in now and what in saved) or (what in now and not _is_sha256(saved.get(what))):
+                raise InputError(f"checkpoint {checkpoint.path} is damaged: its {what} fingerprint "
+                                 f"{str(saved.get(what))[:40]!r} is not the sha256 of its run's {what} file; "
+                                 "start again without --resume")
             if saved.get(what) != now.get(what):
                 raise InputError(f"the {what} file {path} changed since {checkpoint.path} was "
                                  f"written (its sha256 differs); resume with the file the run used")
+
+
+def _is_sha256(value) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
 
 
 def _run_config(args, recipe, source, recipe_config, run_dir) -> dict:
@@ -176,26 +185,24 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
         losses: list[float] = []
         if lead:
             source.before_training(recipe, run_dir)
+        checkpoints = Checkpoints(run_dir.path, args.keep) if lead else None
     else:
+        # everything read and checked before the run directory is touched: a
+        # refused resume leaves the run as it was
         fingerprints.check(checkpoint.state["fingerprints"], checkpoint)
         done = checkpoint.state["step"]
-        run_dir = RunDir.reopen(checkpoint.run_path, done) if lead else QuietRunDir()
         recipe.session.reset()                  # the loss gradient seeded; moments then overwritten
         checkpoint.restore(recipe.session)
         try:
             source.restore(checkpoint.state["source"])
-        except (KeyError, TypeError, ValueError, IndexError):
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError):
             raise InputError(f"checkpoint {checkpoint.path} is damaged: its data position does not "
                              "fit this data") from None
         losses = list(checkpoint.state["losses"])
+        checkpoints = Checkpoints.resuming(checkpoint, args.keep) if lead else None
+        run_dir = RunDir.reopen(checkpoint.run_path, done) if lead else QuietRunDir()
         if lead:
             print(f"toy-train: resuming {run_dir.path} after step {done} of {args.steps}", file=sys.stderr)
-    if not lead:
-        checkpoints = None
-    elif checkpoint is None:
-        checkpoints = Checkpoints(run_dir.path, args.keep)
-    else:
-        checkpoints = Checkpoints.resuming(checkpoint, args.keep)
 
     def save_checkpoint(step: int):
         if checkpoints is None:
