@@ -18,7 +18,7 @@ from fuzz import harness
 FUZZERS = [
     ("fuzz.fuzz_cli", 100, {"case_seconds": 20}),
     ("fuzz.fuzz_jsonl", 1500, {}),
-    ("fuzz.fuzz_template", 300, {}),
+    ("fuzz.fuzz_template", 200, {}),
     ("fuzz.fuzz_adapter", 3000, {}),
     ("fuzz.fuzz_images", 600, {}),
     ("fuzz.fuzz_checkpoint", 1000, {}),

@@ -192,6 +192,19 @@ def test_an_adapter_for_a_tensor_toy_does_not_adapt_is_refused_naming_it(tmp_pat
     assert_one_line(result, "toy-generate", "token_embd")
 
 
+# ---- paths the system refuses -------------------------------------------------------
+
+LONG = "x" * 300        # longer than a file name may be (255 bytes)
+
+
+@pytest.mark.parametrize("args", [
+    ["--corpus", LONG], ["lora", "--model", LONG], ["instruct", "--data", LONG], ["vit-tiny", "--images", LONG],
+    ["--resume", LONG], ["--out", LONG],
+], ids=["corpus", "model", "data", "images", "resume", "out"])
+def test_a_path_too_long_for_the_system_is_one_line(tmp_path, args):
+    assert_one_line(toy_train(*args, "--steps", "1", cwd=tmp_path), "toy-train", "File name too long")
+
+
 # ---- ggml's own complaints ---------------------------------------------------------
 
 def test_ggmls_reason_for_refusing_a_gguf_is_part_of_the_one_line(tmp_path):

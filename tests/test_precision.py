@@ -37,10 +37,13 @@ def test_bf16_trains_as_f32_does_and_gives_the_same_bytes_twice(tmp_path):
     assert '"precision": "bf16"' in (tmp_path / "bf16/config.json").read_text()
 
 
-def test_bf16_where_the_cpu_has_no_amx_is_refused_in_one_line(tmp_path, monkeypatch):
+@pytest.mark.parametrize("recipe", [[], ["warm-start", "--seq", "16", "--batch", "1", "--d-model", "64"]],
+                         ids=["from-scratch", "warm-start"])
+def test_bf16_where_the_cpu_has_no_amx_is_refused_in_one_line(tmp_path, monkeypatch, recipe):
     # icelake: AVX-512 without AMX (on a CPU without AMX the refusal is the same)
     monkeypatch.setenv("TNN_CPU_VARIANT", "icelake")
-    result = toy_train("--threads", "1", "--steps", "2", "--precision", "bf16", "--out", str(tmp_path / "run"))
+    result = toy_train(*recipe, "--threads", "1", "--steps", "2", "--precision", "bf16",
+                       "--out", str(tmp_path / "run"))
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "precision bf16 needs" in result.stderr and "AMX" in result.stderr
     assert result.stdout == ""

@@ -6,9 +6,11 @@ binding's declarations in _ffi.py), or TNN_OK for toy's own checks.
 
 The commands (toy-train, toy-generate) end in one of three ways on failure:
 
-    bad input (InputError, a device not built or without hardware)
+    bad input (InputError, a device not built or without hardware, an
+    OSError about a path: too long, missing, a loop of links, no permission)
                                                  one line "PROG: error: ...", exit 2
-    a failure inside the run (any other ToyError)  one line "PROG: failed: ...", exit 1
+    a failure inside the run (any other ToyError or OSError: a full disk)
+                                                 one line "PROG: failed: ...", exit 1
     Ctrl-C                                       one line "PROG: interrupted", exit 130
 
 A training run stopped by SIGINT or SIGTERM (after its checkpoint) exits
@@ -16,6 +18,7 @@ A training run stopped by SIGINT or SIGTERM (after its checkpoint) exits
 """
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -35,6 +38,10 @@ TNN_ERR_IO = _STATUS["TNN_ERR_IO"]            # a file could not be read or writ
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 128 + signal.SIGINT
+# OSError numbers that say a path given is unusable (bad input, exit 2); any
+# other (a full disk, an I/O error) is a failure of the run (exit 1)
+PATH_ERRNOS = {errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM,
+               errno.ELOOP, errno.EROFS, errno.EEXIST, errno.ENXIO, errno.ENODEV}
 # what a training run stopped by a signal exits with
 EXIT_STOPPED = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: 128 + signal.SIGTERM}
 
@@ -99,4 +106,12 @@ def run_command(prog: str, body) -> int:
     except BrokenPipeError:
         # the reader of stdout went away (`| head`): stop quietly, as other tools do
         sys.stdout = open(os.devnull, "w")
+        return EXIT_FAILED
+    except OSError as err:
+        # what toy's own checks did not foresee about a path: one line still
+        where = f"{one_line(err.filename, 80)}: " if err.filename else ""
+        if err.errno in PATH_ERRNOS:
+            print(f"{prog}: error: {where}{err.strerror}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        print(f"{prog}: failed: {where}{err.strerror or one_line(err)}", file=sys.stderr)
         return EXIT_FAILED

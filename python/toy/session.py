@@ -16,7 +16,7 @@ from ._ffi import enum_values
 from ._native import ffi, check, library
 from .machine import check_fits
 from .config import ModelConfig, RecipeOptions, ViTConfig
-from .errors import TNN_ERR_ARG, TNN_ERR_BACKEND, NoDevice, ToyError
+from .errors import TNN_ERR_ARG, TNN_ERR_BACKEND, NoDevice, ToyError, refusals_as_input_errors
 
 _KINDS = enum_values("tnn_tensor_kind")
 KIND_PARAM, KIND_LOSS = _KINDS["TNN_KIND_PARAM"], _KINDS["TNN_KIND_LOSS"]
@@ -237,7 +237,8 @@ class Session:
         if clip_norm:
             self._check(self.lib.tnn_enable_grad_clipping(self._session, clip_norm))
         if precision != "f32":
-            self._check(self.lib.tnn_set_precision(self._session, precision.encode()))
+            with refusals_as_input_errors():     # a CPU without bf16 products: the option is what is wrong
+                self._check(self.lib.tnn_set_precision(self._session, precision.encode()))
         handles = [ffi.new("int32_t *") for _ in range(4)]
         self._check(self.lib.tnn_build_training_step(self._session, *handles))
         self.loss, self.labels, self.hp, self.logits = (h[0] for h in handles)
