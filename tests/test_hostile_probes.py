@@ -205,6 +205,11 @@ def test_a_path_too_long_for_the_system_is_one_line(tmp_path, args):
     assert_one_line(toy_train(*args, "--steps", "1", cwd=tmp_path), "toy-train", "File name too long")
 
 
+def test_a_line_break_in_a_path_stays_inside_the_one_line(tmp_path):
+    assert_one_line(toy_generate("hi", "--adapter", "a\nb"), "toy-generate", "not found: a\\nb")
+    assert_one_line(toy_train("--corpus", "c\rd", cwd=tmp_path), "toy-train", "c\\rd")
+
+
 # ---- ggml's own complaints ---------------------------------------------------------
 
 def test_ggmls_reason_for_refusing_a_gguf_is_part_of_the_one_line(tmp_path):

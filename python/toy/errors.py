@@ -88,6 +88,12 @@ def refusals_as_input_errors():
         raise
 
 
+def _on_one_line(err) -> str:
+    """The message with the line breaks a name in it may carry (a file called
+    "a\\nb") shown as escapes: the verdict stays one line."""
+    return str(err).replace("\r", "\\r").replace("\n", "\\n")
+
+
 def run_command(prog: str, body) -> int:
     """Run a console command's body with the contract above; returns the exit status."""
     if launched_rank() > 0:
@@ -95,10 +101,10 @@ def run_command(prog: str, body) -> int:
     try:
         return body()
     except (InputError, DeviceNotBuilt, NoDevice) as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
+        print(f"{prog}: error: {_on_one_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ToyError as err:
-        print(f"{prog}: failed: {err}", file=sys.stderr)
+        print(f"{prog}: failed: {_on_one_line(err)}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
