@@ -43,7 +43,6 @@ tensors.
 from __future__ import annotations
 
 import math
-import mmap
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError, refusals_as_input_errors
-from .gguf_file import _string_at, _value_at, one_line, read_gguf, read_metadata
+from .gguf_file import one_line, read_gguf, read_metadata
 from .session import LORA_TARGETS, read_gguf_config
 
 # the base weights an adapter may adapt (tinynn/block.c's SLOT_NAMES), by their
@@ -216,26 +215,10 @@ def _checked_tensor(path: Path, tensor, n_layers: int, shapes) -> tuple[str, str
 
 
 def _architecture(gguf_path) -> str | None:
-    """A GGUF's general.architecture. Writers put it first, so the key/values
-    are walked only until it is found: a 262k-token vocabulary stays unread.
-    The file has been parsed by ggml already (read_gguf_config)."""
-    try:
-        with open(gguf_path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            buf = memoryview(mapped)
-            try:
-                pos = 24
-                for _ in range(int.from_bytes(buf[16:24], "little")):
-                    key, pos = _string_at(buf, pos)
-                    kind = int.from_bytes(buf[pos:pos + 4], "little")
-                    value, pos = _value_at(buf, pos + 4, kind)
-                    if key == "general.architecture":
-                        return value if isinstance(value, str) else None
-                return None
-            finally:
-                buf.release()
-    except (OSError, ValueError, KeyError, UnicodeDecodeError) as err:
-        raise InputError(f"base {gguf_path}: its metadata could not be read "
-                         f"({type(err).__name__}: {one_line(err)})") from None
+    """A GGUF's general.architecture, the walk of its key/values stopped there."""
+    value = read_metadata(gguf_path, "base ", until=lambda key, _: key == "general.architecture").get(
+        "general.architecture")
+    return value if isinstance(value, str) else None
 
 
 def _shown(value) -> str:

@@ -22,6 +22,7 @@ import errno
 import os
 import signal
 import sys
+import tempfile
 from contextlib import contextmanager
 
 from ._ffi import enum_values
@@ -86,6 +87,30 @@ def refusals_as_input_errors():
         if err.status in (TNN_ERR_ARG, TNN_ERR_IO):
             raise InputError(str(err)) from None
         raise
+
+
+@contextmanager
+def c_stderr_captured(said: list[str], limit: int | None = None):
+    """File descriptor 2 into a temporary file for the block, what was
+    written there (at most limit bytes) appended to said, decoded. C
+    libraries -- libtiff inside Pillow, ggml -- print their complaints on
+    stderr themselves; inside this block they cannot put lines before a
+    command's one line, and the message can quote them instead."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):     # no fd 2 to borrow (stderr closed)
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            said.append(sink.read(limit if limit is not None else -1).decode("utf-8", "replace"))
 
 
 def _on_one_line(err) -> str:

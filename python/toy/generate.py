@@ -74,10 +74,14 @@ def _context_length_of(model) -> int | None:
     None where the model is not a GGUF's or does not say."""
     if not hasattr(model, "context_length"):
         source = getattr(model, "gguf_path", None) or getattr(model, "base_path", None)
-        meta = read_metadata(source, "model ") if source is not None else {}
+        meta = read_metadata(source, "model ", until=_is_context_length) if source is not None else {}
         value = meta.get(f"{meta.get('general.architecture')}.context_length")
         model.context_length = value if isinstance(value, int) and value > 0 else None
     return model.context_length
+
+
+def _is_context_length(key: str, meta: dict) -> bool:
+    return key == f"{meta.get('general.architecture')}.context_length"
 
 
 def _chat_formatter_of(model, tokenizer):

@@ -95,10 +95,13 @@ def _value_at(buf, pos: int, kind: int):
     return (bool(value) if kind == 7 else value), pos + dtype.itemsize
 
 
-def read_metadata(path, what: str = "") -> dict:
+def read_metadata(path, what: str = "", until=None) -> dict:
     """Every key/value of a GGUF (no tensors), by key: about a second for a
     262k-token vocabulary where gguf's reader takes tens. The file is first
-    parsed by ggml (read_gguf's checks), so counts and lengths are sound."""
+    parsed by ggml (read_gguf's checks), so counts and lengths are sound.
+    until(key, read so far): True ends the walk after that key -- writers put
+    general.* and the architecture's keys before the tokenizer's, so a
+    question about those leaves the vocabulary unread."""
     import mmap
 
     path = Path(path)
@@ -113,6 +116,8 @@ def read_metadata(path, what: str = "") -> dict:
                     key, pos = _string_at(buf, pos)
                     kind = int.from_bytes(buf[pos:pos + 4], "little")
                     out[key], pos = _value_at(buf, pos + 4, kind)
+                    if until is not None and until(key, out):
+                        break
                 return out
             finally:
                 buf.release()

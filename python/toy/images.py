@@ -23,8 +23,6 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import os
-import sys
-import tempfile
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, c_stderr_captured
 from .gguf_file import one_line
 from .machine import check_fits
 
@@ -126,7 +124,7 @@ class FolderScan:
         for i, path in enumerate(self.files):
             said: list[str] = []
             try:
-                with _c_stderr_kept(said), warnings.catch_warnings():
+                with c_stderr_captured(said, limit=2000), warnings.catch_warnings():
                     # Pillow's warnings (a palette's transparency, its own size
                     # limit) would print on stderr; the sizes are toy's to check
                     warnings.simplefilter("ignore")
@@ -211,7 +209,7 @@ def _header(Image, path: Path) -> tuple[tuple[int, int], str]:
     try:
         if path.stat().st_size == 0:
             raise InputError(f"cannot read image {shown(path)}: the file is empty")
-        with _pillow_limit_lifted(Image), _c_stderr_kept(said), warnings.catch_warnings():
+        with _pillow_limit_lifted(Image), c_stderr_captured(said, limit=2000), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with Image.open(path, formats=FORMATS) as picture:
                 size, mode = picture.size, picture.mode
@@ -224,29 +222,6 @@ def _header(Image, path: Path) -> tuple[tuple[int, int], str]:
         raise InputError(f"cannot read image {shown(path)} ({_why(err, said)})") from None
     _check_pixels(path, size)
     return size, mode
-
-
-@contextmanager
-def _c_stderr_kept(said: list[str]):
-    """fd 2 into a temporary file while Pillow's C libraries read a file:
-    libtiff (and the libjpeg inside it) print their complaints on stderr
-    themselves, which would put lines before toy's one-line message. What
-    they printed is appended to `said`, for that message to quote."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError, AttributeError):     # no fd 2 to borrow (stderr closed)
-        yield
-        return
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            said.append(sink.read(2000).decode("utf-8", "replace"))
 
 
 def _why(err: Exception, said: list[str]) -> str:

@@ -26,9 +26,7 @@ import argparse
 import json
 import os
 import random
-import select
 import shutil
-import signal
 import struct
 import subprocess
 import sys
@@ -482,52 +480,38 @@ def _run_children(make_args, first: int, stop: int, report: Report, case_timeout
                   on_failure, log=None, deadline: float | None = None) -> None:
     """Run cases first..stop-1 in children, restarting after a crash or hang;
     past `deadline` (time.monotonic) the child is killed and TimeoutError raised."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(HERE.parent)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    from .harness import HUNG, child_env, watch_child
+
+    env = child_env()
     env.setdefault("OMP_NUM_THREADS", "1")
-    env.setdefault("GGML_NO_BACKTRACE", "1")   # ggml would run gdb on every abort
     next_case = first
     while next_case < stop:
         with tempfile.TemporaryFile() as err:
             child = subprocess.Popen(_worker_command(make_args(next_case, stop)), stdout=subprocess.PIPE,
                                      stderr=err, env=env, start_new_session=True)
-            pending, current, hung = b"", None, False
-            fd = child.stdout.fileno()
-            while True:
-                if deadline is not None and time.monotonic() > deadline:
-                    os.killpg(child.pid, signal.SIGKILL)
-                    child.wait()
-                    raise TimeoutError(f"the fuzz run passed its deadline after {report.cases} cases")
-                ready, _, _ = select.select([fd], [], [], case_timeout)
-                if not ready:
+            current, hung = None, False
+            for msg in watch_child(child, case_timeout, deadline):
+                if msg == HUNG:
                     hung = True
-                    os.killpg(child.pid, signal.SIGKILL)
-                    break
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    break
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    msg = json.loads(line)
-                    if "start" in msg:
-                        current = msg["case"]
-                        continue
-                    current = None
-                    report.cases += 1
-                    next_case = msg["case"] + 1
-                    results = msg["results"]
-                    if all(r == "ok" for r in results.values()):
-                        report.accepted += 1
-                    for reader, r in results.items():
-                        if r.startswith("BAD"):
-                            report.bad.append((msg["case"], reader, r, msg.get("mutations")))
-                            on_failure(msg["case"], f"{reader}: {r}")
-                        elif r.startswith("error"):
-                            report.toy_errors += 1
-                            report.messages[f"{reader}: {r[7:][:90]}"] += 1
-                    if log and report.cases % 1000 == 0:
-                        log(f"  {report.cases} cases ...")
+                    continue
+                if "start" in msg:
+                    current = msg["case"]
+                    continue
+                current = None
+                report.cases += 1
+                next_case = msg["case"] + 1
+                results = msg["results"]
+                if all(r == "ok" for r in results.values()):
+                    report.accepted += 1
+                for reader, r in results.items():
+                    if r.startswith("BAD"):
+                        report.bad.append((msg["case"], reader, r, msg.get("mutations")))
+                        on_failure(msg["case"], f"{reader}: {r}")
+                    elif r.startswith("error"):
+                        report.toy_errors += 1
+                        report.messages[f"{reader}: {r[7:][:90]}"] += 1
+                if log and report.cases % 1000 == 0:
+                    log(f"  {report.cases} cases ...")
             child.stdout.close()
             rc = child.wait()
             if current is None and not hung:

@@ -57,20 +57,15 @@ EXIT_BAD_INPUT, EXIT_INTERRUPTED = 2, 130
 
 @contextlib.contextmanager
 def _native_stderr(lines: list):
-    """File descriptor 2 into a temporary file for the block; its lines
-    (what C code -- tinynn, ggml -- printed) appended to lines after it: a
-    user sees them on stderr as they see Python's."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as capture:
-        os.dup2(capture.fileno(), 2)
-        try:
+    """What C code (tinynn, ggml, Pillow's libraries) prints on fd 2 during
+    the block, appended to lines: a user sees it on stderr as Python's."""
+    from toy.errors import c_stderr_captured
+    said = []
+    try:
+        with c_stderr_captured(said):
             yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            capture.seek(0)
-            lines += capture.read().decode(errors="replace").strip().splitlines()
+    finally:
+        lines += "".join(said).strip().splitlines()
 
 
 def _run_command(prog: str, argv: list[str], case_seconds: float | None) -> dict:
@@ -205,15 +200,48 @@ def _judge(result: dict, report: Report) -> str | None:
     return None
 
 
+HUNG = "hung"      # what watch_child yields for a child that went silent
+
+
+def child_env() -> dict:
+    """The environment of a worker child: tests/ importable, no gdb on aborts."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(HERE.parent)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    env.setdefault("GGML_NO_BACKTRACE", "1")      # ggml would run gdb on every abort
+    return env
+
+
+def watch_child(child, hang_seconds: float, deadline: float | None):
+    """The JSON messages a worker child writes on stdout, a line each, as
+    they come, until it closes stdout; HUNG last, the child killed, when
+    nothing comes for hang_seconds. Past deadline (time.monotonic) the
+    child is killed and TimeoutError raised."""
+    fd, pending = child.stdout.fileno(), b""
+    while True:
+        if deadline is not None and time.monotonic() > deadline:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise TimeoutError("the fuzz run passed its deadline")
+        ready, _, _ = select.select([fd], [], [], hang_seconds)
+        if not ready:
+            os.killpg(child.pid, signal.SIGKILL)
+            yield HUNG
+            return
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield json.loads(line)
+
+
 def run(module: str, cases: int, seed: int = 0, start: int = 0, case_seconds: float | None = None,
         hang_seconds: float = 60.0, timeout: float | None = None, log=None) -> Report:
     """Run cases start..start+cases-1 of the fuzzer module; timeout: seconds
     for the whole run (TimeoutError past it)."""
     report = Report(module.rsplit(".", 1)[-1])
     deadline = time.monotonic() + timeout if timeout else None
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(HERE.parent)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
-    env.setdefault("GGML_NO_BACKTRACE", "1")      # ggml would run gdb on every abort
     t0 = time.perf_counter()
     next_case, stop = start, start + cases
     while next_case < stop:
@@ -222,29 +250,15 @@ def run(module: str, cases: int, seed: int = 0, start: int = 0, case_seconds: fl
         if case_seconds:
             command += ["--case-seconds", str(case_seconds)]
         with tempfile.TemporaryFile() as err:
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, env=env,
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, env=child_env(),
                                      start_new_session=True)
-            current, pending, hung = None, b"", False
-            while True:
-                if deadline is not None and time.monotonic() > deadline:
-                    os.killpg(child.pid, signal.SIGKILL)
-                    child.wait()
-                    raise TimeoutError(f"{report.name}: past its deadline after {report.cases} cases")
-                ready, _, _ = select.select([child.stdout], [], [], hang_seconds)
-                if not ready:
+            current, hung = None, False
+            for msg in watch_child(child, hang_seconds, deadline):
+                if msg == HUNG:
                     hung = True
-                    os.killpg(child.pid, signal.SIGKILL)
-                    break
-                chunk = os.read(child.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    msg = json.loads(line)
-                    if "start" in msg:
-                        current = msg["start"]
-                        continue
+                elif "start" in msg:
+                    current = msg["start"]
+                else:
                     current = None
                     report.cases += 1
                     why = _judge(msg, report)
