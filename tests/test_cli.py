@@ -132,3 +132,16 @@ def test_version_names_the_variant_each_cpu_kernel_runs_in_and_a_level_bounds_th
     monkeypatch.setenv("TNN_CPU_VARIANT", "haswell")
     cpu = next(line for line in toy_train("--version").stdout.splitlines() if line.startswith("cpu: "))
     assert "qgemm avx2, fgemm avx2, head_loss avx2, adamw avx2, fgemm_bf16 none" in cpu
+
+
+def test_help_shows_every_default_and_each_recipe_describes_its_own_steps():
+    import argparse
+    from toy.cli import build_parser, _recipe_parsers
+    from toy.generate_cli import build_parser as generate_parser
+    parsers = {**_recipe_parsers(build_parser()), "toy-generate": generate_parser()}
+    for name, parser in parsers.items():
+        for action in parser._actions:
+            if action.option_strings and action.nargs != 0 and action.help is not argparse.SUPPRESS:
+                assert "default" in action.help, (name, action.option_strings)
+    vit_help = _recipe_parsers(build_parser())["vit-tiny"].format_help()
+    assert "--data" not in vit_help and "(default 50)" in vit_help       # its own warmup, not 0

@@ -113,6 +113,11 @@ TABLE = [
     _b("max-new-tokens", int, 1, TOKENS_PER_STEP, "max_new_tokens"),
     _b("temperature", float, 0, INF, "temperature"),
     _b("top-k", int, 0, INT32_MAX, "top_k"),
+    _b("top-p", float, 0, 1, "top_p"),
+    _b("min-p", float, 0, 1, "min_p"),
+    _b("repeat-penalty", float, 0, INF, "repeat_penalty", low_open=True),
+    _b("repeat-last-n", int, -1, INT32_MAX, "repeat_last_n"),       # -1: the whole context
+    _b("ctx-size", int, 0, TOKENS_PER_STEP, "ctx_size"),            # 0: the model's; the KV cache's limit
 ]
 BY_NAME = {b.name: b for b in TABLE}
 BY_FIELD = {f: b for b in TABLE for f in b.fields}
@@ -142,13 +147,27 @@ def check_fields(obj, skip: tuple = ()) -> None:
             check(field, value, f"{type(obj).__name__}.{field}")
 
 
+def _shown(value) -> str:
+    if value is None or value == []:
+        return "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def annotate_help(parser) -> None:
-    """Append each bounded option's range to its help (every sub-parser too)."""
+    """Complete each option's help (every sub-parser's too): its default,
+    where the text does not already say it, and its range, for the
+    bounded ones. Flags (store_true) are off unless given."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 annotate_help(sub)
             continue
+        if action.help is argparse.SUPPRESS or action.default is argparse.SUPPRESS:
+            continue
+        text = action.help or ""
+        if action.nargs != 0 and action.option_strings and "default" not in text:
+            text = f"{text} (default {_shown(action.default)})".strip()
         bound = getattr(action.type, "__self__", None)
-        if isinstance(bound, Bound) and action.help is not argparse.SUPPRESS:
-            action.help = f"{action.help or ''} [{bound.describe()}]".strip()
+        if isinstance(bound, Bound):
+            text = f"{text} [{bound.describe()}]"
+        action.help = text

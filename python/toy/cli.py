@@ -10,6 +10,7 @@ checkpoint and exits 130 or 143.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from . import __version__, bounds, training_run
@@ -17,18 +18,11 @@ from ._native import describe_backends, device_notice, library
 from .checkpoint import Checkpoint, find_checkpoint
 from .commands import COMMANDS
 from .commands.options import check_optimizer
-from .errors import InputError, run_command
+from .errors import InputError, OneLineParser, run_command
 
 DEFAULT_RECIPE = "from-scratch"
 # what a resume may change: how the run is carried out, not what it computes
 RESUME_MAY_CHANGE = ("threads", "json", "save_every", "keep", "resume")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but errors are one line and exit 2."""
-
-    def error(self, message):
-        raise InputError(f"{message} (see {self.prog} --help)")
 
 
 class _Version(argparse.Action):
@@ -43,10 +37,13 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="toy-train", description="Train a llama-family model; stdout is the loss log. "
-                "Without a recipe, trains from scratch.")
+    p = OneLineParser(prog="toy-train", description="Train a llama-family model; stdout is the loss log. "
+                "Without a recipe, trains from scratch.",
+                epilog="Also: toy-train samples [DIR] writes sample data (notes.txt, pairs.jsonl, "
+                       "photos/) to try the recipes on; toy-train plot RUN... draws runs' losses "
+                       "in one SVG.")
     p.add_argument("--version", action=_Version, help="show toy's version and its backends here, then exit")
-    sub = p.add_subparsers(dest="recipe", metavar="RECIPE", parser_class=_Parser,
+    sub = p.add_subparsers(dest="recipe", metavar="RECIPE", parser_class=OneLineParser,
                            help=" | ".join(COMMANDS))
     for name, command in COMMANDS.items():
         # no abbreviations: --init (warm-start's) must not be taken for --init-scale
@@ -157,7 +154,9 @@ def _resume_args(given: dict):
     return args, checkpoint
 
 
-def run(argv: list[str]) -> int:
+def checked_args(argv: list[str]):
+    """The run a command line asks for, every option checked, and the
+    checkpoint it resumes (None for a new run)."""
     given = _explicit_options(argv)
     if "resume" in given:
         args, checkpoint = _resume_args(given)
@@ -166,14 +165,25 @@ def run(argv: list[str]) -> int:
     check_optimizer(args)
     COMMANDS[args.recipe].check(args)
     library(args.device)   # a device that is not built is bad input: exit 2
+    return args, checkpoint
+
+
+def run(argv: list[str]) -> int:
+    args, checkpoint = checked_args(argv)
     notice = device_notice(args.device)
     if notice is not None:
         print(notice, file=sys.stderr)
     return training_run.run(args, checkpoint)
 
 
+# toy-train's sub-commands that are not recipes: each a main(argv) of its own
+TOOLS = {"plot": "toy.plot_cli", "samples": "toy.samples"}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in TOOLS:
+        return importlib.import_module(TOOLS[argv[0]]).main(argv[1:])
     return run_command("toy-train", lambda: run(argv))
 
 

@@ -18,6 +18,7 @@ A training run stopped by SIGINT or SIGTERM (after its checkpoint) exits
 """
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import signal
@@ -74,6 +75,14 @@ class NoDevice(ToyError):
 
 class InputError(ToyError):
     """Bad input from the user: the CLI reports it in one line and exits 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is an InputError: one line, exit 2, with
+    where to look (argparse's own prints the usage first)."""
+
+    def error(self, message):
+        raise InputError(f"{message} (see {self.prog} --help)")
 
 
 @contextmanager

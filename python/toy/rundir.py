@@ -25,6 +25,16 @@ def new_run_id(recipe: str, seed: int) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{recipe}-s{seed}"
 
 
+def default_path(recipe: str, seed: int) -> Path:
+    """runs/<run_id>, numbered on when a run of the same second has it."""
+    run_id = new_run_id(recipe, seed)
+    path, n = Path("runs") / run_id, 1
+    while path.exists():
+        n += 1
+        path = Path("runs") / f"{run_id}-{n}"
+    return path
+
+
 class RunDir:
     def __init__(self, path: Path, run_id: str, events_mode: str = "w"):
         self.path, self.run_id = path, run_id
@@ -41,11 +51,7 @@ class RunDir:
             path = Path(out)
             _claim(path, overwrite)
             return cls(path, path.name)
-        run_id = new_run_id(recipe, seed)
-        path, n = Path("runs") / run_id, 1
-        while path.exists():
-            n += 1
-            path = Path("runs") / f"{run_id}-{n}"
+        path = default_path(recipe, seed)
         return cls(path, path.name)
 
     @classmethod

@@ -21,13 +21,14 @@ DEFAULT_LR, DEFAULT_CLIP = 1e-4, 0.0
 
 
 def add_options(p) -> None:
-    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP)
+    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP,
+                                 steps_help="optimizer steps (default 5; with --data: --epochs over the data)")
     full = p.add_argument_group("full")
     options.add_model_option(full)
     full.add_argument("--save-type", choices=DTYPES, default="f32",
                       help="model.gguf's matrices: f32 (default), f16, or base (requantized to "
                            "the base's types)")
-    options.add_instruct_data_options(p, required=False)
+    options.add_instruct_data_options(p, "(default: none, train on --corpus)")
 
 
 def check(args) -> None:

