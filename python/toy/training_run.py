@@ -20,10 +20,11 @@ import numpy as np
 
 from . import __version__, parallel
 from .checkpoint import Checkpoint, Checkpoints, file_sha256
+from .divergence import DivergenceWatch
 from .errors import EXIT_STOPPED, InputError
 from .merge import merge_lora
 from .optim import adamw_hp
-from .plot import loss_svg
+from .plot import LossPlot
 from .commands import COMMANDS
 from .rundir import QuietRunDir, RunDir
 
@@ -166,8 +167,9 @@ def _one_step(recipe, source, step: int, lr: float, args, ranks) -> float:
     return recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
 
 
-def run(args, checkpoint: Checkpoint | None = None) -> int:
+def run(args, checkpoint: Checkpoint | None = None, log_lines: bool = True) -> int:
     """Train args.steps steps (after the checkpoint's, when resuming); returns the exit status.
+    log_lines=False leaves the `step N: loss=X` lines out of stdout (the Python API's runs).
     Under mpiexec with N ranks, data parallel (toy.parallel): rank 0 alone
     prints and writes the run directory."""
     ranks = parallel.world(args)
@@ -204,16 +206,22 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
         if lead:
             print(f"toy-train: resuming {run_dir.path} after step {done} of {args.steps}", file=sys.stderr)
 
+    # loss.svg, drawn from events.jsonl at every checkpoint, on a stop and at the end
+    loss_plot = LossPlot(run_dir.path) if lead else None
+
     def save_checkpoint(step: int):
         if checkpoints is None:
             return None
-        return checkpoints.save(recipe.session, {
+        saved = checkpoints.save(recipe.session, {
             "step": step, "steps": args.steps, "losses": losses, "source": source.state(),
             "args": vars(args), "fingerprints": fingerprints.get()})
+        loss_plot.update()
+        return saved
 
     tokens_per_step = source.tokens_per_step
     first_step = len(losses) + 1
     progress = Progress(first_step, args.steps, tokens_per_step, quiet=not lead)
+    diverging = DivergenceWatch(args.lr)
     started = time.perf_counter()
     try:
         with StopOnSignal(echo=2.0 if ranks is not None else 0.0) as stop:
@@ -229,7 +237,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                 loss = _one_step(recipe, source, step, lr, args, ranks)
                 seconds = time.perf_counter() - t0
                 losses.append(loss)
-                if not args.json and lead:
+                if not args.json and lead and log_lines:
                     progress.print_line(f"step {step}: loss={loss:.6f}\n")
                 event = dict(step=step, loss=loss, lr=lr, tokens=tokens_per_step,
                              seconds=round(seconds, 6))
@@ -239,6 +247,8 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
                 # host<->device copies of the step: its inputs in, the loss (and norm) out
                 event["transfers"], event["transfer_bytes"] = copies - copies_before, nbytes - bytes_before
                 run_dir.event(**event)
+                if lead:
+                    diverging.see(step, loss)
                 progress.update(step, loss)
                 if lead:
                     source.after_step(step, recipe, run_dir)
@@ -255,6 +265,8 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
             stopped = stop.signum if stopping and len(losses) < args.steps else None
         progress.close()
         if stopped is not None:
+            if lead:
+                loss_plot.update()
             return _report_stop(stopped, len(losses), args.steps, run_dir) if lead else EXIT_STOPPED[stopped]
         elapsed = time.perf_counter() - started
         if not lead:
@@ -263,7 +275,7 @@ def run(args, checkpoint: Checkpoint | None = None) -> int:
         recipe.save(weights_path)
         if getattr(args, "merge", None):
             merge_lora(recipe_config["base"], weights_path, run_dir.path / "merged.gguf", args.merge)
-        run_dir.write_text("loss.svg", loss_svg(losses, f"{args.recipe}: training loss"))
+        loss_plot.write()
     finally:
         progress.close()
         run_dir.close()
