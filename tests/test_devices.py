@@ -6,7 +6,7 @@ lavapipe in CI), `pytest -m cuda` the day an NVIDIA GPU is at hand; each
 skips in one line where its library or device is missing.
 
 On lavapipe the step runs as Vulkan shaders on the CPU, about a hundred
-times slower than --device cpu: the runs here are small (5 steps, short
+times slower than --device cpu: the runs here are small (3 steps, short
 sequences) and the hang guards generous.
 """
 import json
@@ -36,6 +36,7 @@ RECIPES = {
     "vit-tiny": ("vit-tiny",),
 }
 NEEDS_SMOLLM2 = {"warm-start-pca", "lora-all-targets", "full", "instruct"}
+STEPS = 3          # the golden logs are these runs' first steps (the same bytes as in a longer run)
 HANG_GUARD = 600   # seconds: the slowest run above takes about 90 s on lavapipe
 
 
@@ -59,7 +60,7 @@ def losses(stdout):
 
 
 def train(recipe, device, out):
-    result = toy_train(*RECIPES[recipe], "--steps", "5", "--threads", GATE_THREADS, "--device", device,
+    result = toy_train(*RECIPES[recipe], "--steps", str(STEPS), "--threads", GATE_THREADS, "--device", device,
                        "--out", str(out), timeout=HANG_GUARD)
     assert result.returncode == 0, result.stderr
     return result
@@ -88,7 +89,7 @@ def test_every_recipe_follows_the_cpu_and_gives_the_same_bytes(request, runs, re
     # every step's loss within 1e-3 of the CPU's: the products, reductions and
     # (for a quantized base) the activations' rounding differ, not the step
     got, expected = np.array(losses(on_device.stdout)), np.array(losses(on_cpu.stdout))
-    assert len(got) == len(expected) == 5
+    assert len(got) == len(expected) == STEPS
     np.testing.assert_allclose(got, expected, rtol=1e-3, atol=0)
 
     golden = golden_path(recipe, device)
@@ -108,7 +109,7 @@ def test_a_step_on_the_device_copies_only_its_inputs_and_loss(runs, device):
     _, cpu_out = runs("from-scratch", "cpu")
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     cpu_events = [json.loads(line) for line in (cpu_out / "events.jsonl").read_text().splitlines()]
-    assert [e["transfers"] for e in events] == [6] * 5
+    assert [e["transfers"] for e in events] == [6] * STEPS
     assert [e["transfer_bytes"] for e in events] == [e["transfer_bytes"] for e in cpu_events]
     assert events[0]["transfer_bytes"] < 4096          # 256 tokens' ids, positions, labels; 3 floats; 7 hp
     assert f"6 host<->{device} copies per step" in result.stderr
@@ -174,14 +175,14 @@ def test_generation_on_the_device_scores_the_prompt_as_the_cpu(smollm2, runs, de
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_toy_generate_with_an_adapter_runs_on_the_device(smollm2, runs, device):
-    """Sixteen tokens with an adapter, three times: this once aborted with a
+    """Eight tokens with an adapter, three times: this once aborted with a
     corrupted heap on lavapipe one run in two (vendor patch 0010)."""
     import subprocess
     import sys
     _, out = runs("lora-all-targets", device)
     for _ in range(3):
         result = subprocess.run([sys.executable, "-m", "toy.generate_cli", "The capital of France is",
-                                 "--max-new-tokens", "16", "--device", device, "--threads", "2",
+                                 "--max-new-tokens", "8", "--device", device, "--threads", "2",
                                  "--adapter", str(out / "adapter.gguf")],
                                 capture_output=True, text=True, timeout=HANG_GUARD)
         assert result.returncode == 0, result.stderr
