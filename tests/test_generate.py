@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import toy
+from toy.generate import Chat
 from toy.recipes import LoRA
 
 from gguf_fixtures import write_llama_gguf
@@ -193,3 +194,161 @@ def test_llama_cpp_spellings_of_the_prompt_and_options(smollm2):
     twice = subprocess.run([sys.executable, "-m", "toy.generate_cli", "hi", "-p", "hi"],
                            capture_output=True, text=True)
     assert twice.returncode == 2 and "give the prompt once" in twice.stderr
+
+
+# ---- llama.cpp's samplers, streaming, chat (toy-generate as llama-cli) --------
+# one thread: on a machine shared with other work, two threads wait on each
+# other at every op (ten times slower and more)
+
+LOOP = "1 2 3 1 2 3 1 2 3 1 2 3"
+
+
+def test_top_p_tiny_and_min_p_one_sample_as_greedy(smollm2):
+    model = toy.load_model(smollm2, threads=1)
+    greedy = toy.generate(model, "Once upon a time", 12)
+    plain = toy.generate(model, "Once upon a time", 12, temperature=1.5, seed=3)
+    assert plain != greedy           # at this temperature, sampling alone wanders off
+    assert toy.generate(model, "Once upon a time", 12, temperature=1.5, seed=3, top_p=1e-6) == greedy
+    assert toy.generate(model, "Once upon a time", 12, temperature=1.5, seed=3, min_p=1.0) == greedy
+    nucleus = dict(temperature=0.9, top_k=40, top_p=0.9, min_p=0.05, repeat_penalty=1.2, seed=11)
+    assert toy.generate(model, "Once upon a time", 12, **nucleus) == \
+        toy.generate(model, "Once upon a time", 12, **nucleus)
+
+
+def test_the_repeat_penalty_breaks_a_greedy_loop(smollm2):
+    model = toy.load_model(smollm2, threads=1)
+    looping = toy.generate(model, LOOP, 16)
+    assert "1 2 3 1 2 3" in looping                      # greedy repeats the pattern
+    penalized = toy.generate(model, LOOP, 16, repeat_penalty=1.5)
+    assert penalized != looping and "1 2 3" not in penalized
+    # the window: with none of the pattern's tokens in it, the penalty does nothing
+    assert toy.generate(model, LOOP, 16, repeat_penalty=1.5, repeat_last_n=0) == looping
+
+
+def test_the_repeat_penalty_follows_llama_cpp():
+    from toy.generate import Sampler
+
+    logits = np.array([2.0, -2.0, 1.0, 0.5], dtype=np.float32)
+    penalized = Sampler(repeat_penalty=2.0, repeat_last_n=3).penalize(logits, [0, 0, 3, 1, 1])
+    # tokens 3 and 1 are in the last three: positive divided, negative multiplied, once each
+    np.testing.assert_allclose(penalized, [2.0, -4.0, 1.0, 0.25])
+    np.testing.assert_allclose(Sampler(repeat_penalty=2.0, repeat_last_n=-1).penalize(logits, [0]),
+                               [1.0, -2.0, 1.0, 0.5])
+    assert Sampler(repeat_penalty=2.0).pick(np.array([3.0, 2.0]), [0]) == 1      # greedy sees it too
+
+
+def test_top_p_keeps_the_fewest_likeliest_tokens_adding_up_to_p():
+    from toy.generate import Sampler
+
+    logits = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
+    assert Sampler(top_p=0.75)._nucleus(logits).tolist() == [True, True, False, False]
+    assert Sampler(top_p=0.79)._nucleus(logits).tolist() == [True, True, False, False]
+    assert Sampler(top_p=0.81)._nucleus(logits).tolist() == [True, True, True, False]
+    assert Sampler(min_p=0.3)._nucleus(logits).tolist() == [True, True, True, False]
+    drawn = {Sampler(temperature=1.0, top_p=0.75, seed=s).pick(logits.astype(np.float32)) for s in range(40)}
+    assert drawn == {0, 1}
+    # a temperature so near 0 that logits / temperature overflow: still the likeliest, no NaN
+    assert Sampler(temperature=5e-324).pick(np.array([1.0, 3.0, 2.0], dtype=np.float32)) == 1
+
+
+def test_options_out_of_range_are_refused_by_the_python_api(smollm2):
+    model = toy.load_model(smollm2, threads=1)
+    for option, value in (("top_p", 1.5), ("min_p", float("nan")), ("repeat_penalty", 0.0),
+                          ("repeat_last_n", -2), ("ctx_size", -1), ("top_p", float("inf"))):
+        with pytest.raises(toy.ToyError, match=f"{option} must be a"):
+            toy.generate(model, "Hi", 2, **{option: value})
+    with pytest.raises(toy.InputError, match="needs chat=True"):
+        toy.generate(model, "Hi", 2, system="Be brief.")
+
+
+def test_streamed_pieces_add_up_to_the_text(smollm2):
+    model = toy.load_model(smollm2, threads=1)
+    pieces = []
+    text = toy.generate(model, "Once upon a time", 16, on_text=pieces.append)
+    assert len(pieces) > 5 and "".join(pieces) == text == toy.generate(model, "Once upon a time", 16)
+    stop = " ".join(text.split()[2:4])
+    pieces = []
+    cut = toy.generate(model, "Once upon a time", 16, stop=(stop,), on_text=pieces.append)
+    assert "".join(pieces) == cut == text[: text.index(stop)]
+
+
+def _tokenizers(tmp_path, smollm2):
+    from toy.generate import ByteTokenizer
+    from toy.tokenizer import GGUFTokenizer
+    from gguf_fixtures import tiny_sentencepiece
+
+    cfg = ref.Config(vocab=300, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64, untied=True)
+    params = ref.init_params(cfg, np.random.default_rng(0), scale=0.3)
+    params["token_embd.weight"] = np.zeros((len(tiny_sentencepiece()["tokens"]), 32), np.float32)
+    sentencepiece = write_llama_gguf(tmp_path / "sp.gguf", params, cfg, tokenizer=tiny_sentencepiece())
+    return {"byte-level BPE": GGUFTokenizer.from_gguf(smollm2), "bytes": ByteTokenizer(),
+            "SentencePiece": GGUFTokenizer.from_gguf(sentencepiece)}
+
+
+def test_a_character_split_across_tokens_is_streamed_whole(tmp_path, smollm2):
+    from toy.generate import TextStream
+
+    text = "the cat é 🙂 日本 and ünïcode"
+    for name, tokenizer in _tokenizers(tmp_path, smollm2).items():
+        ids = tokenizer.encode(text)
+        pieces, waited = [], 0
+        stream = TextStream(tokenizer, [], pieces.append)
+        for n in range(1, len(ids) + 1):
+            before = len(pieces)
+            assert stream.update(ids[:n]) is None
+            waited += len(pieces) == before
+        stream.finish(tokenizer.decode(ids))
+        assert "".join(pieces) == tokenizer.decode(ids), name
+        assert not any("\ufffd" in p for p in pieces), (name, pieces)
+        assert waited > 0, name          # some token ended inside a character and sent nothing
+
+
+def test_text_that_may_begin_a_stop_string_is_held_back():
+    from toy.generate import ByteTokenizer, TextStream
+
+    tokenizer, pieces = ByteTokenizer(), []
+    stream = TextStream(tokenizer, ["STOP", "é!"], pieces.append)
+    ids = list("go ST then é STOP more".encode())
+    for n in range(1, len(ids) + 1):
+        final = stream.update(ids[:n])
+        sent = "".join(pieces)
+        assert not sent.endswith(("S", "ST", "STO")) or sent.endswith("go ST")   # undecided: held
+        if final is not None:
+            break
+    assert final == "go ST then é " and "".join(pieces) == final
+
+
+def test_a_chat_renders_every_turn_so_far(smollm2):
+    model = toy.load_model(smollm2, threads=1)
+    chat = Chat(model, system="Answer in one short sentence.")
+    first = chat.prompt_for("What is the capital of France?")
+    assert "Answer in one short sentence." in first and first.count("What is the capital") == 1
+    answer = chat.say("What is the capital of France?", 12, stop=("\n",))
+    assert answer and answer == toy.generate(model, "What is the capital of France?", 12, stop=("\n",),
+                                             chat=True, system="Answer in one short sentence.")
+    second = chat.prompt_for("And of Italy?")
+    assert second.startswith(first + answer) and second.rstrip().endswith("assistant")
+    assert second.index("And of Italy?") > second.index(answer)
+    again = chat.say("And of Italy?", 12, stop=("\n",))
+    assert again and [t["role"] for t in chat.turns] == ["user", "assistant"] * 2
+
+
+def test_a_chat_past_its_context_drops_its_oldest_turns(smollm2):
+    model = toy.load_model(smollm2, threads=1)
+    drops = []
+    chat = Chat(model, system="Be brief.", ctx_size=80, on_drop=lambda: drops.append(1))
+    for question in ("Name a color.", "Name a fruit.", "Name an animal.", "Name a city."):
+        chat.say(question, 8)
+    assert chat.dropped >= 1 and len(drops) == chat.dropped
+    prompt = chat.prompt_for("Name a tree.", 8)
+    assert "Be brief." in prompt and "Name a color." not in prompt and "Name a city." in prompt
+    assert len(chat.tokenizer.encode(prompt)) + 8 <= 80
+
+
+def test_ctx_size_widens_or_narrows_the_context(smollm2):
+    model = toy.load_model(smollm2, threads=1)
+    with pytest.raises(toy.InputError, match="more than the context given of 10 tokens"):
+        toy.generate(model, "Once upon a time there was", 8, ctx_size=10)
+    # without max_new_tokens, as many as the context leaves
+    text = toy.generate(model, "Once upon a time", None, ctx_size=8)
+    assert text == toy.generate(model, "Once upon a time", 4)
