@@ -5,6 +5,8 @@ the C library's message.
 """
 from __future__ import annotations
 
+import argparse
+
 import importlib.util
 import sys
 from importlib import resources
@@ -133,3 +135,18 @@ def check(lib, status: int) -> None:
     """Raise ToyError with tinynn's message when status is not TNN_OK."""
     if status != TNN_OK:
         raise ToyError(ffi.string(lib.tnn_last_error()).decode("utf-8", "replace"), status)
+
+
+class VersionAction(argparse.Action):
+    """--version: the program's name and toy's version, then a line per
+    device (which CPU variant runs, which backends are installed)."""
+
+    def __init__(self, option_strings, version_name: str, dest=argparse.SUPPRESS,
+                 default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+        self.version_name = version_name
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from . import __version__
+        print("\n".join([f"{self.version_name} {__version__}", *describe_backends()]))
+        parser.exit()

@@ -13,8 +13,8 @@ import argparse
 import importlib
 import sys
 
-from . import __version__, bounds, training_run
-from ._native import describe_backends, device_notice, library
+from . import bounds, training_run
+from ._native import VersionAction, device_notice, library
 from .checkpoint import Checkpoint, find_checkpoint
 from .commands import COMMANDS
 from .commands.options import check_optimizer
@@ -25,24 +25,13 @@ DEFAULT_RECIPE = "from-scratch"
 RESUME_MAY_CHANGE = ("threads", "json", "save_every", "keep", "resume")
 
 
-class _Version(argparse.Action):
-    """--version: toy's version, then a line per device (which CPU variant runs)."""
-
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
-        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print("\n".join([f"toy {__version__}", *describe_backends()]))
-        parser.exit()
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="toy-train", description="Train a llama-family model; stdout is the loss log. "
                 "Without a recipe, trains from scratch.",
                 epilog="Also: toy-train samples [DIR] writes sample data (notes.txt, pairs.jsonl, "
                        "photos/) to try the recipes on; toy-train plot RUN... draws runs' losses "
                        "in one SVG.")
-    p.add_argument("--version", action=_Version, help="show toy's version and its backends here, then exit")
+    p.add_argument("--version", action=VersionAction, version_name="toy", help="show toy's version and its backends here, then exit")
     sub = p.add_subparsers(dest="recipe", metavar="RECIPE", parser_class=OneLineParser,
                            help=" | ".join(COMMANDS))
     for name, command in COMMANDS.items():

@@ -12,9 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import __version__, bounds
-from ._native import DEVICES, describe_backends, device_notice
-from .errors import InputError, refusals_as_input_errors, run_command
+from . import bounds
+from ._native import DEVICES, VersionAction, device_notice
+from .errors import InputError, OneLineParser, refusals_as_input_errors, run_command
 from .generate import DEFAULT_NEW_TOKENS, Chat, generate, load_model, run_files
 from .models import default_model_path
 
@@ -22,26 +22,10 @@ from .models import default_model_path
 MAX_LINE_BYTES = 1 << 20
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise InputError(f"{message} (see toy-generate --help)")
-
-
-class _Version(argparse.Action):
-    """--version: toy-generate's version, then a line per device (as toy-train --version)."""
-
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
-        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print("\n".join([f"toy-generate {__version__}", *describe_backends()]))
-        parser.exit()
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="toy-generate", description="Generate text with a GGUF model (+ LoRA adapter), "
+    p = OneLineParser(prog="toy-generate", description="Generate text with a GGUF model (+ LoRA adapter), "
                 "or chat with it turn by turn (--chat without a prompt).")
-    p.add_argument("--version", action=_Version, help="show toy's version and its backends here, then exit")
+    p.add_argument("--version", action=VersionAction, version_name="toy-generate", help="show toy's version and its backends here, then exit")
     p.add_argument("prompt", nargs="?", default=None, help="the text to continue (or -p/--prompt)")
     p.add_argument("-p", "--prompt", dest="prompt_option", default=None, metavar="PROMPT",
                    help="the prompt, as llama.cpp takes it")

@@ -15,20 +15,15 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import PATH_ERRNOS, InputError, run_command
+from .errors import PATH_ERRNOS, InputError, OneLineParser, run_command
 from .files import write_whole
 from .plot import MARK, RunEvents, overlay_svg
 
 PROG = "toy-train plot"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise InputError(f"{message} (see {PROG} --help)")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Overlay the loss curves of toy-train runs in one SVG: a colour "
+    p = OneLineParser(prog=PROG, description="Overlay the loss curves of toy-train runs in one SVG: a colour "
                 "per run, training loss solid, eval loss (where a run has one) dashed.")
     p.add_argument("runs", nargs="+", metavar="RUN", help="a run directory (runs/<run_id>, or a --out DIR)")
     p.add_argument("-o", "--output", default="plot.svg", metavar="OUT.svg",
