@@ -16,7 +16,7 @@ import gguf
 import numpy as np
 import pytest
 
-from cli_helpers import GATE_THREADS, toy_train
+from cli_helpers import GATE_THREADS, INSTRUCT_FIRST_DEFAULTS, toy_train
 
 GOLDEN = Path(__file__).parent / "golden"
 # the first 8 rows of instruct-small.jsonl: each epoch's perplexities are
@@ -32,7 +32,7 @@ RECIPES = {
     "warm-start-pca": ("warm-start", "--init", "pca", "--seq", "32", "--batch", "2"),
     "lora-all-targets": ("lora", "--targets", "q,k,v,o,gate,up,down", "--seq", "32", "--batch", "1"),
     "full": ("full", "--seq", "16", "--batch", "1"),
-    "instruct": ("instruct", "--data", str(DATA), "--seq", "32", "--batch", "1"),
+    "instruct": ("instruct", "--data", str(DATA), "--seq", "32", "--batch", "1", *INSTRUCT_FIRST_DEFAULTS),
     "vit-tiny": ("vit-tiny",),
 }
 NEEDS_SMOLLM2 = {"warm-start-pca", "lora-all-targets", "full", "instruct"}

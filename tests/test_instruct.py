@@ -11,7 +11,7 @@ import toy
 from toy.instruct import ChatFormatter, Sample, fit, read_jsonl, split, to_rows
 from toy.tokenizer import GGUFTokenizer
 
-from cli_helpers import GATE_THREADS, toy_train
+from cli_helpers import GATE_THREADS, INSTRUCT_FIRST_DEFAULTS, toy_train
 
 DATA = Path(__file__).parent / "data" / "instruct-small.jsonl"
 GOLDEN = Path(__file__).parent / "golden"
@@ -111,7 +111,7 @@ def test_cli_malformed_data_exits_2_with_the_line(smollm2, tmp_path):
 def test_instruct_matches_its_golden_log_and_reports_perplexity(smollm2, tmp_path):
     out = tmp_path / "run"
     result = toy_train("instruct", "--data", str(DATA), "--threads", GATE_THREADS, "--seq", "64",
-                       "--batch", "4", "--out", str(out))
+                       "--batch", "4", "--epochs", "1", *INSTRUCT_FIRST_DEFAULTS, "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert result.stdout == (GOLDEN / "instruct-smollm2-cpu.txt").read_text()
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]

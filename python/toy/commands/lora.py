@@ -15,17 +15,17 @@ HELP = "train LoRA adapters on a GGUF model you already run (quantized)"
 DEFAULT_LR, DEFAULT_CLIP = 1e-3, 0.0
 
 
-def add_adapter_options(p) -> None:
+def add_adapter_options(p, rank: int = 8, targets: str = "q") -> None:
+    """The adapter's options, with the recipe's own defaults."""
     options.add_init_scale(p)
     lora = p.add_argument_group("lora")
     options.add_model_option(lora)
-    lora.add_argument("--rank", "--lora-r", type=bounds.option("rank"), default=8,
-                      help="adapter rank (default 8)")
+    lora.add_argument("--rank", "--lora-r", type=bounds.option("rank"), default=rank, help="adapter rank")
     lora.add_argument("--alpha", "--lora-alpha", type=bounds.option("alpha"), default=None,
                       help="scale numerator (default 2*rank)")
-    lora.add_argument("--targets", "--target-modules", type=targets_option, default="q",
+    lora.add_argument("--targets", "--target-modules", type=targets_option, default=targets_option(targets),
                       help="comma-separated projections to adapt: q,k,v,o,gate,up,down, or all; "
-                           "PEFT's names (q_proj, ..., all-linear) too (default q)")
+                           "PEFT's names (q_proj, ..., all-linear) too")
     lora.add_argument("--merge", choices=DTYPES, default=None,
                       help="also write merged.gguf: base + adapter in f32, f16 or the base's type")
     lora.add_argument("--base-compute", choices=("fast", "stored"), default="fast",
