@@ -250,8 +250,9 @@ def run(module: str, cases: int, seed: int = 0, start: int = 0, case_seconds: fl
         if case_seconds:
             command += ["--case-seconds", str(case_seconds)]
         with tempfile.TemporaryFile() as err:
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, env=child_env(),
-                                     start_new_session=True)
+            # stdin is empty: a case that reads it (toy-generate --chat with no prompt) meets its end
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                                     env=child_env(), start_new_session=True)
             current, hung = None, False
             for msg in watch_child(child, hang_seconds, deadline):
                 if msg == HUNG:
