@@ -200,3 +200,22 @@ def test_trl_and_alpaca_shaped_lines_read_as_prompt_and_response(tmp_path):
         [{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": "Teal."}],
         [{"role": "user", "content": "Translate to French.\n\ncat"}, {"role": "assistant", "content": "chat"}],
     ]
+
+
+def test_a_model_that_takes_a_bos_gets_one_at_the_start_of_the_conversation_only():
+    """Gemma's tokenizer adds BOS: a response piece must not start with one
+    (the adapter would learn to answer '<bos>...')."""
+    from toy.instruct import ChatFormatter
+
+    class Tokenizer:
+        bos_id, add_bos = 1, True
+
+        def encode(self, text, add_bos=None):
+            return ([self.bos_id] if (self.add_bos if add_bos is None else add_bos) else []) + \
+                [ord(c) + 10 for c in text]
+
+    formatter = ChatFormatter("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+                              "{% if add_generation_prompt %}<assistant>{% endif %}", Tokenizer())
+    sample = formatter.sample([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"},
+                               {"role": "user", "content": "and"}, {"role": "assistant", "content": "ok"}])
+    assert list(sample.tokens).count(1) == 1 and sample.tokens[0] == 1

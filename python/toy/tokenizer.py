@@ -82,13 +82,19 @@ def _sentencepiece_bpe(tokens: list[str], scores: list[float], types: list[int],
     return tok
 
 
+# control tokens that end a model's turn, by their text (as llama.cpp's
+# end-of-generation list): a chat answer stops at them, not only at EOS
+END_OF_TURN = ("<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|end|>", "<|endoftext|>", "<|eom_id|>",
+               "<EOT>", "<|end\u2581of\u2581sentence|>")
+
+
 class GGUFTokenizer:
     """The tokenizer a GGUF stores: byte-level BPE ("gpt2") or SentencePiece
     BPE ("llama"), its control tokens (and, for SentencePiece, its
     user-defined ones, as llama.cpp does) matched as one token each in text."""
 
     def __init__(self, tok, tokens: list[str], token_types: list[int], bos_id: int | None,
-                 eos_id: int | None, add_bos: bool, whole_kinds=(_CONTROL,)):
+                 eos_id: int | None, add_bos: bool, whole_kinds=(_CONTROL,), eot_id: int | None = None):
         from tokenizers import AddedToken
 
         for name, token_id in (("BOS", bos_id), ("EOS", eos_id)):
@@ -102,6 +108,10 @@ class GGUFTokenizer:
         self._tok = tok
         self.vocab_size = len(tokens)
         self.bos_id, self.eos_id, self.add_bos = bos_id, eos_id, add_bos
+        # where generation stops: EOS, the file's end-of-turn token, and the known end-of-turn controls
+        ends = {i for i, (text, kind) in enumerate(zip(tokens, token_types))
+                if kind == _CONTROL and text in END_OF_TURN}
+        self.end_ids = frozenset(ends | {i for i in (eos_id, eot_id) if i is not None and 0 <= i < len(tokens)})
 
     @classmethod
     def from_gguf(cls, path) -> "GGUFTokenizer":
@@ -133,8 +143,9 @@ class GGUFTokenizer:
                                      bool(f.get("tokenizer.ggml.add_space_prefix", True)))
         add_bos = bool(f.get("tokenizer.ggml.add_bos_token", False))
         bos, eos = f.get("tokenizer.ggml.bos_token_id"), f.get("tokenizer.ggml.eos_token_id")
+        eot = f.get("tokenizer.ggml.eot_token_id")
         return cls(tok, tokens, types, None if bos is None else int(bos), None if eos is None else int(eos),
-                   add_bos, whole_kinds)
+                   add_bos, whole_kinds, None if eot is None else int(eot))
 
     def encode(self, text: str, add_bos: bool | None = None) -> list[int]:
         ids = self._tok.encode(text, add_special_tokens=False).ids
