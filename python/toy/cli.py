@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
                 epilog="Also: toy-train samples [DIR] writes sample data (notes.txt, pairs.jsonl, "
                        "photos/) to try the recipes on; toy-train plot RUN... draws runs' losses "
                        "in one SVG.")
-    p.add_argument("--version", action=VersionAction, version_name="toy", help="show toy's version and its backends here, then exit")
+    p.add_argument("--version", action=VersionAction, version_name="toy",
+                   help="show toy's version and its backends here, then exit")
     sub = p.add_subparsers(dest="recipe", metavar="RECIPE", parser_class=OneLineParser,
                            help=" | ".join(COMMANDS))
     for name, command in COMMANDS.items():

@@ -25,7 +25,8 @@ MAX_LINE_BYTES = 1 << 20
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="toy-generate", description="Generate text with a GGUF model (+ LoRA adapter), "
                 "or chat with it turn by turn (--chat without a prompt).")
-    p.add_argument("--version", action=VersionAction, version_name="toy-generate", help="show toy's version and its backends here, then exit")
+    p.add_argument("--version", action=VersionAction, version_name="toy-generate",
+                   help="show toy's version and its backends here, then exit")
     p.add_argument("prompt", nargs="?", default=None, help="the text to continue (or -p/--prompt)")
     p.add_argument("-p", "--prompt", dest="prompt_option", default=None, metavar="PROMPT",
                    help="the prompt, as llama.cpp takes it")
