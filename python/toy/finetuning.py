@@ -26,8 +26,6 @@ from ._native import device_notice
 from .errors import EXIT_STOPPED, InputError
 from .rundir import default_path
 
-WEIGHTS = ("adapter.gguf", "model.gguf")
-
 
 def _argv(recipe: str, options: dict) -> list[str]:
     """toy-train's command line for keyword options: rank=16 -> --rank 16,
