@@ -393,12 +393,20 @@ def loss(params, cfg, tokens, positions, labels) -> float:
 
 def loss_and_grads(params, cfg, tokens, positions, labels):
     """Mean cross-entropy loss and d(loss)/d(param) for every key of `params`."""
+    def mean_cross_entropy(logits):
+        value, c_ce = cross_entropy_fwd(logits, np.asarray(labels))
+        return value, cross_entropy_bwd(c_ce)
+    return objective_and_grads(params, cfg, tokens, positions, mean_cross_entropy)
+
+
+def objective_and_grads(params, cfg, tokens, positions, objective):
+    """objective(logits (B, T, V)) -> (value, d value / d logits); returns the
+    value and d value / d param for every key of `params`."""
     logits, (c, c_emb, layer_caches, c_fnorm, c_out) = _forward_with_cache(
         params, cfg, tokens, positions)
-    value, c_ce = cross_entropy_fwd(logits, np.asarray(labels))
+    value, dlogits = objective(logits)                                  # dlogits (B, T, V)
 
     grads: dict[str, np.ndarray] = {}
-    dlogits = cross_entropy_bwd(c_ce)                                   # (B, T, V)
     dxf, dw_out, _ = linear_bwd(dlogits, c_out)                         # (B, T, d), (V, d)
     dx, grads["output_norm.weight"] = rmsnorm_bwd(dxf, c_fnorm)
     for i in reversed(range(c.n_layers)):

@@ -505,6 +505,26 @@ int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_
 struct ggml_tensor * tnn_head_loss_of_logits(const tnn_session * s, struct ggml_context * ctx,
                                              struct ggml_tensor * logits, struct ggml_tensor * labels);
 
+/* ---- preference losses (preference.c) -------------------------------------- */
+
+/* The most rows a preference batch may hold (pairs x 2). */
+#define TNN_MAX_PREFERENCE_ROWS 256
+
+/* The objective's tensors in the trainer's ctx_opt (reference_logps,
+ * row_logps, row_weights [t_batch]). */
+void tnn_preference_tensors(tnn_session * s);
+/* The forward graph's preference loss from logits [vocab, n] held in full. */
+struct ggml_tensor * tnn_preference_loss_of_logits(tnn_session * s, struct ggml_context * ctx,
+                                                   struct ggml_tensor * logits);
+/* Rewrite a training graph whose loss is cross_entropy_loss(logits, labels)
+ * * loss_scale, and its backward, onto the preference objective. */
+int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits);
+/* The same for a graph tnn_fuse_head_loss rewrote: per_token its fused node
+ * [d + 1, n], ce its mean-loss node, dh its gradient node, dce the loss's
+ * gradient. */
+int tnn_preference_fuse(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * per_token,
+                        struct ggml_tensor * ce, struct ggml_tensor * dh, struct ggml_tensor * dce);
+
 /* ---- the trainer (train.c) ------------------------------------------------ */
 
 /* The training step's graphs, their inputs and outputs, the gradient
@@ -534,6 +554,11 @@ struct tnn_trainer {
     /* gradient clipping (tnn_enable_grad_clipping): max norm, 0 when off */
     float clip_norm;
     struct ggml_tensor * grad_norm, * clip_one;
+    /* the objective (tnn_set_objective, preference.c) and, for a preference
+     * objective, its tensors [t_batch]: reference input, outputs, weights */
+    int32_t objective;
+    float beta;
+    struct ggml_tensor * reference_logps, * row_logps, * row_weights;
     bool built, reset_done;
 };
 

@@ -2,6 +2,7 @@
 #include "internal.h"
 #include "gguf.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,7 +215,9 @@ static int upload_labels(tnn_session * s, const int32_t * ids) {
         n_labelled++;
     }
     tnn_tensor_set(s, s->train.labels, ids, 0, (size_t) n * sizeof(int32_t));
-    const float scale = n_labelled > 0 ? (float) n / (float) n_labelled : 0.0f;
+    /* a preference objective averages over its pairs itself */
+    const float scale = s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY ? 1.0f
+        : n_labelled > 0 ? (float) n / (float) n_labelled : 0.0f;
     tnn_tensor_set(s, s->train.loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;
 }
@@ -239,6 +242,13 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
                                s->model.cfg.vocab, "token ids");
             if (status != TNN_OK) {
                 return status;
+            }
+            break;
+        case TNN_KIND_REFERENCE:
+            for (int64_t i = 0; i < ggml_nelements(e->tensor); ++i) {
+                if (!isfinite(((const float *) data)[i])) {
+                    return tnn_fail(TNN_ERR_ARG, "reference_logps[%lld] is not a finite number", (long long) i);
+                }
             }
             break;
         case TNN_KIND_POSITIONS:

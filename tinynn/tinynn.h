@@ -63,7 +63,9 @@ enum tnn_tensor_kind {
     TNN_KIND_MOMENT    = 8,  /* an AdamW moment (m or v) of a parameter */
     TNN_KIND_FROZEN    = 9,  /* a frozen base weight, in its stored type */
     TNN_KIND_GRAD_NORM = 10, /* output: float32 [1], the global gradient norm before clipping */
-    TNN_KIND_IMAGES    = 11  /* input: float32 [patch_dim, n_patches, t_batch] (ViT) */
+    TNN_KIND_IMAGES    = 11, /* input: float32 [patch_dim, n_patches, t_batch] (ViT) */
+    TNN_KIND_REFERENCE = 12, /* input: float32 [t_batch], reference log-probabilities (DPO) */
+    TNN_KIND_ROW_LOGPS = 13  /* output: float32 [t_batch], each row's summed log-probability */
 };
 
 /* LoRA targets: the projections of a block that can carry an adapter. */
@@ -269,6 +271,32 @@ int tnn_build_training_step(tnn_session * session, int32_t * loss_handle,
  * stay as computed). The pre-clip norm is the tensor "grad_norm" (float32
  * [1], kind TNN_KIND_GRAD_NORM, valid after tnn_compute_backward). */
 int tnn_enable_grad_clipping(tnn_session * session, float max_norm);
+
+/* What the training step minimises (tnn_set_objective). */
+enum tnn_objective {
+    TNN_OBJECTIVE_CROSS_ENTROPY = 0, /* the mean cross-entropy over the labelled tokens (the default) */
+    TNN_OBJECTIVE_DPO           = 1, /* direct preference optimisation, against a reference */
+    TNN_OBJECTIVE_ORPO          = 2  /* odds-ratio preference optimisation, no reference */
+};
+
+/* Before build: train on preference pairs instead of the mean cross-entropy
+ * (CPU backend, token models). Rows 2k and 2k+1 of a batch are pair k: the
+ * chosen and the rejected answer to one prompt, labelled on the answer only
+ * (-1 elsewhere); t_batch must be even. With lp a row's summed
+ * log-probability of its labelled tokens:
+ *   DPO   loss = mean over pairs of -log sigmoid(beta ((lp_c - ref_c) - (lp_r - ref_r))),
+ *         ref the reference model's lp of each row, uploaded per batch to
+ *         "reference_logps" (float32 [t_batch], kind TNN_KIND_REFERENCE);
+ *   ORPO  loss = the chosen rows' mean cross-entropy per labelled token
+ *         + beta * mean over pairs of -log sigmoid(o(m_c) - o(m_r)), m a row's
+ *         lp per labelled token, o(m) = m - log(1 - e^m) its log odds.
+ * A pair with an unlabelled row (padding) counts for nothing. After any
+ * compute, "row_logps" (float32 [t_batch], kind TNN_KIND_ROW_LOGPS) holds
+ * each row's lp: run the forward graph before the first step, when LoRA's B
+ * is still zero, and it gives the base model's lp, DPO's reference. The
+ * loss handle holds the objective's value; the loss scale multiplies it
+ * (labels uploads leave it at 1; set it for gradient accumulation). */
+int tnn_set_objective(tnn_session * session, int32_t objective, float beta);
 
 /* Before build: the precision of the training step's dense float products.
  * "f32" (the default): float32 throughout. "bf16": mixed precision, the

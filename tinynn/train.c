@@ -114,6 +114,9 @@ static int create_contexts(tnn_session * s, size_t graph_size) {
     s->train.loss = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
     ggml_set_name(s->train.loss, "loss");
     ggml_set_output(s->train.loss);
+    if (s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY) {
+        tnn_preference_tensors(s);
+    }
     return TNN_OK;
 }
 
@@ -136,7 +139,9 @@ static struct differentiated build_forward(tnn_session * s, size_t graph_size) {
     /* one label per column of logits: a token, or an image for a ViT */
     s->train.labels = new_input(s->train.ctx_opt, GGML_TYPE_I32, s->train.logits->ne[1], 0, "labels");
     const bool fuse_head = tnn_head_loss_fusable(s);
+    const bool preference = s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY;
     struct ggml_tensor * loss = !fuse_head ? mean_loss(s, ctx, s->train.logits)
+        : preference ? tnn_preference_loss_of_logits(s, ctx, s->train.logits)
         : ggml_mul(ctx, tnn_head_loss_of_logits(s, ctx, s->train.logits, s->train.labels), s->train.loss_scale);
     s->train.gf = ggml_new_graph_custom(ctx, graph_size, true);
     ggml_build_forward_expand(s->train.gf, loss);
@@ -171,7 +176,11 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
     struct ggml_tensor * loss_copy = ggml_cpy(ctx, d->forward_loss, s->train.loss);
     ggml_build_forward_expand(s->train.gf, loss_copy);
     ggml_build_forward_expand(s->train.gb_grad, d->fused_head ? ggml_cpy(ctx, d->loss, s->train.loss) : loss_copy);
-    int status = d->fused_head ? tnn_fuse_head_loss(s, s->train.gb_grad, d->logits) : TNN_OK;
+    /* the loss and its gradient as tinynn computes them: the head fused
+     * (head_loss.c) and/or the preference objective (preference.c) */
+    int status = d->fused_head ? tnn_fuse_head_loss(s, s->train.gb_grad, d->logits)
+        : s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY ? tnn_preference_rewrite(s, s->train.gb_grad, d->logits)
+        : TNN_OK;
     /* the rewrites onto tinynn's kernels; the forward graph's own nodes too
      * when it has them */
     for (int g = 0; g < (d->fused_head ? 2 : 1) && status == TNN_OK; ++g) {
@@ -402,6 +411,11 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     *hp_handle     = tnn_table_add(s, s->train.hp, TNN_KIND_HP, -1);
     *loss_handle   = tnn_table_add(s, s->train.loss, TNN_KIND_LOSS, -1);
     *logits_handle = tnn_table_add(s, s->train.logits, TNN_KIND_LOGITS, -1);
+    if (s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY &&
+        (tnn_table_add(s, s->train.reference_logps, TNN_KIND_REFERENCE, -1) < 0 ||
+         tnn_table_add(s, s->train.row_logps, TNN_KIND_ROW_LOGPS, -1) < 0)) {
+        return TNN_ERR_ALLOC;
+    }
     if (*labels_handle < 0 || *hp_handle < 0 || *loss_handle < 0 || *logits_handle < 0 ||
         (s->train.grad_norm != NULL && tnn_table_add(s, s->train.grad_norm, TNN_KIND_GRAD_NORM, -1) < 0)) {
         return TNN_ERR_ALLOC;

@@ -21,6 +21,9 @@ from .errors import TNN_ERR_ARG, TNN_ERR_BACKEND, NoDevice, ToyError, refusals_a
 _KINDS = enum_values("tnn_tensor_kind")
 KIND_PARAM, KIND_LOSS = _KINDS["TNN_KIND_PARAM"], _KINDS["TNN_KIND_LOSS"]
 KIND_MOMENT, KIND_GRAD_NORM = _KINDS["TNN_KIND_MOMENT"], _KINDS["TNN_KIND_GRAD_NORM"]
+# what a training step minimises: "cross_entropy", "dpo", "orpo" (tnn_set_objective)
+OBJECTIVES = {name.removeprefix("TNN_OBJECTIVE_").lower(): value
+              for name, value in enum_values("tnn_objective").items()}
 
 # enum tnn_lora_target by CLI name: "q" for TNN_LORA_Q, ...
 LORA_TARGETS = {name[len("TNN_LORA_"):].lower(): value
@@ -200,6 +203,7 @@ class Session:
         self.n_ctx = 0
         self.token_config = None    # the realized token model's shape (None for a ViT)
         self.loss = self.labels = self.hp = self.logits = None
+        self.reference_logps = self.row_logps = None   # a preference objective's (build)
         self._gradients = None      # sum_gradients' host buffer
 
     def _check(self, status: int) -> None:
@@ -230,10 +234,16 @@ class Session:
         self._check(self.lib.tnn_upload_donor(self._session, ffi.cast("float *", ffi.from_buffer(buffer)),
                                               n_floats))
 
-    def build(self, clip_norm: float = 0.0, precision: str = "f32") -> None:
+    def build(self, clip_norm: float = 0.0, precision: str = "f32", objective: str = "cross_entropy",
+              beta: float = 0.1) -> None:
         """Bake the training step; clip_norm > 0 clips gradients by their global
         norm inside the graph (self.grad_norm then holds the pre-clip norm);
-        precision "bf16" takes the dense products in bfloat16 (tnn_set_precision)."""
+        precision "bf16" takes the dense products in bfloat16 (tnn_set_precision);
+        objective "dpo" or "orpo" trains on pairs of rows with beta
+        (tnn_set_objective: self.reference_logps and self.row_logps then hold
+        each row's reference and summed log-probabilities)."""
+        if objective != "cross_entropy":
+            self._check(self.lib.tnn_set_objective(self._session, OBJECTIVES[objective], beta))
         if clip_norm:
             self._check(self.lib.tnn_enable_grad_clipping(self._session, clip_norm))
         if precision != "f32":
@@ -243,6 +253,9 @@ class Session:
         self._check(self.lib.tnn_build_training_step(self._session, *handles))
         self.loss, self.labels, self.hp, self.logits = (h[0] for h in handles)
         self.grad_norm = self.find("grad_norm") if clip_norm else None
+        preference = objective != "cross_entropy"
+        self.reference_logps = self.find("reference_logps") if preference else None
+        self.row_logps = self.find("row_logps") if preference else None
 
     # -- the step ----------------------------------------------------------
     def reset(self) -> None:

@@ -2,7 +2,8 @@
 from .from_scratch import FromScratch
 from .full import FullFineTune
 from .lora import LoRA
+from .preference import DPO, ORPO
 from .vit import ViTTiny, load_vit
 from .warm_start import WarmStart
 
-__all__ = ["FromScratch", "FullFineTune", "LoRA", "ViTTiny", "WarmStart", "load_vit"]
+__all__ = ["DPO", "FromScratch", "FullFineTune", "LoRA", "ORPO", "ViTTiny", "WarmStart", "load_vit"]

@@ -39,7 +39,17 @@ class TrainingRecipe:
         self._upload_batch(*batch)
         e.upload(e.hp, np.asarray(hp, dtype=np.float32))
         e.compute_step()             # the gradients are written: no zeroing pass
+        self._computed(batch)
         return float(e.download(e.loss))
+
+    def _computed(self, batch) -> None:
+        """After each batch's compute: what a recipe reads besides the loss (none here)."""
+
+    def _loss_scale(self, batch, micro_batches, labelled: int) -> float:
+        """The factor on one micro-batch's loss that makes the sum over
+        micro-batches the mean over all labelled tokens (or images)."""
+        n_rows = np.asarray(batch[-1]).size
+        return n_rows / labelled if labelled else 0.0
 
     def step_accumulated(self, micro_batches, hp: np.ndarray, is_first: bool,
                          labelled: int | None = None, sum_over_ranks=None) -> float:
@@ -55,18 +65,18 @@ class TrainingRecipe:
         e = self.session
         if labelled is None:
             labelled = sum(int((np.asarray(b[-1]) != -1).sum()) for b in micro_batches)
-        n_rows = np.asarray(micro_batches[0][-1]).size
         total = 0.0
         for j, batch in enumerate(micro_batches):
             if j == 0:
                 e.reset() if is_first else e.reset_grads_only()
             self._upload_batch(*batch)
-            e.set_loss_scale(n_rows / labelled if labelled else 0.0)
+            e.set_loss_scale(self._loss_scale(batch, micro_batches, labelled))
             if j < len(micro_batches) - 1 or sum_over_ranks is not None:
                 e.compute_gradients()
             else:
                 e.upload(e.hp, np.asarray(hp, dtype=np.float32))
                 e.compute_backward()
+            self._computed(batch)
             total += float(e.download(e.loss))
         if sum_over_ranks is not None:
             total = float(sum_over_ranks(np.array([total]))[0])

@@ -1,0 +1,103 @@
+"""DPO and ORPO: LoRA adapters on a frozen GGUF trained on preference pairs.
+
+A batch holds pairs of rows, chosen then rejected (rows 2k and 2k + 1),
+labelled on the answers only. DPO's reference model is the frozen base
+itself: the same mapped file with the adapters at zero, so its
+log-probabilities come from one forward pass before the first step
+(reference_logps) and no second copy of the model is held. ORPO needs no
+reference. Both losses live in the one training graph (tnn_set_objective).
+
+A preference batch is the tuple (token ids, positions, reference
+log-probabilities [t_batch], labels), labels last as for every recipe.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .lora import LoRA
+
+
+class PreferenceRecipe(LoRA):
+    """What DPO and ORPO share: pairs of rows, each row's log-probability
+    read back after every compute for the step's reward margin and
+    accuracy. opts.t_batch counts rows: two per pair."""
+
+    objective = ""
+
+    def realize(self, gguf, cfg=None, rank: int = 8, opts=None, alpha: float | None = None,
+                targets: tuple[str, ...] = ("q",), base_compute: str = "fast", beta: float = 0.1) -> None:
+        self.beta = float(beta)
+        self._seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        super().realize(gguf, cfg, rank, opts, alpha, targets, base_compute)
+
+    def _objective(self) -> dict:
+        return {"objective": self.objective, "beta": self.beta}
+
+    def _upload_batch(self, seq_ids, positions, reference, labels=None) -> None:
+        super()._upload_batch(seq_ids, positions, labels)
+        self.session.upload(self.session.reference_logps, np.asarray(reference, dtype=np.float32))
+
+    def _computed(self, batch) -> None:
+        *_, reference, labels = batch
+        self._seen.append((self.session.download(self.session.row_logps).astype(np.float64),
+                           np.asarray(reference, dtype=np.float64), (np.asarray(labels) >= 0).sum(axis=1)))
+
+    def _loss_scale(self, batch, micro_batches, labelled: int) -> float:
+        """Each micro-batch's mean over its pairs, weighted by its share of the step's pairs."""
+        pairs = [int(real_pairs(b[-1]).sum()) for b in micro_batches]
+        return int(real_pairs(batch[-1]).sum()) / sum(pairs) if sum(pairs) else 0.0
+
+    def rewards(self, row_logps, reference, counts) -> np.ndarray:
+        """Each row's implicit reward (TRL's rewards/chosen and /rejected)."""
+        raise NotImplementedError
+
+    def metrics(self) -> dict[str, float]:
+        """The reward margin (mean over pairs of chosen minus rejected reward)
+        and the preference accuracy (the fraction of pairs whose chosen
+        reward is the higher) of the batches computed since the last call."""
+        seen, self._seen = self._seen, []
+        margins = []
+        for row_logps, reference, counts in seen:
+            rewards = self.rewards(row_logps, reference, counts)
+            real = (counts[0::2] > 0) & (counts[1::2] > 0)
+            margins.append((rewards[0::2] - rewards[1::2])[real])
+        margins = np.concatenate(margins) if margins else np.zeros(0)
+        if not margins.size:
+            return {"margin": 0.0, "accuracy": 0.0}
+        return {"margin": float(margins.mean()), "accuracy": float((margins > 0).mean())}
+
+    def evaluate_pairs(self, seq_ids, positions, labels, reference=None) -> tuple[float, np.ndarray]:
+        """Forward only: the loss and each row's summed log-probability of its labelled tokens."""
+        e = self.session
+        reference = np.zeros(len(labels), dtype=np.float32) if reference is None else reference
+        self._upload_batch(seq_ids, positions, reference, labels)
+        e.compute_forward()
+        return float(e.download(e.loss)), e.download(e.row_logps).astype(np.float64)
+
+
+def real_pairs(labels) -> np.ndarray:
+    """Which pairs of a batch hold two labelled rows (the others are padding)."""
+    counts = (np.asarray(labels) >= 0).sum(axis=1)
+    return (counts[0::2] > 0) & (counts[1::2] > 0)
+
+
+class DPO(PreferenceRecipe):
+    """Direct preference optimisation: -log sigmoid(beta ((lp_c - ref_c) -
+    (lp_r - ref_r))) per pair, lp a row's summed log-probability and ref the
+    base model's (adapters off)."""
+
+    objective = "dpo"
+
+    def rewards(self, row_logps, reference, counts) -> np.ndarray:
+        return self.beta * (row_logps - reference)
+
+
+class ORPO(PreferenceRecipe):
+    """Odds-ratio preference optimisation: the chosen answers' cross-entropy
+    plus beta (lambda in the paper) times -log sigmoid of the log odds ratio
+    of the length-normalised log-probabilities. No reference."""
+
+    objective = "orpo"
+
+    def rewards(self, row_logps, reference, counts) -> np.ndarray:
+        return self.beta * row_logps / np.maximum(counts, 1)
