@@ -18,6 +18,8 @@ from .corpus import BatchSampler
 from .errors import InputError
 from .images import to_patches
 from .instruct import fit, split, to_rows
+from .preference_data import pair_rows
+from .recipes.preference import summarize
 
 
 class EpochQueue:
@@ -151,6 +153,91 @@ class InstructSource:
         run_dir.event(epoch=epoch, step=step, **ppl)
         said = ", ".join(f"{key.split('_')[0]} perplexity {value:.3f}" for key, value in ppl.items())
         print(f"toy-train: epoch {epoch}: {said}", file=sys.stderr)
+
+
+class PreferenceSource:
+    """Epochs over preference pairs (dpo, orpo), shuffled by seed, with a
+    held-out split. A micro-batch is --batch pairs as rows, chosen then
+    rejected, with each row's reference log-probability: for DPO the base
+    model's, from one forward pass before the first step with the adapters
+    off, kept in the checkpoints so that a resume does not redo it; zeros
+    for ORPO, which has no reference. At the end the held-out pairs' loss,
+    reward margin and accuracy are reported."""
+
+    def __init__(self, pairs, name: str, args, pad_id: int, needs_reference: bool):
+        self.train, self.eval = split(pairs, args.eval_split, args.seed)
+        self.name, self.args, self.pad_id = name, args, pad_id
+        self.n_tokens = int(sum(len(p.chosen.tokens) + len(p.rejected.tokens) for p in pairs))
+        self.per_step = args.batch * args.grad_accum
+        self.tokens_per_step = 2 * args.seq * self.per_step
+        self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
+        self.steps = args.steps or args.epochs * self.steps_per_epoch
+        self.order = EpochQueue(len(self.train), self.per_step, args.seed)
+        self.needs_reference = needs_reference
+        # [pairs, 2]: each pair's chosen and rejected reference log-probabilities
+        self.reference = {"train": np.zeros((len(self.train), 2)), "eval": np.zeros((len(self.eval), 2))}
+
+    def _batch(self, part: str, indices):
+        pairs = getattr(self, part)
+        ids, positions, labels = pair_rows([pairs[i] for i in indices], self.args.batch, self.args.seq,
+                                           self.pad_id)
+        reference = np.zeros(2 * self.args.batch, dtype=np.float32)
+        reference[:2 * len(indices)] = self.reference[part][list(indices)].ravel()
+        return ids, positions, reference, labels
+
+    def _batches(self, part: str):
+        n, b = len(getattr(self, part)), self.args.batch
+        return [(range(i, min(i + b, n)), self._batch(part, range(i, min(i + b, n)))) for i in range(0, n, b)]
+
+    def next(self):
+        chunk = self.order.take()
+        b = self.args.batch
+        return [self._batch("train", chunk[i:i + b]) for i in range(0, len(chunk), b)]
+
+    def state(self) -> dict:
+        return {"order": self.order.state(),
+                "reference": {part: values.tolist() for part, values in self.reference.items()}}
+
+    def restore(self, state: dict) -> None:
+        reference = {}
+        for part in ("train", "eval"):
+            values = np.asarray(state["reference"][part], dtype=np.float64).reshape(-1, 2)
+            if values.shape != self.reference[part].shape or not np.isfinite(values).all():
+                raise ValueError("the reference log-probabilities do not fit these pairs")
+            reference[part] = values
+        self.order.restore(state["order"])
+        self.reference = reference
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(Path(self.name).read_bytes()).hexdigest()
+
+    def before_training(self, recipe, run_dir) -> None:
+        """DPO's reference: every pair's log-probabilities under the base model."""
+        if not self.needs_reference:
+            return
+        with recipe.adapters_off():
+            for part in ("train", "eval"):
+                for indices, (ids, positions, _, labels) in self._batches(part):
+                    _, row_logps = recipe.evaluate_pairs(ids, positions, labels)
+                    self.reference[part][list(indices)] = row_logps[:2 * len(indices)].reshape(-1, 2)
+        print(f"toy-train: reference log-probabilities of {len(self.train) + len(self.eval)} pairs "
+              "from the base model", file=sys.stderr)
+
+    def after_step(self, step, recipe, run_dir) -> None:
+        if step != self.steps or not self.eval:
+            return
+        losses, weights, margins = [], [], []
+        for indices, (ids, positions, reference, labels) in self._batches("eval"):
+            loss, row_logps = recipe.evaluate_pairs(ids, positions, labels, reference)
+            losses.append(loss)
+            weights.append(len(indices))
+            margins.append(recipe.margins(row_logps, reference, labels))
+        held_out = summarize(np.concatenate(margins))
+        held_out["loss"] = float(np.average(losses, weights=weights))
+        run_dir.event(step=step, eval_pairs=len(self.eval),
+                      **{f"eval_{key}": value for key, value in held_out.items()})
+        print(f"toy-train: held-out ({len(self.eval)} pairs): loss {held_out['loss']:.4f}, reward margin "
+              f"{held_out['margin']:.4f}, accuracy {100 * held_out['accuracy']:.1f}%", file=sys.stderr)
 
 
 class ImageSource:

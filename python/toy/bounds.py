@@ -106,6 +106,8 @@ TABLE = [
     # LoRA
     _b("rank", int, 1, 1 << 16, "rank"),
     _b("alpha", float, 0, INF, "alpha", low_open=True),
+    # preference tuning (dpo, orpo)
+    _b("beta", float, 0, 1e6, "beta", low_open=True),
     # ViT
     _b("patch", int, 1, 256, "patch"),
     _b("image-size", int, 1, 1 << 16, "image_size"),

@@ -45,7 +45,12 @@ class Sample:
 
 
 def read_jsonl(path) -> list[list[dict]]:
-    """Conversations from a JSONL file; a malformed line names file and line.
+    """Conversations from a JSONL file; a malformed line names file and line."""
+    return [_conversation(obj, where) for obj, where in read_jsonl_objects(path)]
+
+
+def read_jsonl_objects(path) -> list[tuple[object, str]]:
+    """Each line's JSON value with its "file:line"; a malformed line names both.
 
     The file is hostile input (downloaded data sets): lines are split on
     "\n" only -- JSON escapes every other line break, and U+2028/U+2029 are
@@ -60,7 +65,7 @@ def read_jsonl(path) -> list[list[dict]]:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError(f"{path} is UTF-16 text: save it as UTF-8 (JSON Lines are UTF-8)")
     data = data.removeprefix(b"\xef\xbb\xbf")     # a UTF-8 byte-order mark, as Windows editors write
-    conversations = []
+    objects = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         where = f"{path}:{number}"
         try:
@@ -76,10 +81,10 @@ def read_jsonl(path) -> list[list[dict]]:
             raise InputError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
         except RecursionError:
             raise InputError(f"{where}: JSON nested too deeply to read") from None
-        conversations.append(_conversation(obj, where))
-    if not conversations:
+        objects.append((obj, where))
+    if not objects:
         raise InputError(f"{path} holds no samples")
-    return conversations
+    return objects
 
 
 def _conversation(obj, where: str) -> list[dict]:

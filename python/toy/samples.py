@@ -3,6 +3,9 @@ one's own: `toy-train samples [DIR]` copies it out.
 
     facts.jsonl   30 made-up facts as {"prompt", "response"} lines (instruct's
                   default data: a base model cannot know them)
+    preferences.jsonl  40 {"prompt", "chosen", "rejected"} lines: the same
+                  answer with and without a sign-off, the signed one chosen
+                  (dpo's and orpo's default data)
     notes.txt     a page of made-up field notes, a corpus for lora and full
     photos/       32 grey 32x32 pictures in two class folders, ring/ and cross/
                   (vit-tiny --images; scripts/make_sample_photos.py drew them)
@@ -16,7 +19,7 @@ from pathlib import Path
 from .errors import InputError, OneLineParser, run_command
 
 SAMPLES = Path(__file__).resolve().parent / "data" / "samples"
-NAMES = ("facts.jsonl", "notes.txt", "photos")
+NAMES = ("facts.jsonl", "preferences.jsonl", "notes.txt", "photos")
 
 
 def path(name: str) -> Path:

@@ -237,9 +237,11 @@ def run(args, checkpoint: Checkpoint | None = None, log_lines: bool = True) -> i
                 loss = _one_step(recipe, source, step, lr, args, ranks)
                 seconds = time.perf_counter() - t0
                 losses.append(loss)
+                metrics = recipe.metrics()      # dpo, orpo: the reward margin and accuracy
                 if not args.json and lead and log_lines:
-                    progress.print_line(f"step {step}: loss={loss:.6f}\n")
-                event = dict(step=step, loss=loss, lr=lr, tokens=tokens_per_step,
+                    said = "".join(f" {name}={value:.6f}" for name, value in metrics.items())
+                    progress.print_line(f"step {step}: loss={loss:.6f}{said}\n")
+                event = dict(step=step, loss=loss, **metrics, lr=lr, tokens=tokens_per_step,
                              seconds=round(seconds, 6))
                 if recipe.session.grad_norm is not None:
                     event["grad_norm"] = float(recipe.session.download(recipe.session.grad_norm))

@@ -58,16 +58,17 @@ def check(args) -> None:
     pass
 
 
-def realize(args):
-    """The LoRA recipe on --model, its base's path and the config it records."""
+def realize(args, recipe_class=LoRA, rows: int | None = None, **recipe_options):
+    """The LoRA recipe (or a subclass: DPO, ORPO) on --model, its base's path
+    and the config it records. rows: sequences per micro-batch (default --batch)."""
     model = options.base_model(args)
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
-    opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed,
+    opts = RecipeOptions(t_seq=args.seq, t_batch=rows or args.batch, seed=args.seed,
                          init_scale=args.init_scale, clip_norm=args.clip_norm,
                          precision=getattr(args, "precision", "f32"))
-    recipe = LoRA(args.device, args.threads)
+    recipe = recipe_class(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, model, None, args.rank, opts, alpha=args.alpha,
-                                   targets=targets, base_compute=args.base_compute)
+                                   targets=targets, base_compute=args.base_compute, **recipe_options)
     config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model),
               "lora": {"rank": recipe.rank, "alpha": recipe.alpha, "targets": list(recipe.targets),
                        "base_compute": recipe.base_compute}}

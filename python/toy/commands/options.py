@@ -45,14 +45,15 @@ def add_run_options(p, steps_help: str = CORPUS_STEPS_HELP) -> None:
                           "a checkpoint file); the other options come from the run")
 
 
-def add_data_options(p, corpus: bool = True) -> None:
+def add_data_options(p, corpus: bool = True, seq: int = 64, batch: int = 4,
+                     batch_help: str = "sequences per micro-batch") -> None:
     data = p.add_argument_group("data")
     if corpus:
         data.add_argument("--corpus", default=None,
                           help="text file or packed int32 tokens (.tok/.bin/.i32); default: the "
                                "embedded corpus")
-    data.add_argument("--seq", type=bounds.option("seq"), default=64, help="tokens per sequence (default 64)")
-    data.add_argument("--batch", type=bounds.option("batch"), default=4, help="sequences per micro-batch (default 4)")
+    data.add_argument("--seq", type=bounds.option("seq"), default=seq, help="tokens per sequence")
+    data.add_argument("--batch", type=bounds.option("batch"), default=batch, help=batch_help)
     data.add_argument("--grad-accum", type=bounds.option("grad-accum"), default=1,
                       help="micro-batches per optimizer step; the update equals one batch of all (default 1)")
 
@@ -84,11 +85,12 @@ def add_precision_option(p) -> None:
 
 
 def add_training_options(p, default_lr: float, default_clip: float, corpus: bool = True,
-                         steps_help: str = CORPUS_STEPS_HELP, **optimizer_defaults) -> None:
-    """What every token recipe takes: the run, the data's shape, AdamW and
-    the products' precision."""
+                         steps_help: str = CORPUS_STEPS_HELP, data_shape: dict | None = None,
+                         **optimizer_defaults) -> None:
+    """What every token recipe takes: the run, the data's shape (data_shape:
+    add_data_options' seq, batch, batch_help), AdamW and the products' precision."""
     add_run_options(p, steps_help)
-    add_data_options(p, corpus)
+    add_data_options(p, corpus, **(data_shape or {}))
     add_optimizer_options(p, default_lr, default_clip, **optimizer_defaults)
     add_precision_option(p)
 

@@ -42,6 +42,11 @@ class TrainingRecipe:
         self._computed(batch)
         return float(e.download(e.loss))
 
+    def metrics(self) -> dict[str, float]:
+        """What the log reports beside the loss for the steps since the last
+        call (none here; the preference recipes' reward margin and accuracy)."""
+        return {}
+
     def _computed(self, batch) -> None:
         """After each batch's compute: what a recipe reads besides the loss (none here)."""
 

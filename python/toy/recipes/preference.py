@@ -27,7 +27,7 @@ class PreferenceRecipe(LoRA):
     def realize(self, gguf, cfg=None, rank: int = 8, opts=None, alpha: float | None = None,
                 targets: tuple[str, ...] = ("q",), base_compute: str = "fast", beta: float = 0.1) -> None:
         self.beta = float(beta)
-        self._seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._margins: list[np.ndarray] = []     # the batches' since metrics()
         super().realize(gguf, cfg, rank, opts, alpha, targets, base_compute)
 
     def _objective(self) -> dict:
@@ -39,8 +39,7 @@ class PreferenceRecipe(LoRA):
 
     def _computed(self, batch) -> None:
         *_, reference, labels = batch
-        self._seen.append((self.session.download(self.session.row_logps).astype(np.float64),
-                           np.asarray(reference, dtype=np.float64), (np.asarray(labels) >= 0).sum(axis=1)))
+        self._margins.append(self.margins(self.session.download(self.session.row_logps), reference, labels))
 
     def _loss_scale(self, batch, micro_batches, labelled: int) -> float:
         """Each micro-batch's mean over its pairs, weighted by its share of the step's pairs."""
@@ -51,20 +50,18 @@ class PreferenceRecipe(LoRA):
         """Each row's implicit reward (TRL's rewards/chosen and /rejected)."""
         raise NotImplementedError
 
+    def margins(self, row_logps, reference, labels) -> np.ndarray:
+        """Chosen minus rejected reward of each pair of a batch (padding left out)."""
+        counts = (np.asarray(labels) >= 0).sum(axis=1)
+        rewards = self.rewards(np.asarray(row_logps, dtype=np.float64), np.asarray(reference, dtype=np.float64),
+                               counts)
+        return (rewards[0::2] - rewards[1::2])[real_pairs(labels)]
+
     def metrics(self) -> dict[str, float]:
-        """The reward margin (mean over pairs of chosen minus rejected reward)
-        and the preference accuracy (the fraction of pairs whose chosen
-        reward is the higher) of the batches computed since the last call."""
-        seen, self._seen = self._seen, []
-        margins = []
-        for row_logps, reference, counts in seen:
-            rewards = self.rewards(row_logps, reference, counts)
-            real = (counts[0::2] > 0) & (counts[1::2] > 0)
-            margins.append((rewards[0::2] - rewards[1::2])[real])
-        margins = np.concatenate(margins) if margins else np.zeros(0)
-        if not margins.size:
-            return {"margin": 0.0, "accuracy": 0.0}
-        return {"margin": float(margins.mean()), "accuracy": float((margins > 0).mean())}
+        """The reward margin and preference accuracy of the batches computed
+        since the last call (summarize)."""
+        margins, self._margins = self._margins, []
+        return summarize(np.concatenate(margins) if margins else np.zeros(0))
 
     def evaluate_pairs(self, seq_ids, positions, labels, reference=None) -> tuple[float, np.ndarray]:
         """Forward only: the loss and each row's summed log-probability of its labelled tokens."""
@@ -73,6 +70,15 @@ class PreferenceRecipe(LoRA):
         self._upload_batch(seq_ids, positions, reference, labels)
         e.compute_forward()
         return float(e.download(e.loss)), e.download(e.row_logps).astype(np.float64)
+
+
+def summarize(margins) -> dict[str, float]:
+    """The reward margin (mean over pairs of the chosen answer's reward minus
+    the rejected one's) and the preference accuracy (the fraction of pairs
+    whose chosen answer has the higher reward)."""
+    if not len(margins):
+        return {"margin": 0.0, "accuracy": 0.0}
+    return {"margin": float(np.mean(margins)), "accuracy": float(np.mean(np.asarray(margins) > 0))}
 
 
 def real_pairs(labels) -> np.ndarray:

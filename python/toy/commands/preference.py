@@ -1,0 +1,70 @@
+"""What toy-train dpo and orpo share: LoRA on a GGUF trained on preference
+pairs (toy.preference_data), the loss one of tinynn's preference objectives.
+
+Defaults: rank 16 on all seven projections (instruct's, measured to teach
+SmolLM2-135M), 2 pairs a micro-batch (TRL's examples' scale on a CPU),
+--seq 128 (a prompt, its chat template and a short answer), beta 0.1
+(TRL's default for both), LR 5e-4 with a short warmup and cosine decay
+(measured on the sample pairs: benchmarks/results/preference_check.md)."""
+from __future__ import annotations
+
+import sys
+
+from .. import bounds, samples
+from ..batches import PreferenceSource
+from ..errors import InputError
+from ..launcher import launched_ranks
+from ..instruct import ChatFormatter
+from ..preference_data import fit_pairs, read_pairs, tokenize_pairs
+from ..tokenizer import GGUFTokenizer
+from . import lora, options
+
+DEFAULT_LR, DEFAULT_CLIP, DEFAULT_BETA = 5e-4, 1.0, 0.1
+DEFAULT_RANK, DEFAULT_TARGETS, DEFAULT_EPOCHS = 16, "all", 3
+DEFAULT_WARMUP, DEFAULT_MIN_LR = 4, 5e-5
+MAX_PAIRS = 128          # tinynn: a preference batch holds at most 256 rows
+
+
+def add_options(p, beta_help: str) -> None:
+    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP, corpus=False,
+                                 steps_help=options.DATA_STEPS_HELP, warmup=DEFAULT_WARMUP,
+                                 min_lr=DEFAULT_MIN_LR,
+                                 data_shape=dict(seq=128, batch=2, batch_help="pairs per micro-batch "
+                                                 "(two rows each: the chosen and the rejected answer)"))
+    lora.add_adapter_options(p, DEFAULT_RANK, DEFAULT_TARGETS)
+    pref = p.add_argument_group("preference data")
+    pref.add_argument("--data", default=None,
+                      help="JSONL of {prompt, chosen, rejected} lines, as strings or lists of "
+                           "{role, content} messages (TRL's layouts); only the answers' tokens count "
+                           "(default: the 40 sample pairs toy ships; toy-train samples writes them "
+                           "out as preferences.jsonl)")
+    pref.add_argument("--epochs", "--num-train-epochs", type=bounds.option("epochs"), default=DEFAULT_EPOCHS,
+                      help="passes over the pairs")
+    pref.add_argument("--eval-split", type=bounds.option("eval-split"), default=0.1,
+                      help="held-out fraction of the pairs, by --seed; its loss, reward margin and "
+                           "accuracy are reported at the end")
+    pref.add_argument("--beta", type=bounds.option("beta"), default=DEFAULT_BETA, help=beta_help)
+
+
+def check(args) -> None:
+    options.check_instruct_data(args)
+    if args.batch > MAX_PAIRS:
+        raise InputError(f"--batch {args.batch}: a preference micro-batch holds at most {MAX_PAIRS} pairs")
+    if launched_ranks() > 1:
+        raise InputError(f"{args.recipe} does not run data-parallel yet: run it as one process")
+    if args.data is None:
+        args.data = str(samples.path("preferences.jsonl"))
+
+
+def prepare(args, recipe_class):
+    pairs = read_pairs(args.data)        # bad data fails before the model loads
+    recipe, model, config = lora.realize(args, recipe_class, rows=2 * args.batch, beta=args.beta)
+    tokenizer = GGUFTokenizer.from_gguf(model)
+    formatter = ChatFormatter.from_gguf(model, tokenizer)
+    fitted = fit_pairs(tokenize_pairs(pairs, formatter), args.seq)
+    pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
+    source = PreferenceSource(fitted, args.data, args, pad_id, needs_reference=recipe.objective == "dpo")
+    config.update(objective=recipe.objective, beta=args.beta, data=args.data, epochs=args.epochs,
+                  eval_split=args.eval_split, train_pairs=len(source.train), eval_pairs=len(source.eval))
+    print(f"toy-train: {len(source.train)} pairs to train on, {len(source.eval)} held out", file=sys.stderr)
+    return recipe, source, config, "adapter.gguf"
