@@ -54,6 +54,7 @@ def assert_resume_equals_uninterrupted(tmp_path, args, weights):
     steps = [json.loads(line)["step"] for line in (tmp_path / "cut/events.jsonl").read_text().splitlines()
              if "loss" in line]
     assert steps == list(range(1, len(whole.stdout.splitlines()) + 1))
+    return rest
 
 
 def test_from_scratch_resumes_byte_identical(tmp_path):
@@ -74,6 +75,14 @@ def test_instruct_with_grad_accum_resumes_byte_identical(smollm2, tmp_path):
     data = tmp_path / "eight.jsonl"          # fewer samples: quicker perplexity reports
     data.write_text("".join(DATA.read_text().splitlines(keepends=True)[:8]))
     assert_resume_equals_uninterrupted(tmp_path, (*INSTRUCT, "--data", str(data)), "adapter.gguf")
+
+
+def test_dpo_resumes_byte_identical_without_redoing_its_reference(smollm2, tmp_path):
+    pairs = Path(__file__).parent / "data" / "preferences-small.jsonl"
+    rest = assert_resume_equals_uninterrupted(
+        tmp_path, ("dpo", "--threads", GATE_THREADS, "--steps", "3", "--seq", "48", "--batch", "1",
+                   "--targets", "q,v", "--eval-split", "0", "--data", str(pairs)), "adapter.gguf")
+    assert "reference log-probabilities" not in rest.stderr      # read from the checkpoint
 
 
 def test_sigterm_saves_a_checkpoint_and_exits_143(tmp_path):

