@@ -1,6 +1,6 @@
 """Every kind of input toy reads, fuzzed for a bounded number of seeded
 cases (tests/fuzz/harness.py runs them in a watched child process): the
-command line's own options, instruct JSONL, chat templates, LoRA adapters,
+command line's own options, instruct and preference JSONL, chat templates, LoRA adapters,
 checkpoints and image folders. Each case must end as a user may see it --
 success, or exit 2 with one line (a one-line ToyError from the Python API)
 -- never a traceback, another exit status, a crash or a hang.
@@ -18,6 +18,7 @@ from fuzz import harness
 FUZZERS = [
     ("fuzz.fuzz_cli", 40, {"case_seconds": 20}),
     ("fuzz.fuzz_jsonl", 800, {}),
+    ("fuzz.fuzz_pairs", 300, {}),
     ("fuzz.fuzz_template", 80, {}),
     ("fuzz.fuzz_adapter", 1500, {}),
     ("fuzz.fuzz_images", 400, {}),
