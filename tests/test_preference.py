@@ -160,3 +160,11 @@ def test_dpo_and_orpo_train_qwen2_and_gemma3_ggufs(tmp_path, arch):
         if recipe == "dpo":
             assert lines[0] == "step 1: loss=0.693147 margin=0.000000 accuracy=0.000000"
         assert (out / "adapter.gguf").is_file()
+
+
+def test_finetune_from_python_runs_orpo_on_pairs(smollm2, tmp_path):
+    run = toy.finetune(data=DATA, recipe="orpo", steps=2, seq=64, rank=4, targets="q", eval_split=0,
+                       threads=2, out=tmp_path / "run")
+    assert run.recipe == "orpo" and run.adapter.is_file() and len(run.losses) == 2
+    assert run.config["objective"] == "orpo" and run.config["train_pairs"] == 6
+    assert isinstance(run.generate("Opposite of hot?", max_new_tokens=4), str)

@@ -6,7 +6,7 @@ from ..recipes import DPO
 from . import preference
 
 # measured on the sample pairs (README, "Preference tuning")
-DEFAULT_LR, DEFAULT_EPOCHS = 1e-4, 1
+DEFAULT_LR, DEFAULT_EPOCHS = 2e-4, 1
 HELP = "preference-tune LoRA adapters with DPO (pairs of answers, the base as reference)"
 
 
