@@ -3,6 +3,7 @@
     python benchmarks/bench_preference.py [--model PATH] [--steps N] [--threads N]
                                           [--pairs 2] [--seq 256] [--prompt 128]
                                           [--cpu-level avx2|avx512|amx]
+                                          [--trl-checkpointing on|off]
                                           [--python PATH] [--torch-python PATH]
 
 One DPO step on --pairs pairs (2 x pairs rows, chosen and rejected) of --seq
@@ -22,7 +23,10 @@ toy's), a dataset of the same pre-tokenized pairs, and
 precompute_ref_log_probs=True (its reference pass runs in the constructor,
 not timed). TRL's step time is from a TrainerCallback, on_step_begin to
 on_step_end: the forward, backward and optimizer step, without setup,
-logging or data loading. Each side reports the median of --steps timed steps
+logging or data loading. TRL's DPOConfig turns gradient checkpointing on by
+default (the forward recomputed in the backward: less memory, more time);
+the benchmark keeps TRL's default, --trl-checkpointing off measures TRL
+without it (toy recomputes nothing). Each side reports the median of --steps timed steps
 after one warm-up step, and its process's peak RSS (side_by_side.py). Take
 the figures on an idle machine.
 
@@ -95,7 +99,8 @@ def run_toy(model: str, pairs: int, seq: int, prompt: int, steps: int, threads: 
             "loss_first": losses[0], "loss_last": losses[-1], "margin": margins[-1]}
 
 
-def run_trl(model: str, pairs: int, seq: int, prompt: int, steps: int, threads: int, out_dir: str) -> dict:
+def run_trl(model: str, pairs: int, seq: int, prompt: int, steps: int, threads: int, out_dir: str,
+            checkpointing: bool = True) -> dict:
     import statistics
     import time
 
@@ -147,7 +152,7 @@ def run_trl(model: str, pairs: int, seq: int, prompt: int, steps: int, threads: 
                      optim="adamw_torch", precompute_ref_log_probs=True, max_length=None,
                      logging_strategy="steps", logging_steps=1, save_strategy="no", report_to=[],
                      use_cpu=True, bf16=False, fp16=False, dataloader_num_workers=0, seed=0,
-                     disable_tqdm=True)
+                     disable_tqdm=True, gradient_checkpointing=checkpointing)
     lora = LoraConfig(r=RANK, lora_alpha=ALPHA, lora_dropout=0.0, target_modules=list(TARGETS.values()))
     timer = StepTimes()
     trainer = PreTokenizedDPOTrainer(model=net, args=args, train_dataset=dataset, processing_class=tokenizer,
@@ -208,6 +213,8 @@ def main() -> None:
     p.add_argument("--torch-python", default=sys.executable,
                    help="the interpreter that runs TRL (another venv's, with torch, transformers, peft, trl, "
                         "datasets, accelerate; default: this one)")
+    p.add_argument("--trl-checkpointing", choices=("on", "off"), default="on",
+                   help="TRL's gradient checkpointing (default on: DPOConfig's default)")
     p.add_argument("--worker", choices=("toy", "trl"))
     p.add_argument("--out-dir", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -215,7 +222,8 @@ def main() -> None:
         p.error("--prompt must be between 1 and --seq - 1")
     if args.worker:
         w = (args.model, args.pairs, args.seq, args.prompt, args.steps, args.threads)
-        print(json.dumps(run_toy(*w) if args.worker == "toy" else run_trl(*w, out_dir=args.out_dir)))
+        print(json.dumps(run_toy(*w) if args.worker == "toy" else
+                         run_trl(*w, out_dir=args.out_dir, checkpointing=args.trl_checkpointing == "on")))
         return
     if args.model is None:
         args.model = default_model(args.python)
@@ -235,7 +243,8 @@ def main() -> None:
     print(f"DPO, LoRA r{RANK} alpha {ALPHA:g} on {','.join(TARGETS)}, {Path(args.model).name} "
           f"({os.path.getsize(args.model) / 2**20:.0f} MB), {args.pairs} pairs ({2 * args.pairs} rows) x seq "
           f"{args.seq} (prompt {args.prompt}, answers {args.seq - args.prompt}), beta {BETA}, AdamW LR {LR:g}, "
-          f"clip {CLIP:g}, {args.threads} threads, median of {args.steps} steps after {WARMUP} warm-up")
+          f"clip {CLIP:g}, {args.threads} threads, median of {args.steps} steps after {WARMUP} warm-up; "
+          f"TRL gradient checkpointing {args.trl_checkpointing}")
 
     common = ["--model", args.model, "--pairs", str(args.pairs), "--seq", str(args.seq), "--prompt",
               str(args.prompt), "--steps", str(args.steps), "--threads", str(args.threads)]
@@ -250,6 +259,7 @@ def main() -> None:
             env.setdefault("HF_DATASETS_CACHE", os.path.join(out_dir, "datasets"))
             env.setdefault("TQDM_DISABLE", "1")
             trl_r = run_worker(__file__, "--worker", "trl", *common, "--out-dir", out_dir,
+                               "--trl-checkpointing", args.trl_checkpointing,
                                python=args.torch_python, env=env)
     table.row(f"{args.pairs} x {args.seq}", toy_r, {"TRL": trl_r})
     for who, r in (("toy", toy_r), ("TRL", trl_r)):
@@ -257,8 +267,9 @@ def main() -> None:
             print(f"  {who}: step {r['step_s']:.3f} s; loss {r['loss_first']:.4f} at step 1, "
                   f"{r['loss_last']:.4f} at the last; reward margin {r.get('margin', float('nan')):+.4f}")
     level = f", {args.cpu_level} level" if args.cpu_level else ""
+    ckpt = "" if args.trl_checkpointing == "on" else ", TRL without gradient checkpointing"
     table.markdown(lambda name: f"DPO LoRA r{RANK} q,v on {Path(args.model).name}, {args.pairs} pairs, "
-                               f"seq {args.seq}{level}")
+                               f"seq {args.seq}{level}{ckpt}")
 
 
 if __name__ == "__main__":
