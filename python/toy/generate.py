@@ -132,7 +132,8 @@ def run_files(run) -> tuple[Path, Path | None, Path | None]:
             raise InputError(f"{run} has no {name}: the run has not finished (toy-train --resume {run})")
         return path
 
-    if recipe in ("lora", "instruct"):
+    from .commands import ADAPTER_RECIPES
+    if recipe in ADAPTER_RECIPES:
         base = named_file("base", "the base model")
         return base, written("adapter.gguf"), None
     model = written("model.gguf")

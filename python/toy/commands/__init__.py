@@ -13,3 +13,6 @@ COMMANDS = {
     "full": full,
     "vit-tiny": vit_tiny,
 }
+
+# the recipes whose run writes adapter.gguf, LoRA over the run's "base"
+ADAPTER_RECIPES = ("lora", "instruct", "dpo", "orpo")
