@@ -105,7 +105,8 @@ def test_toy_train_full_on_smollm2_writes_a_model_toy_generates_with(smollm2, tm
 
 
 def test_full_refuses_what_does_not_apply(tmp_path):
-    for args, phrase in ((("full", "--merge", "f16"), "--merge is an option of lora and instruct, not of full"),
+    for args, phrase in ((("full", "--merge", "f16"),
+                          "--merge is an option of lora, instruct, dpo and orpo, not of full"),
                          (("lora", "--save-type", "f16"), "--save-type is an option of full, not of lora"),
                          (("full", "--data", "x.jsonl", "--corpus", "y.txt"), "not both")):
         result = toy_train(*args)

@@ -71,7 +71,8 @@ def parse(argv: list[str], parser=None) -> argparse.Namespace:
         flag = next((x for x in extra if x.startswith("-")), extra[0]).split("=")[0]
         owners = _owners(flag)
         if owners:
-            raise InputError(f"{flag} is an option of {' and '.join(owners)}, not of {args.recipe} "
+            named = " and ".join(owners) if len(owners) < 3 else ", ".join(owners[:-1]) + " and " + owners[-1]
+            raise InputError(f"{flag} is an option of {named}, not of {args.recipe} "
                              f"(see toy-train {args.recipe} --help)")
         raise InputError(f"unrecognized arguments: {' '.join(extra)} (see toy-train {args.recipe} --help)")
     return args

@@ -52,7 +52,8 @@ def add_data_options(p, corpus: bool = True, seq: int = 64, batch: int = 4,
         data.add_argument("--corpus", default=None,
                           help="text file or packed int32 tokens (.tok/.bin/.i32); default: the "
                                "embedded corpus")
-    data.add_argument("--seq", type=bounds.option("seq"), default=seq, help="tokens per sequence")
+    data.add_argument("--seq", type=bounds.option("seq"), default=seq,
+                      help="tokens per sequence" + (" (default: the longest pair's, at most 512)" if seq is None else ""))
     data.add_argument("--batch", type=bounds.option("batch"), default=batch, help=batch_help)
     data.add_argument("--grad-accum", type=bounds.option("grad-accum"), default=1,
                       help="micro-batches per optimizer step; the update equals one batch of all (default 1)")

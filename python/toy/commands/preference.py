@@ -2,8 +2,9 @@
 pairs (toy.preference_data), the loss one of tinynn's preference objectives.
 
 Shared defaults: rank 16 on all seven projections (instruct's, measured to
-teach SmolLM2-135M), 2 pairs a micro-batch, --seq 128 (a prompt, its chat
-template and a short answer), beta 0.1 (TRL's default for both), 4 warmup
+teach SmolLM2-135M), 2 pairs a micro-batch, --seq just long enough for the
+longest pair (at most 512: no step computes padding it need not), beta 0.1
+(TRL's default for both), 4 warmup
 steps and cosine decay to a tenth of the LR. Each recipe gives its LR and
 epochs: measured on the sample pairs (README, "Preference tuning"), DPO
 collapses into repeating the preferred opening when trained as long and as
@@ -29,7 +30,7 @@ def add_options(p, beta_help: str, lr: float, epochs: int) -> None:
     options.add_training_options(p, lr, DEFAULT_CLIP, corpus=False,
                                  steps_help=options.DATA_STEPS_HELP, warmup=DEFAULT_WARMUP,
                                  min_lr=lr / 10,
-                                 data_shape=dict(seq=128, batch=2, batch_help="pairs per micro-batch "
+                                 data_shape=dict(seq=None, batch=2, batch_help="pairs per micro-batch "
                                                  "(two rows each: the chosen and the rejected answer)"))
     lora.add_adapter_options(p, DEFAULT_RANK, DEFAULT_TARGETS)
     pref = p.add_argument_group("preference data")
@@ -56,15 +57,29 @@ def check(args) -> None:
         args.data = str(samples.path("preferences.jsonl"))
 
 
+MAX_DEFAULT_SEQ = 512
+
+
 def prepare(args, recipe_class):
     pairs = read_pairs(args.data)        # bad data fails before the model loads
-    recipe, model, config = lora.realize(args, recipe_class, rows=2 * args.batch, beta=args.beta)
+    model = options.base_model(args)
     tokenizer = GGUFTokenizer.from_gguf(model)
-    formatter = ChatFormatter.from_gguf(model, tokenizer)
-    fitted = fit_pairs(tokenize_pairs(pairs, formatter), args.seq)
+    tokenized = tokenize_pairs(pairs, ChatFormatter.from_gguf(model, tokenizer))
+    if args.seq is None:
+        args.seq = default_seq(tokenized)
+    recipe, model, config = lora.realize(args, recipe_class, rows=2 * args.batch, beta=args.beta)
+    fitted = fit_pairs(tokenized, args.seq)
     pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
     source = PreferenceSource(fitted, args.data, args, pad_id, needs_reference=recipe.objective == "dpo")
     config.update(objective=recipe.objective, beta=args.beta, data=args.data, epochs=args.epochs,
                   eval_split=args.eval_split, train_pairs=len(source.train), eval_pairs=len(source.eval))
-    print(f"toy-train: {len(source.train)} pairs to train on, {len(source.eval)} held out", file=sys.stderr)
+    print(f"toy-train: {len(source.train)} pairs to train on, {len(source.eval)} held out, "
+          f"--seq {args.seq}", file=sys.stderr)
     return recipe, source, config, "adapter.gguf"
+
+
+def default_seq(pairs) -> int:
+    """--seq when not given: the longest answer with its prompt (a row's inputs
+    are its tokens but the last), rounded up to a multiple of 16, at most 512."""
+    longest = max(len(s.tokens) - 1 for pair in pairs for s in (pair.chosen, pair.rejected))
+    return min(-(-longest // 16) * 16, MAX_DEFAULT_SEQ)
