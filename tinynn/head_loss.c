@@ -106,24 +106,12 @@ static void scale_gradient_node(struct ggml_tensor * dst, int ith, int nth, void
     }
 }
 
-/* The node of graph that reads src as source slot with op, or NULL. */
-static struct ggml_tensor * reader(struct ggml_cgraph * graph, const struct ggml_tensor * src, int slot,
-                                   enum ggml_op op) {
-    for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
-        struct ggml_tensor * node = ggml_graph_node(graph, i);
-        if (node->op == op && node->src[slot] == src) {
-            return node;
-        }
-    }
-    return NULL;
-}
-
 int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits) {
     const struct tnn_frozen_pair * head = packed_head(s);
-    struct ggml_tensor * ce = reader(graph, logits, 0, GGML_OP_CROSS_ENTROPY_LOSS);
-    struct ggml_tensor * dz = reader(graph, logits, 1, GGML_OP_CROSS_ENTROPY_LOSS_BACK);
-    struct ggml_tensor * dz_t = dz ? reader(graph, dz, 0, GGML_OP_TRANSPOSE) : NULL;
-    struct ggml_tensor * dh = dz_t ? reader(graph, dz_t, 1, GGML_OP_OUT_PROD) : NULL;
+    struct ggml_tensor * ce = tnn_graph_reader(graph, logits, 0, GGML_OP_CROSS_ENTROPY_LOSS);
+    struct ggml_tensor * dz = tnn_graph_reader(graph, logits, 1, GGML_OP_CROSS_ENTROPY_LOSS_BACK);
+    struct ggml_tensor * dz_t = dz ? tnn_graph_reader(graph, dz, 0, GGML_OP_TRANSPOSE) : NULL;
+    struct ggml_tensor * dh = dz_t ? tnn_graph_reader(graph, dz_t, 1, GGML_OP_OUT_PROD) : NULL;
     if (head == NULL || logits->op != GGML_OP_MUL_MAT || logits->src[0] != head->w || ce == NULL ||
         dh == NULL || dh->src[0] != head->w || ce->src[1]->type != GGML_TYPE_I32 ||
         (logits->flags & GGML_TENSOR_FLAG_OUTPUT)) {

@@ -170,9 +170,8 @@ static void preference_loss_node(struct ggml_tensor * dst, int ith, int nth, voi
     *(float *) dst->data = (float) loss * loss_scale;
 }
 
-/* -log softmax(z)[label] in double sums, for a session without the CPU
- * kernels' token_loss. */
-static float plain_token_loss(const float * z, int64_t vocab, int32_t label) {
+/* softmax's denominator: sum of exp(z_i - max) in double, and max = max_i z_i. */
+static double exp_sum(const float * z, int64_t vocab, float * max_out) {
     float max = z[0];
     for (int64_t i = 1; i < vocab; ++i) {
         max = z[i] > max ? z[i] : max;
@@ -181,6 +180,14 @@ static float plain_token_loss(const float * z, int64_t vocab, int32_t label) {
     for (int64_t i = 0; i < vocab; ++i) {
         sum += exp((double) z[i] - max);
     }
+    *max_out = max;
+    return sum;
+}
+
+/* -log softmax(z)[label], for a session without the CPU kernels' token_loss. */
+static float plain_token_loss(const float * z, int64_t vocab, int32_t label) {
+    float max;
+    const double sum = exp_sum(z, vocab, &max);
     return (float) (log(sum) + max - z[label]);
 }
 
@@ -216,14 +223,8 @@ static void logits_gradient_node(struct ggml_tensor * dst, int ith, int nth, voi
             memset(g, 0, (size_t) vocab * sizeof(float));
             continue;
         }
-        float max = z[0];
-        for (int64_t i = 1; i < vocab; ++i) {
-            max = z[i] > max ? z[i] : max;
-        }
-        double sum = 0.0;
-        for (int64_t i = 0; i < vocab; ++i) {
-            sum += exp((double) z[i] - max);
-        }
+        float max;
+        const double sum = exp_sum(z, vocab, &max);
         const double scale = (double) dce * row_weights[t / t_seq] / sum;
         for (int64_t i = 0; i < vocab; ++i) {
             g[i] = (float) (scale * exp((double) z[i] - max));
@@ -268,23 +269,11 @@ struct ggml_tensor * tnn_preference_loss_of_logits(tnn_session * s, struct ggml_
     return ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, srcs, 6, preference_loss_node, 1, s);
 }
 
-/* The node of graph that reads src as source slot with op, or NULL. */
-static struct ggml_tensor * reader(struct ggml_cgraph * graph, const struct ggml_tensor * src, int slot,
-                                   enum ggml_op op) {
-    for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
-        struct ggml_tensor * node = ggml_graph_node(graph, i);
-        if (node->op == op && node->src[slot] == src) {
-            return node;
-        }
-    }
-    return NULL;
-}
-
 int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits) {
     struct ggml_context * ctx = s->train.ctx_graph;
-    struct ggml_tensor * ce = reader(graph, logits, 0, GGML_OP_CROSS_ENTROPY_LOSS);
-    struct ggml_tensor * scaled = ce ? reader(graph, ce, 0, GGML_OP_MUL) : NULL;
-    struct ggml_tensor * dz = reader(graph, logits, 1, GGML_OP_CROSS_ENTROPY_LOSS_BACK);
+    struct ggml_tensor * ce = tnn_graph_reader(graph, logits, 0, GGML_OP_CROSS_ENTROPY_LOSS);
+    struct ggml_tensor * scaled = ce ? tnn_graph_reader(graph, ce, 0, GGML_OP_MUL) : NULL;
+    struct ggml_tensor * dz = tnn_graph_reader(graph, logits, 1, GGML_OP_CROSS_ENTROPY_LOSS_BACK);
     if (ce == NULL || scaled == NULL || dz == NULL || logits->type != GGML_TYPE_F32 ||
         logits->nb[0] != sizeof(float) || logits->ne[1] != (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch) {
         return tnn_fail(TNN_ERR_STATE, "internal: the training graph's loss is not as "
@@ -305,7 +294,7 @@ int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct g
 int tnn_preference_fuse(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * per_token,
                         struct ggml_tensor * ce, struct ggml_tensor * dh, struct ggml_tensor * dce) {
     struct ggml_context * ctx = s->train.ctx_graph;
-    struct ggml_tensor * scaled = reader(graph, ce, 0, GGML_OP_MUL);
+    struct ggml_tensor * scaled = tnn_graph_reader(graph, ce, 0, GGML_OP_MUL);
     if (scaled == NULL || per_token->ne[1] != (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch) {
         return tnn_fail(TNN_ERR_STATE, "internal: the fused training graph's loss is not as "
                         "tnn_preference_fuse expects");

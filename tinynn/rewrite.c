@@ -26,6 +26,17 @@ void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggm
     }
 }
 
+struct ggml_tensor * tnn_graph_reader(struct ggml_cgraph * graph, const struct ggml_tensor * src, int slot,
+                                     enum ggml_op op) {
+    for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
+        struct ggml_tensor * node = ggml_graph_node(graph, i);
+        if (node->op == op && node->src[slot] == src) {
+            return node;
+        }
+    }
+    return NULL;
+}
+
 void tnn_reshape_node(struct ggml_tensor * node, int64_t ne0, int64_t ne1) {
     const int64_t ne[GGML_MAX_DIMS] = { ne0, ne1, 1, 1 };
     for (int i = 0; i < GGML_MAX_DIMS; ++i) {
