@@ -73,7 +73,8 @@ def test_unknown_device():
 
 
 def test_base_compute_is_refused_outside_lora_runs():
-    assert_input_error(toy_train("--base-compute", "stored"), "--base-compute", "an option of lora, instruct, dpo and orpo, not of from-scratch")
+    assert_input_error(toy_train("--base-compute", "stored"),
+                       "--base-compute is an option of lora, instruct, dpo and orpo, not of from-scratch")
 
 
 def test_unknown_base_compute():
