@@ -49,17 +49,37 @@ def _check(path: Path, what: str) -> None:
         raise InputError(f"{what}{err}") from None
 
 
+# the last readers made, by file: gguf's reader takes seconds over a large
+# vocabulary (3.7 s for SmolLM2's), and a full fine-tune reads its base three
+# times (weights, the requantization check, the save)
+_READERS: dict[tuple, object] = {}
+_KEEP_READERS = 2
+
+
 def read_gguf(path, what: str = ""):
-    """A gguf.GGUFReader over path; `what` ("donor ", ...) prefixes the messages."""
+    """A gguf.GGUFReader over path (the one made before while the file is
+    unchanged); `what` ("donor ", ...) prefixes the messages."""
     import gguf
 
     path = Path(path)
+    try:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    except OSError:
+        key = None
+    if key in _READERS:
+        return _READERS[key]
     _check(path, what)
     try:
-        return gguf.GGUFReader(str(path))
+        reader = gguf.GGUFReader(str(path))
     except Exception as err:   # noqa: BLE001 -- see the module's docstring
         raise InputError(f"{what}{path} could not be read as GGUF (truncated or corrupt: "
                          f"{type(err).__name__}: {one_line(err)})") from None
+    if key is not None:
+        while len(_READERS) >= _KEEP_READERS:
+            _READERS.pop(next(iter(_READERS)))
+        _READERS[key] = reader
+    return reader
 
 
 # GGUF value types with a fixed size, as numpy dtypes (7 is bool)
