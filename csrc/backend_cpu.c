@@ -14,7 +14,7 @@
 #if defined(TOY_CPU_VARIANTS) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE  /* dladdr */
 #endif
-#include "internal.h"
+#include "csrc/backend.h"
 #include "ggml-cpu.h"
 
 #include <ctype.h>

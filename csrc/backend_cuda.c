@@ -1,5 +1,5 @@
 /* libtinynn_cuda: the first CUDA device. The thread count is not used. */
-#include "internal.h"
+#include "csrc/backend.h"
 #include "ggml-cuda.h"
 
 const char * tnn_backend_name(void) { return "cuda"; }

@@ -1,5 +1,5 @@
 /* libtinynn_metal: the default Metal device (macOS). */
-#include "internal.h"
+#include "csrc/backend.h"
 #include "ggml-metal.h"
 
 const char * tnn_backend_name(void) { return "metal"; }

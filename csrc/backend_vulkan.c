@@ -14,7 +14,7 @@
  * a full fine-tune's loss 4e-3 from the CPU's within 3 steps (3e-5 without),
  * so tinynn asks ggml for its float32 shaders (GGML_VK_DISABLE_F16) unless
  * TNN_VULKAN_F16=1 trades that precision for the float16 speed. */
-#include "internal.h"
+#include "csrc/backend.h"
 #include "ggml-vulkan.h"
 
 #include <stdio.h>

@@ -3,7 +3,7 @@
 ggml's stock autodiff writes the gradients of every matrix product as
 out_prod, which runs at about half the speed of the matmul kernels and exists
 for F32 only on CUDA. vendor/patches/0002 turns them into mul_mat of
-transposed copies, and tinynn/frozen.c gives a frozen base a transposed copy
+transposed copies, and tinynn/models/frozen_copies.c gives a frozen base a transposed copy
 made once; on a CPU with AVX512-VNNI, the products with the frozen base run
 on tinynn's packed integer kernels (tinynn/cpu/qgemm_avx512.c) as custom nodes, and the
 frozen head and the cross-entropy become one node (tinynn/cpu/head_loss_avx512.c).

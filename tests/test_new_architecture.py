@@ -1,6 +1,6 @@
-"""Adding an architecture is a file and a table line (tinynn/arch.c).
+"""Adding an architecture is a file and a table line (tinynn/models/arch.c).
 
-llama-postnorm (tinynn/llama_postnorm.c) is a small made-up variant written
+llama-postnorm (tinynn/models/llama_postnorm.c) is a small made-up variant written
 that way: the llama block with its norms after each residual add. Its
 logits must be what that placement computes, checked against a numpy
 forward built from the reference's primitives."""

@@ -10,7 +10,7 @@
  *              few tokens at a time, never holding the logits
  *   adamw      the AdamW update, the same bits as ggml's
  * This layer is pure arithmetic on plain arrays: which graph node becomes
- * which kernel is decided in tinynn/ (frozen.c, products.c, head_loss.c,
+ * which kernel is decided in tinynn/graph/ (fast_copies.c, products.c, head_loss.c,
  * adamw.c), from the one struct tnn_cpu_kernels the session holds.
  *
  * Variants. Each kernel comes in instruction-set variants that live side by

@@ -1,0 +1,60 @@
+/* A session's CPU state: which of tinynn's CPU kernels its graphs run
+ * (chosen at realize), their scratch memory (cpu/state.c owns it), and the
+ * user data the kernel nodes point at. Not installed. */
+#ifndef TINYNN_CPU_STATE_H
+#define TINYNN_CPU_STATE_H
+
+#include "core/core.h"
+#include "cpu/kernels.h"
+
+/* What the kernel nodes share: scratch memory, per_thread bytes for each of
+ * n_threads threads (grown by tnn_grow_scratch as rewrites need it). */
+struct tnn_cpu_scratch {
+    char * data;
+    size_t per_thread;
+    int32_t n_threads;
+};
+
+/* Thread ith's scratch inside a custom node's compute, or NULL for a thread
+ * the scratch was not sized for (never: ggml runs the session's threads);
+ * *nth is lowered to the threads that have scratch. */
+static inline char * tnn_thread_scratch(const struct tnn_cpu_scratch * scratch, int ith, int * nth) {
+    if (ith >= scratch->n_threads) {
+        return NULL;
+    }
+    *nth = *nth < scratch->n_threads ? *nth : scratch->n_threads;
+    return scratch->data + (size_t) ith * scratch->per_thread;
+}
+
+struct tnn_cpu_state;
+
+/* A packed product node's user data: the kernels and scratch, and how many
+ * int8 levels its columns are quantized in (qgemm). */
+struct tnn_qgemm_use {
+    const struct tnn_cpu_state * cpu;
+    int32_t levels;
+};
+
+/* A float32 product node's user data: the kernels and scratch, and whether
+ * each operand is read as the transpose of its source (fgemm, by_k). */
+struct tnn_fgemm_use {
+    const struct tnn_cpu_state * cpu;
+    bool a_by_k, b_by_k;
+    bool bf16;        /* through fgemm_bf16 (tnn_set_precision) */
+};
+
+/* The session's one member for the CPU kernels: which run (chosen at
+ * realize), their scratch, and the user data their nodes point at. */
+struct tnn_cpu_state {
+    struct tnn_cpu_kernels kernels;              /* tnn_backend_cpu_kernels; all NULL off the CPU */
+    struct tnn_cpu_scratch scratch;
+    struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;   /* models/frozen_copies.c */
+    struct tnn_fgemm_use fgemm_uses[4];          /* by operand layout (graph/products.c) */
+};
+
+/* Make the CPU kernel nodes' scratch at least bytes per thread, for n_threads threads. */
+int tnn_grow_scratch(struct tnn_cpu_scratch * scratch, int32_t n_threads, size_t bytes);
+/* Free the scratch. */
+void tnn_cpu_state_free(struct tnn_cpu_state * cpu);
+
+#endif

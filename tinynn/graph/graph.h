@@ -1,0 +1,91 @@
+/* Rewrites of a built training graph: node surgery (graph/rewrite.c), the
+ * frozen base's fast copies, float32 products and AdamW on tinynn's CPU
+ * kernels, the frozen head and loss in one node, preference objectives.
+ * Not installed. */
+#ifndef TINYNN_GRAPH_H
+#define TINYNN_GRAPH_H
+
+#include "models/models.h"
+
+/* ---- rewriting a built graph's nodes (rewrite.c) ------------------------- */
+
+/* node becomes a custom node running fn(node, ith, nth, userdata) on srcs
+ * (n_srcs of them); its shape stays. */
+void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggml_custom_op_t fn,
+                       void * userdata, struct ggml_tensor ** srcs, int n_srcs);
+/* The first node of graph that reads src as its source slot with op, or NULL. */
+struct ggml_tensor * tnn_graph_reader(struct ggml_cgraph * graph, const struct ggml_tensor * src, int slot,
+                                     enum ggml_op op);
+/* Set node's shape to [ne0, ne1], contiguous. */
+void tnn_reshape_node(struct ggml_tensor * node, int64_t ne0, int64_t ne1);
+/* A node nothing reads any more becomes a no-op one element large (the
+ * graph allocator never frees a node that nothing reads). Its sources stay:
+ * the allocator frees them after their last reader, and a view source whose
+ * reader vanished would keep what it views alive to the end. */
+void tnn_become_noop(struct ggml_tensor * node);
+/* A copy of graph (forward, backward, AdamW) whose nodes write each
+ * accumulator's first gradient (acc = g) instead of adding it (acc = acc + g,
+ * which needs acc zeroed first); NULL when some accumulator's first write is
+ * not a whole-tensor add, or out of memory. New nodes go in ctx. */
+struct ggml_cgraph * tnn_graph_writing_gradients(struct ggml_context * ctx, struct ggml_cgraph * graph,
+                                                 struct ggml_tensor ** accs, int n_accs);
+
+/* ---- the frozen base's fast copies in a training graph (fast_copies.c) ---- */
+
+/* Rewrite a training graph to use the copies (models/frozen_copies.c): the
+ * input gradients through
+ * frozen matrices, out_prod(W, dy^T) -> mul_mat(W^T, dy), and on the CPU the
+ * products with packed copies -> the packed integer kernels. */
+int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
+
+/* ---- float32 products on tinynn's CPU kernel (products.c) ------------------ */
+
+/* Turn the F32 matrix products of a training graph into custom nodes that
+ * run the fgemm kernel (when the session's kernels have it). */
+int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
+
+/* ---- the AdamW update on tinynn's CPU kernel (adamw.c) ---------------------- */
+
+/* Turn a graph's AdamW nodes into custom nodes that compute the same bits
+ * with the adamw kernel (when the session's kernels have it). */
+int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph);
+
+/* ---- the frozen head and the loss in one node (head_loss.c) -------------- */
+
+/* Whether a training graph's head and cross-entropy can be fused: the
+ * session's kernels have head_loss and the llama's head has packed copies
+ * (models/frozen_copies.c). The training graphs then need a forward of their own (the
+ * forward graph keeps its logits). */
+bool tnn_head_loss_fusable(const tnn_session * s);
+/* Rewrite a training graph (forward + backward) whose loss is
+ * cross_entropy_loss(logits = mul_mat(head, h), int32 labels) so that the
+ * logits and their gradient [vocab, n] are never held: a few tokens at a
+ * time, one node computes each token's loss and dL/dh. */
+int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits);
+/* The same loss from logits [vocab, n] held in full, for the forward graph
+ * beside a fused training graph: summed as the fused node sums it, so that
+ * the two agree to the bit (cross_entropy_loss sums in another order). */
+struct ggml_tensor * tnn_head_loss_of_logits(const tnn_session * s, struct ggml_context * ctx,
+                                             struct ggml_tensor * logits, struct ggml_tensor * labels);
+
+/* ---- preference losses (preference.c) -------------------------------------- */
+
+/* The most rows a preference batch may hold (pairs x 2). */
+#define TNN_MAX_PREFERENCE_ROWS 256
+
+/* The objective's tensors in the trainer's ctx_opt (reference_logps,
+ * row_logps, row_weights [t_batch]). */
+void tnn_preference_tensors(tnn_session * s);
+/* The forward graph's preference loss from logits [vocab, n] held in full. */
+struct ggml_tensor * tnn_preference_loss_of_logits(tnn_session * s, struct ggml_context * ctx,
+                                                   struct ggml_tensor * logits);
+/* Rewrite a training graph whose loss is cross_entropy_loss(logits, labels)
+ * * loss_scale, and its backward, onto the preference objective. */
+int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits);
+/* The same for a graph tnn_fuse_head_loss rewrote: per_token its fused node
+ * [d + 1, n], ce its mean-loss node, dh its gradient node, dce the loss's
+ * gradient. */
+int tnn_preference_fuse(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * per_token,
+                        struct ggml_tensor * ce, struct ggml_tensor * dh, struct ggml_tensor * dce);
+
+#endif

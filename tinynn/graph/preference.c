@@ -1,0 +1,309 @@
+/* Preference losses (DPO, ORPO) in place of the mean cross-entropy.
+ *
+ * A batch holds pairs: rows 2k and 2k + 1 are pair k's chosen and rejected
+ * answer to one prompt, each row labelled on its answer only (-1 elsewhere).
+ * Both losses are functions of each row's summed log-probability
+ *     lp_r = sum over row r's labelled tokens t of log p(label_t) = -sum CE_t,
+ * so with w_r = dL/dCE_t = -dL/dlp_r (one number per row),
+ *     dL/dz_t = w_r (softmax(z_t) - onehot(label_t))
+ * is the cross-entropy's own gradient for token t, weighted. The training
+ * graph is built with cross_entropy_loss as for any step, differentiated by
+ * ggml, and then rewritten:
+ *
+ *   cross_entropy_loss(z, labels)      -> per-token losses [1, n]
+ *   cross_entropy * loss_scale         -> the preference loss [1] (this file's
+ *                                         objective, times loss_scale), which
+ *                                         also writes each row's lp and w
+ *   cross_entropy_loss_back(dce, z, l) -> dce w_r (softmax(z_t) - onehot)
+ *
+ * or, when the frozen head and the loss are fused (head_loss.c), the fused
+ * node's per-token losses feed the preference loss and its per-token
+ * gradients dL/dh_t (of the mean over n tokens) are scaled by n w_r dce.
+ *
+ * DPO, pair (c, r), reference log-probabilities ref_c, ref_r uploaded:
+ *     h = beta ((lp_c - ref_c) - (lp_r - ref_r)),   L = mean over pairs softplus(-h)
+ * ORPO, m = lp / (labelled tokens of the row), log odds o(m) = m - log(1 - e^m):
+ *     L = (sum of the chosen rows' CE) / (their labelled tokens)
+ *         + beta mean over pairs softplus(-(o(m_c) - o(m_r)))
+ * A pair with an unlabelled row (padding) counts for nothing. */
+#include "session/session.h"
+
+#include <math.h>
+#include <string.h>
+
+int tnn_set_objective(tnn_session * s, int32_t objective, float beta) {
+    if (s == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_set_objective: session is NULL");
+    }
+    if (!s->realized || s->train.built) {
+        return tnn_fail(TNN_ERR_STATE, "set_objective must come after realize and before build");
+    }
+    if (objective == TNN_OBJECTIVE_CROSS_ENTROPY) {
+        s->train.objective = objective;
+        return TNN_OK;
+    }
+    if (objective != TNN_OBJECTIVE_DPO && objective != TNN_OBJECTIVE_ORPO) {
+        return tnn_fail(TNN_ERR_ARG, "unknown objective %d", objective);
+    }
+    if (!(beta > 0.0f) || !isfinite(beta)) {
+        return tnn_fail(TNN_ERR_ARG, "beta must be a positive number, got %g", beta);
+    }
+    if (strcmp(tnn_backend_name(), "cpu") != 0) {
+        return tnn_fail(TNN_ERR_ARG, "preference losses (dpo, orpo) run on the CPU backend only: "
+                        "their loss is a CPU node of the graph; use the cpu device");
+    }
+    if (s->model.images != NULL || s->model.cfg.t_batch < 2 || s->model.cfg.t_batch % 2 ||
+        s->model.cfg.t_batch > TNN_MAX_PREFERENCE_ROWS) {
+        return tnn_fail(TNN_ERR_ARG, "a preference loss needs a token model whose batch holds pairs "
+                        "of rows (an even t_batch up to %d), got t_batch %d", TNN_MAX_PREFERENCE_ROWS,
+                        s->model.cfg.t_batch);
+    }
+    s->train.objective = objective;
+    s->train.beta = beta;
+    return TNN_OK;
+}
+
+/* The objective's inputs and outputs, one float per row, in the trainer's
+ * static memory (ctx_opt): created with the trainer's other small tensors. */
+void tnn_preference_tensors(tnn_session * s) {
+    const int64_t rows = s->model.cfg.t_batch;
+    struct ggml_context * ctx = s->train.ctx_opt;
+    s->train.reference_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, rows);
+    ggml_set_name(s->train.reference_logps, "reference_logps");
+    ggml_set_input(s->train.reference_logps);
+    s->train.row_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, rows);
+    ggml_set_name(s->train.row_logps, "row_logps");
+    ggml_set_output(s->train.row_logps);
+    s->train.row_weights = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, rows);
+    ggml_set_name(s->train.row_weights, "row_weights");
+}
+
+static double softplus(double x) {
+    return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+static double sigmoid(double x) {
+    return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+
+/* ORPO's log odds of a mean log-probability m, and its derivative in m.
+ * m is kept below 0 (a certain answer has infinite odds). */
+static double log_odds(double m, double * d_dm) {
+    m = m < -1e-7 ? m : -1e-7;
+    const double one_minus_p = -expm1(m);
+    *d_dm = 1.0 / one_minus_p;
+    return m - log(one_minus_p);
+}
+
+/* The loss of one batch from its rows' summed log-probabilities lp and
+ * labelled counts; writes w[r] = dL/dCE_t for every token of row r. */
+static double preference_loss(int32_t objective, double beta, int64_t rows, const double * lp,
+                              const int64_t * count, const float * reference, float * w) {
+    int64_t pairs = 0, chosen_tokens = 0;
+    for (int64_t k = 0; k < rows / 2; ++k) {
+        if (count[2 * k] > 0 && count[2 * k + 1] > 0) {
+            pairs++;
+            chosen_tokens += count[2 * k];
+        }
+    }
+    double loss = 0.0;
+    for (int64_t k = 0; k < rows / 2; ++k) {
+        const int64_t c = 2 * k, r = 2 * k + 1;
+        w[c] = w[r] = 0.0f;
+        if (count[c] == 0 || count[r] == 0) {
+            continue;
+        }
+        double dl_dlp_c, dl_dlp_r;
+        if (objective == TNN_OBJECTIVE_DPO) {
+            const double h = beta * ((lp[c] - reference[c]) - (lp[r] - reference[r]));
+            loss += softplus(-h) / (double) pairs;
+            const double dl_dh = -sigmoid(-h) / (double) pairs;
+            dl_dlp_c = beta * dl_dh;
+            dl_dlp_r = -beta * dl_dh;
+        } else {
+            double do_c, do_r;
+            const double a = log_odds(lp[c] / (double) count[c], &do_c) - log_odds(lp[r] / (double) count[r], &do_r);
+            loss += -lp[c] / (double) chosen_tokens + beta * softplus(-a) / (double) pairs;
+            const double dl_da = -beta * sigmoid(-a) / (double) pairs;
+            dl_dlp_c = -1.0 / (double) chosen_tokens + dl_da * do_c / (double) count[c];
+            dl_dlp_r = -dl_da * do_r / (double) count[r];
+        }
+        w[c] = (float) -dl_dlp_c;
+        w[r] = (float) -dl_dlp_r;
+    }
+    return loss;
+}
+
+/* dst [1] = the preference loss times loss_scale. srcs: per-token losses
+ * [m, n] (token t's loss the last of column t), labels int32 [n], the
+ * reference log-probabilities [rows], then written: row_logps and
+ * row_weights [rows]; loss_scale [1]. One thread, in order: the same
+ * bytes every run. userdata: the session. */
+static void preference_loss_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) nth;
+    if (ith != 0) {
+        return;
+    }
+    const tnn_session * s = userdata;
+    const struct ggml_tensor * per_token = dst->src[0];
+    const int32_t * labels = dst->src[1]->data;
+    const float * reference = dst->src[2]->data;
+    float * row_logps = dst->src[3]->data, * row_weights = dst->src[4]->data;
+    const float loss_scale = *(const float *) dst->src[5]->data;
+    const int64_t m = per_token->ne[0], n = per_token->ne[1];
+    const int64_t rows = s->model.cfg.t_batch, t_seq = n / rows;
+    double lp[TNN_MAX_PREFERENCE_ROWS];
+    int64_t count[TNN_MAX_PREFERENCE_ROWS];
+    for (int64_t r = 0; r < rows; ++r) {
+        lp[r] = 0.0;
+        count[r] = 0;
+        for (int64_t t = r * t_seq; t < (r + 1) * t_seq; ++t) {
+            if (labels[t] >= 0) {
+                lp[r] -= ((const float *) per_token->data)[t * m + m - 1];
+                count[r]++;
+            }
+        }
+        row_logps[r] = (float) lp[r];
+    }
+    const double loss = preference_loss(s->train.objective, s->train.beta, rows, lp, count, reference,
+                                        row_weights);
+    *(float *) dst->data = (float) loss * loss_scale;
+}
+
+/* softmax's denominator: sum of exp(z_i - max) in double, and max = max_i z_i. */
+static double exp_sum(const float * z, int64_t vocab, float * max_out) {
+    float max = z[0];
+    for (int64_t i = 1; i < vocab; ++i) {
+        max = z[i] > max ? z[i] : max;
+    }
+    double sum = 0.0;
+    for (int64_t i = 0; i < vocab; ++i) {
+        sum += exp((double) z[i] - max);
+    }
+    *max_out = max;
+    return sum;
+}
+
+/* -log softmax(z)[label], for a session without the CPU kernels' token_loss. */
+static float plain_token_loss(const float * z, int64_t vocab, int32_t label) {
+    float max;
+    const double sum = exp_sum(z, vocab, &max);
+    return (float) (log(sum) + max - z[label]);
+}
+
+/* dst [1, n] = each token's loss from logits src0 [vocab, n] and int32
+ * labels src1 (0 for a masked token). userdata: the session. */
+static void token_losses_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const tnn_session * s = userdata;
+    const struct ggml_tensor * logits = dst->src[0];
+    const int32_t * ids = dst->src[1]->data;
+    const int64_t vocab = logits->ne[0], n = logits->ne[1];
+    float (*token_loss)(const float *, int64_t, int32_t) =
+        s->cpu.kernels.token_loss ? s->cpu.kernels.token_loss : plain_token_loss;
+    for (int64_t t = n * ith / nth; t < n * (ith + 1) / nth; ++t) {
+        const float * z = (const float *) ((const char *) logits->data + t * logits->nb[1]);
+        ((float *) dst->data)[t] = ids[t] < 0 || ids[t] >= vocab ? 0.0f : token_loss(z, vocab, ids[t]);
+    }
+}
+
+/* dst [vocab, n] = dce w_r (softmax(z_t) - onehot(label_t)) for token t of
+ * row r (0 where unlabelled). srcs: dce [1], logits [vocab, n], labels,
+ * row_weights [rows]. userdata: the session. */
+static void logits_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const tnn_session * s = userdata;
+    const float dce = *(const float *) dst->src[0]->data;
+    const struct ggml_tensor * logits = dst->src[1];
+    const int32_t * ids = dst->src[2]->data;
+    const float * row_weights = dst->src[3]->data;
+    const int64_t vocab = logits->ne[0], n = logits->ne[1], t_seq = n / s->model.cfg.t_batch;
+    for (int64_t t = n * ith / nth; t < n * (ith + 1) / nth; ++t) {
+        const float * z = (const float *) ((const char *) logits->data + t * logits->nb[1]);
+        float * g = (float *) ((char *) dst->data + t * dst->nb[1]);
+        if (ids[t] < 0 || ids[t] >= vocab) {
+            memset(g, 0, (size_t) vocab * sizeof(float));
+            continue;
+        }
+        float max;
+        const double sum = exp_sum(z, vocab, &max);
+        const double scale = (double) dce * row_weights[t / t_seq] / sum;
+        for (int64_t i = 0; i < vocab; ++i) {
+            g[i] = (float) (scale * exp((double) z[i] - max));
+        }
+        g[ids[t]] -= dce * row_weights[t / t_seq];
+    }
+}
+
+/* dst [d, n] = rows [0, d) of the fused head's [d + 1, n] (the gradient of
+ * the mean over n tokens) times n dce w_r for token t of row r. srcs: the
+ * fused node, dce [1], row_weights [rows]. userdata: the session. */
+static void fused_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const tnn_session * s = userdata;
+    const struct ggml_tensor * per_token = dst->src[0];
+    const float dce = *(const float *) dst->src[1]->data;
+    const float * row_weights = dst->src[2]->data;
+    const int64_t d = dst->ne[0], n = dst->ne[1], t_seq = n / s->model.cfg.t_batch;
+    for (int64_t t = n * ith / nth; t < n * (ith + 1) / nth; ++t) {
+        const float g = (float) n * dce * row_weights[t / t_seq];
+        const float * in = (const float *) per_token->data + t * (d + 1);
+        float * out = (float *) ((char *) dst->data + t * dst->nb[1]);
+        for (int64_t i = 0; i < d; ++i) {
+            out[i] = in[i] * g;
+        }
+    }
+}
+
+/* The preference loss's sources (see preference_loss_node), per_token first. */
+static void preference_loss_srcs(tnn_session * s, struct ggml_tensor * per_token, struct ggml_tensor ** srcs) {
+    struct ggml_tensor * all[6] = { per_token, s->train.labels, s->train.reference_logps, s->train.row_logps,
+                                    s->train.row_weights, s->train.loss_scale };
+    memcpy(srcs, all, sizeof(all));
+}
+
+struct ggml_tensor * tnn_preference_loss_of_logits(tnn_session * s, struct ggml_context * ctx,
+                                                   struct ggml_tensor * logits) {
+    struct ggml_tensor * args[2] = { logits, s->train.labels };
+    struct ggml_tensor * per_token = ggml_custom_4d(ctx, GGML_TYPE_F32, 1, logits->ne[1], 1, 1, args, 2,
+                                                    token_losses_node, GGML_N_TASKS_MAX, s);
+    struct ggml_tensor * srcs[6];
+    preference_loss_srcs(s, per_token, srcs);
+    return ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, srcs, 6, preference_loss_node, 1, s);
+}
+
+int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits) {
+    struct ggml_context * ctx = s->train.ctx_graph;
+    struct ggml_tensor * ce = tnn_graph_reader(graph, logits, 0, GGML_OP_CROSS_ENTROPY_LOSS);
+    struct ggml_tensor * scaled = ce ? tnn_graph_reader(graph, ce, 0, GGML_OP_MUL) : NULL;
+    struct ggml_tensor * dz = tnn_graph_reader(graph, logits, 1, GGML_OP_CROSS_ENTROPY_LOSS_BACK);
+    if (ce == NULL || scaled == NULL || dz == NULL || logits->type != GGML_TYPE_F32 ||
+        logits->nb[0] != sizeof(float) || logits->ne[1] != (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch) {
+        return tnn_fail(TNN_ERR_STATE, "internal: the training graph's loss is not as "
+                        "tnn_preference_rewrite expects");
+    }
+    struct ggml_tensor * dce = dz->src[0];
+    struct ggml_tensor * token_srcs[2] = { logits, s->train.labels };
+    tnn_become_custom(ctx, ce, token_losses_node, s, token_srcs, 2);
+    tnn_reshape_node(ce, 1, logits->ne[1]);
+    struct ggml_tensor * loss_srcs[6];
+    preference_loss_srcs(s, ce, loss_srcs);
+    tnn_become_custom(ctx, scaled, preference_loss_node, s, loss_srcs, 6);
+    struct ggml_tensor * grad_srcs[4] = { dce, logits, s->train.labels, s->train.row_weights };
+    tnn_become_custom(ctx, dz, logits_gradient_node, s, grad_srcs, 4);
+    return TNN_OK;
+}
+
+int tnn_preference_fuse(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * per_token,
+                        struct ggml_tensor * ce, struct ggml_tensor * dh, struct ggml_tensor * dce) {
+    struct ggml_context * ctx = s->train.ctx_graph;
+    struct ggml_tensor * scaled = tnn_graph_reader(graph, ce, 0, GGML_OP_MUL);
+    if (scaled == NULL || per_token->ne[1] != (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch) {
+        return tnn_fail(TNN_ERR_STATE, "internal: the fused training graph's loss is not as "
+                        "tnn_preference_fuse expects");
+    }
+    struct ggml_tensor * loss_srcs[6];
+    preference_loss_srcs(s, per_token, loss_srcs);
+    tnn_become_custom(ctx, scaled, preference_loss_node, s, loss_srcs, 6);
+    tnn_become_noop(ce);
+    struct ggml_tensor * grad_srcs[3] = { per_token, dce, s->train.row_weights };
+    tnn_become_custom(ctx, dh, fused_gradient_node, s, grad_srcs, 3);
+    return TNN_OK;
+}

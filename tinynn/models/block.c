@@ -1,0 +1,213 @@
+/* One llama-family transformer block: pre-norm attention and a pre-norm
+ * gated MLP, each with a residual connection, and optional LoRA adapters on
+ * its projections. The family's variants are config flags: q/k/v biases
+ * (Qwen2), per-head q/k norms (Qwen3, Gemma 3), NEOX RoPE, a GELU gate, norms
+ * after attention and MLP and sliding-window local layers (Gemma 3). */
+#include "models/models.h"
+
+#include <stdio.h>
+
+static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
+    "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down",
+};
+
+const char * tnn_lora_slot_name(int slot) {
+    return SLOT_NAMES[slot];
+}
+
+struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
+    struct ggml_tensor * const weights[TNN_LORA_SLOTS] = {
+        b->wq, b->wk, b->wv, b->wo, b->w_gate, b->w_up, b->w_down,
+    };
+    return weights[slot];
+}
+
+struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
+    struct ggml_tensor ** const fields[TNN_LORA_SLOTS] = {
+        &b->wq, &b->wk, &b->wv, &b->wo, &b->w_gate, &b->w_up, &b->w_down,
+    };
+    return fields[slot];
+}
+
+/* Whether a layer attends through a sliding window (Gemma 3's local layers). */
+static bool is_local(const tnn_model_config * cfg, int32_t layer) {
+    return cfg->swa_window > 0 && cfg->swa_period > 0 && layer % cfg->swa_period != cfg->swa_period - 1;
+}
+
+#define MAX_BLOCK_TENSORS 20
+
+/* The shape every block tensor must have, ggml order (ne1 = 0: a vector). */
+struct block_tensor {
+    struct ggml_tensor ** field;
+    const char * name;
+    int64_t ne0, ne1;
+    bool present;     /* false: the config has none (biases, q/k norms) */
+};
+
+static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, struct block_tensor * out) {
+    const int64_t d = cfg->d_model;
+    const int64_t head_dim = tnn_head_dim(cfg);
+    const int64_t q_width = head_dim * cfg->n_heads;
+    const int64_t kv_width = head_dim * cfg->n_kv_heads;
+    const bool bias = cfg->qkv_bias, qk_norm = cfg->qk_norm, post = cfg->post_norms;
+    const struct block_tensor layout[] = {
+        { &b->attn_norm, "attn_norm.weight", d, 0, true },
+        { &b->wq, "attn_q.weight", d, q_width, true },
+        { &b->wk, "attn_k.weight", d, kv_width, true },
+        { &b->wv, "attn_v.weight", d, kv_width, true },
+        { &b->bq, "attn_q.bias", q_width, 0, bias },
+        { &b->bk, "attn_k.bias", kv_width, 0, bias },
+        { &b->bv, "attn_v.bias", kv_width, 0, bias },
+        { &b->q_norm, "attn_q_norm.weight", head_dim, 0, qk_norm },
+        { &b->k_norm, "attn_k_norm.weight", head_dim, 0, qk_norm },
+        { &b->wo, "attn_output.weight", q_width, d, true },
+        { &b->post_attn_norm, "post_attention_norm.weight", d, 0, post },
+        { &b->ffn_norm, "ffn_norm.weight", d, 0, true },
+        { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, true },
+        { &b->w_up, "ffn_up.weight", d, cfg->d_ff, true },
+        { &b->w_down, "ffn_down.weight", cfg->d_ff, d, true },
+        { &b->post_ffn_norm, "post_ffw_norm.weight", d, 0, post },
+    };
+    const int n = (int) (sizeof(layout) / sizeof(layout[0]));
+    for (int i = 0; i < n; ++i) out[i] = layout[i];
+    return n;
+}
+
+void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
+                      const tnn_model_config * cfg) {
+    struct block_tensor layout[MAX_BLOCK_TENSORS];
+    const int n = block_layout(b, cfg, layout);
+    for (int i = 0; i < n; ++i) {
+        struct block_tensor * e = &layout[i];
+        if (!e->present) {
+            *e->field = NULL;
+            continue;
+        }
+        *e->field = e->ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, e->ne0, e->ne1)
+                               : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, e->ne0);
+        ggml_format_name(*e->field, "blk.%d.%s", layer, e->name);
+    }
+    b->lora_scale = 0.0f;
+    b->local = is_local(cfg, layer);
+}
+
+int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
+                   const tnn_model_config * cfg) {
+    struct block_tensor layout[MAX_BLOCK_TENSORS];
+    const int n = block_layout(b, cfg, layout);
+    char name[GGML_MAX_NAME + 16];
+    for (int i = 0; i < n; ++i) {
+        struct block_tensor * e = &layout[i];
+        snprintf(name, sizeof(name), "blk.%d.%s", layer, e->name);
+        struct ggml_tensor * t = e->present ? ggml_get_tensor(ctx, name) : NULL;
+        *e->field = t;
+        if (!e->present) {
+            continue;
+        }
+        if (t == NULL) {
+            return tnn_fail(TNN_ERR_ARG, "tensor %s is missing", name);
+        }
+        const int64_t ne1 = e->ne1 > 0 ? e->ne1 : 1;
+        if (t->ne[0] != e->ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
+            return tnn_fail(TNN_ERR_ARG, "tensor %s has shape [%lld, %lld], expected [%lld, %lld]",
+                            name, (long long) t->ne[0], (long long) t->ne[1],
+                            (long long) e->ne0, (long long) ne1);
+        }
+    }
+    b->lora_scale = 0.0f;
+    b->local = is_local(cfg, layer);
+    return TNN_OK;
+}
+
+void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
+                        const tnn_lora_config * lora) {
+    for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
+        b->lora_a[slot] = b->lora_b[slot] = NULL;
+        if (!(lora->targets & (1u << slot))) {
+            continue;
+        }
+        const struct ggml_tensor * w = tnn_block_weight(b, slot);   /* [d_in, d_out] */
+        b->lora_a[slot] = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], lora->rank);
+        b->lora_b[slot] = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, lora->rank, w->ne[1]);
+        ggml_format_name(b->lora_a[slot], "blk.%d.%s.weight.lora_a", layer, SLOT_NAMES[slot]);
+        ggml_format_name(b->lora_b[slot], "blk.%d.%s.weight.lora_b", layer, SLOT_NAMES[slot]);
+    }
+    b->lora_scale = lora->alpha / (float) lora->rank;
+}
+
+/* x [d_in, n] -> W x (+ bias) (+ scale * B (A x)) [d_out, n] */
+static struct ggml_tensor * linear(struct ggml_context * ctx, const struct tnn_block * b, int slot,
+                                   struct ggml_tensor * bias, struct ggml_tensor * x) {
+    struct ggml_tensor * y = ggml_mul_mat(ctx, tnn_block_weight(b, slot), x);
+    if (bias) {
+        y = ggml_add(ctx, y, bias);
+    }
+    if (b->lora_a[slot]) {
+        /* the scale on [rank, n], not [d_out, n]: the same values (exactly
+         * so for a power-of-two alpha / rank), a fraction of the work, in
+         * the forward and in the backward */
+        struct ggml_tensor * ax = ggml_mul_mat(ctx, b->lora_a[slot], x);         /* [rank, n] */
+        ax = ggml_scale(ctx, ax, b->lora_scale);
+        y = ggml_add(ctx, y, ggml_mul_mat(ctx, b->lora_b[slot], ax));           /* [d_out, n] */
+    }
+    return y;
+}
+
+struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct tnn_block * b,
+                                         struct ggml_tensor * h, struct ggml_tensor * positions,
+                                         struct ggml_tensor * causal_mask,
+                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
+    const int64_t n_tokens = h->ne[1];
+    const int64_t head_dim = tnn_head_dim(cfg);
+    struct ggml_tensor * q = linear(ctx, b, TNN_LORA_SLOT_Q, b->bq, h);     /* [H*hd, n] */
+    struct ggml_tensor * k = linear(ctx, b, TNN_LORA_SLOT_K, b->bk, h);     /* [KV*hd, n] */
+    struct ggml_tensor * v = linear(ctx, b, TNN_LORA_SLOT_V, b->bv, h);     /* [KV*hd, n] */
+    q = ggml_reshape_3d(ctx, q, head_dim, cfg->n_heads, n_tokens);
+    k = ggml_reshape_3d(ctx, k, head_dim, cfg->n_kv_heads, n_tokens);
+    v = ggml_reshape_3d(ctx, v, head_dim, cfg->n_kv_heads, n_tokens);
+    if (b->q_norm) {
+        /* Qwen3: each head of q and k RMS-normalized (ggml_rms_norm works along head_dim) */
+        q = tnn_rms_norm(ctx, q, b->q_norm, cfg->rms_eps);
+        k = tnn_rms_norm(ctx, k, b->k_norm, cfg->rms_eps);
+    }
+    const float rope_base = b->local ? cfg->rope_base_swa : cfg->rope_base;
+    q = tnn_rope(ctx, q, positions, rope_base, cfg->rope_neox);
+    k = tnn_rope(ctx, k, positions, rope_base, cfg->rope_neox);
+    struct ggml_tensor * attn;
+    if (kv == NULL) {
+        attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch);
+    } else {
+        /* the new keys and values go into the cache, then all are attended */
+        attn = tnn_attention_cached(ctx, q, k, v, kv);
+    }
+    return linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
+}
+
+struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b,
+                                   struct ggml_tensor * h, const tnn_model_config * cfg) {
+    struct ggml_tensor * gate = linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h);
+    struct ggml_tensor * up = linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h);
+    struct ggml_tensor * ff = cfg->ffn_gelu ? tnn_geglu(ctx, gate, up) : tnn_swiglu(ctx, gate, up);  /* [d_ff, n] */
+    return linear(ctx, b, TNN_LORA_SLOT_DOWN, NULL, ff);
+}
+
+struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * b,
+                                       struct ggml_tensor * x, struct ggml_tensor * positions,
+                                       struct ggml_tensor * causal_mask,
+                                       const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
+    /* attention: x [d, n] */
+    struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->rms_eps);
+    struct ggml_tensor * out = tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
+    if (b->post_attn_norm) {
+        out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->rms_eps);
+    }
+    x = ggml_add(ctx, x, out);
+
+    /* feed-forward */
+    h = tnn_rms_norm(ctx, x, b->ffn_norm, cfg->rms_eps);
+    out = tnn_block_ffn(ctx, b, h, cfg);
+    if (b->post_ffn_norm) {
+        out = tnn_rms_norm(ctx, out, b->post_ffn_norm, cfg->rms_eps);
+    }
+    return ggml_add(ctx, x, out);
+}

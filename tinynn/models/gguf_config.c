@@ -1,0 +1,188 @@
+/* A model family's config from its GGUF: the hyper-parameters its family
+ * entry names (models/families.c), the shapes of the tensors outside and
+ * inside the blocks. Everything a bad file could trip in ggml is checked. */
+#include "models/models.h"
+#include "gguf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* t must be a matrix [ne0, ne1] (ne1 = 1: a vector): a third or fourth
+ * dimension would reach ggml's get_rows / mul_mat and trip their asserts. */
+static int check_shape(const struct ggml_tensor * t, int64_t ne0, int64_t ne1) {
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
+        return tnn_fail(TNN_ERR_ARG, "tensor %s has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld]",
+                        t->name, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
+                        (long long) t->ne[3], (long long) ne0, (long long) ne1);
+    }
+    return TNN_OK;
+}
+
+/* The tensors outside the blocks: token_embd [d_model, vocab], the optional
+ * output [d_model, vocab] and output_norm [d_model]. */
+static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, int64_t * vocab) {
+    const struct ggml_tensor * embd = ggml_get_tensor(tensors, "token_embd.weight");
+    if (embd == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tensor token_embd.weight is missing");
+    }
+    *vocab = embd->ne[1];
+    if (*vocab < 1 || *vocab > (1 << 24)) {
+        return tnn_fail(TNN_ERR_ARG, "tensor token_embd.weight has %lld rows: a vocabulary of 1 to "
+                        "16777216 tokens expected", (long long) *vocab);
+    }
+    int status = check_shape(embd, d_model, *vocab);
+    const struct ggml_tensor * output = ggml_get_tensor(tensors, "output.weight");
+    if (status == TNN_OK && output != NULL) {
+        status = check_shape(output, d_model, *vocab);
+    }
+    const struct ggml_tensor * norm = ggml_get_tensor(tensors, "output_norm.weight");
+    if (status == TNN_OK && norm == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tensor output_norm.weight is missing");
+    }
+    return status != TNN_OK ? status : check_shape(norm, d_model, 1);
+}
+
+/* The llama-family architectures toy reads: llama's block, with what
+ * differs as config flags (Qwen: NEOX RoPE; Qwen2's q/k/v biases and Qwen3's
+ * q/k norms are found by their tensors). */
+static const char * const SUPPORTED_ARCHS[] = { "llama", "qwen2", "qwen3", "gemma3" };
+#define SUPPORTED_LIST "llama, qwen2, qwen3, gemma3"
+/* What llama.cpp fixes for Gemma 3 rather than reading from the file: every
+ * sixth layer is global, the local layers' RoPE base is 10000. */
+#define GEMMA3_SWA_PERIOD 6
+#define GEMMA3_ROPE_BASE_SWA 10000.0f
+
+/* "<arch>.<name>": the arch's own key */
+static const char * arch_key(char * buf, size_t cap, const char * arch, const char * name) {
+    snprintf(buf, cap, "%s.%s", arch, name);
+    return buf;
+}
+
+static int read_config(struct gguf_context * g, struct ggml_context * tensors, tnn_model_config * c) {
+    const char * arch = tnn_gguf_arch(g);
+    if (arch == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "the GGUF has no general.architecture");
+    }
+    bool supported = false;
+    for (size_t i = 0; i < sizeof(SUPPORTED_ARCHS) / sizeof(SUPPORTED_ARCHS[0]); ++i) {
+        supported = supported || strcmp(arch, SUPPORTED_ARCHS[i]) == 0;
+    }
+    if (!supported) {
+        return tnn_fail(TNN_ERR_ARG, "unsupported architecture '%.40s': toy trains " SUPPORTED_LIST, arch);
+    }
+    char k[96];
+    const size_t kc = sizeof(k);
+    int64_t n_layers, d_model, d_ff, n_heads, n_kv_heads, head_dim, rope_dim;
+    int status;
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "block_count"), -1, &n_layers)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "embedding_length"), -1, &d_model)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "feed_forward_length"), -1, &d_ff)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "attention.head_count"), -1, &n_heads)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "attention.head_count_kv"), n_heads, &n_kv_heads))) {
+        return status;
+    }
+    if (n_heads < 1 || n_kv_heads < 1 || n_heads % n_kv_heads != 0) {
+        return tnn_fail(TNN_ERR_ARG, "%s.attention.head_count_kv (%lld) does not divide head_count (%lld)",
+                        arch, (long long) n_kv_heads, (long long) n_heads);
+    }
+    /* a head's width: key_length when given (Qwen3's heads are wider than d_model / n_heads) */
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "attention.key_length"), d_model / n_heads, &head_dim))) {
+        return status;
+    }
+    if (head_dim < 2 || head_dim % 2 != 0 || head_dim > (1 << 12)) {
+        return tnn_fail(TNN_ERR_ARG, "%s: a head width of %lld is not supported (even, 2 to 4096)",
+                        arch, (long long) head_dim);
+    }
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "rope.dimension_count"), head_dim, &rope_dim))) {
+        return status;
+    }
+    if (rope_dim != head_dim) {
+        return tnn_fail(TNN_ERR_ARG, "partial RoPE (%lld of %lld dims) is not supported",
+                        (long long) rope_dim, (long long) head_dim);
+    }
+    memset(c, 0, sizeof(*c));
+    c->n_layers = (int32_t) n_layers;
+    c->d_model = (int32_t) d_model;
+    c->d_ff = (int32_t) d_ff;
+    c->n_heads = (int32_t) n_heads;
+    c->n_kv_heads = (int32_t) n_kv_heads;
+    c->head_dim = head_dim == d_model / n_heads && d_model % n_heads == 0 ? 0 : (int32_t) head_dim;
+    c->rope_neox = strcmp(arch, "llama") != 0;
+    if ((status = tnn_gguf_get_float(g, arch_key(k, kc, arch, "rope.freq_base"), 10000.0f, &c->rope_base)) ||
+        (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, "attention.layer_norm_rms_epsilon"), 1e-5f, &c->rms_eps))) {
+        return status;
+    }
+    int64_t vocab = 0;
+    if ((status = check_outer_tensors(tensors, d_model, &vocab))) {
+        return status;
+    }
+    c->vocab = (int32_t) vocab;
+    c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
+    c->qkv_bias = ggml_get_tensor(tensors, "blk.0.attn_q.bias") != NULL;
+    c->qk_norm = ggml_get_tensor(tensors, "blk.0.attn_q_norm.weight") != NULL;
+    if (strcmp(arch, "gemma3") == 0) {
+        int64_t window;
+        if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "attention.sliding_window"), 0, &window)) ||
+            (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, "rope.local.freq_base"), GEMMA3_ROPE_BASE_SWA,
+                                &c->rope_base_swa))) {
+            return status;
+        }
+        c->embd_scale = 1;
+        c->ffn_gelu = 1;
+        c->post_norms = ggml_get_tensor(tensors, "blk.0.post_attention_norm.weight") != NULL;
+        c->swa_window = (int32_t) window;
+        c->swa_period = GEMMA3_SWA_PERIOD;
+    }
+    c->t_seq = 1;
+    c->t_batch = 1;
+    return TNN_OK;
+}
+
+int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context ** gguf_out,
+                  struct ggml_context ** tensors_out) {
+    *gguf_out = NULL;
+    *tensors_out = NULL;
+    if (path == NULL || path[0] == '\0') {
+        return tnn_fail(TNN_ERR_ARG, "no GGUF path given");
+    }
+    int status = tnn_gguf_check_header(path);
+    if (status != TNN_OK) {
+        return status;
+    }
+    struct ggml_context * tensors = NULL;
+    struct gguf_init_params params = { .no_alloc = true, .ctx = &tensors };
+    struct gguf_context * g = tnn_gguf_parse(path, params);
+    if (g == NULL) {
+        return TNN_ERR_ARG;
+    }
+    if ((status = tnn_gguf_check_extent(g, tensors, path)) ||
+        (status = read_config(g, tensors, cfg)) ||
+        (status = tnn_gguf_check_types(tensors))) {
+        gguf_free(g);
+        ggml_free(tensors);
+        return status;
+    }
+    *gguf_out = g;
+    *tensors_out = tensors;
+    return TNN_OK;
+}
+
+int tnn_gguf_llama_config(const char * path, tnn_model_config * cfg) {
+    if (cfg == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_gguf_llama_config: config is NULL");
+    }
+    struct gguf_context * g;
+    struct ggml_context * tensors;
+    int status = tnn_gguf_open(path, cfg, &g, &tensors);
+    if (status != TNN_OK) {
+        return status;
+    }
+    /* the shapes of every block's tensors, as the model will bind them */
+    struct tnn_block block;
+    for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
+        status = tnn_block_bind(tensors, &block, l, cfg);
+    }
+    gguf_free(g);
+    ggml_free(tensors);
+    return status;
+}

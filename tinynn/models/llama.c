@@ -1,0 +1,349 @@
+/* The llama family (llama, Qwen2/3, Gemma 3): token embedding -> blocks ->
+ * final RMSNorm -> tied or untied output projection. Its table entry: create
+ * from random init or over a frozen GGUF base with LoRA adapters, the
+ * forward for training and over a KV cache, and the GGUF export. */
+#include "session/session.h"
+#include "gguf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tnn_llama_check_config(const tnn_model_config * c) {
+    if (c == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "config is NULL");
+    }
+    struct { const char * name; int32_t value; int32_t max; } positive[] = {
+        { "vocab", c->vocab, 1 << 24 },     { "d_model", c->d_model, 1 << 16 },
+        { "n_layers", c->n_layers, 1024 },  { "n_heads", c->n_heads, 1024 },
+        { "n_kv_heads", c->n_kv_heads, 1024 }, { "d_ff", c->d_ff, 1 << 18 },
+        { "t_seq", c->t_seq, 1 << 16 },     { "t_batch", c->t_batch, 1 << 12 },
+    };
+    for (size_t i = 0; i < sizeof(positive) / sizeof(positive[0]); ++i) {
+        if (positive[i].value < 1 || positive[i].value > positive[i].max) {
+            return tnn_fail(TNN_ERR_ARG, "%s must be between 1 and %d, got %d",
+                            positive[i].name, positive[i].max, positive[i].value);
+        }
+    }
+    if (c->head_dim < 0 || c->head_dim > (1 << 12) || c->head_dim % 2 != 0) {
+        return tnn_fail(TNN_ERR_ARG, "head_dim must be 0 (d_model / n_heads) or even and at most %d, got %d",
+                        1 << 12, c->head_dim);
+    }
+    if (c->head_dim == 0 && (c->d_model % c->n_heads != 0 || (c->d_model / c->n_heads) % 2 != 0)) {
+        return tnn_fail(TNN_ERR_ARG, "d_model (%d) must be n_heads (%d) times an even head width",
+                        c->d_model, c->n_heads);
+    }
+    if (c->n_heads % c->n_kv_heads != 0) {
+        return tnn_fail(TNN_ERR_ARG, "n_kv_heads (%d) must divide n_heads (%d)",
+                        c->n_kv_heads, c->n_heads);
+    }
+    if (!(c->rope_base > 0.0f) || !isfinite(c->rope_base)) {
+        return tnn_fail(TNN_ERR_ARG, "rope_base must be positive, got %g", c->rope_base);
+    }
+    if (!(c->rms_eps > 0.0f) || !isfinite(c->rms_eps)) {
+        return tnn_fail(TNN_ERR_ARG, "rms_eps must be positive, got %g", c->rms_eps);
+    }
+    if (!(c->init_scale >= 0.0f) || !isfinite(c->init_scale)) {
+        return tnn_fail(TNN_ERR_ARG, "init_scale must be >= 0, got %g", c->init_scale);
+    }
+    if (c->donor_d_in < 0 || c->donor_d_in > (1 << 16)) {
+        return tnn_fail(TNN_ERR_ARG, "donor_d_in must be between 0 and %d, got %d", 1 << 16, c->donor_d_in);
+    }
+    if (c->donor_d_in > 0 && c->donor_d_in != c->d_model && !c->untied) {
+        return tnn_fail(TNN_ERR_ARG, "a donor embedding of width %d needs a lens to d_model %d "
+                        "and an untied output (untied = 1)", c->donor_d_in, c->d_model);
+    }
+    if (c->swa_window < 0 || (c->swa_window > 0 && (c->swa_period < 1 || !(c->rope_base_swa > 0.0f) ||
+                                                    !isfinite(c->rope_base_swa)))) {
+        return tnn_fail(TNN_ERR_ARG, "sliding-window attention needs swa_window > 0, swa_period >= 1 "
+                        "and a positive rope_base_swa (got %d, %d, %g)", c->swa_window, c->swa_period,
+                        c->rope_base_swa);
+    }
+    if ((int64_t) c->t_seq * c->t_batch > (1 << 20)) {
+        return tnn_fail(TNN_ERR_ARG, "t_seq * t_batch must be at most %d tokens", 1 << 20);
+    }
+    return TNN_OK;
+}
+
+/* ---- create ----------------------------------------------------------------- */
+
+/* A llama struct for s->model, its blocks not yet filled. */
+static struct tnn_llama * new_llama(tnn_session * s) {
+    void * blocks = NULL;
+    struct tnn_llama * m = tnn_alloc_with_blocks(sizeof(*m), sizeof(*m->blocks), s->model.cfg.n_layers, &blocks);
+    if (m != NULL) {
+        m->cfg = &s->model.cfg;
+        m->blocks = blocks;
+    }
+    s->model.params = m;
+    return m;
+}
+
+int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
+    const tnn_model_config * cfg = &desc->config;
+    int status = tnn_llama_check_config(cfg);
+    if (status != TNN_OK) {
+        return status;
+    }
+    s->model.cfg = *cfg;
+    struct tnn_llama * m = new_llama(s);
+    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * 16);
+    if (m == NULL || s->model.ctx == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
+    }
+    struct ggml_context * ctx = s->model.ctx;
+
+    const bool lens = cfg->donor_d_in > 0 && cfg->donor_d_in != cfg->d_model;
+    const int64_t embd_width = lens ? cfg->donor_d_in : cfg->d_model;
+    m->token_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, embd_width, cfg->vocab);
+    ggml_set_name(m->token_embd, "token_embd.weight");
+    status = tnn_add_param(s, m->token_embd);
+    m->embd_proj = NULL;
+    if (lens && status == TNN_OK) {
+        m->embd_proj = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->donor_d_in, cfg->d_model);
+        ggml_set_name(m->embd_proj, "token_embd_proj.weight");
+        status = tnn_add_param(s, m->embd_proj);
+    }
+    for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
+        struct tnn_block * b = &m->blocks[l];
+        tnn_block_create(ctx, b, l, cfg);
+        struct ggml_tensor * weights[] = { b->attn_norm, b->wq, b->wk, b->wv, b->bq, b->bk, b->bv,
+                                           b->q_norm, b->k_norm, b->wo, b->post_attn_norm, b->ffn_norm,
+                                           b->w_gate, b->w_up, b->w_down, b->post_ffn_norm };
+        for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
+            if (weights[i] != NULL) {
+                status = tnn_add_param(s, weights[i]);
+            }
+        }
+    }
+    m->output_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, cfg->d_model);
+    ggml_set_name(m->output_norm, "output_norm.weight");
+    if (status == TNN_OK) status = tnn_add_param(s, m->output_norm);
+    m->output = NULL;
+    if (cfg->untied && status == TNN_OK) {
+        m->output = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->d_model, cfg->vocab);
+        ggml_set_name(m->output, "output.weight");
+        status = tnn_add_param(s, m->output);
+    }
+    m->head = m->output ? m->output : m->token_embd;
+    return status != TNN_OK ? status : tnn_add_token_inputs(s);
+}
+
+/* ---- create over a frozen GGUF base with LoRA adapters ------------------------ */
+
+static int check_lora_config(const tnn_lora_config * lora) {
+    if (lora == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "LoRA config is NULL");
+    }
+    if (lora->rank == 0 && lora->targets == 0) {
+        return TNN_OK;   /* no adapters: a base to generate with */
+    }
+    if (lora->rank < 1) {
+        return tnn_fail(TNN_ERR_ARG, "LoRA rank must be at least 1, got %d", lora->rank);
+    }
+    if (lora->targets == 0 || (lora->targets & ~((1u << TNN_LORA_SLOTS) - 1)) != 0) {
+        return tnn_fail(TNN_ERR_ARG, "LoRA targets must be a non-empty set of q,k,v,o,gate,up,down");
+    }
+    if (!isfinite(lora->alpha) || !(lora->init_scale >= 0.0f) || !isfinite(lora->init_scale)) {
+        return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");
+    }
+    if (lora->base_compute != TNN_BASE_FAST && lora->base_compute != TNN_BASE_STORED) {
+        return tnn_fail(TNN_ERR_ARG, "base_compute must be %d (fast) or %d (stored), got %d",
+                        TNN_BASE_FAST, TNN_BASE_STORED, lora->base_compute);
+    }
+    return TNN_OK;
+}
+
+static int bind_base(tnn_session * s, struct tnn_llama * m) {
+    const tnn_model_config * cfg = m->cfg;
+    struct ggml_context * base = s->base.ctx;
+    m->token_embd = ggml_get_tensor(base, "token_embd.weight");
+    m->output_norm = ggml_get_tensor(base, "output_norm.weight");
+    m->output = cfg->untied ? ggml_get_tensor(base, "output.weight") : NULL;
+    m->head = m->output ? m->output : m->token_embd;
+    if (m->output_norm == NULL || m->output_norm->ne[0] != cfg->d_model) {
+        return tnn_fail(TNN_ERR_ARG, "tensor output_norm.weight is missing or misshapen");
+    }
+    if (m->token_embd->ne[0] != cfg->d_model || (m->output && m->output->ne[0] != cfg->d_model)) {
+        return tnn_fail(TNN_ERR_ARG, "token_embd.weight or output.weight does not have width %d",
+                        cfg->d_model);
+    }
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        int status = tnn_block_bind(base, &m->blocks[l], l, cfg);
+        if (status != TNN_OK) {
+            return status;
+        }
+    }
+    return TNN_OK;
+}
+
+static int create_on_base(tnn_session * s, const tnn_model_desc * desc) {
+    const tnn_lora_config * lora = &desc->lora;
+    int status = check_lora_config(lora);
+    if (status == TNN_OK) {
+        status = tnn_base_open(s, desc->base_gguf);
+    }
+    if (status != TNN_OK) {
+        return status;
+    }
+    tnn_model_config * cfg = &s->model.cfg;
+    cfg->t_seq = lora->t_seq;
+    cfg->t_batch = lora->t_batch;
+    cfg->init_scale = lora->init_scale;
+    cfg->seed = lora->seed;
+    if ((status = tnn_llama_check_config(cfg)) != TNN_OK) {
+        return status;
+    }
+    struct tnn_llama * m = new_llama(s);
+    if (m == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
+    }
+    if ((status = bind_base(s, m)) != TNN_OK) {
+        return status;
+    }
+    for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
+        if (!(lora->targets & (1u << slot))) {
+            continue;
+        }
+        const struct ggml_tensor * w = tnn_block_weight(&m->blocks[0], slot);
+        const int64_t max_rank = w->ne[0] < w->ne[1] ? w->ne[0] : w->ne[1];
+        if (lora->rank > max_rank) {
+            return tnn_fail(TNN_ERR_ARG, "LoRA rank %d is larger than %s allows (min(d_in, d_out) = %lld)",
+                            lora->rank, tnn_lora_slot_name(slot), (long long) max_rank);
+        }
+    }
+    if ((status = tnn_base_place(s, lora->base_compute == TNN_BASE_FAST)) != TNN_OK) {
+        return status;
+    }
+    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * 2 * TNN_LORA_SLOTS);
+    if (s->model.ctx == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the adapters");
+    }
+    for (int32_t l = 0; l < cfg->n_layers && lora->rank > 0; ++l) {
+        struct tnn_block * b = &m->blocks[l];
+        tnn_block_add_lora(s->model.ctx, b, l, lora);
+        for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
+            if (b->lora_a[slot] && (tnn_add_param(s, b->lora_a[slot]) || tnn_add_param(s, b->lora_b[slot]))) {
+                return TNN_ERR_ALLOC;
+            }
+        }
+    }
+    s->model.lora = *lora;
+    s->model.has_lora = lora->rank > 0;
+    return tnn_add_token_inputs(s);
+}
+
+/* ---- forward ------------------------------------------------------------ */
+
+struct ggml_tensor * tnn_llama_embed(struct ggml_context * ctx, const struct tnn_llama * m,
+                                     struct ggml_tensor * tokens) {
+    struct ggml_tensor * x = ggml_get_rows(ctx, m->token_embd, tokens);   /* [d or donor_d, n] */
+    if (m->cfg->embd_scale) {
+        x = ggml_scale(ctx, x, sqrtf((float) m->cfg->d_model));
+    }
+    if (m->embd_proj) {
+        x = ggml_mul_mat(ctx, m->embd_proj, x);                            /* [d, n] */
+    }
+    return x;
+}
+
+/* x [d, n] through every block, then the final norm and the head on the
+ * columns from first on: training (train: the masks) or over the KV cache
+ * (cached: its inputs, the LoRA products left out when it says so). */
+static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const struct tnn_llama * m,
+                                            struct ggml_tensor * x, struct ggml_tensor * positions,
+                                            const struct tnn_forward_inputs * train,
+                                            const struct tnn_decode_inputs * cached, int64_t first) {
+    const tnn_model_config * cfg = m->cfg;
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        struct tnn_block block = m->blocks[l];
+        if (train != NULL) {
+            x = tnn_block_forward(ctx, &block, x, positions, block.local ? train->swa_mask : train->causal_mask,
+                                  cfg, NULL);
+            continue;
+        }
+        struct tnn_kv_step kv = {
+            .k_cache = cached->k_caches[l], .v_cache = cached->v_caches[l],
+            .kv_rows = cached->rows, .kq_mask = cached->mask, .n_kv = cached->n_kv, .flash = cached->flash,
+        };
+        for (int slot = 0; slot < TNN_LORA_SLOTS && cached->base_only; ++slot) {
+            block.lora_a[slot] = block.lora_b[slot] = NULL;
+        }
+        x = tnn_block_forward(ctx, &block, x, positions, NULL, cfg, &kv);
+    }
+    if (first > 0) {
+        x = ggml_view_2d(ctx, x, x->ne[0], x->ne[1] - first, x->nb[1], (size_t) first * x->nb[1]);
+    }
+    x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
+    return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n - first] */
+}
+
+/* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */
+static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_model * model,
+                                    const struct tnn_forward_inputs * in) {
+    const struct tnn_llama * m = tnn_llama_of(model);
+    return blocks_and_head(ctx, m, tnn_llama_embed(ctx, m, in->tokens), in->positions, in, NULL, 0);
+}
+
+/* tokens, positions [n] -> logits [vocab, 1] of the last token, as forward
+ * but over the caches, and with the output head run on the last token only:
+ * a prompt's other logits are never read. */
+static struct ggml_tensor * forward_cached(struct ggml_context * ctx, const struct tnn_model * model,
+                                           const struct tnn_decode_inputs * in) {
+    const struct tnn_llama * m = tnn_llama_of(model);
+    return blocks_and_head(ctx, m, tnn_llama_embed(ctx, m, in->tokens), in->positions, NULL, in, in->n - 1);
+}
+
+/* ---- GGUF export ---------------------------------------------------------------- */
+
+static void gguf_metadata(struct gguf_context * gguf, const tnn_model_config * cfg) {
+    tnn_gguf_model_keys(gguf, "llama", cfg);
+    gguf_set_val_u32(gguf, "llama.attention.head_count_kv", (uint32_t) cfg->n_kv_heads);
+    gguf_set_val_f32(gguf, "llama.attention.layer_norm_rms_epsilon", cfg->rms_eps);
+    gguf_set_val_f32(gguf, "llama.rope.freq_base", cfg->rope_base);
+    gguf_set_val_u32(gguf, "llama.rope.dimension_count", (uint32_t) tnn_head_dim(cfg));
+    tnn_gguf_vocab_keys(gguf, "llama", cfg);
+}
+
+/* A model with a donor lens is written with the lens folded into its
+ * embedding, E' [d_model, vocab] = lens^T E (E [donor_d, vocab], lens
+ * [donor_d, d_model]), so that llama.cpp sees a plain llama. */
+static struct ggml_tensor * gguf_tensor(struct ggml_context * host, const struct tnn_model * model,
+                                        struct ggml_tensor * param) {
+    const struct tnn_llama * m = tnn_llama_of(model);
+    if (m->embd_proj == NULL || (param != m->token_embd && param != m->embd_proj)) {
+        return tnn_host_copy(host, param);
+    }
+    if (param == m->embd_proj) {
+        return NULL;
+    }
+    const struct ggml_tensor * e = m->token_embd, * p = m->embd_proj;
+    const int64_t donor_d = e->ne[0], vocab = e->ne[1], d_model = p->ne[1];
+    const struct ggml_tensor * e_host = tnn_host_copy(host, m->token_embd);
+    const struct ggml_tensor * p_host = tnn_host_copy(host, m->embd_proj);
+    struct ggml_tensor * out = ggml_new_tensor_2d(host, GGML_TYPE_F32, d_model, vocab);
+    ggml_set_name(out, "token_embd.weight");
+    const float * E = e_host->data, * P = p_host->data;
+    float * O = out->data;
+    for (int64_t v = 0; v < vocab; ++v) {
+        for (int64_t j = 0; j < d_model; ++j) {
+            double acc = 0.0;
+            for (int64_t i = 0; i < donor_d; ++i) {
+                acc += (double) P[i + j * donor_d] * E[i + v * donor_d];
+            }
+            O[j + v * d_model] = (float) acc;
+        }
+    }
+    return out;
+}
+
+const struct tnn_arch tnn_arch_llama = {
+    .name = "llama",
+    .create = tnn_llama_create,
+    .create_on_base = create_on_base,
+    .forward = forward,
+    .forward_cached = forward_cached,
+    .gguf_metadata = gguf_metadata,
+    .gguf_tensor = gguf_tensor,
+};

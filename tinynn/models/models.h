@@ -1,0 +1,342 @@
+/* The models: primitives (one ggml sub-graph each) -> blocks -> the
+ * architectures (a table of function pointers, models/arch.c), their
+ * configs read from a GGUF, a frozen GGUF base and its fast copies.
+ * Not installed. */
+#ifndef TINYNN_MODELS_H
+#define TINYNN_MODELS_H
+
+#include "core/core.h"
+#include "cpu/state.h"
+#include "csrc/backend.h"
+#include "gguf/gguf_file.h"
+
+#include "ggml-alloc.h"
+
+#include <stdbool.h>
+
+/* ---- primitives (primitives.c): one ggml sub-graph each ---------------- */
+
+/* x [d, n] -> x / rms(x) * weight */
+struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x,
+                                  struct ggml_tensor * weight, float eps);
+/* x [head_dim, n_heads, n_tokens], positions int32 [n_tokens] -> rotated x:
+ * adjacent pairs (llama.cpp's NORM mode, llama) or, neox, the pairs
+ * (i, i + head_dim/2) (NEOX mode: Qwen2, Qwen3) */
+struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
+                              struct ggml_tensor * positions, float rope_base, bool neox);
+/* gate, up [d_ff, n] -> silu(gate) * up */
+struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate,
+                                struct ggml_tensor * up);
+/* gate, up [d_ff, n] -> gelu(gate) * up (Gemma) */
+struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate,
+                               struct ggml_tensor * up);
+/* Causal grouped-query attention.
+ * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch],
+ * causal_mask [t_seq, t_seq] (0 on and below the diagonal, -inf above)
+ * -> [head_dim*n_heads, t_seq*t_batch] */
+struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
+                                   struct ggml_tensor * k, struct ggml_tensor * v,
+                                   struct ggml_tensor * causal_mask, int32_t t_seq, int32_t t_batch);
+/* Causal GQA attention of n new queries over a KV cache: writes the new keys
+ * and values into the cache rows kv->kv_rows, then attends over the first
+ * kv->n_kv cache positions under kv->kq_mask (0 where a query may look,
+ * -inf elsewhere), with one flash-attention op or, where the backend lacks
+ * it, two mul_mats and a softmax.
+ * q [head_dim, n_heads, n], k, v [head_dim, n_kv_heads, n] -> [head_dim*n_heads, n] */
+struct tnn_kv_step;
+struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
+                                          struct ggml_tensor * k, struct ggml_tensor * v,
+                                          const struct tnn_kv_step * kv);
+/* x [d, n] -> (x - mean(x)) / sqrt(var(x) + eps) * weight + bias, per column */
+struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x,
+                                    struct ggml_tensor * weight, struct ggml_tensor * bias, float eps);
+/* GELU, tanh form (GPT-2's): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x);
+/* logits [vocab, n], labels int32 [n] (-1: masked) -> cross-entropy summed
+ * over the labelled tokens, divided by n (scalar) */
+struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
+                                       struct ggml_tensor * labels);
+
+/* ---- one transformer block (block.c) ----------------------------------- */
+
+/* LoRA target slots, in enum tnn_lora_target bit order */
+enum { TNN_LORA_SLOT_Q, TNN_LORA_SLOT_K, TNN_LORA_SLOT_V, TNN_LORA_SLOT_O,
+       TNN_LORA_SLOT_GATE, TNN_LORA_SLOT_UP, TNN_LORA_SLOT_DOWN, TNN_LORA_SLOTS };
+
+struct tnn_block {
+    struct ggml_tensor * attn_norm;                   /* [d_model] */
+    struct ggml_tensor * wq, * wk, * wv;              /* [d_model, n_heads*hd], [d_model, n_kv*hd] x2 */
+    struct ggml_tensor * bq, * bk, * bv;              /* biases or NULL */
+    struct ggml_tensor * q_norm, * k_norm;            /* [hd] per-head RMSNorm weights or NULL */
+    struct ggml_tensor * post_attn_norm, * post_ffn_norm;  /* [d] or NULL (Gemma 3) */
+    bool local;                                       /* sliding-window attention (Gemma 3) */
+    struct ggml_tensor * wo;                          /* [n_heads*hd, d_model] */
+    struct ggml_tensor * ffn_norm;                    /* [d_model] */
+    struct ggml_tensor * w_gate, * w_up;              /* [d_model, d_ff] */
+    struct ggml_tensor * w_down;                      /* [d_ff, d_model] */
+    /* LoRA adapters per slot, or NULL: A [d_in, rank], B [rank, d_out] */
+    struct ggml_tensor * lora_a[TNN_LORA_SLOTS];
+    struct ggml_tensor * lora_b[TNN_LORA_SLOTS];
+    float lora_scale;                                 /* alpha / rank */
+};
+
+/* The block's weight for a LoRA slot (wq, wk, ... w_down), and the field
+ * that holds it (a fast copy of a frozen base replaces it there). */
+struct ggml_tensor * tnn_block_weight(const struct tnn_block * block, int slot);
+struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * block, int slot);
+/* The GGUF name suffix of a slot's weight ("attn_q", ..., "ffn_down"). */
+const char * tnn_lora_slot_name(int slot);
+
+/* Point the block at existing weights named blk.<layer>.* in ctx (a mapped
+ * GGUF); returns TNN_OK or records which tensor is missing or misshapen. */
+int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
+                   const tnn_model_config * cfg);
+/* Create LoRA A and B (named <weight name>.lora_a / .lora_b) in ctx for the
+ * slots in targets (a mask of enum tnn_lora_target). */
+void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
+                        const tnn_lora_config * lora);
+/* Create the block's weight tensors (named blk.<layer>.*) in ctx. */
+void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
+                      const tnn_model_config * cfg);
+/* For generation: this layer's KV cache and the decode graph's inputs. The
+ * graph does not depend on where the new tokens go: their cache rows, the
+ * mask and the positions are inputs, so one graph serves every decode step
+ * of the same shape (generate.c builds and keeps it, filling every field). */
+struct tnn_kv_step {
+    struct ggml_tensor * k_cache, * v_cache;   /* [head_dim, n_ctx, n_kv_heads]: a head's
+                                                  positions are consecutive rows */
+    struct ggml_tensor * kv_rows;              /* I64 [n]: the cache row of each new token */
+    struct ggml_tensor * kq_mask;              /* F16 [n_kv, n]: 0 or -inf */
+    int32_t n_kv;                              /* cache positions attended (the mask's width) */
+    bool flash;                                /* ggml_flash_attn_ext, else mul_mat + softmax */
+};
+
+/* The block's two sub-layers, without norms or residuals, for blocks that
+ * place them otherwise (a variant architecture):
+ * attention: h [d_model, n] -> wo attend(rope(wq h), rope(wk h), wv h) [d_model, n]
+ * (kv and causal_mask as for tnn_block_forward); ffn: h -> w_down (act(w_gate h) * w_up h). */
+struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct tnn_block * block,
+                                         struct ggml_tensor * h, struct ggml_tensor * positions,
+                                         struct ggml_tensor * causal_mask,
+                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv);
+struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * block,
+                                   struct ggml_tensor * h, const tnn_model_config * cfg);
+/* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
+ * kv NULL: training (t_batch sequences of t_seq, causal_mask as for
+ * tnn_attention); else one sequence, cached (causal_mask unused). */
+struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * block,
+                                       struct ggml_tensor * x, struct ggml_tensor * positions,
+                                       struct ggml_tensor * causal_mask,
+                                       const tnn_model_config * cfg, const struct tnn_kv_step * kv);
+
+/* ---- the pre-LayerNorm GELU block of GPT-2 and ViT (ln_block.c) -------- */
+
+struct tnn_ln_block {
+    struct ggml_tensor * attn_norm, * attn_norm_b;    /* [d] */
+    struct ggml_tensor * wqkv, * bqkv;                /* [d, 3d], [3d]: q, k, v stacked */
+    struct ggml_tensor * wo, * bo;                    /* [d, d], [d] */
+    struct ggml_tensor * ffn_norm, * ffn_norm_b;      /* [d] */
+    struct ggml_tensor * w_up, * b_up;                /* [d, d_ff], [d_ff] */
+    struct ggml_tensor * w_down, * b_down;            /* [d_ff, d], [d] */
+};
+
+#define TNN_LN_BLOCK_TENSORS 12
+
+/* Create the block's tensors (named blk.<layer>.* as llama.cpp's GPT-2) in
+ * ctx and list them in out (TNN_LN_BLOCK_TENSORS of them). */
+void tnn_ln_block_create(struct ggml_context * ctx, struct tnn_ln_block * block, int32_t layer,
+                         int64_t d_model, int64_t d_ff, struct ggml_tensor ** out);
+/* x [d, t_seq*t_batch] -> x + attn(LN1(x)), then + mlp(LN2(.)). causal_mask
+ * as for tnn_attention, or NULL: every position sees every other. */
+struct ggml_tensor * tnn_ln_block_forward(struct ggml_context * ctx, const struct tnn_ln_block * block,
+                                          struct ggml_tensor * x, int32_t n_heads,
+                                          int32_t t_seq, int32_t t_batch,
+                                          struct ggml_tensor * causal_mask, float eps);
+
+/* ---- the model and its architecture (models/) ------------------------------- */
+
+struct gguf_context;
+struct tnn_model;
+
+/* What a forward reads besides the parameters (NULL where unused). */
+struct tnn_forward_inputs {
+    struct ggml_tensor * tokens, * positions;   /* int32 [t_seq*t_batch] (token models) */
+    struct ggml_tensor * images;                /* [patch_dim, n_patches, t_batch] (ViT) */
+    struct ggml_tensor * causal_mask;           /* [t_seq, t_seq]: 0 where a query sees a key, else -inf */
+    struct ggml_tensor * swa_mask;              /* the same within the sliding window, or NULL */
+};
+
+/* Generation's forward over a KV cache: n new tokens, their cache rows and
+ * the mask over the n_kv positions they attend (generate.c fills it). */
+struct tnn_decode_inputs {
+    struct ggml_tensor * tokens, * positions;   /* int32 [n] */
+    struct ggml_tensor * rows;                  /* int64 [n]: each token's cache row */
+    struct ggml_tensor * mask;                  /* F16 [n_kv, n] */
+    struct ggml_tensor ** k_caches, ** v_caches;/* one per layer */
+    int32_t n, n_kv;
+    bool flash;                                 /* ggml_flash_attn_ext, else mul_mat + softmax */
+    bool base_only;                             /* leave the LoRA adapters out */
+};
+
+/* An architecture as data: one table entry each (arch.c lists them), so
+ * adding one is a file and a line there. NULL members are things the
+ * architecture does not do. */
+struct tnn_arch {
+    const char * name;                          /* tnn_model_desc.arch */
+    /* Check desc, create the parameters in s->model.ctx (each added with
+     * tnn_add_param) and the inputs (tnn_add_token_inputs, or its own);
+     * the memory and the init come after. */
+    int (*create)(tnn_session * s, const tnn_model_desc * desc);
+    /* The same over desc->base_gguf: open it as s->base, bind its weights
+     * and create desc->lora's adapters. */
+    int (*create_on_base)(tnn_session * s, const tnn_model_desc * desc);
+    /* inputs -> logits [vocab (classes for a ViT), n] */
+    struct ggml_tensor * (*forward)(struct ggml_context * ctx, const struct tnn_model * model,
+                                    const struct tnn_forward_inputs * in);
+    /* new tokens over the KV cache -> logits [vocab, 1] of the last one */
+    struct ggml_tensor * (*forward_cached)(struct ggml_context * ctx, const struct tnn_model * model,
+                                           const struct tnn_decode_inputs * in);
+    /* The model's GGUF metadata as llama.cpp reads it (NULL: not saved by
+     * tinynn, e.g. the ViT, whose file Python writes). */
+    void (*gguf_metadata)(struct gguf_context * gguf, const tnn_model_config * cfg);
+    /* The host tensor to save for a parameter (NULL: leave it out), when the
+     * file's tensor is not a plain copy (a lens folded into an embedding). */
+    struct ggml_tensor * (*gguf_tensor)(struct ggml_context * host, const struct tnn_model * model,
+                                        struct ggml_tensor * param);
+    bool learned_positions;                     /* positions index a table of t_seq rows */
+};
+
+/* The table entry of an architecture, or NULL. */
+const struct tnn_arch * tnn_arch_find(const char * name);
+/* Every architecture's name, ", "-separated (for messages). */
+const char * tnn_arch_names(void);
+
+/* llama's entry, which also serves every GGUF base (session/realize.c) */
+extern const struct tnn_arch tnn_arch_llama;
+
+/* The realized model: its architecture, shape, parameters and inputs. */
+struct tnn_model {
+    const struct tnn_arch * arch;
+    tnn_model_config cfg;        /* the shape every layer reads; a ViT's classes are vocab */
+    void * params;               /* the architecture's own struct (struct tnn_llama, ...),
+                                    from tnn_alloc_with_blocks: free() frees it */
+    struct ggml_context * ctx;   /* trainable parameters and inputs */
+    ggml_backend_buffer_t buf;
+    struct ggml_tensor * tokens, * positions, * images;
+    bool has_lora;               /* adapters on a frozen base (lora says which) */
+    tnn_lora_config lora;
+};
+
+/* Mark t trainable and add it to the table. */
+int tnn_add_param(tnn_session * s, struct ggml_tensor * t);
+/* The int32 token and position inputs of t_seq x t_batch (model.cfg). */
+int tnn_add_token_inputs(tnn_session * s);
+/* n_layers pre-LayerNorm blocks in the model's context, every tensor trainable. */
+int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers,
+                      int64_t d_model, int64_t d_ff);
+/* An architecture's struct (struct_size bytes) and its n_blocks blocks
+ * (block_size bytes each) in one zeroed allocation, which free() frees;
+ * *blocks points at the first block. NULL when out of memory. */
+void * tnn_alloc_with_blocks(size_t struct_size, size_t block_size, int32_t n_blocks, void ** blocks);
+/* A context for a model's tensors: n_tensors descriptors, no data. */
+struct ggml_context * tnn_tensor_context(size_t n_tensors);
+
+/* ---- llama-family models (llama.c) ------------------------------------------ */
+
+/* The width of one attention head. */
+static inline int64_t tnn_head_dim(const tnn_model_config * cfg) {
+    return cfg->head_dim > 0 ? cfg->head_dim : cfg->d_model / cfg->n_heads;
+}
+
+struct tnn_llama {
+    const tnn_model_config * cfg;      /* the model's (s->model.cfg) */
+    struct ggml_tensor * token_embd;   /* [d_model, vocab], or [donor_d_in, vocab] with a lens */
+    struct ggml_tensor * embd_proj;    /* the lens [donor_d_in, d_model], or NULL */
+    struct tnn_block   * blocks;       /* n_layers */
+    struct ggml_tensor * output_norm;  /* [d_model] */
+    struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */
+    struct ggml_tensor * head;         /* what logits are computed with: output, or
+                                          token_embd when tied, or a fast copy of either */
+};
+
+/* The llama of a model built on one (every frozen GGUF base is). */
+static inline struct tnn_llama * tnn_llama_of(const struct tnn_model * model) {
+    return (struct tnn_llama *) model->params;
+}
+/* Check a config; returns TNN_OK or records why not. */
+int tnn_llama_check_config(const tnn_model_config * cfg);
+/* A llama's parameters with random init, for its own create or a variant's. */
+int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc);
+/* tokens int32 [n] -> their embedding rows [d, n] (through the lens, scaled
+ * by sqrt(d) for Gemma) */
+struct ggml_tensor * tnn_llama_embed(struct ggml_context * ctx, const struct tnn_llama * model,
+                                     struct ggml_tensor * tokens);
+
+/* ---- GPT-2 (gpt2.c) and ViT (vit.c) ------------------------------------- */
+
+struct tnn_gpt2 {
+    struct ggml_tensor * token_embd;     /* [d, vocab], also the LM head */
+    struct ggml_tensor * position_embd;  /* [d, t_seq] */
+    struct tnn_ln_block * blocks;        /* n_layers */
+    struct ggml_tensor * output_norm, * output_norm_b;   /* [d] */
+};
+
+struct tnn_vit {
+    tnn_vit_config cfg;
+    struct ggml_tensor * patch_embd, * patch_embd_b;   /* [patch_dim, d], [d] */
+    struct ggml_tensor * position_embd;                /* [d, 1 + n_patches]: 0 is the class token */
+    struct tnn_ln_block * blocks;                      /* n_layers */
+    struct ggml_tensor * output_norm, * output_norm_b; /* [d] */
+    struct ggml_tensor * head, * head_b;               /* [d, n_classes], [n_classes] */
+};
+
+/* ---- a GGUF as a frozen base (models/frozen_base.c, frozen_copies.c) ------- */
+
+struct tnn_frozen_pair;
+
+/* The base a LoRA session trains on: the GGUF's tensors, in their stored
+ * types, and the fast copies made of them (frozen_copies.c). */
+struct tnn_frozen_base {
+    struct ggml_context * ctx;       /* tensor descriptors named as in the file */
+    ggml_backend_buffer_t buf;
+    struct gguf_context * gguf;
+    char arch_name[32];              /* general.architecture ("llama", "qwen2", ...) */
+    struct tnn_mapped_file file;
+    bool in_place;                   /* tensors point into the mapped file */
+    /* fast copies of the matrices, unless base_compute = stored */
+    struct ggml_context * ctx_copies;
+    ggml_backend_buffer_t buf_copies;
+    struct tnn_frozen_pair * pairs;
+    int32_t n_pairs;
+};
+
+/* Open and validate a model family's GGUF: its config, and a ggml context of
+ * tensor descriptors (no data) named as in the file (models/gguf_config.c). */
+int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context ** gguf_out,
+                  struct ggml_context ** tensors_out);
+/* Open and map path as s->base, its config into s->model.cfg. */
+int tnn_base_open(tnn_session * s, const char * path);
+/* Give the base's tensors memory (in place in the mapped file when the
+ * backend computes on host memory, else a device copy), make the fast
+ * copies (fast_copies), let go of the map where nothing points into it, and
+ * add the tensors to the table (kind FROZEN). Needs the base bound. */
+int tnn_base_place(tnn_session * s, bool fast_copies);
+void tnn_base_free(struct tnn_frozen_base * base);
+
+/* ---- fast copies of a frozen base (frozen_copies.c)----------------------------- */
+
+/* A frozen matrix as the forward uses it, its transpose (or NULL), and
+ * whether the CPU's packed integer products (qgemm, cpu/kernels.h) serve each. */
+struct tnn_frozen_pair {
+    struct ggml_tensor * w;        /* [d_in, d_out] */
+    struct ggml_tensor * wt;       /* [d_out, d_in] */
+    struct ggml_tensor * w_panels; /* W in 16-row panels for the forward, or NULL */
+    bool wt_panels;                /* wt holds 16-row panels (a Q8_0 W^T) */
+    int32_t wt_levels;             /* int8 levels of the gradient times panels wt (qgemm) */
+};
+
+/* Make the transposed copies (and Q8_0 forward copies of slow quantized
+ * types) of the base's matrices from the mapped file, and point the model's
+ * fields at the forward copies. Needs the base mapped and bound. */
+int tnn_frozen_prepare(tnn_session * s);
+#endif

@@ -1,0 +1,128 @@
+/* Primitives: the small ggml sub-graphs a llama block is made of. Each has a
+ * backward pass in ggml, so everything built from them trains. */
+#include "models/models.h"
+
+#include <math.h>
+
+struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x,
+                                  struct ggml_tensor * weight, float eps) {
+    /* [d, n] -> [d, n]; weight [d] broadcasts over n */
+    return ggml_mul(ctx, ggml_rms_norm(ctx, x, eps), weight);
+}
+
+struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x,
+                                    struct ggml_tensor * weight, struct ggml_tensor * bias, float eps) {
+    /* [d, n] -> [d, n]; ggml_norm's backward is vendor/patches/0007 */
+    return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, x, eps), weight), bias);
+}
+
+struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x) {
+    /* Composed from ops with a float32 backward (tanh's is vendor/patches/0007):
+     * ggml_gelu has no backward, and on the CPU it reads a float16 table. */
+    const float sqrt_2_over_pi = 0.7978845608028654f;
+    struct ggml_tensor * x3 = ggml_mul(ctx, ggml_sqr(ctx, x), x);
+    struct ggml_tensor * inner = ggml_scale(ctx, ggml_add(ctx, x, ggml_scale(ctx, x3, 0.044715f)), sqrt_2_over_pi);
+    struct ggml_tensor * half_x = ggml_scale(ctx, x, 0.5f);
+    /* 0.5 x (1 + tanh(inner)) = 0.5 x + 0.5 x tanh(inner) */
+    return ggml_add(ctx, half_x, ggml_mul(ctx, half_x, ggml_tanh(ctx, inner)));
+}
+
+struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
+                              struct ggml_tensor * positions, float rope_base, bool neox) {
+    const int head_dim = (int) x->ne[0];
+    /* GGML_ROPE_TYPE_NORMAL rotates adjacent pairs, as llama.cpp does for the
+     * llama architecture, NEOX the two halves' pairs (i, i + head_dim/2) for
+     * Qwen; no context extension (YaRN) terms. */
+    const int mode = neox ? GGML_ROPE_TYPE_NEOX : GGML_ROPE_TYPE_NORMAL;
+    return ggml_rope_ext(ctx, x, positions, NULL, head_dim, mode, 0, rope_base,
+                         /*freq_scale*/ 1.0f, /*ext_factor*/ 0.0f, /*attn_factor*/ 1.0f,
+                         /*beta_fast*/ 32.0f, /*beta_slow*/ 1.0f);
+}
+
+struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate,
+                                struct ggml_tensor * up) {
+    return ggml_swiglu_split(ctx, gate, up);
+}
+
+struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate,
+                               struct ggml_tensor * up) {
+    return ggml_mul(ctx, tnn_gelu(ctx, gate), up);
+}
+
+/* [head_dim, n_heads, t_seq*t_batch] -> [head_dim, t_seq, n_heads*t_batch]:
+ * one (head, sequence) pair per matrix, heads fastest, so that a query head
+ * h of sequence b sits at h + n_heads*b. */
+static struct ggml_tensor * heads_to_batch(struct ggml_context * ctx, struct ggml_tensor * x,
+                                           int32_t t_seq, int32_t t_batch) {
+    const int64_t head_dim = x->ne[0], n_heads = x->ne[1];
+    x = ggml_reshape_4d(ctx, x, head_dim, n_heads, t_seq, t_batch);
+    x = ggml_cont(ctx, ggml_permute(ctx, x, 0, 2, 1, 3));          /* [hd, t_seq, n_heads, B] */
+    return ggml_reshape_3d(ctx, x, head_dim, t_seq, n_heads * t_batch);
+}
+
+struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
+                                   struct ggml_tensor * k, struct ggml_tensor * v,
+                                   struct ggml_tensor * causal_mask, int32_t t_seq, int32_t t_batch) {
+    const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n_kv_heads = k->ne[1];
+
+    struct ggml_tensor * q3 = heads_to_batch(ctx, q, t_seq, t_batch);   /* [hd, T, H*B] */
+    struct ggml_tensor * k3 = heads_to_batch(ctx, k, t_seq, t_batch);   /* [hd, T, KV*B] */
+    /* v transposed per head: [T, hd, KV*B], so that weights @ v is a mul_mat */
+    struct ggml_tensor * v4 = ggml_reshape_4d(ctx, v, head_dim, n_kv_heads, t_seq, t_batch);
+    struct ggml_tensor * vt = ggml_cont(ctx, ggml_permute(ctx, v4, 1, 2, 0, 3));  /* [T, hd, KV, B] */
+    vt = ggml_reshape_3d(ctx, vt, t_seq, head_dim, n_kv_heads * t_batch);
+
+    /* Grouped-query attention by broadcasting: mul_mat repeats each of the
+     * KV*B key matrices over H/KV consecutive query matrices, so query head h
+     * reads kv head h / (H/KV), as llama.cpp does. */
+    struct ggml_tensor * scores = ggml_mul_mat(ctx, k3, q3);            /* [T_k, T_q, H*B] */
+    /* causal: the mask adds -inf above the diagonal inside the softmax, so
+     * no masked copy of the scores is kept for the backward */
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, causal_mask,
+                                                     1.0f / sqrtf((float) head_dim), 0.0f);
+    struct ggml_tensor * out = ggml_mul_mat(ctx, vt, weights);          /* [hd, T_q, H*B] */
+
+    out = ggml_reshape_4d(ctx, out, head_dim, t_seq, n_heads, t_batch);
+    out = ggml_cont(ctx, ggml_permute(ctx, out, 0, 2, 1, 3));           /* [hd, H, T, B] */
+    return ggml_reshape_2d(ctx, out, head_dim * n_heads, (int64_t) t_seq * t_batch);
+}
+
+struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
+                                          struct ggml_tensor * k, struct ggml_tensor * v,
+                                          const struct tnn_kv_step * kv) {
+    const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n = q->ne[2];
+    const int64_t n_kv_heads = k->ne[1];
+    /* the new keys and values [hd, KV, n] -> [hd, n, KV], scattered into the
+     * cache rows; reading the cache through set_rows' result orders the
+     * write before the attention */
+    struct ggml_tensor * k_all = ggml_set_rows(ctx, kv->k_cache, ggml_permute(ctx, k, 0, 2, 1, 3), kv->kv_rows);
+    struct ggml_tensor * v_all = ggml_set_rows(ctx, kv->v_cache, ggml_permute(ctx, v, 0, 2, 1, 3), kv->kv_rows);
+    /* the first n_kv positions of each head, read in place: [hd, n_kv, KV] */
+    struct ggml_tensor * keys = ggml_view_3d(ctx, k_all, head_dim, kv->n_kv, n_kv_heads,
+                                             k_all->nb[1], k_all->nb[2], 0);
+    struct ggml_tensor * values = ggml_view_3d(ctx, v_all, head_dim, kv->n_kv, n_kv_heads,
+                                               v_all->nb[1], v_all->nb[2], 0);
+    struct ggml_tensor * q3 = ggml_permute(ctx, q, 0, 2, 1, 3);                /* [hd, n, H] */
+    const float scale = 1.0f / sqrtf((float) head_dim);
+    struct ggml_tensor * out;
+    if (kv->flash) {
+        /* one op: online softmax over the unmasked keys; query head h reads
+         * kv head h / (H/KV); the result is already [hd, H, n] */
+        out = ggml_flash_attn_ext(ctx, q3, keys, values, kv->kq_mask, scale, 0.0f, 0.0f);
+        return ggml_reshape_2d(ctx, out, head_dim * n_heads, n);
+    }
+    /* mul_mat broadcasts each kv head over H/KV consecutive query heads */
+    struct ggml_tensor * scores = ggml_mul_mat(ctx, keys, q3);                 /* [n_kv, n, H] */
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, kv->kq_mask, scale, 0.0f);
+    struct ggml_tensor * vt = ggml_cont(ctx, ggml_transpose(ctx, values));     /* [n_kv, hd, KV] */
+    out = ggml_mul_mat(ctx, vt, weights);                                      /* [hd, n, H] */
+    out = ggml_cont(ctx, ggml_permute(ctx, out, 0, 2, 1, 3));                  /* [hd, H, n] */
+    return ggml_reshape_2d(ctx, out, head_dim * n_heads, n);
+}
+
+struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
+                                       struct ggml_tensor * labels) {
+    /* sum over the labelled tokens of -log_softmax(logits)[label], over n:
+     * int32 labels need no vocab x n one-hot tensor (vendor/patches/0005) */
+    return ggml_cross_entropy_loss(ctx, logits, labels);
+}

@@ -1,0 +1,239 @@
+/* Generation: a forward graph over a KV cache, so that generating n tokens
+ * costs O(n) forwards of one token instead of O(n) forwards of the whole
+ * prefix. The graph does not depend on the position it runs at (the cache
+ * rows, the attention mask and the positions are inputs), so it is built
+ * once per shape and reused: a generated token only uploads three small
+ * inputs and computes. */
+#include "session/session.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Cache positions attended are rounded up to this, so that one graph serves
+ * this many consecutive tokens; masked positions cost flash attention a
+ * mask read each. */
+#define KV_WINDOW_STEP 256
+
+int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
+    if (s == NULL || !s->realized) {
+        return tnn_fail(TNN_ERR_STATE, "kv_init before realize: there is no model to run");
+    }
+    if (n_ctx < 1 || n_ctx > (1 << 20)) {
+        return tnn_fail(TNN_ERR_ARG, "the context must be between 1 and %d tokens, got %d", 1 << 20, n_ctx);
+    }
+    if (s->decoder.ctx_kv != NULL) {
+        return tnn_fail(TNN_ERR_STATE, "kv_init called twice on one session");
+    }
+    if (s->model.arch->forward_cached == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "generation with a KV cache runs llama models only, not %s",
+                        s->model.arch->name);
+    }
+    if (s->model.cfg.swa_window > 0 && n_ctx > s->model.cfg.swa_window) {
+        /* the decode graph has one mask for every layer: within the window a
+         * local layer sees what a global one sees */
+        return tnn_fail(TNN_ERR_ARG, "this model's local layers attend over %d positions: generation "
+                        "runs a context of at most %d tokens, not %d", s->model.cfg.swa_window,
+                        s->model.cfg.swa_window, n_ctx);
+    }
+    const tnn_model_config * cfg = &s->model.cfg;
+    const int64_t head_dim = tnn_head_dim(cfg);
+    struct ggml_init_params ip = {
+        .mem_size = (size_t) (2 * cfg->n_layers + 2) * ggml_tensor_overhead(),
+        .mem_buffer = NULL,
+        .no_alloc = true,
+    };
+    s->decoder.ctx_kv = ggml_init(ip);
+    s->decoder.k_caches = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.k_caches));
+    s->decoder.v_caches = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.v_caches));
+    if (s->decoder.ctx_kv == NULL || s->decoder.k_caches == NULL || s->decoder.v_caches == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the KV cache");
+    }
+    /* [head_dim, n_ctx, n_kv_heads]: the first n_kv positions of every head
+     * are a strided view that attention reads in place */
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        s->decoder.k_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx, cfg->n_kv_heads);
+        s->decoder.v_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx, cfg->n_kv_heads);
+        ggml_format_name(s->decoder.k_caches[l], "cache_k.%d", l);
+        ggml_format_name(s->decoder.v_caches[l], "cache_v.%d", l);
+    }
+    s->decoder.buf_kv = ggml_backend_alloc_ctx_tensors(s->decoder.ctx_kv, s->backend);
+    s->decoder.galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(s->backend));
+    if (s->decoder.buf_kv == NULL || s->decoder.galloc == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for a %d-token KV cache", tnn_backend_name(), n_ctx);
+    }
+    ggml_backend_buffer_clear(s->decoder.buf_kv, 0);
+    s->decoder.n_ctx = n_ctx;
+    /* flash attention unless the backend lacks it (the CUDA build leaves it
+     * out) or TNN_DECODE_ATTENTION=matmul asks for the portable path */
+    const char * attention = getenv("TNN_DECODE_ATTENTION");
+    s->decoder.flash = !(attention != NULL && strcmp(attention, "matmul") == 0);
+    return TNN_OK;
+}
+
+void tnn_decoder_free(struct tnn_decoder * d) {
+    ggml_free(d->ctx_graph);
+    ggml_gallocr_free(d->galloc);
+    tnn_free_tensors(d->ctx_kv, d->buf_kv);
+    free(d->k_caches);
+    free(d->v_caches);
+    free(d->mask_host);
+}
+
+/* The decode graph's inputs, then the architecture's cached forward. */
+static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_session * s, int32_t n, int32_t n_kv) {
+    struct tnn_decoder * d = &s->decoder;
+    d->tokens = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
+    d->positions = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
+    d->rows = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, n);
+    d->mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, n_kv, n);
+    ggml_set_input(d->tokens);
+    ggml_set_input(d->positions);
+    ggml_set_input(d->rows);
+    ggml_set_input(d->mask);
+    const struct tnn_decode_inputs in = {
+        .tokens = d->tokens, .positions = d->positions, .rows = d->rows, .mask = d->mask,
+        .k_caches = d->k_caches, .v_caches = d->v_caches, .n = n, .n_kv = n_kv,
+        .flash = d->flash, .base_only = d->base_only,
+    };
+    return s->model.arch->forward_cached(ctx, &s->model, &in);
+}
+
+/* Build (or keep) the graph for n new tokens attending n_kv positions. */
+static int decode_graph(tnn_session * s, int32_t n, int32_t n_kv) {
+    if (s->decoder.graph != NULL && s->decoder.n == n && s->decoder.n_kv == n_kv) {
+        return TNN_OK;
+    }
+    if (s->decoder.ctx_graph != NULL) {
+        ggml_free(s->decoder.ctx_graph);
+        s->decoder.ctx_graph = NULL;
+    }
+    s->decoder.graph = NULL;
+    const size_t graph_size = 2048 + (size_t) s->model.cfg.n_layers * 64;
+    struct ggml_init_params ip = {
+        .mem_size = graph_size * ggml_tensor_overhead() + ggml_graph_overhead_custom(graph_size, false),
+        .mem_buffer = NULL,
+        .no_alloc = true,
+    };
+    for (;;) {
+        s->decoder.ctx_graph = ggml_init(ip);
+        if (s->decoder.ctx_graph == NULL) {
+            return tnn_fail(TNN_ERR_ALLOC, "out of memory building the decode graph");
+        }
+        struct ggml_cgraph * graph = ggml_new_graph_custom(s->decoder.ctx_graph, graph_size, false);
+        s->decoder.logits = decode_forward(s->decoder.ctx_graph, s, n, n_kv);
+        ggml_set_output(s->decoder.logits);
+        ggml_build_forward_expand(graph, s->decoder.logits);
+        const struct ggml_tensor * unsupported = NULL;
+        for (int i = 0; i < ggml_graph_n_nodes(graph) && unsupported == NULL; ++i) {
+            struct ggml_tensor * node = ggml_graph_node(graph, i);
+            if (!ggml_backend_supports_op(s->backend, node)) {
+                unsupported = node;
+            }
+        }
+        if (unsupported == NULL) {
+            s->decoder.graph = graph;
+            break;
+        }
+        ggml_free(s->decoder.ctx_graph);
+        s->decoder.ctx_graph = NULL;
+        if (unsupported->op == GGML_OP_FLASH_ATTN_EXT && s->decoder.flash) {
+            s->decoder.flash = false;         /* once for the session: mul_mat + softmax */
+            continue;
+        }
+        return tnn_fail(TNN_ERR_BACKEND, "the %s backend cannot run %s (%s, type %s) of the decode graph",
+                        tnn_backend_name(), ggml_op_desc(unsupported), unsupported->name,
+                        ggml_type_name(unsupported->src[0] ? unsupported->src[0]->type : unsupported->type));
+    }
+    if (!ggml_gallocr_alloc_graph(s->decoder.galloc, s->decoder.graph)) {
+        s->decoder.graph = NULL;
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the decode graph", tnn_backend_name());
+    }
+    s->decoder.n = n;
+    s->decoder.n_kv = n_kv;
+    return TNN_OK;
+}
+
+int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_past,
+               float * logits_out, size_t n_logits) {
+    if (s == NULL || tokens == NULL || logits_out == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_decode: NULL argument");
+    }
+    if (s->decoder.ctx_kv == NULL) {
+        return tnn_fail(TNN_ERR_STATE, "decode before kv_init");
+    }
+    const tnn_model_config * cfg = &s->model.cfg;
+    if (n < 1 || n_past < 0 || (int64_t) n_past + n > s->decoder.n_ctx) {
+        return tnn_fail(TNN_ERR_ARG, "decode of %d tokens after %d does not fit the %d-token context",
+                        n, n_past, s->decoder.n_ctx);
+    }
+    if (n_logits != (size_t) cfg->vocab) {
+        return tnn_fail(TNN_ERR_ARG, "decode: the logits buffer must hold %d floats, got %zu",
+                        cfg->vocab, n_logits);
+    }
+    for (int32_t i = 0; i < n; ++i) {
+        if (tokens[i] < 0 || tokens[i] >= cfg->vocab) {
+            return tnn_fail(TNN_ERR_ARG, "token %d at %d is outside the vocabulary [0, %d)",
+                            tokens[i], i, cfg->vocab);
+        }
+    }
+
+    const int64_t end = (int64_t) n_past + n;
+    const int64_t window = (end + KV_WINDOW_STEP - 1) / KV_WINDOW_STEP * KV_WINDOW_STEP;
+    const int32_t n_kv = (int32_t) (window < s->decoder.n_ctx ? window : s->decoder.n_ctx);
+    int status = decode_graph(s, n, n_kv);
+    if (status != TNN_OK) {
+        return status;
+    }
+
+    /* query j (position n_past + j) sees cache positions 0 .. n_past + j */
+    const size_t n_mask = (size_t) n_kv * (size_t) n;
+    if (n_mask > s->decoder.mask_cap) {
+        uint16_t * grown = realloc(s->decoder.mask_host, n_mask * sizeof(uint16_t));
+        if (grown == NULL) {
+            return tnn_fail(TNN_ERR_ALLOC, "out of memory for a %d x %d attention mask", n_kv, n);
+        }
+        s->decoder.mask_host = grown;
+        s->decoder.mask_cap = n_mask;
+    }
+    /* the 8-byte rows first: after n 4-byte positions they would be misaligned for odd n */
+    int64_t * rows = malloc((size_t) n * (sizeof(int64_t) + sizeof(int32_t)));
+    if (rows == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    int32_t * positions = (int32_t *) (rows + n);
+    const ggml_fp16_t zero = ggml_fp32_to_fp16(0.0f), minus_inf = ggml_fp32_to_fp16(-INFINITY);
+    for (int32_t j = 0; j < n; ++j) {
+        positions[j] = n_past + j;
+        rows[j] = n_past + j;
+        uint16_t * mask_row = s->decoder.mask_host + (size_t) j * n_kv;
+        const int32_t seen = n_past + j + 1;
+        for (int32_t i = 0; i < n_kv; ++i) {
+            mask_row[i] = i < seen ? zero : minus_inf;
+        }
+    }
+    tnn_tensor_set(&s->tensors, s->decoder.tokens, tokens, 0, (size_t) n * sizeof(int32_t));
+    tnn_tensor_set(&s->tensors, s->decoder.positions, positions, 0, (size_t) n * sizeof(int32_t));
+    tnn_tensor_set(&s->tensors, s->decoder.rows, rows, 0, (size_t) n * sizeof(int64_t));
+    tnn_tensor_set(&s->tensors, s->decoder.mask, s->decoder.mask_host, 0, n_mask * sizeof(uint16_t));
+    free(rows);
+    if (ggml_backend_graph_compute(s->backend, s->decoder.graph) != GGML_STATUS_SUCCESS) {
+        return tnn_fail(TNN_ERR_BACKEND, "the %s backend failed to run the decode graph", tnn_backend_name());
+    }
+    tnn_tensor_get(&s->tensors, s->decoder.logits, logits_out, 0, (size_t) cfg->vocab * sizeof(float));
+    return TNN_OK;
+}
+
+int tnn_decode_adapters(tnn_session * s, int32_t on) {
+    if (s == NULL || !s->realized) {
+        return tnn_fail(TNN_ERR_STATE, "decode_adapters before realize: there is no model to run");
+    }
+    if (on != 0 && on != 1) {
+        return tnn_fail(TNN_ERR_ARG, "decode_adapters takes 0 (base alone) or 1 (with adapters), got %d", on);
+    }
+    if (s->decoder.base_only != (on == 0)) {
+        s->decoder.base_only = on == 0;
+        s->decoder.graph = NULL;              /* the kept graph is of the other kind */
+    }
+    return TNN_OK;
+}

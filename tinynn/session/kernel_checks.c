@@ -1,0 +1,218 @@
+/* The kernel checks of tinynn.h: each CPU kernel called on plain arrays,
+ * shared out between threads as the graph nodes share it, for tests. */
+#include "session/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char * tnn_cpu_kernel_choice(const char * kernel) {
+    const int id = tnn_cpu_kernel_by_name(kernel);
+    struct tnn_cpu_kernels k;
+    if (id < 0 || tnn_backend_cpu_kernels(&k) != TNN_OK) {
+        return NULL;
+    }
+    return tnn_cpu_variant_name(k.variant[id]);
+}
+
+int tnn_cpu_kernel_runs(const char * kernel, const char * variant) {
+    const int id = tnn_cpu_kernel_by_name(kernel), v = tnn_cpu_variant_by_name(variant);
+    struct tnn_cpu_kernels k = { 0 };
+    return id >= 0 && v > TNN_CPU_NONE && tnn_cpu_kernel_set(&k, (enum tnn_cpu_kernel) id, (enum tnn_cpu_variant) v);
+}
+
+/* k with variant's entry points for kernel, or TNN_ERR_ARG saying why not. */
+static int kernels_for(const char * variant, enum tnn_cpu_kernel kernel, int32_t nth, struct tnn_cpu_kernels * k) {
+    const int v = tnn_cpu_variant_by_name(variant);
+    *k = (struct tnn_cpu_kernels) { 0 };
+    if (v <= TNN_CPU_NONE) {
+        return tnn_fail(TNN_ERR_ARG, "%s: no variant named '%.40s' (avx2, avxvnni, avx512, amx)",
+                        tnn_cpu_kernel_name(kernel), variant ? variant : "(null)");
+    }
+    if (!tnn_cpu_kernel_set(k, kernel, (enum tnn_cpu_variant) v)) {
+        return tnn_fail(TNN_ERR_ARG, "%s: this CPU or build cannot run the %s variant",
+                        tnn_cpu_kernel_name(kernel), variant);
+    }
+    if (nth < 1 || nth > 256) {
+        return tnn_fail(TNN_ERR_ARG, "%s: nth must be 1 to 256, got %d", tnn_cpu_kernel_name(kernel), nth);
+    }
+    return TNN_OK;
+}
+
+/* Pack n_rows stored rows of Q8_0 / Q4_1 blocks (k values each). */
+static void * packed(int32_t q4_1, const void * blocks, int64_t k, int64_t n_rows) {
+    const enum tnn_qpanel_format format = q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0;
+    const size_t row_bytes = (size_t) (k / TNN_QBLOCK) * (q4_1 ? 20 : 34);
+    void * dst = malloc((size_t) (n_rows / TNN_QPANEL_ROWS) * (size_t) (k / TNN_QBLOCK) *
+                        tnn_qpanel_block_bytes(format));
+    for (int64_t r0 = 0; dst != NULL && r0 < n_rows; r0 += TNN_QPANEL_ROWS) {
+        tnn_qpanel_pack(format, (const char *) blocks + r0 * row_bytes, row_bytes, k, r0, dst);
+    }
+    return dst;
+}
+
+int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, const void * blocks,
+                           int64_t rows, int64_t k, const float * x, int64_t n, float * y, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_QGEMM, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (rows < TNN_QPANEL_ROWS || rows % TNN_QPANEL_ROWS || k < TNN_QBLOCK || k % TNN_QBLOCK || n < 1 ||
+        (levels != 1 && levels != 2) || blocks == NULL || x == NULL || y == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "qgemm: rows must be a multiple of 16, k of 32, n positive, "
+                        "levels 1 or 2 (got %lld, %lld, %lld, %d)", (long long) rows, (long long) k,
+                        (long long) n, levels);
+    }
+    void * a = packed(q4_1, blocks, k, rows);
+    void * scratch = malloc(tnn_qgemm_scratch_bytes(k, n));
+    if (a == NULL || scratch == NULL) {
+        free(a); free(scratch);
+        return tnn_fail(TNN_ERR_ALLOC, "qgemm: out of memory");
+    }
+    /* no thread waits for another: one after another is the same */
+    for (int ith = 0; ith < nth; ++ith) {
+        kernels.qgemm(q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, levels, a, rows, k, x, k, n, y, rows,
+                      scratch, ith, nth);
+    }
+    free(a);
+    free(scratch);
+    return TNN_OK;
+}
+
+/* fgemm or fgemm_bf16 (kernel) of variant, shared out as products.c
+ * shares one batch: panels, a thread's run of them in one call, split by
+ * columns too when there are too few of them. */
+static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const float * a, int32_t a_by_k,
+                       int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, kernel, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (m < 1 || k < 1 || n < 1 || a == NULL || b == NULL || c == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "%s: m, k and n must be positive", tnn_cpu_kernel_name(kernel));
+    }
+    const struct tnn_fgemm_operand a_op = { a, a_by_k ? m : k, a_by_k != 0 };
+    const struct tnn_fgemm_operand b_op = { b, b_by_k ? n : k, b_by_k != 0 };
+    const bool bf16 = kernel == TNN_KERNEL_FGEMM_BF16;
+    float * work = malloc(bf16 ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes());
+    if (work == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "%s: out of memory", tnn_cpu_kernel_name(kernel));
+    }
+    const int64_t panels = (m + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS;
+    int64_t splits = panels >= 2 * nth ? 1 : (2 * nth + panels - 1) / panels;
+    splits = splits < n ? splits : n;
+    const int64_t items = panels * splits;
+    for (int ith = 0; ith < nth; ++ith) {
+        const int64_t first = items * ith / nth, last = items * (ith + 1) / nth;
+        for (int64_t item = first; item < last; ++item) {
+            const int64_t panel = item / splits, split = item % splits;
+            const int64_t panel_end = splits == 1 ? last : panel + 1;
+            (bf16 ? kernels.fgemm_bf16 : kernels.fgemm)(&a_op, m, k, &b_op, c, m, panel, panel_end,
+                                                        n * split / splits, n * (split + 1) / splits, work);
+            item += splits == 1 ? panel_end - panel - 1 : 0;
+        }
+    }
+    free(work);
+    return TNN_OK;
+}
+
+int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
+                           const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
+    return check_fgemm(TNN_KERNEL_FGEMM, variant, a, a_by_k, m, k, b, b_by_k, n, c, nth);
+}
+
+int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
+                                const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
+    return check_fgemm(TNN_KERNEL_FGEMM_BF16, variant, a, a_by_k, m, k, b, b_by_k, n, c, nth);
+}
+
+int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y,
+                                  int64_t n, int64_t k, float * c, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_FGEMM, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (m < 1 || m > TNN_SKINNY_MAX_M || n < 1 || k < 1 || x == NULL || y == NULL || c == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "fgemm_skinny: m must be 1 to %d, n and k positive", TNN_SKINNY_MAX_M);
+    }
+    const int64_t blocks = (n + 15) / 16;
+    for (int ith = 0; ith < nth; ++ith) {
+        const int64_t n0 = blocks * ith / nth * 16, n1 = blocks * (ith + 1) / nth * 16;
+        kernels.fgemm_skinny(x, m, m, y, n, k, c, m, n0, n1 < n ? n1 : n);
+    }
+    return TNN_OK;
+}
+
+int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * w_blocks,
+                               const void * wt_blocks, int64_t d, int64_t vocab, const float * h,
+                               const int32_t * labels, int64_t n, float * out, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_HEAD_LOSS, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (d < TNN_QBLOCK || d % TNN_QBLOCK || vocab < TNN_QBLOCK || vocab % TNN_QBLOCK || n < 1 ||
+        w_blocks == NULL || wt_blocks == NULL || h == NULL || labels == NULL || out == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "head_loss: d and vocab must be multiples of 32, n positive");
+    }
+    void * w = packed(q4_1, w_blocks, d, vocab);
+    void * wt = packed(0, wt_blocks, vocab, d);
+    void * scratch = malloc(tnn_head_loss_scratch_bytes(d, vocab));
+    if (w == NULL || wt == NULL || scratch == NULL) {
+        free(w); free(wt); free(scratch);
+        return tnn_fail(TNN_ERR_ALLOC, "head_loss: out of memory");
+    }
+    /* its products through the best qgemm up to its own level */
+    for (int v = kernels.variant[TNN_KERNEL_HEAD_LOSS]; v > TNN_CPU_NONE; --v) {
+        if (tnn_cpu_kernel_set(&kernels, TNN_KERNEL_QGEMM, (enum tnn_cpu_variant) v)) {
+            break;
+        }
+    }
+    if (kernels.qgemm == NULL) {
+        free(w); free(wt); free(scratch);
+        return tnn_fail(TNN_ERR_ARG, "head_loss: no qgemm variant runs here");
+    }
+    for (int ith = 0; ith < nth; ++ith) {
+        kernels.head_loss(kernels.qgemm, q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, w, wt, d, vocab, h, d, labels, n,
+                          n * ith / nth, n * (ith + 1) / nth, out, scratch);
+    }
+    free(w); free(wt); free(scratch);
+    return TNN_OK;
+}
+
+int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t vocab,
+                                const int32_t * labels, int64_t n, float * loss) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_HEAD_LOSS, 1, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (vocab < 1 || n < 1 || z == NULL || labels == NULL || loss == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "token_loss: vocab and n must be positive");
+    }
+    for (int64_t t = 0; t < n; ++t) {
+        loss[t] = labels[t] < 0 || labels[t] >= vocab ? 0.0f : kernels.token_loss(z + t * vocab, vocab, labels[t]);
+    }
+    return TNN_OK;
+}
+
+int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, float * m, float * v,
+                           const float * hp, int64_t n, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_ADAMW, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (n < 1 || w == NULL || g == NULL || m == NULL || v == NULL || hp == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "adamw: n must be positive");
+    }
+    /* as adamw.c shares it out: 16-aligned ranges */
+    const int64_t blocks = (n + 15) / 16;
+    for (int ith = 0; ith < nth; ++ith) {
+        const int64_t i0 = blocks * ith / nth * 16, i1 = blocks * (ith + 1) / nth * 16;
+        kernels.adamw(w, g, m, v, hp, i0, i1 < n ? i1 : n);
+    }
+    return TNN_OK;
+}
