@@ -141,7 +141,7 @@ def tiny_llama_desc():
     desc.arch = arch
     c = desc.config
     c.vocab, c.d_model, c.n_layers, c.n_heads, c.n_kv_heads, c.d_ff = 32, 32, 1, 4, 2, 64
-    c.t_seq, c.t_batch, c.rope_base, c.rms_eps, c.init_scale, c.seed = 8, 1, 10000.0, 1e-5, 0.02, 1
+    c.t_seq, c.t_batch, c.rope_base, c.norm_eps, c.init_scale, c.seed = 8, 1, 10000.0, 1e-5, 0.02, 1
     return desc, arch
 
 

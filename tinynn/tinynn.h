@@ -94,7 +94,7 @@ typedef struct tnn_model_config {
     int32_t t_seq;        /* tokens per sequence */
     int32_t t_batch;      /* sequences per step */
     float   rope_base;    /* RoPE frequency base, e.g. 10000 */
-    float   rms_eps;      /* RMSNorm epsilon, e.g. 1e-5 */
+    float   norm_eps;     /* the norms' epsilon (RMSNorm's, or GPT-2's LayerNorm's), e.g. 1e-5 */
     float   init_scale;   /* std of the random matrices */
     int32_t untied;       /* 1: separate output.weight; 0: logits use token_embd */
     int32_t qkv_bias;     /* 1: q, k and v projections have biases */
@@ -193,11 +193,12 @@ typedef struct tnn_lora_config {
     int32_t  base_compute; /* enum tnn_base_compute */
 } tnn_lora_config;
 
-/* Read a llama-family GGUF's hyper-parameters (no weights). t_seq, t_batch,
+/* Read the hyper-parameters of a GGUF of a model family toy trains (no
+ * weights; the families are tnn_family_info's). t_seq, t_batch,
  * init_scale and seed are left 0. Fails with a one-line reason on a missing
  * file, a non-GGUF or truncated file, another architecture, a tensor type
  * tinynn cannot back-propagate through, or a tensor of the wrong shape. */
-int tnn_gguf_llama_config(const char * path, tnn_model_config * config);
+int tnn_gguf_model_config(const char * path, tnn_model_config * config);
 
 /* Check that a file is well-formed GGUF by ggml's own parser (header, every
  * key/value, every tensor info), whatever its architecture. Python reads a
@@ -217,7 +218,7 @@ int tnn_gguf_check(const char * path);
  *                 final LayerNorm and the LM head tied to the token
  *                 embedding, in llama.cpp's GPT-2 tensor names. Reads vocab,
  *                 d_model, n_layers, n_heads (n_kv_heads must equal it),
- *                 d_ff, t_seq, t_batch, rms_eps (the LayerNorm epsilon),
+ *                 d_ff, t_seq, t_batch, norm_eps (the LayerNorm epsilon),
  *                 init_scale and seed of config
  *   arch "vit"    an image classifier from vit: each image is n_patches
  *                 flattened patches of patch_dim floats, embedded by one
@@ -269,7 +270,7 @@ int tnn_build_training_step(tnn_session * session, int32_t * loss_handle,
  * is computed by ggml nodes and, when it exceeds max_norm, the gradients
  * reaching AdamW are scaled by max_norm / norm (the accumulated gradients
  * stay as computed). The pre-clip norm is the tensor "grad_norm" (float32
- * [1], kind TNN_KIND_GRAD_NORM, valid after tnn_compute_backward). */
+ * [1], kind TNN_KIND_GRAD_NORM, valid after tnn_compute_accumulated_step). */
 int tnn_enable_grad_clipping(tnn_session * session, float max_norm);
 
 /* What the training step minimises (tnn_set_objective). */
@@ -357,10 +358,10 @@ int tnn_upload_gradients(tnn_session * session, const float * flat, int64_t n);
 /* Run forward, cross-entropy, backward and the AdamW update; the gradients
  * add onto the accumulators (zeroed by a reset, or holding earlier
  * micro-batches' from tnn_compute_gradients). */
-int tnn_compute_backward(tnn_session * session);
+int tnn_compute_accumulated_step(tnn_session * session);
 /* One step from this batch alone: as tnn_graph_reset_grads_only then
- * tnn_compute_backward, the same values, but the gradients are written into
- * the accumulators instead of added, so nothing zeroes them first (a pass
+ * tnn_compute_accumulated_step, the same values, but the gradients are
+ * written into the accumulators instead of added, so nothing zeroes them first (a pass
  * over every gradient saved: 540 MB for SmolLM2's shape). */
 int tnn_compute_step(tnn_session * session);
 /* Run forward, cross-entropy and backward only: gradients without an update
@@ -376,8 +377,8 @@ int tnn_compute_forward(tnn_session * session);
  * parameter without running the forward or backward again. */
 int tnn_apply_update(tnn_session * session);
 
-/* One training step (as tnn_compute_backward, the update included) run node by
- * node, timing each: for measuring where a step's time goes, not for training
+/* One training step (as tnn_compute_accumulated_step, the update
+ * included) run node by node, timing each: for measuring where a step's time goes, not for training
  * speed (every node pays a thread start). Writes one line per kind of node,
  * "<seconds> <count> <op> <type of src0>", slowest first, into report (at
  * most report_cap bytes, NUL-terminated). With the environment variable

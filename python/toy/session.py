@@ -153,7 +153,7 @@ class ModelDesc:
         c.vocab, c.d_model, c.n_layers = cfg.vocab, cfg.d_model, cfg.n_layers
         c.n_heads, c.n_kv_heads, c.d_ff = cfg.n_heads, cfg.n_kv_heads, cfg.d_ff
         c.t_seq, c.t_batch = opts.t_seq, opts.t_batch
-        c.rope_base, c.rms_eps, c.init_scale = cfg.rope_base, cfg.rms_eps, opts.init_scale
+        c.rope_base, c.norm_eps, c.init_scale = cfg.rope_base, cfg.rms_eps, opts.init_scale
         c.untied, c.qkv_bias = int(opts.untied), int(opts.qkv_bias)
         c.donor_d_in = cfg.donor_d_in
         c.head_dim, c.rope_neox, c.qk_norm = cfg.head_dim, int(cfg.rope_neox), int(cfg.qk_norm)
@@ -306,7 +306,7 @@ class Session:
         self._check(self.lib.tnn_set_loss_scale(self._session, scale))
 
     def compute_backward(self) -> None:
-        self._check(self.lib.tnn_compute_backward(self._session))
+        self._check(self.lib.tnn_compute_accumulated_step(self._session))
 
     def profile_step(self) -> list[tuple[float, int, str]]:
         """One training step run node by node: (seconds, count, "op type") per kind of node."""
@@ -422,9 +422,9 @@ def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
     checked by tinynn (no weights loaded). The config also carries `untied` and `qkv_bias` as attributes."""
     lib = lib or library("cpu")
     c = ffi.new("tnn_model_config *")
-    check(lib, lib.tnn_gguf_llama_config(os.fsencode(gguf_path), c))
+    check(lib, lib.tnn_gguf_model_config(os.fsencode(gguf_path), c))
     cfg = ModelConfig(vocab=c.vocab, d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads,
-                      n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base, rms_eps=c.rms_eps,
+                      n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base, rms_eps=c.norm_eps,
                       head_dim=c.head_dim, rope_neox=bool(c.rope_neox), qk_norm=bool(c.qk_norm),
                       embd_scale=bool(c.embd_scale), ffn_gelu=bool(c.ffn_gelu), post_norms=bool(c.post_norms),
                       swa_window=c.swa_window, swa_period=c.swa_period, rope_base_swa=c.rope_base_swa)

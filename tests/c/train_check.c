@@ -208,7 +208,7 @@ int main(int argc, char ** argv) {
     c->t_seq = 64;
     c->t_batch = 4;
     c->rope_base = 10000.0f;
-    c->rms_eps = 1e-5f;
+    c->norm_eps = 1e-5f;
     c->init_scale = 0.02f;
     c->seed = 0;
 

@@ -167,8 +167,8 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     v = ggml_reshape_3d(ctx, v, head_dim, cfg->n_kv_heads, n_tokens);
     if (b->q_norm) {
         /* Qwen3: each head of q and k RMS-normalized (ggml_rms_norm works along head_dim) */
-        q = tnn_rms_norm(ctx, q, b->q_norm, cfg->rms_eps);
-        k = tnn_rms_norm(ctx, k, b->k_norm, cfg->rms_eps);
+        q = tnn_rms_norm(ctx, q, b->q_norm, cfg->norm_eps);
+        k = tnn_rms_norm(ctx, k, b->k_norm, cfg->norm_eps);
     }
     const float rope_base = b->local ? cfg->rope_base_swa : cfg->rope_base;
     q = tnn_rope(ctx, q, positions, rope_base, cfg->rope_neox);
@@ -196,18 +196,18 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
                                        struct ggml_tensor * causal_mask,
                                        const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
     /* attention: x [d, n] */
-    struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->rms_eps);
+    struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
     struct ggml_tensor * out = tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
     if (b->post_attn_norm) {
-        out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->rms_eps);
+        out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->norm_eps);
     }
     x = ggml_add(ctx, x, out);
 
     /* feed-forward */
-    h = tnn_rms_norm(ctx, x, b->ffn_norm, cfg->rms_eps);
+    h = tnn_rms_norm(ctx, x, b->ffn_norm, cfg->norm_eps);
     out = tnn_block_ffn(ctx, b, h, cfg);
     if (b->post_ffn_norm) {
-        out = tnn_rms_norm(ctx, out, b->post_ffn_norm, cfg->rms_eps);
+        out = tnn_rms_norm(ctx, out, b->post_ffn_norm, cfg->norm_eps);
     }
     return ggml_add(ctx, x, out);
 }

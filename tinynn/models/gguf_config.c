@@ -109,7 +109,7 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->head_dim = head_dim == d_model / n_heads && d_model % n_heads == 0 ? 0 : (int32_t) head_dim;
     c->rope_neox = strcmp(arch, "llama") != 0;
     if ((status = tnn_gguf_get_float(g, arch_key(k, kc, arch, "rope.freq_base"), 10000.0f, &c->rope_base)) ||
-        (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, "attention.layer_norm_rms_epsilon"), 1e-5f, &c->rms_eps))) {
+        (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, "attention.layer_norm_rms_epsilon"), 1e-5f, &c->norm_eps))) {
         return status;
     }
     int64_t vocab = 0;
@@ -167,9 +167,9 @@ int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context
     return TNN_OK;
 }
 
-int tnn_gguf_llama_config(const char * path, tnn_model_config * cfg) {
+int tnn_gguf_model_config(const char * path, tnn_model_config * cfg) {
     if (cfg == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "tnn_gguf_llama_config: config is NULL");
+        return tnn_fail(TNN_ERR_ARG, "tnn_gguf_model_config: config is NULL");
     }
     struct gguf_context * g;
     struct ggml_context * tensors;

@@ -8,7 +8,7 @@
 
 static int create(tnn_session * s, const tnn_model_desc * desc) {
     const tnn_model_config * cfg = &desc->config;
-    int status = tnn_llama_check_config(cfg);
+    int status = tnn_check_token_model_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
@@ -58,16 +58,16 @@ static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_
                                       ggml_get_rows(ctx, m->position_embd, in->positions));
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         x = tnn_ln_block_forward(ctx, &m->blocks[l], x, cfg->n_heads, cfg->t_seq, cfg->t_batch,
-                                 in->causal_mask, cfg->rms_eps);
+                                 in->causal_mask, cfg->norm_eps);
     }
-    x = tnn_layer_norm(ctx, x, m->output_norm, m->output_norm_b, cfg->rms_eps);
+    x = tnn_layer_norm(ctx, x, m->output_norm, m->output_norm_b, cfg->norm_eps);
     return ggml_mul_mat(ctx, m->token_embd, x);                          /* [vocab, n] */
 }
 
 /* llama.cpp's gpt2 keys (llm_load_hparams reads these for LLM_ARCH_GPT2). */
 static void gguf_metadata(struct gguf_context * gguf, const tnn_model_config * cfg) {
     tnn_gguf_model_keys(gguf, "gpt2", cfg);
-    gguf_set_val_f32(gguf, "gpt2.attention.layer_norm_epsilon", cfg->rms_eps);
+    gguf_set_val_f32(gguf, "gpt2.attention.layer_norm_epsilon", cfg->norm_eps);
     tnn_gguf_vocab_keys(gguf, "gpt2", cfg);
 }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tnn_llama_check_config(const tnn_model_config * c) {
+int tnn_check_token_model_config(const tnn_model_config * c) {
     if (c == NULL) {
         return tnn_fail(TNN_ERR_ARG, "config is NULL");
     }
@@ -41,8 +41,8 @@ int tnn_llama_check_config(const tnn_model_config * c) {
     if (!(c->rope_base > 0.0f) || !isfinite(c->rope_base)) {
         return tnn_fail(TNN_ERR_ARG, "rope_base must be positive, got %g", c->rope_base);
     }
-    if (!(c->rms_eps > 0.0f) || !isfinite(c->rms_eps)) {
-        return tnn_fail(TNN_ERR_ARG, "rms_eps must be positive, got %g", c->rms_eps);
+    if (!(c->norm_eps > 0.0f) || !isfinite(c->norm_eps)) {
+        return tnn_fail(TNN_ERR_ARG, "norm_eps must be positive, got %g", c->norm_eps);
     }
     if (!(c->init_scale >= 0.0f) || !isfinite(c->init_scale)) {
         return tnn_fail(TNN_ERR_ARG, "init_scale must be >= 0, got %g", c->init_scale);
@@ -82,7 +82,7 @@ static struct tnn_llama * new_llama(tnn_session * s) {
 
 int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
     const tnn_model_config * cfg = &desc->config;
-    int status = tnn_llama_check_config(cfg);
+    int status = tnn_check_token_model_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
@@ -192,7 +192,7 @@ static int create_on_base(tnn_session * s, const tnn_model_desc * desc) {
     cfg->t_batch = lora->t_batch;
     cfg->init_scale = lora->init_scale;
     cfg->seed = lora->seed;
-    if ((status = tnn_llama_check_config(cfg)) != TNN_OK) {
+    if ((status = tnn_check_token_model_config(cfg)) != TNN_OK) {
         return status;
     }
     struct tnn_llama * m = new_llama(s);
@@ -275,7 +275,7 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
     if (first > 0) {
         x = ggml_view_2d(ctx, x, x->ne[0], x->ne[1] - first, x->nb[1], (size_t) first * x->nb[1]);
     }
-    x = tnn_rms_norm(ctx, x, m->output_norm, cfg->rms_eps);
+    x = tnn_rms_norm(ctx, x, m->output_norm, cfg->norm_eps);
     return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n - first] */
 }
 
@@ -300,7 +300,7 @@ static struct ggml_tensor * forward_cached(struct ggml_context * ctx, const stru
 static void gguf_metadata(struct gguf_context * gguf, const tnn_model_config * cfg) {
     tnn_gguf_model_keys(gguf, "llama", cfg);
     gguf_set_val_u32(gguf, "llama.attention.head_count_kv", (uint32_t) cfg->n_kv_heads);
-    gguf_set_val_f32(gguf, "llama.attention.layer_norm_rms_epsilon", cfg->rms_eps);
+    gguf_set_val_f32(gguf, "llama.attention.layer_norm_rms_epsilon", cfg->norm_eps);
     gguf_set_val_f32(gguf, "llama.rope.freq_base", cfg->rope_base);
     gguf_set_val_u32(gguf, "llama.rope.dimension_count", (uint32_t) tnn_head_dim(cfg));
     tnn_gguf_vocab_keys(gguf, "llama", cfg);

@@ -41,6 +41,7 @@ int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_l
 }
 
 int tnn_add_token_inputs(tnn_session * s) {
+    s->model.n_outputs = s->model.cfg.vocab;
     const tnn_model_config * cfg = &s->model.cfg;
     const int64_t n_tokens = (int64_t) cfg->t_seq * cfg->t_batch;
     struct ggml_context * ctx = s->model.ctx;

@@ -217,7 +217,9 @@ extern const struct tnn_arch tnn_arch_llama;
 /* The realized model: its architecture, shape, parameters and inputs. */
 struct tnn_model {
     const struct tnn_arch * arch;
-    tnn_model_config cfg;        /* the shape every layer reads; a ViT's classes are vocab */
+    tnn_model_config cfg;        /* the shape every layer reads (a ViT's: no vocab) */
+    int32_t n_outputs;           /* the logits' rows, what labels index: a token model's
+                                    vocabulary (tnn_add_token_inputs), a ViT's classes */
     void * params;               /* the architecture's own struct (struct tnn_llama, ...),
                                     from tnn_alloc_with_blocks: free() frees it */
     struct ggml_context * ctx;   /* trainable parameters and inputs */
@@ -229,7 +231,8 @@ struct tnn_model {
 
 /* Mark t trainable and add it to the table. */
 int tnn_add_param(tnn_session * s, struct ggml_tensor * t);
-/* The int32 token and position inputs of t_seq x t_batch (model.cfg). */
+/* The int32 token and position inputs of t_seq x t_batch (model.cfg); the
+ * logits' rows (n_outputs) are the vocabulary. */
 int tnn_add_token_inputs(tnn_session * s);
 /* n_layers pre-LayerNorm blocks in the model's context, every tensor trainable. */
 int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers,
@@ -264,7 +267,7 @@ static inline struct tnn_llama * tnn_llama_of(const struct tnn_model * model) {
     return (struct tnn_llama *) model->params;
 }
 /* Check a config; returns TNN_OK or records why not. */
-int tnn_llama_check_config(const tnn_model_config * cfg);
+int tnn_check_token_model_config(const tnn_model_config * cfg);
 /* A llama's parameters with random init, for its own create or a variant's. */
 int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc);
 /* tokens int32 [n] -> their embedding rows [d, n] (through the lens, scaled

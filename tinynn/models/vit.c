@@ -61,12 +61,13 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
     }
     m->blocks = blocks;
     m->cfg = *cfg;
-    /* the shape the shared code reads: labels index the classes, one
-     * sequence of 1 + n_patches positions per image */
+    /* the shape the shared code reads: one sequence of 1 + n_patches
+     * positions per image (no vocabulary); labels index the classes */
+    s->model.n_outputs = cfg->n_classes;
     s->model.cfg = (tnn_model_config) {
-        .vocab = cfg->n_classes, .d_model = cfg->d_model, .n_layers = cfg->n_layers,
+        .d_model = cfg->d_model, .n_layers = cfg->n_layers,
         .n_heads = cfg->n_heads, .n_kv_heads = cfg->n_heads, .d_ff = cfg->d_ff,
-        .t_seq = cfg->n_patches + 1, .t_batch = cfg->t_batch, .rms_eps = cfg->ln_eps,
+        .t_seq = cfg->n_patches + 1, .t_batch = cfg->t_batch, .norm_eps = cfg->ln_eps,
         .init_scale = cfg->init_scale, .seed = cfg->seed,
     };
     const int64_t d = cfg->d_model;

@@ -106,7 +106,7 @@ static int check_positions(const int32_t * positions, int64_t n, int64_t n_ctx) 
  * and no gradient. The loss is a mean over all tokens, so the loss scale
  * n_tokens / n_labelled makes it the mean over the labelled ones. */
 static int upload_labels(tnn_session * s, const int32_t * ids) {
-    const int64_t vocab = s->model.cfg.vocab;
+    const int64_t vocab = s->model.n_outputs;   /* a ViT's labels index its classes */
     const int64_t n = ggml_nelements(s->train.labels);
     int64_t n_labelled = 0;
     for (int64_t i = 0; i < n; ++i) {

@@ -488,7 +488,9 @@ static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * wha
     return TNN_OK;
 }
 
-int tnn_compute_backward(tnn_session * s)  { return compute(s, s ? s->train.gb_opt : NULL, "compute_backward"); }
+int tnn_compute_accumulated_step(tnn_session * s) {
+    return compute(s, s ? s->train.gb_opt : NULL, "compute_accumulated_step");
+}
 
 int tnn_compute_step(tnn_session * s) {
     if (s != NULL && s->train.built && s->train.gb_step == NULL) {
