@@ -206,6 +206,30 @@ int tnn_gguf_model_config(const char * path, tnn_model_config * config);
  * loop without end on a corrupt file. */
 int tnn_gguf_check(const char * path);
 
+/* A model family toy reads from GGUF: the table entry (tinynn/models/
+ * families.c) of a general.architecture, as tnn_family_info gives it. The
+ * strings are the library's own, valid while it is loaded. */
+typedef struct tnn_family_desc {
+    const char * gguf_arch;             /* general.architecture: "llama", "qwen2", ... */
+    const char * arch;                  /* the tnn_model_desc.arch that builds it */
+    int32_t generates;                  /* 1: tnn_kv_init and tnn_decode run it */
+    int32_t rope_neox;                  /* what tnn_gguf_model_config sets from the family */
+    int32_t embd_scale;                 /*   (the flags of tnn_model_config of the same names; */
+    int32_t ffn_gelu;                   /*   post_norms where the file has the norms) */
+    int32_t post_norms;
+    int32_t swa_period;                 /* every swa_period-th layer global; 0: no sliding window */
+    const char * tokenizer_kinds;       /* the tokenizer.ggml.model values its GGUFs carry,
+                                           comma-separated: "gpt2" (byte-level BPE), "llama"
+                                           (SentencePiece) */
+    const char * default_chat_template; /* the Jinja chat template for a GGUF that ships none
+                                           (Gemma 3's base models), or NULL: none */
+} tnn_family_desc;
+
+/* How many model families toy reads from GGUF (tnn_gguf_model_config). */
+int32_t tnn_family_count(void);
+/* The family at index (0 .. tnn_family_count() - 1), into out. */
+int tnn_family_info(int32_t index, tnn_family_desc * out);
+
 /* What tnn_realize builds: a model from seeded random init (arch names
  * the architecture), or LoRA adapters over a llama-family GGUF (base_gguf).
  *

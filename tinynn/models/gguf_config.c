@@ -42,43 +42,34 @@ static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, i
     return status != TNN_OK ? status : check_shape(norm, d_model, 1);
 }
 
-/* The llama-family architectures toy reads: llama's block, with what
- * differs as config flags (Qwen: NEOX RoPE; Qwen2's q/k/v biases and Qwen3's
- * q/k norms are found by their tensors). */
-static const char * const SUPPORTED_ARCHS[] = { "llama", "qwen2", "qwen3", "gemma3" };
-#define SUPPORTED_LIST "llama, qwen2, qwen3, gemma3"
-/* What llama.cpp fixes for Gemma 3 rather than reading from the file: every
- * sixth layer is global, the local layers' RoPE base is 10000. */
-#define GEMMA3_SWA_PERIOD 6
-#define GEMMA3_ROPE_BASE_SWA 10000.0f
-
 /* "<arch>.<name>": the arch's own key */
 static const char * arch_key(char * buf, size_t cap, const char * arch, const char * name) {
     snprintf(buf, cap, "%s.%s", arch, name);
     return buf;
 }
 
+/* The family's config from its GGUF: the hyper-parameters under the keys
+ * its entry names (models/families.c), what differs as its entry says, and
+ * what the file's tensors show (q/k/v biases, q/k norms, an untied head). */
 static int read_config(struct gguf_context * g, struct ggml_context * tensors, tnn_model_config * c) {
     const char * arch = tnn_gguf_arch(g);
     if (arch == NULL) {
         return tnn_fail(TNN_ERR_ARG, "the GGUF has no general.architecture");
     }
-    bool supported = false;
-    for (size_t i = 0; i < sizeof(SUPPORTED_ARCHS) / sizeof(SUPPORTED_ARCHS[0]); ++i) {
-        supported = supported || strcmp(arch, SUPPORTED_ARCHS[i]) == 0;
+    const struct tnn_family * family = tnn_family_find(arch);
+    if (family == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "unsupported architecture '%.40s': toy trains %s", arch, tnn_family_names());
     }
-    if (!supported) {
-        return tnn_fail(TNN_ERR_ARG, "unsupported architecture '%.40s': toy trains " SUPPORTED_LIST, arch);
-    }
+    const struct tnn_family_keys * keys = &family->keys;
     char k[96];
     const size_t kc = sizeof(k);
     int64_t n_layers, d_model, d_ff, n_heads, n_kv_heads, head_dim, rope_dim;
     int status;
-    if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "block_count"), -1, &n_layers)) ||
-        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "embedding_length"), -1, &d_model)) ||
-        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "feed_forward_length"), -1, &d_ff)) ||
-        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "attention.head_count"), -1, &n_heads)) ||
-        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "attention.head_count_kv"), n_heads, &n_kv_heads))) {
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_layers), -1, &n_layers)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_model), -1, &d_model)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_ff), -1, &d_ff)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_heads), -1, &n_heads)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_kv_heads), n_heads, &n_kv_heads))) {
         return status;
     }
     if (n_heads < 1 || n_kv_heads < 1 || n_heads % n_kv_heads != 0) {
@@ -86,14 +77,14 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
                         arch, (long long) n_kv_heads, (long long) n_heads);
     }
     /* a head's width: key_length when given (Qwen3's heads are wider than d_model / n_heads) */
-    if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "attention.key_length"), d_model / n_heads, &head_dim))) {
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->head_dim), d_model / n_heads, &head_dim))) {
         return status;
     }
     if (head_dim < 2 || head_dim % 2 != 0 || head_dim > (1 << 12)) {
         return tnn_fail(TNN_ERR_ARG, "%s: a head width of %lld is not supported (even, 2 to 4096)",
                         arch, (long long) head_dim);
     }
-    if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "rope.dimension_count"), head_dim, &rope_dim))) {
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->rope_dim), head_dim, &rope_dim))) {
         return status;
     }
     if (rope_dim != head_dim) {
@@ -107,9 +98,9 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->n_heads = (int32_t) n_heads;
     c->n_kv_heads = (int32_t) n_kv_heads;
     c->head_dim = head_dim == d_model / n_heads && d_model % n_heads == 0 ? 0 : (int32_t) head_dim;
-    c->rope_neox = strcmp(arch, "llama") != 0;
-    if ((status = tnn_gguf_get_float(g, arch_key(k, kc, arch, "rope.freq_base"), 10000.0f, &c->rope_base)) ||
-        (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, "attention.layer_norm_rms_epsilon"), 1e-5f, &c->norm_eps))) {
+    c->rope_neox = family->rope_neox;
+    if ((status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->rope_base), 10000.0f, &c->rope_base)) ||
+        (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->norm_eps), 1e-5f, &c->norm_eps))) {
         return status;
     }
     int64_t vocab = 0;
@@ -120,18 +111,18 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
     c->qkv_bias = ggml_get_tensor(tensors, "blk.0.attn_q.bias") != NULL;
     c->qk_norm = ggml_get_tensor(tensors, "blk.0.attn_q_norm.weight") != NULL;
-    if (strcmp(arch, "gemma3") == 0) {
+    c->embd_scale = family->embd_scale;
+    c->ffn_gelu = family->ffn_gelu;
+    c->post_norms = family->post_norms && ggml_get_tensor(tensors, "blk.0.post_attention_norm.weight") != NULL;
+    if (family->swa_period > 0) {
         int64_t window;
-        if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, "attention.sliding_window"), 0, &window)) ||
-            (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, "rope.local.freq_base"), GEMMA3_ROPE_BASE_SWA,
+        if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->swa_window), 0, &window)) ||
+            (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->rope_base_swa), family->rope_base_swa,
                                 &c->rope_base_swa))) {
             return status;
         }
-        c->embd_scale = 1;
-        c->ffn_gelu = 1;
-        c->post_norms = ggml_get_tensor(tensors, "blk.0.post_attention_norm.weight") != NULL;
         c->swa_window = (int32_t) window;
-        c->swa_period = GEMMA3_SWA_PERIOD;
+        c->swa_period = family->swa_period;
     }
     c->t_seq = 1;
     c->t_batch = 1;

@@ -214,6 +214,53 @@ const char * tnn_arch_names(void);
 /* llama's entry, which also serves every GGUF base (session/realize.c) */
 extern const struct tnn_arch tnn_arch_llama;
 
+/* ---- model families read from GGUF (families.c, family_<name>.c) ---------- */
+
+/* The hyper-parameter keys of a family's GGUF, each "<general.architecture>.<key>". */
+struct tnn_family_keys {
+    const char * n_layers, * d_model, * d_ff, * n_heads, * n_kv_heads;
+    const char * head_dim;          /* optional: d_model / n_heads */
+    const char * rope_dim;          /* optional: the head width (partial RoPE is refused) */
+    const char * rope_base, * norm_eps;
+    const char * swa_window, * rope_base_swa;   /* read where swa_period > 0 */
+};
+
+/* llama.cpp's keys, which every family toy reads so far uses. */
+#define TNN_LLAMA_CPP_KEYS                                                                       \
+    {                                                                                            \
+        .n_layers = "block_count", .d_model = "embedding_length", .d_ff = "feed_forward_length",  \
+        .n_heads = "attention.head_count", .n_kv_heads = "attention.head_count_kv",               \
+        .head_dim = "attention.key_length", .rope_dim = "rope.dimension_count",                   \
+        .rope_base = "rope.freq_base", .norm_eps = "attention.layer_norm_rms_epsilon",            \
+        .swa_window = "attention.sliding_window", .rope_base_swa = "rope.local.freq_base",        \
+    }
+
+/* A model family a GGUF names in general.architecture, as data: one file
+ * each (family_<name>.c) and a line in families.c. What the file's tensors
+ * show (q/k/v biases, q/k norms, an untied head) is found there instead. */
+struct tnn_family {
+    const char * gguf_arch;              /* general.architecture */
+    const char * arch;                   /* the architecture that builds it (models/arch.c), by
+                                            name: a family file calls nothing */
+    struct tnn_family_keys keys;
+    bool rope_neox;                      /* RoPE on pairs (i, i + head_dim/2), else adjacent pairs */
+    bool embd_scale;                     /* embeddings scaled by sqrt(d_model) */
+    bool ffn_gelu;                       /* GEGLU feed-forward, else SwiGLU */
+    bool post_norms;                     /* norms after attention and FFN, where the file has them */
+    int32_t swa_period;                  /* every swa_period-th layer global, the rest sliding
+                                            window; 0: no sliding window */
+    float rope_base_swa;                 /* the local layers' RoPE base when the file has none */
+    const char * tokenizer_kinds;        /* tokenizer.ggml.model values its GGUFs carry */
+    const char * default_chat_template;  /* Jinja, for a GGUF without one, or NULL */
+};
+
+/* The family of a general.architecture, or NULL. */
+const struct tnn_family * tnn_family_find(const char * gguf_arch);
+/* Every family's name, ", "-separated (for messages). */
+const char * tnn_family_names(void);
+/* The family at index (0 .. tnn_family_count() - 1), or NULL. */
+const struct tnn_family * tnn_family_at(int32_t index);
+
 /* The realized model: its architecture, shape, parameters and inputs. */
 struct tnn_model {
     const struct tnn_arch * arch;

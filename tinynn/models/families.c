@@ -1,0 +1,50 @@
+/* The model families toy reads from GGUF, as a table: the GGUF's
+ * general.architecture names one, and its entry says which architecture
+ * builds it and what differs (struct tnn_family). Adding a family is a file
+ * defining its entry (family_<name>.c) and a line here. Exported through
+ * tnn_family_count and tnn_family_info (family_info.c) for Python. */
+#include "models/models.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* each defined in the family's own file */
+extern const struct tnn_family tnn_family_llama, tnn_family_qwen2, tnn_family_qwen3, tnn_family_gemma3;
+
+static const struct tnn_family * const FAMILIES[] = {
+    &tnn_family_llama,
+    &tnn_family_qwen2,
+    &tnn_family_qwen3,
+    &tnn_family_gemma3,
+};
+
+#define N_FAMILIES ((int32_t) (sizeof(FAMILIES) / sizeof(FAMILIES[0])))
+
+const struct tnn_family * tnn_family_find(const char * gguf_arch) {
+    for (int32_t i = 0; i < N_FAMILIES; ++i) {
+        if (strcmp(FAMILIES[i]->gguf_arch, gguf_arch) == 0) {
+            return FAMILIES[i];
+        }
+    }
+    return NULL;
+}
+
+const char * tnn_family_names(void) {
+    static char names[256];
+    if (names[0] == '\0') {
+        size_t used = 0;
+        for (int32_t i = 0; i < N_FAMILIES && used < sizeof(names); ++i) {
+            int n = snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "", FAMILIES[i]->gguf_arch);
+            used += n > 0 ? (size_t) n : 0;
+        }
+    }
+    return names;
+}
+
+int32_t tnn_family_count(void) {
+    return N_FAMILIES;
+}
+
+const struct tnn_family * tnn_family_at(int32_t index) {
+    return index >= 0 && index < N_FAMILIES ? FAMILIES[index] : NULL;
+}
