@@ -78,8 +78,10 @@ static void load_variant(const char * dir) {
             tnn_fail(TNN_ERR_BACKEND, "TNN_CPU_VARIANT='%.40s' is not a variant name (e.g. haswell, x64)", forced);
         } else if (snprintf(path, sizeof path, "%s/libggml-cpu-%s.so", dir, forced) >= (int) sizeof path ||
                    access(path, R_OK) != 0) {
-            tnn_fail(TNN_ERR_BACKEND, "TNN_CPU_VARIANT=%s: this install has no such CPU variant "
-                     "(libggml-cpu-%s.so)", forced, forced);
+            tnn_fail(TNN_ERR_BACKEND,
+                     "TNN_CPU_VARIANT=%s: this install has no such CPU variant "
+                     "(libggml-cpu-%s.so)",
+                     forced, forced);
         } else if (ggml_backend_load(path) == NULL) {
             tnn_fail(TNN_ERR_BACKEND, "TNN_CPU_VARIANT=%s: this CPU cannot run that variant", forced);
         }
@@ -148,8 +150,8 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
         return NULL;
     }
     ggml_backend_t backend = ggml_backend_dev_init(ggml_backend_reg_dev_get(reg, 0), NULL);
-    ggml_backend_set_n_threads_t set_n_threads =
-        (ggml_backend_set_n_threads_t) ggml_backend_reg_get_proc_address(reg, "ggml_backend_set_n_threads");
+    ggml_backend_set_n_threads_t set_n_threads = (ggml_backend_set_n_threads_t) ggml_backend_reg_get_proc_address(
+        reg, "ggml_backend_set_n_threads");
     if (backend != NULL && set_n_threads != NULL) {
         set_n_threads(backend, n_threads);
     }
@@ -167,15 +169,19 @@ int tnn_backend_cpu_kernels(struct tnn_cpu_kernels * kernels) {
     unsigned allowed = TNN_FEATURES_ALL;
     if (level != NULL && level[0] != '\0' && !tnn_cpu_level_features(level, &allowed)) {
         if (tnn_cpu_features() != 0) {
-            return tnn_fail(TNN_ERR_ARG, "TNN_CPU_VARIANT='%.40s' is no x86-64 level: say x64, haswell, alderlake, "
-                            "skylakex, icelake, zen4 or sapphirerapids (ggml's variant names)", level);
+            return tnn_fail(TNN_ERR_ARG,
+                            "TNN_CPU_VARIANT='%.40s' is no x86-64 level: say x64, haswell, alderlake, "
+                            "skylakex, icelake, zen4 or sapphirerapids (ggml's variant names)",
+                            level);
         }
         allowed = 0;   /* no kernel of ours runs on this CPU anyway */
     }
     const char * setting = getenv("TNN_CPU_KERNELS");
     if (!tnn_cpu_kernels_choose(setting, allowed, kernels)) {
-        return tnn_fail(TNN_ERR_ARG, "TNN_CPU_KERNELS='%.60s': say on, off, or which kernels to use, "
-                        "comma-separated (%s)", setting, TNN_CPU_KERNEL_NAMES);
+        return tnn_fail(TNN_ERR_ARG,
+                        "TNN_CPU_KERNELS='%.60s': say on, off, or which kernels to use, "
+                        "comma-separated (%s)",
+                        setting, TNN_CPU_KERNEL_NAMES);
     }
     return TNN_OK;
 }

@@ -21,6 +21,6 @@ bool tnn_backend_uses_host_memory(void) { return false; }
 
 /* the device computes every node: none of tinynn's CPU kernels */
 int tnn_backend_cpu_kernels(struct tnn_cpu_kernels * kernels) {
-    *kernels = (struct tnn_cpu_kernels) { 0 };
+    *kernels = (struct tnn_cpu_kernels){ 0 };
     return TNN_OK;
 }

@@ -28,7 +28,11 @@ const char * tnn_backend_name(void) { return "vulkan"; }
  * there is no other kind (else -1). Asks Vulkan directly: ggml picks its
  * devices once, at its first call, from the environment, and throws a C++
  * exception (ending the process) where there is no driver or Vulkan < 1.2. */
-struct physical_devices { int count; int software_only; uint64_t storage_range; };
+struct physical_devices {
+    int count;
+    int software_only;
+    uint64_t storage_range;
+};
 
 static struct physical_devices list_physical_devices(void) {
     struct physical_devices found = { 0, -1, UINT64_MAX };
@@ -37,10 +41,12 @@ static struct physical_devices list_physical_devices(void) {
         return found;
     }
     const VkApplicationInfo app = {
-        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .apiVersion = VK_API_VERSION_1_2,
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .apiVersion = VK_API_VERSION_1_2,
     };
     const VkInstanceCreateInfo info = {
-        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app,
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .pApplicationInfo = &app,
     };
     VkInstance instance;
     if (vkCreateInstance(&info, NULL, &instance) != VK_SUCCESS) {
@@ -118,8 +124,10 @@ static void choose_device(void) {
     const char * visible = getenv("GGML_VK_VISIBLE_DEVICES");
     bool software = false;
     if (visible != NULL && !visible_devices_ok(visible, found.count)) {
-        snprintf(choice_error, sizeof choice_error, "GGML_VK_VISIBLE_DEVICES='%.40s' names no Vulkan "
-                 "device here (%d found; indices from 0, comma-separated)", visible, found.count);
+        snprintf(choice_error, sizeof choice_error,
+                 "GGML_VK_VISIBLE_DEVICES='%.40s' names no Vulkan "
+                 "device here (%d found; indices from 0, comma-separated)",
+                 visible, found.count);
         return;
     }
     if (found.count == 0) {
@@ -149,9 +157,11 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
     (void) n_threads;
     choose_device();
     if (n_devices < 1) {
-        tnn_fail(TNN_ERR_BACKEND, "%s", choice_error[0] != '\0' ? choice_error
-                 : "no Vulkan 1.2 device here: install the GPU's Vulkan driver (or Mesa's lavapipe, "
-                   "Debian's mesa-vulkan-drivers, to run on the CPU)");
+        tnn_fail(TNN_ERR_BACKEND, "%s",
+                 choice_error[0] != '\0'
+                     ? choice_error
+                     : "no Vulkan 1.2 device here: install the GPU's Vulkan driver (or Mesa's lavapipe, "
+                       "Debian's mesa-vulkan-drivers, to run on the CPU)");
         return NULL;
     }
     return ggml_backend_vk_init(0);
@@ -166,6 +176,6 @@ bool tnn_backend_uses_host_memory(void) { return false; }
 
 /* the device computes every node: none of tinynn's CPU kernels */
 int tnn_backend_cpu_kernels(struct tnn_cpu_kernels * kernels) {
-    *kernels = (struct tnn_cpu_kernels) { 0 };
+    *kernels = (struct tnn_cpu_kernels){ 0 };
     return TNN_OK;
 }

@@ -42,40 +42,40 @@ extern "C" {
 /* TNN_CDEF_BEGIN */
 
 enum tnn_status {
-    TNN_OK            = 0,
-    TNN_ERR_ARG       = 1,  /* a bad argument: handle, shape, size, value */
-    TNN_ERR_STATE     = 2,  /* a call out of order (e.g. step before build) */
-    TNN_ERR_BACKEND   = 3,  /* the backend could not be created or failed */
-    TNN_ERR_ALLOC     = 4,  /* out of memory */
-    TNN_ERR_IO        = 5   /* a file could not be read or written */
+    TNN_OK = 0,
+    TNN_ERR_ARG = 1,  /* a bad argument: handle, shape, size, value */
+    TNN_ERR_STATE = 2,  /* a call out of order (e.g. step before build) */
+    TNN_ERR_BACKEND = 3,  /* the backend could not be created or failed */
+    TNN_ERR_ALLOC = 4,  /* out of memory */
+    TNN_ERR_IO = 5   /* a file could not be read or written */
 };
 
 /* Kinds of tensor in the session table. */
 enum tnn_tensor_kind {
-    TNN_KIND_PARAM     = 0,  /* a trainable parameter */
-    TNN_KIND_TOKENS    = 1,  /* input: int32 token ids [n_tokens] */
+    TNN_KIND_PARAM = 0,  /* a trainable parameter */
+    TNN_KIND_TOKENS = 1,  /* input: int32 token ids [n_tokens] */
     TNN_KIND_POSITIONS = 2,  /* input: int32 positions [n_tokens] */
-    TNN_KIND_LABELS    = 3,  /* input: int32 ids [n_tokens], -1 masks a token */
-    TNN_KIND_HP        = 4,  /* input: float32 AdamW row [7] */
-    TNN_KIND_LOSS      = 5,  /* output: float32 scalar, mean cross-entropy */
-    TNN_KIND_LOGITS    = 6,  /* output: float32 [vocab, n_tokens] */
-    TNN_KIND_GRAD      = 7,  /* gradient of a parameter, same shape */
-    TNN_KIND_MOMENT    = 8,  /* an AdamW moment (m or v) of a parameter */
-    TNN_KIND_FROZEN    = 9,  /* a frozen base weight, in its stored type */
+    TNN_KIND_LABELS = 3,  /* input: int32 ids [n_tokens], -1 masks a token */
+    TNN_KIND_HP = 4,  /* input: float32 AdamW row [7] */
+    TNN_KIND_LOSS = 5,  /* output: float32 scalar, mean cross-entropy */
+    TNN_KIND_LOGITS = 6,  /* output: float32 [vocab, n_tokens] */
+    TNN_KIND_GRAD = 7,  /* gradient of a parameter, same shape */
+    TNN_KIND_MOMENT = 8,  /* an AdamW moment (m or v) of a parameter */
+    TNN_KIND_FROZEN = 9,  /* a frozen base weight, in its stored type */
     TNN_KIND_GRAD_NORM = 10, /* output: float32 [1], the global gradient norm before clipping */
-    TNN_KIND_IMAGES    = 11, /* input: float32 [patch_dim, n_patches, t_batch] (ViT) */
+    TNN_KIND_IMAGES = 11, /* input: float32 [patch_dim, n_patches, t_batch] (ViT) */
     TNN_KIND_REFERENCE = 12, /* input: float32 [t_batch], reference log-probabilities (DPO) */
     TNN_KIND_ROW_LOGPS = 13  /* output: float32 [t_batch], each row's summed log-probability */
 };
 
 /* LoRA targets: the projections of a block that can carry an adapter. */
 enum tnn_lora_target {
-    TNN_LORA_Q    = 1 << 0,
-    TNN_LORA_K    = 1 << 1,
-    TNN_LORA_V    = 1 << 2,
-    TNN_LORA_O    = 1 << 3,
+    TNN_LORA_Q = 1 << 0,
+    TNN_LORA_K = 1 << 1,
+    TNN_LORA_V = 1 << 2,
+    TNN_LORA_O = 1 << 3,
     TNN_LORA_GATE = 1 << 4,
-    TNN_LORA_UP   = 1 << 5,
+    TNN_LORA_UP = 1 << 5,
     TNN_LORA_DOWN = 1 << 6
 };
 
@@ -93,9 +93,9 @@ typedef struct tnn_model_config {
     int32_t d_ff;         /* SwiGLU hidden width */
     int32_t t_seq;        /* tokens per sequence */
     int32_t t_batch;      /* sequences per step */
-    float   rope_base;    /* RoPE frequency base, e.g. 10000 */
-    float   norm_eps;     /* the norms' epsilon (RMSNorm's, or GPT-2's LayerNorm's), e.g. 1e-5 */
-    float   init_scale;   /* std of the random matrices */
+    float rope_base;    /* RoPE frequency base, e.g. 10000 */
+    float norm_eps;     /* the norms' epsilon (RMSNorm's, or GPT-2's LayerNorm's), e.g. 1e-5 */
+    float init_scale;   /* std of the random matrices */
     int32_t untied;       /* 1: separate output.weight; 0: logits use token_embd */
     int32_t qkv_bias;     /* 1: q, k and v projections have biases */
     uint64_t seed;        /* random init seed */
@@ -118,7 +118,7 @@ typedef struct tnn_model_config {
                              swa_window positions up to itself only (Gemma 3) */
     int32_t swa_period;   /* with swa_window: layer l is global (full causal attention, base
                              rope_base) when l % swa_period == swa_period - 1, else local */
-    float   rope_base_swa;/* with swa_window: the local layers' RoPE base */
+    float rope_base_swa;/* with swa_window: the local layers' RoPE base */
 } tnn_model_config;
 
 /* The last error message of the calling thread ("" when none). */
@@ -162,8 +162,8 @@ typedef struct tnn_vit_config {
     int32_t n_heads;      /* divides d_model */
     int32_t d_ff;         /* GELU MLP width */
     int32_t t_batch;      /* images per step */
-    float   ln_eps;       /* LayerNorm epsilon, e.g. 1e-6 */
-    float   init_scale;   /* std of the random matrices */
+    float ln_eps;       /* LayerNorm epsilon, e.g. 1e-6 */
+    float init_scale;   /* std of the random matrices */
     uint64_t seed;
 } tnn_vit_config;
 
@@ -174,7 +174,7 @@ int tnn_upload_donor(tnn_session * session, const float * data, size_t n_floats)
 
 /* How a frozen base's matrices are computed with (tnn_lora_config.base_compute). */
 enum tnn_base_compute {
-    TNN_BASE_FAST   = 0,  /* the default: a transposed copy of every matrix (Q8_0; F16/F32 for
+    TNN_BASE_FAST = 0,  /* the default: a transposed copy of every matrix (Q8_0; F16/F32 for
                              such bases; F32 for the output head) turns the input gradients into
                              matrix products; Q5_1 and K-quant matrices also get a Q8_0 copy
                              for the forward (the others forward as stored) */
@@ -183,14 +183,14 @@ enum tnn_base_compute {
 
 /* LoRA adapters on a frozen base: W x + (alpha / rank) * B (A x). */
 typedef struct tnn_lora_config {
-    int32_t  rank;        /* 1 .. min(d_in, d_out) of every target */
-    float    alpha;       /* scale numerator: the update is scaled by alpha / rank */
+    int32_t rank;        /* 1 .. min(d_in, d_out) of every target */
+    float alpha;       /* scale numerator: the update is scaled by alpha / rank */
     uint32_t targets;     /* OR of enum tnn_lora_target */
-    float    init_scale;  /* std of A's random init; B starts at zero */
+    float init_scale;  /* std of A's random init; B starts at zero */
     uint64_t seed;
-    int32_t  t_seq;
-    int32_t  t_batch;
-    int32_t  base_compute; /* enum tnn_base_compute */
+    int32_t t_seq;
+    int32_t t_batch;
+    int32_t base_compute; /* enum tnn_base_compute */
 } tnn_lora_config;
 
 /* Read the hyper-parameters of a GGUF of a model family toy trains (no
@@ -266,11 +266,11 @@ int tnn_family_info(int32_t index, tnn_family_desc * out);
  * init_scale^2) from the seed. A full fine-tune or a warm start realizes
  * "llama" and uploads the weights it starts from. */
 typedef struct tnn_model_desc {
-    const char *      arch;       /* from scratch: "llama", "gpt2", "vit", "llama-postnorm" */
-    tnn_model_config  config;     /* token models: shape and batch shape */
-    tnn_vit_config    vit;        /* arch "vit" */
-    const char *      base_gguf;  /* instead of arch: a GGUF path */
-    tnn_lora_config   lora;       /* with base_gguf; t_seq, t_batch, init_scale and seed
+    const char * arch;       /* from scratch: "llama", "gpt2", "vit", "llama-postnorm" */
+    tnn_model_config config;     /* token models: shape and batch shape */
+    tnn_vit_config vit;        /* arch "vit" */
+    const char * base_gguf;  /* instead of arch: a GGUF path */
+    tnn_lora_config lora;       /* with base_gguf; t_seq, t_batch, init_scale and seed
                                      are read from here, the shape from the file */
 } tnn_model_desc;
 
@@ -285,9 +285,8 @@ int tnn_realize(tnn_session * session, const tnn_model_desc * desc, int32_t * in
  * (scalar), the labels (upload int32 ids) and the AdamW row (upload 7 floats:
  * lr, beta1, beta2, eps, weight_decay, 1/(1-beta1^t), 1/(1-beta2^t)) and the
  * logits ([vocab, n_tokens], valid after tnn_compute_forward). */
-int tnn_build_training_step(tnn_session * session, int32_t * loss_handle,
-                            int32_t * labels_handle, int32_t * hp_handle,
-                            int32_t * logits_handle);
+int tnn_build_training_step(tnn_session * session, int32_t * loss_handle, int32_t * labels_handle,
+                            int32_t * hp_handle, int32_t * logits_handle);
 
 /* Before build: clip gradients by their global norm inside the graph, on
  * whatever backend runs it. Every step the norm of all trainable gradients
@@ -300,8 +299,8 @@ int tnn_enable_grad_clipping(tnn_session * session, float max_norm);
 /* What the training step minimises (tnn_set_objective). */
 enum tnn_objective {
     TNN_OBJECTIVE_CROSS_ENTROPY = 0, /* the mean cross-entropy over the labelled tokens (the default) */
-    TNN_OBJECTIVE_DPO           = 1, /* direct preference optimisation, against a reference */
-    TNN_OBJECTIVE_ORPO          = 2  /* odds-ratio preference optimisation, no reference */
+    TNN_OBJECTIVE_DPO = 1, /* direct preference optimisation, against a reference */
+    TNN_OBJECTIVE_ORPO = 2  /* odds-ratio preference optimisation, no reference */
 };
 
 /* Before build: train on preference pairs instead of the mean cross-entropy
@@ -421,8 +420,8 @@ int tnn_profile_step(tnn_session * session, char * report, size_t report_cap);
  * environment variable TNN_DECODE_ATTENTION=matmul, read by tnn_kv_init,
  * forces the latter). */
 int tnn_kv_init(tnn_session * session, int32_t n_ctx);
-int tnn_decode(tnn_session * session, const int32_t * tokens, int32_t n, int32_t n_past,
-               float * logits_out, size_t n_logits);
+int tnn_decode(tnn_session * session, const int32_t * tokens, int32_t n, int32_t n_past, float * logits_out,
+               size_t n_logits);
 /* Whether decoding applies the session's LoRA adapters (on = 1, the default)
  * or runs the base alone (on = 0): for a session whose adapters only hold
  * the place of none, it spares every token their products. */
@@ -432,8 +431,8 @@ int tnn_decode_adapters(tnn_session * session, int32_t on);
 int tnn_tensor_count(tnn_session * session, int32_t * count);
 /* Name, kind, ggml type id, shape (ggml order: ne[0] is the fastest axis) and
  * byte size of a tensor. name_out receives at most name_cap bytes. */
-int tnn_tensor_info(tnn_session * session, int32_t handle, char * name_out, size_t name_cap,
-                    int32_t * kind, int32_t * ggml_type, int64_t * ne4, size_t * nbytes);
+int tnn_tensor_info(tnn_session * session, int32_t handle, char * name_out, size_t name_cap, int32_t * kind,
+                    int32_t * ggml_type, int64_t * ne4, size_t * nbytes);
 /* The handle of a tensor by name (GGUF names: "blk.0.attn_q.weight"). */
 int tnn_find(tnn_session * session, const char * name, int32_t * handle);
 /* The handle of a parameter's gradient (valid after build). */
@@ -488,8 +487,8 @@ int tnn_cpu_kernel_runs(const char * kernel, const char * variant);
 /* qgemm: y [rows, n] = A x, A [k, rows] given as stored ggml rows of Q8_0
  * (q4_1 = 0) or Q4_1 (q4_1 = 1) blocks, x [k, n] float, x quantized in
  * levels (1 or 2) int8 levels. rows a multiple of 16, k of 32. */
-int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, const void * blocks,
-                           int64_t rows, int64_t k, const float * x, int64_t n, float * y, int32_t nth);
+int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, const void * blocks, int64_t rows,
+                           int64_t k, const float * x, int64_t n, float * y, int32_t nth);
 /* fgemm: c [m, n] = A B^T summed over k. A [k, m] (a[i * k + j] = A[i, j]),
  * or with a_by_k A^T [m, k] (a[j * m + i] = A[i, j]); B likewise [k, n] or
  * with b_by_k [n, k]. */
@@ -497,21 +496,21 @@ int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k
                            const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth);
 /* fgemm's skinny product: c [m, n] = X Y^T with X [m, k] (x[t * m + j]
  * = X[j, t]), Y [n, k] (y[t * n + i] = Y[i, t]), m at most 16. */
-int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y,
-                                  int64_t n, int64_t k, float * c, int32_t nth);
+int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y, int64_t n,
+                                  int64_t k, float * c, int32_t nth);
 /* head_loss (its products through the best qgemm variant up to its own
  * level): for a head W [d, vocab] given as stored rows of Q8_0 (q4_1 =
  * 0) or Q4_1 blocks, and W^T [vocab, d] as Q8_0 rows, hidden states h
  * [d, n] and labels int32 [n] (-1 masks a token): out [d + 1, n], column t
  * the gradient of the mean loss over the n tokens with respect to h_t, then
  * token t's loss. d and vocab multiples of 32. */
-int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * w_blocks,
-                               const void * wt_blocks, int64_t d, int64_t vocab, const float * h,
-                               const int32_t * labels, int64_t n, float * out, int32_t nth);
+int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * w_blocks, const void * wt_blocks,
+                               int64_t d, int64_t vocab, const float * h, const int32_t * labels, int64_t n,
+                               float * out, int32_t nth);
 /* head_loss's loss from logits held in full: loss [n] of logits z
  * [vocab, n] and labels int32 [n] (a masked token: 0). */
-int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t vocab,
-                                const int32_t * labels, int64_t n, float * loss);
+int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t vocab, const int32_t * labels,
+                                int64_t n, float * loss);
 /* adamw: one update of w, m and v [n] in place from the gradient g [n],
  * hp = [alpha, beta1, beta2, eps, wd, beta1h, beta2h] as ggml's
  * opt_step_adamw reads it. */

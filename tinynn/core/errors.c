@@ -30,10 +30,6 @@ void tnn_log_warnings_only(enum ggml_log_level level, const char * text, void * 
     }
 }
 
-void tnn_clear_last_error(void) {
-    g_last_error[0] = '\0';
-}
+void tnn_clear_last_error(void) { g_last_error[0] = '\0'; }
 
-const char * tnn_last_error(void) {
-    return g_last_error;
-}
+const char * tnn_last_error(void) { return g_last_error; }

@@ -22,7 +22,7 @@ int32_t tnn_table_add(struct tnn_tensor_table * table, struct ggml_tensor * t, i
         table->entries = entries;
         table->cap = cap;
     }
-    table->entries[table->n] = (struct tnn_entry) { t, kind, owner };
+    table->entries[table->n] = (struct tnn_entry){ t, kind, owner };
     return table->n++;
 }
 

@@ -17,10 +17,11 @@
 /* One step of 8 parameters at p; with full false, only the lanes of mask
  * (masked-off lanes load 0 and store nothing: AMD before Zen 3 runs a
  * masked store slowly, so whole steps use plain loads and stores). */
-AVX2 static inline __attribute__((always_inline)) void
-update8(float * w, const float * g, float * m, float * v, const bool full, __m256i mask,
-        __m256 b1, __m256 b2, __m256 one_b1, __m256 one_b2, __m256 vb1h, __m256 vb2h, __m256 veps,
-        __m256 valpha, __m256 keep) {
+AVX2 static inline __attribute__((always_inline)) void update8(float * w, const float * g, float * m, float * v,
+                                                               const bool full, __m256i mask, __m256 b1, __m256 b2,
+                                                               __m256 one_b1, __m256 one_b2, __m256 vb1h,
+                                                               __m256 vb2h, __m256 veps, __m256 valpha,
+                                                               __m256 keep) {
 #define LOAD(p) (full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask))
 #define STORE(p, x) (full ? _mm256_storeu_ps(p, x) : _mm256_maskstore_ps(p, mask, x))
     const __m256 gi = LOAD(g);
@@ -36,8 +37,8 @@ update8(float * w, const float * g, float * m, float * v, const bool full, __m25
 #undef STORE
 }
 
-AVX2 void tnn_adamw_avx2(float * w, const float * g, float * m, float * v, const float * hp,
-                         int64_t i0, int64_t i1) {
+AVX2 void tnn_adamw_avx2(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0,
+                         int64_t i1) {
     const float alpha = hp[0], beta1 = hp[1], beta2 = hp[2], eps = hp[3], wd = hp[4];
     const __m256 b1 = _mm256_set1_ps(beta1), b2 = _mm256_set1_ps(beta2);
     const __m256 one_b1 = _mm256_set1_ps(1.0f - beta1), one_b2 = _mm256_set1_ps(1.0f - beta2);
@@ -46,8 +47,8 @@ AVX2 void tnn_adamw_avx2(float * w, const float * g, float * m, float * v, const
     const __m256 keep = _mm256_set1_ps(fmaf(-alpha, wd, 1.0f));
     int64_t i = i0;
     for (; i + 8 <= i1; i += 8) {
-        update8(w + i, g + i, m + i, v + i, true, _mm256_setzero_si256(), b1, b2, one_b1, one_b2, vb1h, vb2h,
-                veps, valpha, keep);
+        update8(w + i, g + i, m + i, v + i, true, _mm256_setzero_si256(), b1, b2, one_b1, one_b2, vb1h, vb2h, veps,
+                valpha, keep);
     }
     if (i < i1) {
         const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int) (i1 - i)),

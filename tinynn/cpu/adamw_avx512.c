@@ -11,8 +11,8 @@
 
 #define AVX512 __attribute__((target("avx512f,fma")))
 
-AVX512 void tnn_adamw_avx512(float * w, const float * g, float * m, float * v, const float * hp,
-                             int64_t i0, int64_t i1) {
+AVX512 void tnn_adamw_avx512(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0,
+                             int64_t i1) {
     const float alpha = hp[0], beta1 = hp[1], beta2 = hp[2], eps = hp[3], wd = hp[4];
     const __m512 b1 = _mm512_set1_ps(beta1), b2 = _mm512_set1_ps(beta2);
     const __m512 one_b1 = _mm512_set1_ps(1.0f - beta1), one_b2 = _mm512_set1_ps(1.0f - beta2);

@@ -36,9 +36,10 @@ AVX2 static inline __m256i lanes(int n) {
 /* C[16 rows from the panel's half, nc columns] (+)= half . B[k0 .. k0 + depth).
  * Rows past the matrix are zeros in the panel; only the C accesses are
  * masked (full: all 16 rows are C's, plain loads and stores). */
-AVX2 static inline __attribute__((always_inline)) void
-tile(const float * half, int64_t depth, const float * b, int64_t ldb, const bool b_by_k, const int nc,
-     float * c, int64_t ldc, bool full, __m256i mask_lo, __m256i mask_hi, bool accumulate) {
+AVX2 static inline __attribute__((always_inline)) void tile(const float * half, int64_t depth, const float * b,
+                                                            int64_t ldb, const bool b_by_k, const int nc,
+                                                            float * c, int64_t ldc, bool full, __m256i mask_lo,
+                                                            __m256i mask_hi, bool accumulate) {
     __m256 lo[NR], hi[NR];
 #pragma GCC unroll 6
     for (int j = 0; j < nc; ++j) {
@@ -78,23 +79,21 @@ tile(const float * half, int64_t depth, const float * b, int64_t ldb, const bool
 #define TILE_CASE(BK, N) \
     case N: tile(half, depth, b, ldb, BK, N, c, ldc, full, mask_lo, mask_hi, accumulate); break;
 
-#define TILE_FN(NAME, BK)                                                                           \
-    AVX2 static void NAME(const float * half, int64_t depth, const float * b, int64_t ldb, int nc,     \
-                          float * c, int64_t ldc, bool full, __m256i mask_lo, __m256i mask_hi,        \
-                          bool accumulate) {                                                        \
-        switch (nc) {                                                                               \
-            TILE_CASE(BK, 1) TILE_CASE(BK, 2) TILE_CASE(BK, 3)                                      \
-            TILE_CASE(BK, 4) TILE_CASE(BK, 5) TILE_CASE(BK, 6)                                      \
-            default: break;                                                                         \
-        }                                                                                           \
+#define TILE_FN(NAME, BK)                                                                                         \
+    AVX2 static void NAME(const float * half, int64_t depth, const float * b, int64_t ldb, int nc, float * c,     \
+                          int64_t ldc, bool full, __m256i mask_lo, __m256i mask_hi, bool accumulate) {            \
+        switch (nc) {                                                                                             \
+            TILE_CASE(BK, 1)                                                                                      \
+            TILE_CASE(BK, 2) TILE_CASE(BK, 3) TILE_CASE(BK, 4) TILE_CASE(BK, 5) TILE_CASE(BK, 6) default : break; \
+        }                                                                                                         \
     }
 
 TILE_FN(tile_by_n, false)
 TILE_FN(tile_by_k, true)
 
 AVX2 void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
-                         const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc,
-                         int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch) {
+                         const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc, int64_t p0, int64_t p1,
+                         int64_t n0, int64_t n1, float * scratch) {
     const struct tnn_fgemm_operand a = *a_in, b = *b_in;
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t m0 = p * TNN_FGEMM_ROWS;
@@ -111,11 +110,11 @@ AVX2 void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a_in, int64_t m, int64
                 for (int64_t j = n0; j < n1; j += NR) {
                     const int nc = (int) (n1 - j < NR ? n1 - j : NR);
                     if (b.by_k) {
-                        tile_by_k(scratch + h, depth, b.data + k0 * b.ld + j, b.ld, nc, ch + j * ldc, ldc,
-                                  full, mask_lo, mask_hi, k0 > 0);
+                        tile_by_k(scratch + h, depth, b.data + k0 * b.ld + j, b.ld, nc, ch + j * ldc, ldc, full,
+                                  mask_lo, mask_hi, k0 > 0);
                     } else {
-                        tile_by_n(scratch + h, depth, b.data + j * b.ld + k0, b.ld, nc, ch + j * ldc, ldc,
-                                  full, mask_lo, mask_hi, k0 > 0);
+                        tile_by_n(scratch + h, depth, b.data + j * b.ld + k0, b.ld, nc, ch + j * ldc, ldc, full,
+                                  mask_lo, mask_hi, k0 > 0);
                     }
                 }
             }
@@ -130,9 +129,9 @@ AVX2 void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a_in, int64_t m, int64
  * larger rank takes several passes over the stripe of Y. */
 #define SKINNY_ROWS 6
 
-AVX2 static inline __attribute__((always_inline)) void
-skinny_block(const int M, const float * x, int64_t ldx, const float * y, int64_t ldy, int64_t k,
-             float * c, int64_t ldc, int cols) {
+AVX2 static inline
+    __attribute__((always_inline)) void skinny_block(const int M, const float * x, int64_t ldx, const float * y,
+                                                     int64_t ldy, int64_t k, float * c, int64_t ldc, int cols) {
     const bool full = cols == 16;
     const __m256i mask_lo = lanes(cols), mask_hi = lanes(cols - 8);
     __m256 lo[SKINNY_ROWS], hi[SKINNY_ROWS];
@@ -175,9 +174,8 @@ AVX2 void tnn_fgemm_skinny_avx2(const float * x, int64_t ldx, int64_t m, const f
         for (int64_t g = 0; g < groups; ++g) {
             const int64_t j0 = m * g / groups, rows = m * (g + 1) / groups - j0;
             switch (rows) {
-                SKINNY_CASE(1) SKINNY_CASE(2) SKINNY_CASE(3)
-                SKINNY_CASE(4) SKINNY_CASE(5) SKINNY_CASE(6)
-                default: break;
+                SKINNY_CASE(1)
+                SKINNY_CASE(2) SKINNY_CASE(3) SKINNY_CASE(4) SKINNY_CASE(5) SKINNY_CASE(6) default : break;
             }
         }
     }

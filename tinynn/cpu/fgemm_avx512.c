@@ -16,9 +16,10 @@
 #define NR 12
 
 /* C[rows of the panel, nc columns] (+)= panel . B[k0 .. k0 + depth) */
-AVX512 static inline __attribute__((always_inline)) void
-tile(const float * panel, int64_t depth, const float * b, int64_t ldb, const bool b_by_k, const int nc,
-     float * c, int64_t ldc, __mmask16 mask_lo, __mmask16 mask_hi, bool accumulate) {
+AVX512 static inline __attribute__((always_inline)) void tile(const float * panel, int64_t depth, const float * b,
+                                                              int64_t ldb, const bool b_by_k, const int nc,
+                                                              float * c, int64_t ldc, __mmask16 mask_lo,
+                                                              __mmask16 mask_hi, bool accumulate) {
     __m512 lo[NR], hi[NR];
 #pragma GCC unroll 12
     for (int j = 0; j < nc; ++j) {
@@ -42,6 +43,8 @@ tile(const float * panel, int64_t depth, const float * b, int64_t ldb, const boo
     }
 }
 
+/* the cases of a switch written by a macro, a row of them a line */
+/* clang-format off */
 #define TILE_CASE(BK, N) \
     case N: tile(panel, depth, b, ldb, BK, N, c, ldc, mask_lo, mask_hi, accumulate); break;
 
@@ -59,10 +62,11 @@ tile(const float * panel, int64_t depth, const float * b, int64_t ldb, const boo
 
 TILE_FN(tile_by_n, false)
 TILE_FN(tile_by_k, true)
+/* clang-format on */
 
 void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
-                      const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc,
-                      int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch) {
+                      const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc, int64_t p0, int64_t p1,
+                      int64_t n0, int64_t n1, float * scratch) {
     const struct tnn_fgemm_operand a = *a_in, b = *b_in;
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t m0 = p * TNN_FGEMM_ROWS;
@@ -75,11 +79,11 @@ void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t 
             for (int64_t j = n0; j < n1; j += NR) {
                 const int nc = (int) (n1 - j < NR ? n1 - j : NR);
                 if (b.by_k) {
-                    tile_by_k(scratch, depth, b.data + k0 * b.ld + j, b.ld, nc, c + j * ldc + m0, ldc,
-                              mask_lo, mask_hi, k0 > 0);
+                    tile_by_k(scratch, depth, b.data + k0 * b.ld + j, b.ld, nc, c + j * ldc + m0, ldc, mask_lo,
+                              mask_hi, k0 > 0);
                 } else {
-                    tile_by_n(scratch, depth, b.data + j * b.ld + k0, b.ld, nc, c + j * ldc + m0, ldc,
-                              mask_lo, mask_hi, k0 > 0);
+                    tile_by_n(scratch, depth, b.data + j * b.ld + k0, b.ld, nc, c + j * ldc + m0, ldc, mask_lo,
+                              mask_hi, k0 > 0);
                 }
             }
         }
@@ -88,9 +92,10 @@ void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t 
 
 /* 16 columns [n0, n0 + 16) (fewer at n's end: mask) of C [M, n] = X Y^T,
  * M accumulators of 16 columns each, summed over t in order. */
-AVX512 static inline __attribute__((always_inline)) void
-skinny_block(const int M, const float * x, int64_t ldx, const float * y, int64_t ldy, int64_t k,
-             __mmask16 mask, float * c, int64_t ldc, int cols) {
+AVX512 static inline __attribute__((always_inline)) void skinny_block(const int M, const float * x, int64_t ldx,
+                                                                      const float * y, int64_t ldy, int64_t k,
+                                                                      __mmask16 mask, float * c, int64_t ldc,
+                                                                      int cols) {
     __m512 acc[TNN_SKINNY_MAX_M];
     for (int j = 0; j < M; ++j) {
         acc[j] = _mm512_setzero_ps();
@@ -116,11 +121,13 @@ skinny_block(const int M, const float * x, int64_t ldx, const float * y, int64_t
 #define SKINNY_CASE(M) \
     case M: skinny_block(M, x, ldx, y + i0, ldy, k, mask, c + i0 * ldc, ldc, cols); break;
 
-AVX512 void tnn_fgemm_skinny_avx512(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
-                             float * c, int64_t ldc, int64_t n0, int64_t n1) {
+AVX512 void tnn_fgemm_skinny_avx512(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy,
+                                    int64_t k, float * c, int64_t ldc, int64_t n0, int64_t n1) {
     for (int64_t i0 = n0; i0 < n1; i0 += 16) {
         const int cols = (int) (n1 - i0 < 16 ? n1 - i0 : 16);
         const __mmask16 mask = cols == 16 ? 0xffff : (__mmask16) ((1u << cols) - 1);
+        /* the cases of a switch written by a macro, a row of them a line */
+        /* clang-format off */
         switch (m) {
             SKINNY_CASE(1) SKINNY_CASE(2) SKINNY_CASE(3) SKINNY_CASE(4)
             SKINNY_CASE(5) SKINNY_CASE(6) SKINNY_CASE(7) SKINNY_CASE(8)
@@ -128,6 +135,7 @@ AVX512 void tnn_fgemm_skinny_avx512(const float * x, int64_t ldx, int64_t m, con
             SKINNY_CASE(13) SKINNY_CASE(14) SKINNY_CASE(15) SKINNY_CASE(16)
             default: break;
         }
+        /* clang-format on */
     }
 }
 

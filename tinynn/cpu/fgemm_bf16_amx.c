@@ -55,9 +55,7 @@ AMX static void configure_tiles(void) {
 }
 
 /* Round 16 floats to bfloat16 (nearest, ties to even). */
-AMX static inline __m256i round16(__m512 v) {
-    return (__m256i) _mm512_cvtneps_pbh(v);
-}
+AMX static inline __m256i round16(__m512 v) { return (__m256i) _mm512_cvtneps_pbh(v); }
 
 /* The 16 x 16 words rows[i][j] transposed in place: rows[j][i]. Four
  * rounds of shuffles: words, then pairs of words, within 128-bit lanes,
@@ -76,7 +74,8 @@ AMX static inline void transpose16(__m512i * r) {
         b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
     }
     for (int c = 0; c < 4; ++c) {
-        const __m512i u0 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0x44), u1 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0xee);
+        const __m512i u0 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0x44),
+                      u1 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0xee);
         const __m512i v0 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0x44);
         const __m512i v1 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0xee);
         r[0 + c] = _mm512_shuffle_i32x4(u0, v0, 0x88);
@@ -114,9 +113,12 @@ AMX static void pack_rows(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
         }
         for (int64_t s = 0; s < steps; ++s) {
             const int64_t kk = s * STEP;
-            const __mmask16 lo_k = depth - kk >= 16 ? 0xffff : depth - kk <= 0 ? 0 : (__mmask16) ((1u << (depth - kk)) - 1);
-            const __mmask16 hi_k = depth - kk >= 32 ? 0xffff : depth - kk <= 16 ? 0
-                                                             : (__mmask16) ((1u << (depth - kk - 16)) - 1);
+            const __mmask16 lo_k = depth - kk >= 16  ? 0xffff
+                                   : depth - kk <= 0 ? 0
+                                                     : (__mmask16) ((1u << (depth - kk)) - 1);
+            const __mmask16 hi_k = depth - kk >= 32   ? 0xffff
+                                   : depth - kk <= 16 ? 0
+                                                      : (__mmask16) ((1u << (depth - kk - 16)) - 1);
             __m512i r[HALF];
             for (int i = 0; i < HALF; ++i) {
                 const float * row = a.data + (r0 + i) * a.ld + k0 + kk;
@@ -151,7 +153,8 @@ AMX static void pack_columns(struct tnn_fgemm_operand b, int64_t j0, int64_t col
                 __m512i r[HALF];
                 for (int q = 0; q < HALF; ++q) {
                     const int64_t kk = s * STEP + 2 * q;
-                    const __m512 even = kk < depth ? _mm512_maskz_loadu_ps(mask, src + kk * b.ld) : _mm512_setzero_ps();
+                    const __m512 even = kk < depth ? _mm512_maskz_loadu_ps(mask, src + kk * b.ld)
+                                                   : _mm512_setzero_ps();
                     const __m512 odd = kk + 1 < depth ? _mm512_maskz_loadu_ps(mask, src + (kk + 1) * b.ld)
                                                       : _mm512_setzero_ps();
                     r[q] = _mm512_or_si512(_mm512_cvtepu16_epi32(round16(even)),
@@ -199,26 +202,26 @@ static void from_buffer(struct block b, const float * buf) {
     }
 }
 
-#define LOAD_SUMS(T, B, BUF)                                                     \
-    do {                                                                         \
-        if (full(B) && accumulate) {                                             \
-            _tile_loadd(T, (B).at, (B).ldc * sizeof(float));                     \
-        } else if (full(B)) {                                                    \
-            _tile_zero(T);                                                       \
-        } else {                                                                 \
-            to_buffer(B, accumulate, BUF);                                       \
-            _tile_loadd(T, BUF, HALF * sizeof(float));                           \
-        }                                                                        \
+#define LOAD_SUMS(T, B, BUF)                                 \
+    do {                                                     \
+        if (full(B) && accumulate) {                         \
+            _tile_loadd(T, (B).at, (B).ldc * sizeof(float)); \
+        } else if (full(B)) {                                \
+            _tile_zero(T);                                   \
+        } else {                                             \
+            to_buffer(B, accumulate, BUF);                   \
+            _tile_loadd(T, BUF, HALF * sizeof(float));       \
+        }                                                    \
     } while (0)
 
-#define STORE_SUMS(T, B, BUF)                                                    \
-    do {                                                                         \
-        if (full(B)) {                                                           \
-            _tile_stored(T, (B).at, (B).ldc * sizeof(float));                    \
-        } else {                                                                 \
-            _tile_stored(T, BUF, HALF * sizeof(float));                          \
-            from_buffer(B, BUF);                                                 \
-        }                                                                        \
+#define STORE_SUMS(T, B, BUF)                                 \
+    do {                                                      \
+        if (full(B)) {                                        \
+            _tile_stored(T, (B).at, (B).ldc * sizeof(float)); \
+        } else {                                              \
+            _tile_stored(T, BUF, HALF * sizeof(float));       \
+            from_buffer(B, BUF);                              \
+        }                                                     \
     } while (0)
 
 /* Columns [j, j + cols) of C^T for the panel at m0 (rows of it), from
@@ -257,8 +260,8 @@ AMX static void tile_panel(const uint16_t * rows_bf16, const uint16_t * cols_bf1
 }
 
 AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
-                            const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc,
-                            int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch) {
+                            const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc, int64_t p0, int64_t p1,
+                            int64_t n0, int64_t n1, float * scratch) {
     const struct tnn_fgemm_operand a = *a_in, b = *b_in;
     /* scratch: up to TNN_FGEMM_BF16_PANELS panels of A in pairs, then 32
      * columns of B, 16 KB each: both rounded once per 256 values of k and

@@ -51,8 +51,8 @@ AVX2 INLINE __m256 scalef8(__m256 p, __m256 k) {
         _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(ki)), bias), 52));
     const __m256d e1 = _mm256_castsi256_pd(
         _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(ki, 1)), bias), 52));
-    const __m128 y0 = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(p)),
-                                                    infinite_as_is(_mm256_castps256_ps128(k), e0)));
+    const __m128 y0 = _mm256_cvtpd_ps(
+        _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(p)), infinite_as_is(_mm256_castps256_ps128(k), e0)));
     const __m128 y1 = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(p, 1)),
                                                     infinite_as_is(_mm256_extractf128_ps(k, 1), e1)));
     return _mm256_insertf128_ps(_mm256_castps128_ps256(y0), y1, 1);

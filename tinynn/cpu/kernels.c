@@ -14,7 +14,7 @@
 #endif
 
 static const char * const kernel_names[TNN_CPU_KERNEL_COUNT] = { "qgemm", "fgemm", "head_loss", "adamw",
-                                                                   "fgemm_bf16" };
+                                                                 "fgemm_bf16" };
 static const char * const variant_names[TNN_CPU_VARIANT_COUNT] = { "none", "avx2", "avxvnni", "avx512", "amx" };
 
 const char * tnn_cpu_kernel_name(enum tnn_cpu_kernel kernel) {
@@ -49,7 +49,11 @@ static const struct {
     const char * name;
     unsigned features;
 } levels[] = {
-    { "x64", 0 }, { "sse42", 0 }, { "sandybridge", 0 }, { "ivybridge", 0 }, { "piledriver", 0 },
+    { "x64", 0 },
+    { "sse42", 0 },
+    { "sandybridge", 0 },
+    { "ivybridge", 0 },
+    { "piledriver", 0 },
     { "haswell", AVX2 },
     { "alderlake", AVX2 | TNN_FEATURE_AVXVNNI },
     { "skylakex", AVX512 },
@@ -79,9 +83,7 @@ bool tnn_cpu_level_features(const char * level, unsigned * features) {
 /* Linux hands out the AMX tile state only to a process that asks. */
 #define ARCH_REQ_XCOMP_PERM 0x1023
 #define XFEATURE_XTILEDATA 18
-static bool amx_permitted(void) {
-    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
-}
+static bool amx_permitted(void) { return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0; }
 #else
 static bool amx_permitted(void) { return false; }
 #endif
@@ -108,7 +110,7 @@ unsigned tnn_cpu_features(void) {
         f |= TNN_FEATURE_AVX512;
         f |= __builtin_cpu_supports("avx512vnni") ? TNN_FEATURE_AVX512VNNI : 0;
         f |= (eax1 >> 5) & 1 ? TNN_FEATURE_AVX512BF16 : 0;                   /* AVX512-BF16 */
-        const bool amx = ((edx >> 22) & 1) && ((edx >> 24) & 1) && ((edx >> 25) & 1);   /* AMX-BF16, -TILE, -INT8 */
+        const bool amx = ((edx >> 22) & 1) && ((edx >> 24) & 1) && ((edx >> 25) & 1); /* AMX-BF16, -TILE, -INT8 */
         f |= amx && amx_permitted() ? TNN_FEATURE_AMX : 0;
     }
     features = f;
@@ -182,7 +184,8 @@ struct variant_entry {
 };
 
 static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {
-    (void) kernel; (void) variant;
+    (void) kernel;
+    (void) variant;
     return NULL;
 }
 
@@ -190,12 +193,18 @@ static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enu
 
 static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
     switch (kernel) {
-    case TNN_KERNEL_QGEMM: k->qgemm = NULL; break;
-    case TNN_KERNEL_FGEMM: k->fgemm = NULL; k->fgemm_skinny = NULL; break;
-    case TNN_KERNEL_HEAD_LOSS: k->head_loss = NULL; k->token_loss = NULL; break;
-    case TNN_KERNEL_ADAMW: k->adamw = NULL; break;
-    case TNN_KERNEL_FGEMM_BF16: k->fgemm_bf16 = NULL; break;
-    default: break;
+        case TNN_KERNEL_QGEMM: k->qgemm = NULL; break;
+        case TNN_KERNEL_FGEMM:
+            k->fgemm = NULL;
+            k->fgemm_skinny = NULL;
+            break;
+        case TNN_KERNEL_HEAD_LOSS:
+            k->head_loss = NULL;
+            k->token_loss = NULL;
+            break;
+        case TNN_KERNEL_ADAMW: k->adamw = NULL; break;
+        case TNN_KERNEL_FGEMM_BF16: k->fgemm_bf16 = NULL; break;
+        default: break;
     }
 }
 
@@ -241,7 +250,7 @@ static bool lists(const char * list, const char * kernel, bool * ok) {
 }
 
 bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_cpu_kernels * k) {
-    *k = (struct tnn_cpu_kernels) { 0 };
+    *k = (struct tnn_cpu_kernels){ 0 };
     const bool all = setting == NULL || setting[0] == '\0' || strcmp(setting, "on") == 0;
     if (!all && strcmp(setting, "off") == 0) {
         return true;
@@ -258,7 +267,7 @@ bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_c
         }
     }
     if (!ok) {
-        *k = (struct tnn_cpu_kernels) { 0 };
+        *k = (struct tnn_cpu_kernels){ 0 };
         return false;
     }
     /* the fused head multiplies by the head's packed panels, which only
@@ -282,8 +291,8 @@ size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n) {
 #define Q8_0_BYTES 34
 #define Q4_1_BYTES 20
 
-void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row_bytes,
-                     int64_t k, int64_t r0, void * dst) {
+void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row_bytes, int64_t k, int64_t r0,
+                     void * dst) {
     const int64_t kb = k / TNN_QBLOCK;
     const size_t bb = tnn_qpanel_block_bytes(format);
     uint8_t * panel = (uint8_t *) dst + (size_t) (r0 / TNN_QPANEL_ROWS) * (size_t) kb * bb;
@@ -293,7 +302,7 @@ void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row
             const uint8_t * row = (const uint8_t *) src + (size_t) r * row_bytes;
             if (format == TNN_QPANEL_Q8_0) {
                 const uint8_t * blk = row + (size_t) b * Q8_0_BYTES;
-                memcpy(out + 2 * r, blk, 2);                                 /* d */
+                memcpy(out + 2 * r, blk, 2); /* d */
                 for (int g = 0; g < 8; ++g) {
                     for (int t = 0; t < 4; ++t) {
                         out[32 + g * 64 + r * 4 + t] = (uint8_t) (blk[2 + 4 * g + t] ^ 0x80);
@@ -301,8 +310,8 @@ void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row
                 }
             } else {
                 const uint8_t * blk = row + (size_t) b * Q4_1_BYTES;
-                memcpy(out + 2 * r, blk, 2);                                 /* d */
-                memcpy(out + 32 + 2 * r, blk + 2, 2);                        /* m */
+                memcpy(out + 2 * r, blk, 2); /* d */
+                memcpy(out + 32 + 2 * r, blk + 2, 2); /* m */
                 for (int g = 0; g < 4; ++g) {
                     memcpy(out + 64 + g * 64 + r * 4, blk + 4 + 4 * g, 4);
                 }
@@ -313,9 +322,7 @@ void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row
 
 /* ---- scratch of fgemm and head_loss --------------------------------------- */
 
-size_t tnn_fgemm_scratch_bytes(void) {
-    return (size_t) TNN_FGEMM_DEPTH * TNN_FGEMM_ROWS * sizeof(float);
-}
+size_t tnn_fgemm_scratch_bytes(void) { return (size_t) TNN_FGEMM_DEPTH * TNN_FGEMM_ROWS * sizeof(float); }
 
 size_t tnn_fgemm_bf16_scratch_bytes(void) {
     /* up to TNN_FGEMM_BF16_PANELS panels of A and 32 columns of B, each
@@ -323,6 +330,4 @@ size_t tnn_fgemm_bf16_scratch_bytes(void) {
     return (size_t) (TNN_FGEMM_BF16_PANELS + 1) * TNN_FGEMM_DEPTH * TNN_FGEMM_ROWS * sizeof(uint16_t);
 }
 
-size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab) {
-    return tnn_head_loss_layout(d, vocab).total;
-}
+size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab) { return tnn_head_loss_layout(d, vocab).total; }

@@ -59,23 +59,23 @@
 
 /* In order of preference: a kernel runs the last one its CPU has. */
 enum tnn_cpu_variant {
-    TNN_CPU_NONE    = 0,   /* no kernel of tinynn's: ggml's op serves */
-    TNN_CPU_AVX2    = 1,
+    TNN_CPU_NONE = 0,   /* no kernel of tinynn's: ggml's op serves */
+    TNN_CPU_AVX2 = 1,
     TNN_CPU_AVXVNNI = 2,
-    TNN_CPU_AVX512  = 3,
-    TNN_CPU_AMX     = 4,
+    TNN_CPU_AVX512 = 3,
+    TNN_CPU_AMX = 4,
     TNN_CPU_VARIANT_COUNT
 };
 
 /* The CPU features the variants need, as a bit set. */
 enum tnn_cpu_feature {
-    TNN_FEATURE_AVX2        = 1 << 0,   /* with FMA and F16C */
-    TNN_FEATURE_AVXVNNI     = 1 << 1,
-    TNN_FEATURE_AVX512      = 1 << 2,   /* F, BW, VL and DQ */
-    TNN_FEATURE_AVX512VNNI  = 1 << 3,
-    TNN_FEATURE_AVX512BF16  = 1 << 4,
-    TNN_FEATURE_AMX         = 1 << 5,   /* AMX-TILE, -INT8 and -BF16, and Linux's leave to use them */
-    TNN_FEATURES_ALL        = (1 << 6) - 1
+    TNN_FEATURE_AVX2 = 1 << 0,   /* with FMA and F16C */
+    TNN_FEATURE_AVXVNNI = 1 << 1,
+    TNN_FEATURE_AVX512 = 1 << 2,   /* F, BW, VL and DQ */
+    TNN_FEATURE_AVX512VNNI = 1 << 3,
+    TNN_FEATURE_AVX512BF16 = 1 << 4,
+    TNN_FEATURE_AMX = 1 << 5,   /* AMX-TILE, -INT8 and -BF16, and Linux's leave to use them */
+    TNN_FEATURES_ALL = (1 << 6) - 1
 };
 
 enum tnn_cpu_kernel {
@@ -93,9 +93,9 @@ enum tnn_cpu_kernel {
 struct tnn_fgemm_operand;
 
 /* qgemm's entry point (see tnn_qgemm_avx512 below). */
-typedef void (*tnn_qgemm_fn)(int format, int levels, const void * a, int64_t rows, int64_t k,
-                             const float * x, int64_t x_stride, int64_t n,
-                             float * y, int64_t y_stride, void * scratch, int ith, int nth);
+typedef void (*tnn_qgemm_fn)(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+                             int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
+                             int nth);
 
 /* The kernels a session uses: for each, the variant that runs it and its
  * entry points (NULL where TNN_CPU_NONE). The graph rewrites consult this
@@ -110,13 +110,14 @@ struct tnn_cpu_kernels {
                   float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
     void (*fgemm_skinny)(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
                          float * c, int64_t ldc, int64_t n0, int64_t n1);
-    void (*head_loss)(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d,
-                      int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
-                      int64_t t0, int64_t t1, float * out, void * scratch);
+    void (*head_loss)(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d, int64_t vocab,
+                      const float * h, int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1,
+                      float * out, void * scratch);
     float (*token_loss)(const float * z, int64_t vocab, int32_t label);
     void (*adamw)(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
-    void (*fgemm_bf16)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
-                       float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
+    void (*fgemm_bf16)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
+                       const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
+                       int64_t n0, int64_t n1, float * scratch);
 };
 
 /* The features this CPU (and its OS) offers: a set of enum tnn_cpu_feature. */
@@ -191,8 +192,8 @@ static inline size_t tnn_qpanel_block_bytes(enum tnn_qpanel_format format) {
 /* Pack rows [r0, r0 + 16) of a stored Q8_0 / Q4_1 matrix into panel r0 / 16.
  * src: the first of the 16 stored rows, row_bytes apart; dst: the packed
  * matrix (k / 32 panel blocks per panel). */
-void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row_bytes,
-                     int64_t k, int64_t r0, void * dst);
+void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row_bytes, int64_t k, int64_t r0,
+                     void * dst);
 
 /* Scratch bytes a thread needs to quantize n columns of k values. */
 size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n);
@@ -202,21 +203,17 @@ size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n);
  * x: column j at x + j * x_stride (floats, contiguous along k); y: column j
  * at y + j * y_stride. scratch: this thread's tnn_qgemm_scratch_bytes(k, n).
  * Every thread must be called; none waits for another. */
-void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k,
-                      const float * x, int64_t x_stride, int64_t n,
-                      float * y, int64_t y_stride, void * scratch, int ith, int nth);
+void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+                      int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
 /* The same on 256-bit registers: the VNNI multiply-add (avxvnni), or
  * vpmaddubsw and vpmaddwd where there is none (avx2); and on the AMX tiles,
  * 16 columns x 16 rows x one block per tile product (amx). */
-void tnn_qgemm_avx2(int format, int levels, const void * a, int64_t rows, int64_t k,
-                    const float * x, int64_t x_stride, int64_t n,
-                    float * y, int64_t y_stride, void * scratch, int ith, int nth);
-void tnn_qgemm_avxvnni(int format, int levels, const void * a, int64_t rows, int64_t k,
-                       const float * x, int64_t x_stride, int64_t n,
-                       float * y, int64_t y_stride, void * scratch, int ith, int nth);
-void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int64_t k,
-                   const float * x, int64_t x_stride, int64_t n,
-                   float * y, int64_t y_stride, void * scratch, int ith, int nth);
+void tnn_qgemm_avx2(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+                    int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
+void tnn_qgemm_avxvnni(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+                       int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
+void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+                   int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
 
 /* ---- fgemm: float32 products ---------------------------------------------- *
  *
@@ -264,8 +261,9 @@ void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, co
 #define TNN_FGEMM_BF16_PANELS 16
 /* Scratch bytes a thread needs for it (272 KB). */
 size_t tnn_fgemm_bf16_scratch_bytes(void);
-void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
-                        float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
+void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
+                        const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
+                        int64_t n0, int64_t n1, float * scratch);
 
 /* The weight gradient of a low-rank factor, dB [m, n] = h [m, k] dy [n, k]^T
  * with m (the rank) at most TNN_SKINNY_MAX_M, from h and dy as the forward

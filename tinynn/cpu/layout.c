@@ -25,10 +25,9 @@ void tnn_fgemm_pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
     }
 }
 
-void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, tnn_qgemm_fn qgemm, int w_format,
-                        const void * w, const void * wt, int64_t d, int64_t vocab, const float * h,
-                        int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out,
-                        void * scratch) {
+void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, tnn_qgemm_fn qgemm, int w_format, const void * w,
+                        const void * wt, int64_t d, int64_t vocab, const float * h, int64_t h_stride,
+                        const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out, void * scratch) {
     const struct tnn_head_loss_layout layout = tnn_head_loss_layout(d, vocab);
     char * quantized = scratch;
     float * z = (float *) ((char *) scratch + layout.z);

@@ -29,8 +29,8 @@ struct tnn_qcol {
  * tile columns, when each thread gets one (each thread quantizes only its
  * own); else the panels, every thread quantizing all columns. No thread
  * waits for another either way, and each output is one thread's. */
-static inline void tnn_qgemm_share(int64_t n, int64_t n_panels, int64_t tile, int ith, int nth,
-                                   int64_t * c0, int64_t * c1, int64_t * p0, int64_t * p1) {
+static inline void tnn_qgemm_share(int64_t n, int64_t n_panels, int64_t tile, int ith, int nth, int64_t * c0,
+                                   int64_t * c1, int64_t * p0, int64_t * p1) {
     *c0 = 0, *c1 = n, *p0 = 0, *p1 = n_panels;
     if (n >= (int64_t) nth * tile) {
         const int64_t tiles = (n + tile - 1) / tile;
@@ -68,9 +68,7 @@ static inline int32_t tnn_load4(const int8_t * p) {
     return v;
 }
 
-static inline size_t tnn_align64(size_t bytes) {
-    return (bytes + 63) / 64 * 64;
-}
+static inline size_t tnn_align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 /* The amx variant reads a panel block with a byte a value: 8 groups of
  * [16 rows][4 values]. qgemm's scratch has room for one panel so spread
@@ -133,10 +131,9 @@ typedef float (*tnn_softmax_gradient_fn)(float * z, int64_t vocab, int32_t label
  * softmax_gradient: gathers up to TNN_HEAD_LOSS_CHUNK labelled tokens (a
  * masked one is done at once), their logits through qgemm, each token's
  * loss and gradient, then dL/dh = W^T dz through qgemm again. */
-void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, tnn_qgemm_fn qgemm, int w_format,
-                        const void * w, const void * wt, int64_t d, int64_t vocab, const float * h,
-                        int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out,
-                        void * scratch);
+void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, tnn_qgemm_fn qgemm, int w_format, const void * w,
+                        const void * wt, int64_t d, int64_t vocab, const float * h, int64_t h_stride,
+                        const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out, void * scratch);
 
 /* ---- AMX tiles (qgemm_amx.c, fgemm_bf16_amx.c) --------------------------- */
 

@@ -69,7 +69,8 @@ AMX static void spread(enum tnn_qpanel_format format, const uint8_t * panel, int
     for (int64_t b = 0; b < kb; ++b, panel += bb, out += TNN_QAMX_BLOCK_BYTES) {
         if (format == TNN_QPANEL_Q8_0) {
             for (int g = 0; g < 8; ++g) {
-                _mm512_storeu_si512(out + 64 * g, _mm512_xor_si512(_mm512_loadu_si512(panel + 32 + 64 * g), offset));
+                _mm512_storeu_si512(out + 64 * g,
+                                    _mm512_xor_si512(_mm512_loadu_si512(panel + 32 + 64 * g), offset));
             }
             continue;
         }
@@ -83,13 +84,14 @@ AMX static void spread(enum tnn_qpanel_format format, const uint8_t * panel, int
 
 /* Block b of 16 columns into acc, from its int32 sums: as qgemm_avx512.c's
  * tile, the exact dot product, then one scaled add. */
-AMX static inline __attribute__((always_inline)) void
-scale_block(const enum tnn_qpanel_format format, const int levels, const uint8_t * block,
-            const struct tnn_qcol * cols, int64_t kb, int64_t b, const int32_t (*sum_q)[TNN_QPANEL_ROWS],
-            const int32_t (*sum_r)[TNN_QPANEL_ROWS], __m512 * acc) {
+AMX static inline __attribute__((always_inline)) void scale_block(
+    const enum tnn_qpanel_format format, const int levels, const uint8_t * block, const struct tnn_qcol * cols,
+    int64_t kb, int64_t b, const int32_t (*sum_q)[TNN_QPANEL_ROWS], const int32_t (*sum_r)[TNN_QPANEL_ROWS],
+    __m512 * acc) {
     const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) block));
-    const __m512 m = format == TNN_QPANEL_Q4_1 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (block + 32)))
-                                               : _mm512_setzero_ps();
+    const __m512 m = format == TNN_QPANEL_Q4_1
+                         ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (block + 32)))
+                         : _mm512_setzero_ps();
 #pragma GCC unroll 16
     for (int c = 0; c < NC; ++c) {
         const struct tnn_qcol * col = cols + c * kb + b;
@@ -106,45 +108,47 @@ scale_block(const enum tnn_qpanel_format format, const int levels, const uint8_t
 }
 
 /* Signed columns times Q8_0's signed or Q4_1's unsigned bytes. */
-#define DOT(C, A, BT)                          \
-    do {                                       \
-        if (format == TNN_QPANEL_Q8_0) {       \
-            _tile_dpbssd(C, A, BT);            \
-        } else {                               \
-            _tile_dpbsud(C, A, BT);            \
-        }                                      \
+#define DOT(C, A, BT)                    \
+    do {                                 \
+        if (format == TNN_QPANEL_Q8_0) { \
+            _tile_dpbssd(C, A, BT);      \
+        } else {                         \
+            _tile_dpbsud(C, A, BT);      \
+        }                                \
     } while (0)
 
 /* Start block b's tile products into the sums CQ, CR, its panel bytes in BT. */
-#define MULTIPLY(CQ, CR, BT, b)                                        \
-    do {                                                               \
+#define MULTIPLY(CQ, CR, BT, b)                                            \
+    do {                                                                   \
         _tile_loadd(BT, values + (b) * value_stride, TNN_QPANEL_ROWS * 4); \
-        _tile_loadd(A_Q, cols[b].q, col_stride);                       \
-        _tile_zero(CQ);                                                \
-        DOT(CQ, A_Q, BT);                                              \
-        if (levels == 2) {                                             \
-            _tile_loadd(A_R, cols[b].r, col_stride);                   \
-            _tile_zero(CR);                                            \
-            DOT(CR, A_R, BT);                                          \
-        }                                                              \
+        _tile_loadd(A_Q, cols[b].q, col_stride);                           \
+        _tile_zero(CQ);                                                    \
+        DOT(CQ, A_Q, BT);                                                  \
+        if (levels == 2) {                                                 \
+            _tile_loadd(A_R, cols[b].r, col_stride);                       \
+            _tile_zero(CR);                                                \
+            DOT(CR, A_R, BT);                                              \
+        }                                                                  \
     } while (0)
 
 /* Take block b's sums out of CQ, CR and add them into acc. */
-#define ACCUMULATE(CQ, CR, b)                                                               \
-    do {                                                                                    \
-        _tile_stored(CQ, sum_q, TNN_QPANEL_ROWS * 4);                                       \
-        if (levels == 2) {                                                                  \
-            _tile_stored(CR, sum_r, TNN_QPANEL_ROWS * 4);                                   \
-        }                                                                                   \
-        scale_block(format, levels, panel + (b) * bb, cols, kb, b, sum_q, sum_r, acc);      \
+#define ACCUMULATE(CQ, CR, b)                                                          \
+    do {                                                                               \
+        _tile_stored(CQ, sum_q, TNN_QPANEL_ROWS * 4);                                  \
+        if (levels == 2) {                                                             \
+            _tile_stored(CR, sum_r, TNN_QPANEL_ROWS * 4);                              \
+        }                                                                              \
+        scale_block(format, levels, panel + (b) * bb, cols, kb, b, sum_q, sum_r, acc); \
     } while (0)
 
 /* y[c][0..16) = panel . column c for the 16 columns at cols (column c's
  * blocks at cols + c * kb); values: the panel's bytes as B reads them
  * (block b at values + b * value_stride). Blocks in order, two at a time. */
-AMX static inline __attribute__((always_inline)) void
-tile(const enum tnn_qpanel_format format, const int levels, const uint8_t * panel, const uint8_t * values,
-     size_t value_stride, int64_t kb, const struct tnn_qcol * cols, float * y, int64_t y_stride) {
+AMX static inline __attribute__((always_inline)) void tile(const enum tnn_qpanel_format format, const int levels,
+                                                           const uint8_t * panel, const uint8_t * values,
+                                                           size_t value_stride, int64_t kb,
+                                                           const struct tnn_qcol * cols, float * y,
+                                                           int64_t y_stride) {
     const size_t bb = tnn_qpanel_block_bytes(format);
     const size_t col_stride = (size_t) kb * sizeof(struct tnn_qcol);
     int32_t sum_q[NC][TNN_QPANEL_ROWS] __attribute__((aligned(64)));
@@ -181,10 +185,10 @@ tile(const enum tnn_qpanel_format format, const int levels, const uint8_t * pane
 typedef void (*tile_fn)(const uint8_t * panel, const uint8_t * values, size_t value_stride, int64_t kb,
                         const struct tnn_qcol * cols, float * y, int64_t y_stride);
 
-#define TILE_FN(NAME, F, L)                                                                          \
+#define TILE_FN(NAME, F, L)                                                                              \
     AMX static void NAME(const uint8_t * panel, const uint8_t * values, size_t value_stride, int64_t kb, \
-                         const struct tnn_qcol * cols, float * y, int64_t y_stride) {                \
-        tile(F, L, panel, values, value_stride, kb, cols, y, y_stride);                              \
+                         const struct tnn_qcol * cols, float * y, int64_t y_stride) {                    \
+        tile(F, L, panel, values, value_stride, kb, cols, y, y_stride);                                  \
     }
 
 TILE_FN(tile_q8_0_1, TNN_QPANEL_Q8_0, 1)
@@ -192,9 +196,9 @@ TILE_FN(tile_q8_0_2, TNN_QPANEL_Q8_0, 2)
 TILE_FN(tile_q4_1_1, TNN_QPANEL_Q4_1, 1)
 TILE_FN(tile_q4_1_2, TNN_QPANEL_Q4_1, 2)
 
-AMX void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int64_t k,
-                       const float * x, int64_t x_stride, int64_t n,
-                       float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+AMX void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+                       int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
+                       int nth) {
     const tile_fn tile_at = format == TNN_QPANEL_Q8_0 ? (levels == 2 ? tile_q8_0_2 : tile_q8_0_1)
                                                       : (levels == 2 ? tile_q4_1_2 : tile_q4_1_1);
     const int64_t kb = k / TNN_QBLOCK;
@@ -214,8 +218,8 @@ AMX void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int
             const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes;
             spread(format, panel, kb, values);
             for (int64_t c = 0; c < full; c += NC) {
-                tile_at(panel, values, TNN_QAMX_BLOCK_BYTES, kb, q + c * kb, y + (c0 + c) * y_stride + p * TNN_QPANEL_ROWS,
-                        y_stride);
+                tile_at(panel, values, TNN_QAMX_BLOCK_BYTES, kb, q + c * kb,
+                        y + (c0 + c) * y_stride + p * TNN_QPANEL_ROWS, y_stride);
             }
         }
         _tile_release();

@@ -75,10 +75,10 @@ AVX2 static void quantize_column(const float * x, int64_t kb, struct tnn_qcol * 
         }
         _mm256_storeu_si256((__m256i *) out->q, low_bytes(q[0], q[1], q[2], q[3]));
         _mm256_storeu_si256((__m256i *) out->r, low_bytes(r[0], r[1], r[2], r[3]));
-        const int32_t sq = reduce_add8_epi32(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]),
-                                                              _mm256_add_epi32(q[2], q[3])));
-        const int32_t sr = reduce_add8_epi32(_mm256_add_epi32(_mm256_add_epi32(r[0], r[1]),
-                                                              _mm256_add_epi32(r[2], r[3])));
+        const int32_t sq = reduce_add8_epi32(
+            _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
+        const int32_t sr = reduce_add8_epi32(
+            _mm256_add_epi32(_mm256_add_epi32(r[0], r[1]), _mm256_add_epi32(r[2], r[3])));
         tnn_qcol_finish(out, amax, sq, sr);
     }
 }
@@ -153,17 +153,21 @@ AVX2 INLINE void tile_avx2(enum tnn_qpanel_format format, const int levels, cons
                 }
 #pragma GCC unroll 8
                 for (int g = 0; g < 8; ++g) {
-                    const __m256i w0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (panel + 32 + 64 * g)), flip);
-                    const __m256i w1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g)), flip);
+                    const __m256i w0 = _mm256_xor_si256(
+                        _mm256_loadu_si256((const __m256i *) (panel + 32 + 64 * g)), flip);
+                    const __m256i w1 = _mm256_xor_si256(
+                        _mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g)), flip);
                     const __m256i a0 = _mm256_abs_epi8(w0), a1 = _mm256_abs_epi8(w1);
 #pragma GCC unroll 12
                     for (int c = 0; c < nc; ++c) {
                         const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
                         const __m256i xb = _mm256_set1_epi32(tnn_load4(x + 4 * g));
-                        dot[c][0] = _mm256_add_epi32(dot[c][0], _mm256_madd_epi16(
-                            _mm256_maddubs_epi16(a0, _mm256_sign_epi8(xb, w0)), ones));
-                        dot[c][1] = _mm256_add_epi32(dot[c][1], _mm256_madd_epi16(
-                            _mm256_maddubs_epi16(a1, _mm256_sign_epi8(xb, w1)), ones));
+                        dot[c][0] = _mm256_add_epi32(
+                            dot[c][0],
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(a0, _mm256_sign_epi8(xb, w0)), ones));
+                        dot[c][1] = _mm256_add_epi32(
+                            dot[c][1],
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(a1, _mm256_sign_epi8(xb, w1)), ones));
                     }
                 }
             }
@@ -179,8 +183,10 @@ AVX2 INLINE void tile_avx2(enum tnn_qpanel_format format, const int levels, cons
                 for (int g = 0; g < 4; ++g) {
                     const __m256i p0 = _mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g));
                     const __m256i p1 = _mm256_loadu_si256((const __m256i *) (panel + 96 + 64 * g));
-                    const __m256i lo0 = _mm256_and_si256(p0, low4), hi0 = _mm256_and_si256(_mm256_srli_epi16(p0, 4), low4);
-                    const __m256i lo1 = _mm256_and_si256(p1, low4), hi1 = _mm256_and_si256(_mm256_srli_epi16(p1, 4), low4);
+                    const __m256i lo0 = _mm256_and_si256(p0, low4),
+                                  hi0 = _mm256_and_si256(_mm256_srli_epi16(p0, 4), low4);
+                    const __m256i lo1 = _mm256_and_si256(p1, low4),
+                                  hi1 = _mm256_and_si256(_mm256_srli_epi16(p1, 4), low4);
 #pragma GCC unroll 12
                     for (int c = 0; c < nc; ++c) {
                         const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
@@ -194,8 +200,10 @@ AVX2 INLINE void tile_avx2(enum tnn_qpanel_format format, const int levels, cons
                 }
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c][0] = _mm256_add_epi32(_mm256_slli_epi32(dot[c][0], 7), _mm256_madd_epi16(s16[c][0], ones));
-                    dot[c][1] = _mm256_add_epi32(_mm256_slli_epi32(dot[c][1], 7), _mm256_madd_epi16(s16[c][1], ones));
+                    dot[c][0] = _mm256_add_epi32(_mm256_slli_epi32(dot[c][0], 7),
+                                                 _mm256_madd_epi16(s16[c][0], ones));
+                    dot[c][1] = _mm256_add_epi32(_mm256_slli_epi32(dot[c][1], 7),
+                                                 _mm256_madd_epi16(s16[c][1], ones));
                 }
             }
         }
@@ -229,7 +237,8 @@ AVXVNNI INLINE void tile_vnni(enum tnn_qpanel_format format, const int levels, c
             for (int level = 0; level < levels; ++level) {
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    const __m256i offset = _mm256_set1_epi32(level == 0 ? col[c * kb].neg128s : col[c * kb].neg128s_r);
+                    const __m256i offset = _mm256_set1_epi32(level == 0 ? col[c * kb].neg128s
+                                                                        : col[c * kb].neg128s_r);
                     dot[c][0] = level == 0 ? offset : _mm256_add_epi32(_mm256_slli_epi32(dot[c][0], 7), offset);
                     dot[c][1] = level == 0 ? offset : _mm256_add_epi32(_mm256_slli_epi32(dot[c][1], 7), offset);
                 }
@@ -261,8 +270,10 @@ AVXVNNI INLINE void tile_vnni(enum tnn_qpanel_format format, const int levels, c
                 for (int g = 0; g < 4; ++g) {
                     const __m256i p0 = _mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g));
                     const __m256i p1 = _mm256_loadu_si256((const __m256i *) (panel + 96 + 64 * g));
-                    const __m256i lo0 = _mm256_and_si256(p0, low4), hi0 = _mm256_and_si256(_mm256_srli_epi16(p0, 4), low4);
-                    const __m256i lo1 = _mm256_and_si256(p1, low4), hi1 = _mm256_and_si256(_mm256_srli_epi16(p1, 4), low4);
+                    const __m256i lo0 = _mm256_and_si256(p0, low4),
+                                  hi0 = _mm256_and_si256(_mm256_srli_epi16(p0, 4), low4);
+                    const __m256i lo1 = _mm256_and_si256(p1, low4),
+                                  hi1 = _mm256_and_si256(_mm256_srli_epi16(p1, 4), low4);
 #pragma GCC unroll 12
                     for (int c = 0; c < nc; ++c) {
                         const int8_t * x = level == 0 ? col[c * kb].q : col[c * kb].r;
@@ -312,8 +323,8 @@ AVXVNNI INLINE void tile_vnni(enum tnn_qpanel_format format, const int levels, c
  * bytes 0-1 of each row first, bytes 2-3 after; vpermq gathers the lanes'
  * first halves (h = 0, 8 rows) low and the second halves high. */
 AVX2 INLINE void pairs_of(__m256i v, const int sign, int16_t * h0, int16_t * h1) {
-    const __m256i order = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
-                                           0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    const __m256i order = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9,
+                                           12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
     v = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, order), _MM_SHUFFLE(3, 1, 2, 0));
     const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
     _mm256_storeu_si256((__m256i *) h0, sign ? _mm256_cvtepi8_epi16(lo) : _mm256_cvtepu8_epi16(lo));
@@ -342,8 +353,8 @@ AVX2 static void spread16(enum tnn_qpanel_format format, const uint8_t * panel, 
             for (int g = 0; g < 4; ++g) {
                 for (int half = 0; half < 2; ++half) {
                     const __m256i v = _mm256_loadu_si256((const __m256i *) (panel + 64 + 64 * g + 32 * half));
-                    pairs_of(_mm256_and_si256(v, low4), 0,
-                             out + 32 * (2 * g) + 16 * half, out + 32 * (2 * g + 1) + 16 * half);
+                    pairs_of(_mm256_and_si256(v, low4), 0, out + 32 * (2 * g) + 16 * half,
+                             out + 32 * (2 * g + 1) + 16 * half);
                     pairs_of(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4), 0,
                              out + 32 * (8 + 2 * g) + 16 * half, out + 32 * (9 + 2 * g) + 16 * half);
                 }
@@ -375,37 +386,37 @@ static inline int32_t load2x16(const int16_t * p) {
  * tile_avx2. With more, the sums start from y (the earlier blocks' sums as
  * this wrote them: exact, so the order of the float adds is unchanged).
  * MADD(dot, w, x) adds the int16 pairs' products of w and x to dot. */
-#define TILE16(TARGET, NAME, MADD)                                                                      \
-    TARGET INLINE void NAME(enum tnn_qpanel_format format, const uint8_t * panel, const int16_t * spread,  \
-                            int64_t kb, int64_t nb, int more, const struct tnn_qcol * cols,             \
-                            const int16_t * x16, const int nc, float * y, int64_t y_stride) {           \
-        const size_t bb = tnn_qpanel_block_bytes(format);                                               \
-        __m256 acc[NC_MAX][2];                                                                          \
-        _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                        \
-            acc[c][0] = more ? _mm256_loadu_ps(y + c * y_stride) : _mm256_setzero_ps();                 \
-            acc[c][1] = more ? _mm256_loadu_ps(y + c * y_stride + 8) : _mm256_setzero_ps();             \
-        }                                                                                               \
-        for (int64_t b = 0; b < nb; ++b, panel += bb, spread += TNN_QSPREAD_BLOCK_BYTES / 2) {          \
-            const int16_t * x = x16 + b * TNN_QBLOCK;                                                   \
-            __m256i dot[NC_MAX][2];                                                                     \
-            _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                    \
-                dot[c][0] = dot[c][1] = _mm256_setzero_si256();                                         \
-            }                                                                                           \
-            _Pragma("GCC unroll 16") for (int p = 0; p < TNN_QBLOCK / 2; ++p) {                        \
-                const __m256i w0 = _mm256_loadu_si256((const __m256i *) (spread + 32 * p));             \
-                const __m256i w1 = _mm256_loadu_si256((const __m256i *) (spread + 32 * p + 16));        \
-                _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                \
-                    const __m256i xb = _mm256_set1_epi32(load2x16(x + c * kb * TNN_QBLOCK + 2 * p));    \
-                    dot[c][0] = MADD(dot[c][0], w0, xb);                                                \
-                    dot[c][1] = MADD(dot[c][1], w1, xb);                                                \
-                }                                                                                       \
-            }                                                                                           \
-            add_block(format, 2, panel, cols + b, kb, nc, dot, acc);                                    \
-        }                                                                                               \
-        _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                        \
-            _mm256_storeu_ps(y + c * y_stride, acc[c][0]);                                              \
-            _mm256_storeu_ps(y + c * y_stride + 8, acc[c][1]);                                          \
-        }                                                                                               \
+#define TILE16(TARGET, NAME, MADD)                                                                               \
+    TARGET INLINE void NAME(enum tnn_qpanel_format format, const uint8_t * panel, const int16_t * spread,        \
+                            int64_t kb, int64_t nb, int more, const struct tnn_qcol * cols, const int16_t * x16, \
+                            const int nc, float * y, int64_t y_stride) {                                         \
+        const size_t bb = tnn_qpanel_block_bytes(format);                                                        \
+        __m256 acc[NC_MAX][2];                                                                                   \
+        _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                                  \
+            acc[c][0] = more ? _mm256_loadu_ps(y + c * y_stride) : _mm256_setzero_ps();                          \
+            acc[c][1] = more ? _mm256_loadu_ps(y + c * y_stride + 8) : _mm256_setzero_ps();                      \
+        }                                                                                                        \
+        for (int64_t b = 0; b < nb; ++b, panel += bb, spread += TNN_QSPREAD_BLOCK_BYTES / 2) {                   \
+            const int16_t * x = x16 + b * TNN_QBLOCK;                                                            \
+            __m256i dot[NC_MAX][2];                                                                              \
+            _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                              \
+                dot[c][0] = dot[c][1] = _mm256_setzero_si256();                                                  \
+            }                                                                                                    \
+            _Pragma("GCC unroll 16") for (int p = 0; p < TNN_QBLOCK / 2; ++p) {                                  \
+                const __m256i w0 = _mm256_loadu_si256((const __m256i *) (spread + 32 * p));                      \
+                const __m256i w1 = _mm256_loadu_si256((const __m256i *) (spread + 32 * p + 16));                 \
+                _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                          \
+                    const __m256i xb = _mm256_set1_epi32(load2x16(x + c * kb * TNN_QBLOCK + 2 * p));             \
+                    dot[c][0] = MADD(dot[c][0], w0, xb);                                                         \
+                    dot[c][1] = MADD(dot[c][1], w1, xb);                                                         \
+                }                                                                                                \
+            }                                                                                                    \
+            add_block(format, 2, panel, cols + b, kb, nc, dot, acc);                                             \
+        }                                                                                                        \
+        _Pragma("GCC unroll 12") for (int c = 0; c < nc; ++c) {                                                  \
+            _mm256_storeu_ps(y + c * y_stride, acc[c][0]);                                                       \
+            _mm256_storeu_ps(y + c * y_stride + 8, acc[c][1]);                                                   \
+        }                                                                                                        \
     }
 
 #define MADD_AVX2(dot, w, x) _mm256_add_epi32(dot, _mm256_madd_epi16(w, x))
@@ -420,14 +431,13 @@ typedef void (*tile16_fn)(const uint8_t * panel, const int16_t * spread, int64_t
 #define TILE16_CASE(T, F, N) \
     case N: T(F, panel, spread, kb, nb, more, cols, x16, N, y, y_stride); break;
 
-#define TILE16_FN(TARGET, NAME, T, F)                                                                \
-    TARGET static void NAME(const uint8_t * panel, const int16_t * spread, int64_t kb, int64_t nb,    \
-                            int more, const struct tnn_qcol * cols, const int16_t * x16, int nc,      \
-                            float * y, int64_t y_stride) {                                            \
-        switch (nc) {                                                                                 \
-            TILE16_CASE(T, F, 1) TILE16_CASE(T, F, 2) TILE16_CASE(T, F, 3) TILE16_CASE(T, F, 4)       \
-            default: break;                                                                           \
-        }                                                                                             \
+#define TILE16_FN(TARGET, NAME, T, F)                                                                            \
+    TARGET static void NAME(const uint8_t * panel, const int16_t * spread, int64_t kb, int64_t nb, int more,     \
+                            const struct tnn_qcol * cols, const int16_t * x16, int nc, float * y,                \
+                            int64_t y_stride) {                                                                  \
+        switch (nc) {                                                                                            \
+            TILE16_CASE(T, F, 1) TILE16_CASE(T, F, 2) TILE16_CASE(T, F, 3) TILE16_CASE(T, F, 4) default : break; \
+        }                                                                                                        \
     }
 
 TILE16_FN(AVX2, avx2_q8_0_16, tile16_avx2, TNN_QPANEL_Q8_0)
@@ -446,20 +456,19 @@ static const tile16_fn vnni_tiles16[2] = { vnni_q8_0_16, vnni_q4_1_16 };
 
 /* ---- one function per (variant, format, levels), nc by a switch --------- */
 
-typedef void (*tile_fn)(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols, int nc,
-                        float * y, int64_t y_stride);
+typedef void (*tile_fn)(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols, int nc, float * y,
+                        int64_t y_stride);
 
 #define TILE_CASE(T, F, L, N) \
     case N: T(F, L, panel, kb, cols, N, y, y_stride); break;
 
-#define TILE_FN(TARGET, NAME, T, F, L)                                                         \
-    TARGET static void NAME(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols,   \
-                            int nc, float * y, int64_t y_stride) {                             \
-        switch (nc) {                                                                          \
-            TILE_CASE(T, F, L, 1) TILE_CASE(T, F, L, 2) TILE_CASE(T, F, L, 3)                  \
-            TILE_CASE(T, F, L, 4)                                                              \
-            default: break;                                                                    \
-        }                                                                                      \
+#define TILE_FN(TARGET, NAME, T, F, L)                                                                          \
+    TARGET static void NAME(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols, int nc, float * y, \
+                            int64_t y_stride) {                                                                 \
+        switch (nc) {                                                                                           \
+            TILE_CASE(T, F, L, 1)                                                                               \
+            TILE_CASE(T, F, L, 2) TILE_CASE(T, F, L, 3) TILE_CASE(T, F, L, 4) default : break;                  \
+        }                                                                                                       \
     }
 
 TILE_FN(AVX2, avx2_q8_0_1, tile_avx2, TNN_QPANEL_Q8_0, 1)
@@ -512,8 +521,8 @@ AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t
         for (int64_t p = p0; p < p1; ++p) {
             for (int64_t b0 = 0; b0 < kb; b0 += KC) {
                 const int64_t nb = kb - b0 < KC ? kb - b0 : KC;
-                const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes
-                                        + (size_t) b0 * tnn_qpanel_block_bytes(format);
+                const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes +
+                                        (size_t) b0 * tnn_qpanel_block_bytes(format);
                 spread16(format, panel, nb, spread);
                 for (int64_t c = c0; c < c1; c += NC_MAX) {
                     const int nc = (int) (c1 - c < NC_MAX ? c1 - c : NC_MAX);
@@ -540,16 +549,17 @@ AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t
     }
 }
 
-void tnn_qgemm_avx2(int format, int levels, const void * a, int64_t rows, int64_t k,
-                    const float * x, int64_t x_stride, int64_t n,
-                    float * y, int64_t y_stride, void * scratch, int ith, int nth) {
-    qgemm(avx2_tiles, avx2_tiles16, INT64_MAX, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
+void tnn_qgemm_avx2(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+                    int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+    qgemm(avx2_tiles, avx2_tiles16, INT64_MAX, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch,
+          ith, nth);
 }
 
-void tnn_qgemm_avxvnni(int format, int levels, const void * a, int64_t rows, int64_t k,
-                       const float * x, int64_t x_stride, int64_t n,
-                       float * y, int64_t y_stride, void * scratch, int ith, int nth) {
-    qgemm(vnni_tiles, vnni_tiles16, K16_MAX_VNNI, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
+void tnn_qgemm_avxvnni(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+                       int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
+                       int nth) {
+    qgemm(vnni_tiles, vnni_tiles16, K16_MAX_VNNI, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch,
+          ith, nth);
 }
 
 #endif

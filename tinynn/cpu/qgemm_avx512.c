@@ -41,9 +41,10 @@ AVX512 static void quantize_column(const float * x, int64_t kb, struct tnn_qcol 
 
 /* y[c][0..16) = panel (16 rows x kb blocks) . column c, c < nc.
  * cols: the first column's blocks; column c's at cols + c * kb. */
-AVX512 static inline __attribute__((always_inline)) void
-tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int64_t kb,
-     const struct tnn_qcol * cols, const int nc, float * y, int64_t y_stride) {
+AVX512 static inline __attribute__((always_inline)) void tile(enum tnn_qpanel_format format, const int levels,
+                                                              const uint8_t * panel, int64_t kb,
+                                                              const struct tnn_qcol * cols, const int nc,
+                                                              float * y, int64_t y_stride) {
     const size_t bb = tnn_qpanel_block_bytes(format);
     __m512 acc[NC_MAX];
 #pragma GCC unroll 12
@@ -98,8 +99,10 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
             for (int g = 0; g < 4; ++g) {
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g], _mm512_set1_epi32(tnn_load4(col[c * kb].q + 4 * g)));
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g], _mm512_set1_epi32(tnn_load4(col[c * kb].q + 16 + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g],
+                                                 _mm512_set1_epi32(tnn_load4(col[c * kb].q + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g],
+                                                 _mm512_set1_epi32(tnn_load4(col[c * kb].q + 16 + 4 * g)));
                 }
             }
 #pragma GCC unroll 12
@@ -110,16 +113,18 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
             for (int g = 0; g < 4 && levels == 2; ++g) {
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g], _mm512_set1_epi32(tnn_load4(col[c * kb].r + 4 * g)));
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g], _mm512_set1_epi32(tnn_load4(col[c * kb].r + 16 + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g],
+                                                 _mm512_set1_epi32(tnn_load4(col[c * kb].r + 4 * g)));
+                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g],
+                                                 _mm512_set1_epi32(tnn_load4(col[c * kb].r + 16 + 4 * g)));
                 }
             }
         }
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) panel));
 #pragma GCC unroll 12
         for (int c = 0; c < nc; ++c) {
-            const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(levels == 2 ? col[c * kb].d * (1.0f / 128.0f)
-                                                                             : col[c * kb].d));
+            const __m512 scale = _mm512_mul_ps(
+                d, _mm512_set1_ps(levels == 2 ? col[c * kb].d * (1.0f / 128.0f) : col[c * kb].d));
             acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[c]), scale, acc[c]);
         }
         if (format == TNN_QPANEL_Q4_1) {
@@ -137,6 +142,8 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
     }
 }
 
+/* the cases of a switch written by a macro, a row of them a line */
+/* clang-format off */
 #define TILE_CASE(F, L, N) \
     case N: tile(F, L, panel, kb, cols, N, y, y_stride); break;
 
@@ -147,14 +154,15 @@ tile(enum tnn_qpanel_format format, const int levels, const uint8_t * panel, int
         TILE_CASE(F, L, 9) TILE_CASE(F, L, 10) TILE_CASE(F, L, 11) TILE_CASE(F, L, 12)     \
         default: break;                                                                    \
     }
+/* clang-format on */
 
-typedef void (*tile_fn)(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols, int nc,
-                        float * y, int64_t y_stride);
+typedef void (*tile_fn)(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols, int nc, float * y,
+                        int64_t y_stride);
 
-#define TILE_FN(NAME, F, L)                                                                \
-    AVX512 static void NAME(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols,   \
-                            int nc, float * y, int64_t y_stride) {                         \
-        TILE_SWITCH(F, L)                                                                  \
+#define TILE_FN(NAME, F, L)                                                                                     \
+    AVX512 static void NAME(const uint8_t * panel, int64_t kb, const struct tnn_qcol * cols, int nc, float * y, \
+                            int64_t y_stride) {                                                                 \
+        TILE_SWITCH(F, L)                                                                                       \
     }
 
 TILE_FN(tile_q8_0_1, TNN_QPANEL_Q8_0, 1)
@@ -191,9 +199,8 @@ AVX512 void tnn_qgemm_avx512_columns(int format, int levels, const void * a, int
     }
 }
 
-void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k,
-                      const float * x, int64_t x_stride, int64_t n,
-                      float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+                      int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth) {
     const int64_t kb = k / TNN_QBLOCK;
     struct tnn_qcol * q = scratch;
     int64_t c0, c1, p0, p1;

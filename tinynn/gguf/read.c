@@ -29,14 +29,13 @@ int tnn_gguf_get_uint(struct gguf_context * g, const char * key, int64_t fallbac
         return TNN_OK;
     }
     switch (gguf_get_kv_type(g, id)) {
-        case GGUF_TYPE_UINT8:  *out = gguf_get_val_u8(g, id);  break;
+        case GGUF_TYPE_UINT8: *out = gguf_get_val_u8(g, id); break;
         case GGUF_TYPE_UINT16: *out = gguf_get_val_u16(g, id); break;
         case GGUF_TYPE_UINT32: *out = gguf_get_val_u32(g, id); break;
-        case GGUF_TYPE_INT32:  *out = gguf_get_val_i32(g, id); break;
+        case GGUF_TYPE_INT32: *out = gguf_get_val_i32(g, id); break;
         case GGUF_TYPE_UINT64: *out = (int64_t) gguf_get_val_u64(g, id); break;
-        case GGUF_TYPE_INT64:  *out = gguf_get_val_i64(g, id); break;
-        default:
-            return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' is not an integer", key);
+        case GGUF_TYPE_INT64: *out = gguf_get_val_i64(g, id); break;
+        default: return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' is not an integer", key);
     }
     if (*out < 0 || *out > (1 << 24)) {
         return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' = %lld is out of range", key, (long long) *out);
@@ -53,8 +52,7 @@ int tnn_gguf_get_float(struct gguf_context * g, const char * key, float fallback
     switch (gguf_get_kv_type(g, id)) {
         case GGUF_TYPE_FLOAT32: *out = gguf_get_val_f32(g, id); break;
         case GGUF_TYPE_FLOAT64: *out = (float) gguf_get_val_f64(g, id); break;
-        default:
-            return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' is not a float", key);
+        default: return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' is not a float", key);
     }
     return TNN_OK;
 }
@@ -63,14 +61,19 @@ int tnn_gguf_get_float(struct gguf_context * g, const char * key, float fallback
  * (out_prod has a kernel for them). BF16 has none in this ggml. */
 static bool trainable_through(enum ggml_type type) {
     switch (type) {
-        case GGML_TYPE_F32: case GGML_TYPE_F16:
-        case GGML_TYPE_Q4_0: case GGML_TYPE_Q4_1: case GGML_TYPE_Q5_0: case GGML_TYPE_Q5_1:
+        case GGML_TYPE_F32:
+        case GGML_TYPE_F16:
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_Q4_1:
+        case GGML_TYPE_Q5_0:
+        case GGML_TYPE_Q5_1:
         case GGML_TYPE_Q8_0:
-        case GGML_TYPE_Q2_K: case GGML_TYPE_Q3_K: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K:
-        case GGML_TYPE_Q6_K:
-            return true;
-        default:
-            return false;
+        case GGML_TYPE_Q2_K:
+        case GGML_TYPE_Q3_K:
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K:
+        case GGML_TYPE_Q6_K: return true;
+        default: return false;
     }
 }
 
@@ -105,8 +108,8 @@ int tnn_gguf_check_extent(struct gguf_context * g, struct ggml_context * tensors
         const struct ggml_tensor * t = ggml_get_tensor(tensors, gguf_get_tensor_name(g, i));
         const size_t end = data_offset + gguf_get_tensor_offset(g, i) + ggml_nbytes(t);
         if (end > (size_t) st.st_size) {
-            return tnn_fail(TNN_ERR_ARG, "%s is truncated: tensor %s ends at byte %zu of %lld",
-                            path, t->name, end, (long long) st.st_size);
+            return tnn_fail(TNN_ERR_ARG, "%s is truncated: tensor %s ends at byte %zu of %lld", path, t->name, end,
+                            (long long) st.st_size);
         }
     }
     return TNN_OK;
@@ -117,9 +120,11 @@ int tnn_gguf_check_types(struct ggml_context * tensors) {
          t = ggml_get_next_tensor(tensors, t)) {
         const bool vector = t->ne[1] == 1 && t->ne[2] == 1 && t->ne[3] == 1;
         if (vector ? t->type != GGML_TYPE_F32 : !trainable_through(t->type)) {
-            return tnn_fail(TNN_ERR_ARG, "tensor %s has type %s, which toy cannot train through "
+            return tnn_fail(TNN_ERR_ARG,
+                            "tensor %s has type %s, which toy cannot train through "
                             "(supported: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K; "
-                            "norms and biases F32)", t->name, ggml_type_name(t->type));
+                            "norms and biases F32)",
+                            t->name, ggml_type_name(t->type));
         }
     }
     return TNN_OK;

@@ -11,9 +11,12 @@ void tnn_gguf_model_keys(struct gguf_context * gguf, const char * arch, const tn
     gguf_set_val_str(gguf, "general.architecture", arch);
     gguf_set_val_str(gguf, "general.name", "toy");
     gguf_set_val_u32(gguf, "general.file_type", 0);   /* all F32 */
-    const struct { const char * name; int32_t value; } keys[] = {
-        { "context_length", cfg->t_seq },   { "embedding_length", cfg->d_model },
-        { "block_count", cfg->n_layers },   { "feed_forward_length", cfg->d_ff },
+    const struct {
+        const char * name;
+        int32_t value;
+    } keys[] = {
+        { "context_length", cfg->t_seq },         { "embedding_length", cfg->d_model },
+        { "block_count", cfg->n_layers },         { "feed_forward_length", cfg->d_ff },
         { "attention.head_count", cfg->n_heads },
     };
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); ++i) {

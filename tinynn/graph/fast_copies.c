@@ -10,14 +10,14 @@
 static void qgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_qgemm_use * use = userdata;
     char * scratch = tnn_thread_scratch(&use->cpu->scratch, ith, &nth);
-    const struct ggml_tensor * a = dst->src[0], * x = dst->src[1];
+    const struct ggml_tensor *a = dst->src[0], *x = dst->src[1];
     if (scratch == NULL) {
         return;
     }
-    use->cpu->kernels.qgemm(a->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, use->levels,
-              a->data, a->ne[1], a->ne[0],
-              (const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)), x->ne[1],
-              (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), scratch, ith, nth);
+    use->cpu->kernels.qgemm(a->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, use->levels, a->data,
+                            a->ne[1], a->ne[0], (const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)),
+                            x->ne[1], (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), scratch, ith,
+                            nth);
 }
 
 /* Whether x can be the columns of a packed product: F32 [k, n] with
@@ -34,8 +34,8 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
      * ggml's Q8_0 products (the adapter gradients' agreement with the
      * float64 reference is unchanged), at half the multiply-adds; the
      * head's (softmax minus one-hot, many decades) takes two. */
-    s->cpu.qgemm_two_levels = (struct tnn_qgemm_use) { &s->cpu, 2 };
-    s->cpu.qgemm_one_level = (struct tnn_qgemm_use) { &s->cpu, 1 };
+    s->cpu.qgemm_two_levels = (struct tnn_qgemm_use){ &s->cpu, 2 };
+    s->cpu.qgemm_one_level = (struct tnn_qgemm_use){ &s->cpu, 1 };
     size_t scratch_bytes = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);

@@ -11,11 +11,11 @@
 
 /* node becomes a custom node running fn(node, ith, nth, userdata) on srcs
  * (n_srcs of them); its shape stays. */
-void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggml_custom_op_t fn,
-                       void * userdata, struct ggml_tensor ** srcs, int n_srcs);
+void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggml_custom_op_t fn, void * userdata,
+                       struct ggml_tensor ** srcs, int n_srcs);
 /* The first node of graph that reads src as its source slot with op, or NULL. */
 struct ggml_tensor * tnn_graph_reader(struct ggml_cgraph * graph, const struct ggml_tensor * src, int slot,
-                                     enum ggml_op op);
+                                      enum ggml_op op);
 /* Set node's shape to [ne0, ne1], contiguous. */
 void tnn_reshape_node(struct ggml_tensor * node, int64_t ne0, int64_t ne1);
 /* A node nothing reads any more becomes a no-op one element large (the

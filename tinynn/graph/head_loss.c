@@ -42,20 +42,21 @@ bool tnn_head_loss_fusable(const tnn_session * s) {
 static void head_loss_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_cpu_state * cpu = userdata;
     char * scratch = tnn_thread_scratch(&cpu->scratch, ith, &nth);
-    const struct ggml_tensor * w = dst->src[0], * h = dst->src[1], * labels = dst->src[2], * wt = dst->src[3];
+    const struct ggml_tensor *w = dst->src[0], *h = dst->src[1], *labels = dst->src[2], *wt = dst->src[3];
     if (scratch == NULL) {
         return;
     }
     const int64_t d = h->ne[0], n = h->ne[1], vocab = w->ne[1];
     cpu->kernels.head_loss(cpu->kernels.qgemm, w->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0,
-                           w->data, wt->data, d, vocab, h->data, (int64_t) (h->nb[1] / sizeof(float)), labels->data, n,
-                           n * ith / nth, n * (ith + 1) / nth, dst->data, scratch);
+                           w->data, wt->data, d, vocab, h->data, (int64_t) (h->nb[1] / sizeof(float)),
+                           labels->data, n, n * ith / nth, n * (ith + 1) / nth, dst->data, scratch);
 }
 
 /* dst [1] = the mean over n tokens of their losses, the last row of src
  * [m, n]; summed in order by one thread, so the same bytes every run. */
 static void mean_loss_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    (void) nth; (void) userdata;
+    (void) nth;
+    (void) userdata;
     if (ith != 0) {
         return;
     }
@@ -86,8 +87,7 @@ struct ggml_tensor * tnn_head_loss_of_logits(const tnn_session * s, struct ggml_
                                              struct ggml_tensor * logits, struct ggml_tensor * labels) {
     struct ggml_tensor * args[2] = { logits, labels };
     struct ggml_tensor * per_token = ggml_custom_4d(ctx, GGML_TYPE_F32, 1, logits->ne[1], 1, 1, args, 2,
-                                                    logits_loss_node, GGML_N_TASKS_MAX,
-                                                    (void *) &s->cpu.kernels);
+                                                    logits_loss_node, GGML_N_TASKS_MAX, (void *) &s->cpu.kernels);
     return ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, &per_token, 1, mean_loss_node, 1, NULL);
 }
 
@@ -112,13 +112,12 @@ int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_
     struct ggml_tensor * dz = tnn_graph_reader(graph, logits, 1, GGML_OP_CROSS_ENTROPY_LOSS_BACK);
     struct ggml_tensor * dz_t = dz ? tnn_graph_reader(graph, dz, 0, GGML_OP_TRANSPOSE) : NULL;
     struct ggml_tensor * dh = dz_t ? tnn_graph_reader(graph, dz_t, 1, GGML_OP_OUT_PROD) : NULL;
-    if (head == NULL || logits->op != GGML_OP_MUL_MAT || logits->src[0] != head->w || ce == NULL ||
-        dh == NULL || dh->src[0] != head->w || ce->src[1]->type != GGML_TYPE_I32 ||
-        (logits->flags & GGML_TENSOR_FLAG_OUTPUT)) {
+    if (head == NULL || logits->op != GGML_OP_MUL_MAT || logits->src[0] != head->w || ce == NULL || dh == NULL ||
+        dh->src[0] != head->w || ce->src[1]->type != GGML_TYPE_I32 || (logits->flags & GGML_TENSOR_FLAG_OUTPUT)) {
         return tnn_fail(TNN_ERR_STATE, "internal: the training graph's head and loss are not as "
-                        "tnn_fuse_head_loss expects");
+                                       "tnn_fuse_head_loss expects");
     }
-    struct ggml_tensor * h = logits->src[1], * labels = ce->src[1], * dce = dz->src[0];
+    struct ggml_tensor *h = logits->src[1], *labels = ce->src[1], *dce = dz->src[0];
     const int64_t d = h->ne[0], n = h->ne[1];
     if (h->type != GGML_TYPE_F32 || h->nb[0] != sizeof(float) || h->ne[2] != 1 || h->ne[3] != 1 ||
         dce->type != GGML_TYPE_F32) {

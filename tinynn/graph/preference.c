@@ -50,13 +50,14 @@ int tnn_set_objective(tnn_session * s, int32_t objective, float beta) {
     }
     if (strcmp(tnn_backend_name(), "cpu") != 0) {
         return tnn_fail(TNN_ERR_ARG, "preference losses (dpo, orpo) run on the CPU backend only: "
-                        "their loss is a CPU node of the graph; use the cpu device");
+                                     "their loss is a CPU node of the graph; use the cpu device");
     }
     if (s->model.images != NULL || s->model.cfg.t_batch < 2 || s->model.cfg.t_batch % 2 ||
         s->model.cfg.t_batch > TNN_MAX_PREFERENCE_ROWS) {
-        return tnn_fail(TNN_ERR_ARG, "a preference loss needs a token model whose batch holds pairs "
-                        "of rows (an even t_batch up to %d), got t_batch %d", TNN_MAX_PREFERENCE_ROWS,
-                        s->model.cfg.t_batch);
+        return tnn_fail(TNN_ERR_ARG,
+                        "a preference loss needs a token model whose batch holds pairs "
+                        "of rows (an even t_batch up to %d), got t_batch %d",
+                        TNN_MAX_PREFERENCE_ROWS, s->model.cfg.t_batch);
     }
     s->train.objective = objective;
     s->train.beta = beta;
@@ -78,13 +79,9 @@ void tnn_preference_tensors(tnn_session * s) {
     ggml_set_name(s->train.row_weights, "row_weights");
 }
 
-static double softplus(double x) {
-    return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
-}
+static double softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
 
-static double sigmoid(double x) {
-    return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
-}
+static double sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x)); }
 
 /* ORPO's log odds of a mean log-probability m, and its derivative in m.
  * m is kept below 0 (a certain answer has infinite odds). */
@@ -122,7 +119,8 @@ static double preference_loss(int32_t objective, double beta, int64_t rows, cons
             dl_dlp_r = -beta * dl_dh;
         } else {
             double do_c, do_r;
-            const double a = log_odds(lp[c] / (double) count[c], &do_c) - log_odds(lp[r] / (double) count[r], &do_r);
+            const double a = log_odds(lp[c] / (double) count[c], &do_c) -
+                             log_odds(lp[r] / (double) count[r], &do_r);
             loss += -lp[c] / (double) chosen_tokens + beta * softplus(-a) / (double) pairs;
             const double dl_da = -beta * sigmoid(-a) / (double) pairs;
             dl_dlp_c = -1.0 / (double) chosen_tokens + dl_da * do_c / (double) count[c];
@@ -148,7 +146,7 @@ static void preference_loss_node(struct ggml_tensor * dst, int ith, int nth, voi
     const struct ggml_tensor * per_token = dst->src[0];
     const int32_t * labels = dst->src[1]->data;
     const float * reference = dst->src[2]->data;
-    float * row_logps = dst->src[3]->data, * row_weights = dst->src[4]->data;
+    float *row_logps = dst->src[3]->data, *row_weights = dst->src[4]->data;
     const float loss_scale = *(const float *) dst->src[5]->data;
     const int64_t m = per_token->ne[0], n = per_token->ne[1];
     const int64_t rows = s->model.cfg.t_batch, t_seq = n / rows;
@@ -198,8 +196,8 @@ static void token_losses_node(struct ggml_tensor * dst, int ith, int nth, void *
     const struct ggml_tensor * logits = dst->src[0];
     const int32_t * ids = dst->src[1]->data;
     const int64_t vocab = logits->ne[0], n = logits->ne[1];
-    float (*token_loss)(const float *, int64_t, int32_t) =
-        s->cpu.kernels.token_loss ? s->cpu.kernels.token_loss : plain_token_loss;
+    float (*token_loss)(const float *, int64_t, int32_t) = s->cpu.kernels.token_loss ? s->cpu.kernels.token_loss
+                                                                                     : plain_token_loss;
     for (int64_t t = n * ith / nth; t < n * (ith + 1) / nth; ++t) {
         const float * z = (const float *) ((const char *) logits->data + t * logits->nb[1]);
         ((float *) dst->data)[t] = ids[t] < 0 || ids[t] >= vocab ? 0.0f : token_loss(z, vocab, ids[t]);
@@ -254,8 +252,8 @@ static void fused_gradient_node(struct ggml_tensor * dst, int ith, int nth, void
 
 /* The preference loss's sources (see preference_loss_node), per_token first. */
 static void preference_loss_srcs(tnn_session * s, struct ggml_tensor * per_token, struct ggml_tensor ** srcs) {
-    struct ggml_tensor * all[6] = { per_token, s->train.labels, s->train.reference_logps, s->train.row_logps,
-                                    s->train.row_weights, s->train.loss_scale };
+    struct ggml_tensor * all[6] = { per_token,          s->train.labels,      s->train.reference_logps,
+                                    s->train.row_logps, s->train.row_weights, s->train.loss_scale };
     memcpy(srcs, all, sizeof(all));
 }
 
@@ -277,7 +275,7 @@ int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct g
     if (ce == NULL || scaled == NULL || dz == NULL || logits->type != GGML_TYPE_F32 ||
         logits->nb[0] != sizeof(float) || logits->ne[1] != (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch) {
         return tnn_fail(TNN_ERR_STATE, "internal: the training graph's loss is not as "
-                        "tnn_preference_rewrite expects");
+                                       "tnn_preference_rewrite expects");
     }
     struct ggml_tensor * dce = dz->src[0];
     struct ggml_tensor * token_srcs[2] = { logits, s->train.labels };
@@ -297,7 +295,7 @@ int tnn_preference_fuse(tnn_session * s, struct ggml_cgraph * graph, struct ggml
     struct ggml_tensor * scaled = tnn_graph_reader(graph, ce, 0, GGML_OP_MUL);
     if (scaled == NULL || per_token->ne[1] != (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch) {
         return tnn_fail(TNN_ERR_STATE, "internal: the fused training graph's loss is not as "
-                        "tnn_preference_fuse expects");
+                                       "tnn_preference_fuse expects");
     }
     struct ggml_tensor * loss_srcs[6];
     preference_loss_srcs(s, per_token, loss_srcs);

@@ -26,7 +26,7 @@ static struct tnn_fgemm_operand operand(const struct ggml_tensor * t, bool by_k,
 static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_fgemm_use * use = userdata;
     float * work = (float *) tnn_thread_scratch(&use->cpu->scratch, ith, &nth);
-    const struct ggml_tensor * a = dst->src[0], * b = dst->src[1];
+    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     if (work == NULL) {
         return;
     }
@@ -54,9 +54,9 @@ static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userda
         float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
         const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / ratio);
         const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
-        (use->bf16 ? kernels->fgemm_bf16 : kernels->fgemm)(&a_op, m, k, &b_op, c, (int64_t) (dst->nb[1] / sizeof(float)),
-                                                          panel, panel_end, n * split / splits,
-                                                          n * (split + 1) / splits, work);
+        (use->bf16 ? kernels->fgemm_bf16
+                   : kernels->fgemm)(&a_op, m, k, &b_op, c, (int64_t) (dst->nb[1] / sizeof(float)), panel,
+                                     panel_end, n * split / splits, n * (split + 1) / splits, work);
         item += splits == 1 ? panel_end - panel : 1;
     }
 }
@@ -79,12 +79,12 @@ static struct ggml_tensor * transposed_source(const struct ggml_tensor * t) {
  * of 16 columns. userdata: the session's kernels. */
 static void skinny_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_cpu_kernels * kernels = userdata;
-    const struct ggml_tensor * x = dst->src[0], * y = dst->src[1];
+    const struct ggml_tensor *x = dst->src[0], *y = dst->src[1];
     const int64_t m = dst->ne[0], n = dst->ne[1], k = x->ne[1], blocks = (n + 15) / 16;
     const int64_t n0 = blocks * ith / nth * 16, n1 = blocks * (ith + 1) / nth * 16;
     kernels->fgemm_skinny((const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)), m,
-                          (const float *) y->data, (int64_t) (y->nb[1] / sizeof(float)), k,
-                          (float *) dst->data, (int64_t) (dst->nb[1] / sizeof(float)), n0, n1 < n ? n1 : n);
+                          (const float *) y->data, (int64_t) (y->nb[1] / sizeof(float)), k, (float *) dst->data,
+                          (int64_t) (dst->nb[1] / sizeof(float)), n0, n1 < n ? n1 : n);
 }
 
 /* The largest X read in place as B = X^T (see tnn_use_fgemm). */
@@ -95,15 +95,14 @@ static void skinny_node(struct ggml_tensor * dst, int ith, int nth, void * userd
  * least a panel of rows (a LoRA A's 8 rows would waste three quarters of
  * the kernel: ggml's is faster there). */
 static bool fgemm_takes(const struct ggml_tensor * node) {
-    const struct ggml_tensor * a = node->src[0], * b = node->src[1];
+    const struct ggml_tensor *a = node->src[0], *b = node->src[1];
     if (node->op != GGML_OP_MUL_MAT || a->type != GGML_TYPE_F32 || b->type != GGML_TYPE_F32 ||
         node->type != GGML_TYPE_F32) {
         return false;
     }
     const size_t f = sizeof(float);
-    return a->nb[0] == f && b->nb[0] == f && node->nb[0] == f &&
-           a->nb[1] % f == 0 && a->nb[2] % f == 0 && b->nb[1] % f == 0 && b->nb[2] % f == 0 &&
-           node->nb[1] % f == 0 && node->nb[2] % f == 0 &&
+    return a->nb[0] == f && b->nb[0] == f && node->nb[0] == f && a->nb[1] % f == 0 && a->nb[2] % f == 0 &&
+           b->nb[1] % f == 0 && b->nb[2] % f == 0 && node->nb[1] % f == 0 && node->nb[2] % f == 0 &&
            a->ne[3] == 1 && b->ne[3] == 1 && b->ne[2] % a->ne[2] == 0 && a->ne[1] >= TNN_FGEMM_ROWS;
 }
 
@@ -182,7 +181,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     bool used = false;   /* (skinny_node needs no scratch) */
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
-        struct ggml_tensor * x = NULL, * y = NULL;
+        struct ggml_tensor *x = NULL, *y = NULL;
         if (s->cpu.kernels.fgemm_skinny != NULL && skinny_takes(node, &x, &y)) {
             copies[n_copies++] = node->src[0];
             copies[n_copies++] = node->src[1];
@@ -205,7 +204,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
         }
         const int layout = (a_source != NULL) + 2 * (b_source != NULL);
         struct tnn_fgemm_use * use = &s->cpu.fgemm_uses[layout];
-        *use = (struct tnn_fgemm_use) { &s->cpu, a_source != NULL, b_source != NULL, s->train.bf16_products };
+        *use = (struct tnn_fgemm_use){ &s->cpu, a_source != NULL, b_source != NULL, s->train.bf16_products };
         if (a_source != NULL) {
             copies[n_copies++] = node->src[0];
         }
@@ -221,5 +220,6 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     if (status != TNN_OK || !used) {
         return status;
     }
-    return tnn_grow_scratch(&s->cpu.scratch, s->n_threads, s->train.bf16_products ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes());
+    return tnn_grow_scratch(&s->cpu.scratch, s->n_threads,
+                            s->train.bf16_products ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes());
 }

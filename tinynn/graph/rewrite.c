@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggml_custom_op_t fn,
-                       void * userdata, struct ggml_tensor ** srcs, int n_srcs) {
+void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggml_custom_op_t fn, void * userdata,
+                       struct ggml_tensor ** srcs, int n_srcs) {
     /* the op parameters from a ggml_custom_4d template: their layout is
      * ggml's; the template itself is in no graph */
-    struct ggml_tensor * tmpl = ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, srcs, n_srcs, fn,
-                                               GGML_N_TASKS_MAX, userdata);
+    struct ggml_tensor * tmpl = ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, srcs, n_srcs, fn, GGML_N_TASKS_MAX,
+                                               userdata);
     node->op = GGML_OP_CUSTOM;
     memcpy(node->op_params, tmpl->op_params, sizeof(node->op_params));
     for (int i = 0; i < GGML_MAX_SRC; ++i) {
@@ -27,7 +27,7 @@ void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggm
 }
 
 struct ggml_tensor * tnn_graph_reader(struct ggml_cgraph * graph, const struct ggml_tensor * src, int slot,
-                                     enum ggml_op op) {
+                                      enum ggml_op op) {
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         if (node->op == op && node->src[slot] == src) {
@@ -80,8 +80,7 @@ static void write_into(struct ggml_context * ctx, struct ggml_cgraph * graph, in
         g_at = nodes[i] == g ? i : g_at;
     }
     if (g_at >= 0 && g->view_src == NULL && g->type == acc->type && ggml_is_contiguous(g) &&
-        ggml_are_same_shape(g, acc) && !(g->flags & GGML_TENSOR_FLAG_OUTPUT) &&
-        only_reader(graph, g) == add_at) {
+        ggml_are_same_shape(g, acc) && !(g->flags & GGML_TENSOR_FLAG_OUTPUT) && only_reader(graph, g) == add_at) {
         struct ggml_tensor * direct = ggml_view_tensor(ctx, acc);
         direct->op = g->op;
         memcpy(direct->op_params, g->op_params, sizeof(g->op_params));

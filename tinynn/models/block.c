@@ -11,9 +11,7 @@ static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
     "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down",
 };
 
-const char * tnn_lora_slot_name(int slot) {
-    return SLOT_NAMES[slot];
-}
+const char * tnn_lora_slot_name(int slot) { return SLOT_NAMES[slot]; }
 
 struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
     struct ggml_tensor * const weights[TNN_LORA_SLOTS] = {
@@ -91,8 +89,7 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t l
     b->local = is_local(cfg, layer);
 }
 
-int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
-                   const tnn_model_config * cfg) {
+int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer, const tnn_model_config * cfg) {
     struct block_tensor layout[MAX_BLOCK_TENSORS];
     const int n = block_layout(b, cfg, layout);
     char name[GGML_MAX_NAME + 16];
@@ -109,9 +106,8 @@ int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t laye
         }
         const int64_t ne1 = e->ne1 > 0 ? e->ne1 : 1;
         if (t->ne[0] != e->ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
-            return tnn_fail(TNN_ERR_ARG, "tensor %s has shape [%lld, %lld], expected [%lld, %lld]",
-                            name, (long long) t->ne[0], (long long) t->ne[1],
-                            (long long) e->ne0, (long long) ne1);
+            return tnn_fail(TNN_ERR_ARG, "tensor %s has shape [%lld, %lld], expected [%lld, %lld]", name,
+                            (long long) t->ne[0], (long long) t->ne[1], (long long) e->ne0, (long long) ne1);
         }
     }
     b->lora_scale = 0.0f;
@@ -155,8 +151,8 @@ static struct ggml_tensor * linear(struct ggml_context * ctx, const struct tnn_b
 
 struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct tnn_block * b,
                                          struct ggml_tensor * h, struct ggml_tensor * positions,
-                                         struct ggml_tensor * causal_mask,
-                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
+                                         struct ggml_tensor * causal_mask, const tnn_model_config * cfg,
+                                         const struct tnn_kv_step * kv) {
     const int64_t n_tokens = h->ne[1];
     const int64_t head_dim = tnn_head_dim(cfg);
     struct ggml_tensor * q = linear(ctx, b, TNN_LORA_SLOT_Q, b->bq, h);     /* [H*hd, n] */
@@ -183,18 +179,18 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     return linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
 }
 
-struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b,
-                                   struct ggml_tensor * h, const tnn_model_config * cfg) {
+struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b, struct ggml_tensor * h,
+                                   const tnn_model_config * cfg) {
     struct ggml_tensor * gate = linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h);
     struct ggml_tensor * up = linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h);
-    struct ggml_tensor * ff = cfg->ffn_gelu ? tnn_geglu(ctx, gate, up) : tnn_swiglu(ctx, gate, up);  /* [d_ff, n] */
+    struct ggml_tensor * ff = cfg->ffn_gelu ? tnn_geglu(ctx, gate, up) : tnn_swiglu(ctx, gate, up); /* [d_ff, n] */
     return linear(ctx, b, TNN_LORA_SLOT_DOWN, NULL, ff);
 }
 
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * b,
                                        struct ggml_tensor * x, struct ggml_tensor * positions,
-                                       struct ggml_tensor * causal_mask,
-                                       const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
+                                       struct ggml_tensor * causal_mask, const tnn_model_config * cfg,
+                                       const struct tnn_kv_step * kv) {
     /* attention: x [d, n] */
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
     struct ggml_tensor * out = tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);

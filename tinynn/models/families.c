@@ -41,9 +41,7 @@ const char * tnn_family_names(void) {
     return names;
 }
 
-int32_t tnn_family_count(void) {
-    return N_FAMILIES;
-}
+int32_t tnn_family_count(void) { return N_FAMILIES; }
 
 const struct tnn_family * tnn_family_at(int32_t index) {
     return index >= 0 && index < N_FAMILIES ? FAMILIES[index] : NULL;

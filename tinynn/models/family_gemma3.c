@@ -16,10 +16,9 @@ const struct tnn_family tnn_family_gemma3 = {
     .swa_period = 6,
     .rope_base_swa = 10000.0f,
     .tokenizer_kinds = "llama",
-    .default_chat_template =
-        "{% for m in messages %}"
-        "{% set role = 'model' if m['role'] == 'assistant' else 'user' %}"
-        "<start_of_turn>{{ role }}\n{{ m['content'] | trim }}<end_of_turn>\n"
-        "{% endfor %}"
-        "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}",
+    .default_chat_template = "{% for m in messages %}"
+                             "{% set role = 'model' if m['role'] == 'assistant' else 'user' %}"
+                             "<start_of_turn>{{ role }}\n{{ m['content'] | trim }}<end_of_turn>\n"
+                             "{% endfor %}"
+                             "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}",
 };

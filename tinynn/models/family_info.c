@@ -11,7 +11,7 @@ int tnn_family_info(int32_t index, tnn_family_desc * out) {
         return tnn_fail(TNN_ERR_ARG, "tnn_family_info: no family %d (there are %d)", index, tnn_family_count());
     }
     const struct tnn_arch * arch = tnn_arch_find(f->arch);
-    *out = (tnn_family_desc) {
+    *out = (tnn_family_desc){
         .gguf_arch = f->gguf_arch,
         .arch = f->arch,
         .generates = arch != NULL && arch->forward_cached != NULL,

@@ -27,8 +27,8 @@ static int place_weights(tnn_session * s) {
     const size_t data_size = base->file.size - data_offset;
     const bool in_place = tnn_backend_uses_host_memory() && ((uintptr_t) data % 32) == 0;
     if (in_place) {
-        base->buf = ggml_backend_dev_buffer_from_host_ptr(ggml_backend_get_device(s->backend), data,
-                                                          data_size, data_size);
+        base->buf = ggml_backend_dev_buffer_from_host_ptr(ggml_backend_get_device(s->backend), data, data_size,
+                                                          data_size);
     } else {
         base->buf = ggml_backend_alloc_ctx_tensors(base->ctx, s->backend);
     }

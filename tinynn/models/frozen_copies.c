@@ -42,8 +42,8 @@
 
 /* Types that forward fast in place: llamafile sgemm has kernels for them. */
 static bool forwards_fast(enum ggml_type type) {
-    return type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_Q8_0 ||
-           type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_0;
+    return type == GGML_TYPE_F32 || type == GGML_TYPE_F16 || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_0 ||
+           type == GGML_TYPE_Q4_1 || type == GGML_TYPE_Q5_0;
 }
 
 /* The type of W^T. The input gradients dx = W^T dy are computed in it, and
@@ -96,8 +96,8 @@ static void finish_writing(struct ggml_tensor * t, void * host) {
 /* Write W in fwd_type (or not, fwd_out NULL) and W^T in wt_type (or not)
  * from W's stored bytes, in standard ggml rows. W [d_in, d_out]; W^T
  * [d_out, d_in], d_out a multiple of 32 for Q8_0. */
-static int convert(const tnn_session * s, const struct ggml_tensor * w,
-                   enum ggml_type fwd_type, char * fwd_out, enum ggml_type wt_type, char * wt_out) {
+static int convert(const tnn_session * s, const struct ggml_tensor * w, enum ggml_type fwd_type, char * fwd_out,
+                   enum ggml_type wt_type, char * wt_out) {
     const int64_t d_in = w->ne[0], d_out = w->ne[1];
     const struct ggml_type_traits * traits = ggml_get_type_traits(w->type);
     const size_t w_row = ggml_row_size(w->type, d_in);
@@ -108,7 +108,9 @@ static int convert(const tnn_session * s, const struct ggml_tensor * w,
     const size_t piece = wt_out ? ggml_row_size(wt_type, TILE_ROWS) : 0;  /* a tile's part of a W^T row */
     char * pieces = malloc((size_t) d_in * (piece ? piece : 1));
     if (tile == NULL || tile_t == NULL || pieces == NULL) {
-        free(tile); free(tile_t); free(pieces);
+        free(tile);
+        free(tile_t);
+        free(pieces);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory preparing %s", w->name);
     }
     const size_t wt_row = wt_out ? ggml_row_size(wt_type, d_out) : 0;
@@ -122,8 +124,7 @@ static int convert(const tnn_session * s, const struct ggml_tensor * w,
             }
         }
         if (fwd_out) {
-            ggml_quantize_chunk(fwd_type, tile, fwd_out + j0 * ggml_row_size(fwd_type, d_in),
-                                0, rows, d_in, NULL);
+            ggml_quantize_chunk(fwd_type, tile, fwd_out + j0 * ggml_row_size(fwd_type, d_in), 0, rows, d_in, NULL);
         }
         if (wt_out) {
             /* rows j0..j0+rows of W are a piece of every row of W^T (a short
@@ -141,7 +142,9 @@ static int convert(const tnn_session * s, const struct ggml_tensor * w,
             }
         }
     }
-    free(tile); free(tile_t); free(pieces);
+    free(tile);
+    free(tile_t);
+    free(pieces);
     return TNN_OK;
 }
 
@@ -155,9 +158,7 @@ static void pack_panels(enum ggml_type type, const char * rows, int64_t k, int64
 }
 
 /* Whether the packed kernels can multiply by a [k, n_rows] matrix. */
-static bool packable(int64_t k, int64_t n_rows) {
-    return k % TNN_QBLOCK == 0 && n_rows % TNN_QPANEL_ROWS == 0;
-}
+static bool packable(int64_t k, int64_t n_rows) { return k % TNN_QBLOCK == 0 && n_rows % TNN_QPANEL_ROWS == 0; }
 
 /* The panel copy of W for the forward: Q4_1 and Q8_0 as stored, Q4_0 as
  * the Q4_1 blocks it equals, other quantized types requantized to Q8_0;
@@ -201,8 +202,14 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
         status = tnn_fail(TNN_ERR_ALLOC, "out of memory preparing %s", w->name);
     } else {
         const bool requantize = retyped && !from_q4_0;
-        status = convert(s, w, fwd ? fwd->type : requantize ? p->w_panels->type : GGML_TYPE_COUNT,
-                         fwd ? fwd_out : requantize ? fwd_rows : NULL, p->wt ? p->wt->type : GGML_TYPE_COUNT, wt_out);
+        status = convert(s, w,
+                         fwd          ? fwd->type
+                         : requantize ? p->w_panels->type
+                                      : GGML_TYPE_COUNT,
+                         fwd          ? fwd_out
+                         : requantize ? fwd_rows
+                                      : NULL,
+                         p->wt ? p->wt->type : GGML_TYPE_COUNT, wt_out);
     }
     if (status == TNN_OK && from_q4_0) {
         q4_0_as_q4_1(stored_bytes(s, w), ggml_nelements(w) / TNN_QBLOCK, fwd_rows);
@@ -286,7 +293,8 @@ int tnn_frozen_prepare(tnn_session * s) {
     s->base.pairs = calloc((size_t) n, sizeof(*s->base.pairs));
     struct ggml_tensor ** fwd = calloc((size_t) n, sizeof(*fwd));
     if (s->base.ctx_copies == NULL || s->base.pairs == NULL || fwd == NULL) {
-        free(fields); free(fwd);
+        free(fields);
+        free(fwd);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
     /* panels only for a session whose backend runs qgemm (tnn_realize chose) */
@@ -313,12 +321,16 @@ int tnn_frozen_prepare(tnn_session * s) {
             ggml_format_name(p->wt, p->wt_panels ? "%s.T.panels" : "%s.T", w->name);
         }
     }
-    s->base.buf_copies = ggml_get_first_tensor(s->base.ctx_copies) == NULL ? NULL
-                  : ggml_backend_alloc_ctx_tensors(s->base.ctx_copies, s->backend);
+    s->base.buf_copies = ggml_get_first_tensor(s->base.ctx_copies) == NULL
+                             ? NULL
+                             : ggml_backend_alloc_ctx_tensors(s->base.ctx_copies, s->backend);
     if (s->base.buf_copies == NULL && ggml_get_first_tensor(s->base.ctx_copies) != NULL) {
-        free(fields); free(fwd);
-        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the fast copies of the base "
-                        "(base_compute = stored needs none)", tnn_backend_name());
+        free(fields);
+        free(fwd);
+        return tnn_fail(TNN_ERR_ALLOC,
+                        "out of %s memory for the fast copies of the base "
+                        "(base_compute = stored needs none)",
+                        tnn_backend_name());
     }
 
     /* fill them, and point the model at the standard forward copies */

@@ -27,8 +27,10 @@ static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, i
     }
     *vocab = embd->ne[1];
     if (*vocab < 1 || *vocab > (1 << 24)) {
-        return tnn_fail(TNN_ERR_ARG, "tensor token_embd.weight has %lld rows: a vocabulary of 1 to "
-                        "16777216 tokens expected", (long long) *vocab);
+        return tnn_fail(TNN_ERR_ARG,
+                        "tensor token_embd.weight has %lld rows: a vocabulary of 1 to "
+                        "16777216 tokens expected",
+                        (long long) *vocab);
     }
     int status = check_shape(embd, d_model, *vocab);
     const struct ggml_tensor * output = ggml_get_tensor(tensors, "output.weight");
@@ -73,23 +75,23 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         return status;
     }
     if (n_heads < 1 || n_kv_heads < 1 || n_heads % n_kv_heads != 0) {
-        return tnn_fail(TNN_ERR_ARG, "%s.attention.head_count_kv (%lld) does not divide head_count (%lld)",
-                        arch, (long long) n_kv_heads, (long long) n_heads);
+        return tnn_fail(TNN_ERR_ARG, "%s.attention.head_count_kv (%lld) does not divide head_count (%lld)", arch,
+                        (long long) n_kv_heads, (long long) n_heads);
     }
     /* a head's width: key_length when given (Qwen3's heads are wider than d_model / n_heads) */
     if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->head_dim), d_model / n_heads, &head_dim))) {
         return status;
     }
     if (head_dim < 2 || head_dim % 2 != 0 || head_dim > (1 << 12)) {
-        return tnn_fail(TNN_ERR_ARG, "%s: a head width of %lld is not supported (even, 2 to 4096)",
-                        arch, (long long) head_dim);
+        return tnn_fail(TNN_ERR_ARG, "%s: a head width of %lld is not supported (even, 2 to 4096)", arch,
+                        (long long) head_dim);
     }
     if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->rope_dim), head_dim, &rope_dim))) {
         return status;
     }
     if (rope_dim != head_dim) {
-        return tnn_fail(TNN_ERR_ARG, "partial RoPE (%lld of %lld dims) is not supported",
-                        (long long) rope_dim, (long long) head_dim);
+        return tnn_fail(TNN_ERR_ARG, "partial RoPE (%lld of %lld dims) is not supported", (long long) rope_dim,
+                        (long long) head_dim);
     }
     memset(c, 0, sizeof(*c));
     c->n_layers = (int32_t) n_layers;
@@ -118,7 +120,7 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         int64_t window;
         if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->swa_window), 0, &window)) ||
             (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->rope_base_swa), family->rope_base_swa,
-                                &c->rope_base_swa))) {
+                                         &c->rope_base_swa))) {
             return status;
         }
         c->swa_window = (int32_t) window;
@@ -146,8 +148,7 @@ int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context
     if (g == NULL) {
         return TNN_ERR_ARG;
     }
-    if ((status = tnn_gguf_check_extent(g, tensors, path)) ||
-        (status = read_config(g, tensors, cfg)) ||
+    if ((status = tnn_gguf_check_extent(g, tensors, path)) || (status = read_config(g, tensors, cfg)) ||
         (status = tnn_gguf_check_types(tensors))) {
         gguf_free(g);
         ggml_free(tensors);

@@ -13,12 +13,14 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
         return status;
     }
     if (cfg->n_kv_heads != cfg->n_heads) {
-        return tnn_fail(TNN_ERR_ARG, "GPT-2 has no grouped-query attention: n_kv_heads (%d) must "
-                        "equal n_heads (%d)", cfg->n_kv_heads, cfg->n_heads);
+        return tnn_fail(TNN_ERR_ARG,
+                        "GPT-2 has no grouped-query attention: n_kv_heads (%d) must "
+                        "equal n_heads (%d)",
+                        cfg->n_kv_heads, cfg->n_heads);
     }
     if (cfg->donor_d_in != 0 || cfg->untied || cfg->qkv_bias) {
         return tnn_fail(TNN_ERR_ARG, "GPT-2 takes no donor, untied head or qkv_bias option "
-                        "(its head is tied and every projection has a bias)");
+                                     "(its head is tied and every projection has a bias)");
     }
     s->model.cfg = *cfg;
     void * blocks = NULL;
@@ -57,8 +59,8 @@ static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_
     struct ggml_tensor * x = ggml_add(ctx, ggml_get_rows(ctx, m->token_embd, in->tokens),
                                       ggml_get_rows(ctx, m->position_embd, in->positions));
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        x = tnn_ln_block_forward(ctx, &m->blocks[l], x, cfg->n_heads, cfg->t_seq, cfg->t_batch,
-                                 in->causal_mask, cfg->norm_eps);
+        x = tnn_ln_block_forward(ctx, &m->blocks[l], x, cfg->n_heads, cfg->t_seq, cfg->t_batch, in->causal_mask,
+                                 cfg->norm_eps);
     }
     x = tnn_layer_norm(ctx, x, m->output_norm, m->output_norm_b, cfg->norm_eps);
     return ggml_mul_mat(ctx, m->token_embd, x);                          /* [vocab, n] */

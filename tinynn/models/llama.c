@@ -14,16 +14,19 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
     if (c == NULL) {
         return tnn_fail(TNN_ERR_ARG, "config is NULL");
     }
-    struct { const char * name; int32_t value; int32_t max; } positive[] = {
-        { "vocab", c->vocab, 1 << 24 },     { "d_model", c->d_model, 1 << 16 },
-        { "n_layers", c->n_layers, 1024 },  { "n_heads", c->n_heads, 1024 },
-        { "n_kv_heads", c->n_kv_heads, 1024 }, { "d_ff", c->d_ff, 1 << 18 },
-        { "t_seq", c->t_seq, 1 << 16 },     { "t_batch", c->t_batch, 1 << 12 },
+    struct {
+        const char * name;
+        int32_t value;
+        int32_t max;
+    } positive[] = {
+        { "vocab", c->vocab, 1 << 24 },  { "d_model", c->d_model, 1 << 16 },    { "n_layers", c->n_layers, 1024 },
+        { "n_heads", c->n_heads, 1024 }, { "n_kv_heads", c->n_kv_heads, 1024 }, { "d_ff", c->d_ff, 1 << 18 },
+        { "t_seq", c->t_seq, 1 << 16 },  { "t_batch", c->t_batch, 1 << 12 },
     };
     for (size_t i = 0; i < sizeof(positive) / sizeof(positive[0]); ++i) {
         if (positive[i].value < 1 || positive[i].value > positive[i].max) {
-            return tnn_fail(TNN_ERR_ARG, "%s must be between 1 and %d, got %d",
-                            positive[i].name, positive[i].max, positive[i].value);
+            return tnn_fail(TNN_ERR_ARG, "%s must be between 1 and %d, got %d", positive[i].name, positive[i].max,
+                            positive[i].value);
         }
     }
     if (c->head_dim < 0 || c->head_dim > (1 << 12) || c->head_dim % 2 != 0) {
@@ -31,12 +34,11 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
                         1 << 12, c->head_dim);
     }
     if (c->head_dim == 0 && (c->d_model % c->n_heads != 0 || (c->d_model / c->n_heads) % 2 != 0)) {
-        return tnn_fail(TNN_ERR_ARG, "d_model (%d) must be n_heads (%d) times an even head width",
-                        c->d_model, c->n_heads);
+        return tnn_fail(TNN_ERR_ARG, "d_model (%d) must be n_heads (%d) times an even head width", c->d_model,
+                        c->n_heads);
     }
     if (c->n_heads % c->n_kv_heads != 0) {
-        return tnn_fail(TNN_ERR_ARG, "n_kv_heads (%d) must divide n_heads (%d)",
-                        c->n_kv_heads, c->n_heads);
+        return tnn_fail(TNN_ERR_ARG, "n_kv_heads (%d) must divide n_heads (%d)", c->n_kv_heads, c->n_heads);
     }
     if (!(c->rope_base > 0.0f) || !isfinite(c->rope_base)) {
         return tnn_fail(TNN_ERR_ARG, "rope_base must be positive, got %g", c->rope_base);
@@ -51,14 +53,17 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
         return tnn_fail(TNN_ERR_ARG, "donor_d_in must be between 0 and %d, got %d", 1 << 16, c->donor_d_in);
     }
     if (c->donor_d_in > 0 && c->donor_d_in != c->d_model && !c->untied) {
-        return tnn_fail(TNN_ERR_ARG, "a donor embedding of width %d needs a lens to d_model %d "
-                        "and an untied output (untied = 1)", c->donor_d_in, c->d_model);
+        return tnn_fail(TNN_ERR_ARG,
+                        "a donor embedding of width %d needs a lens to d_model %d "
+                        "and an untied output (untied = 1)",
+                        c->donor_d_in, c->d_model);
     }
-    if (c->swa_window < 0 || (c->swa_window > 0 && (c->swa_period < 1 || !(c->rope_base_swa > 0.0f) ||
-                                                    !isfinite(c->rope_base_swa)))) {
-        return tnn_fail(TNN_ERR_ARG, "sliding-window attention needs swa_window > 0, swa_period >= 1 "
-                        "and a positive rope_base_swa (got %d, %d, %g)", c->swa_window, c->swa_period,
-                        c->rope_base_swa);
+    if (c->swa_window < 0 ||
+        (c->swa_window > 0 && (c->swa_period < 1 || !(c->rope_base_swa > 0.0f) || !isfinite(c->rope_base_swa)))) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "sliding-window attention needs swa_window > 0, swa_period >= 1 "
+                        "and a positive rope_base_swa (got %d, %d, %g)",
+                        c->swa_window, c->swa_period, c->rope_base_swa);
     }
     if ((int64_t) c->t_seq * c->t_batch > (1 << 20)) {
         return tnn_fail(TNN_ERR_ARG, "t_seq * t_batch must be at most %d tokens", 1 << 20);
@@ -108,9 +113,22 @@ int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
     for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
         struct tnn_block * b = &m->blocks[l];
         tnn_block_create(ctx, b, l, cfg);
-        struct ggml_tensor * weights[] = { b->attn_norm, b->wq, b->wk, b->wv, b->bq, b->bk, b->bv,
-                                           b->q_norm, b->k_norm, b->wo, b->post_attn_norm, b->ffn_norm,
-                                           b->w_gate, b->w_up, b->w_down, b->post_ffn_norm };
+        struct ggml_tensor * weights[] = { b->attn_norm,
+                                           b->wq,
+                                           b->wk,
+                                           b->wv,
+                                           b->bq,
+                                           b->bk,
+                                           b->bv,
+                                           b->q_norm,
+                                           b->k_norm,
+                                           b->wo,
+                                           b->post_attn_norm,
+                                           b->ffn_norm,
+                                           b->w_gate,
+                                           b->w_up,
+                                           b->w_down,
+                                           b->post_ffn_norm };
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
             if (weights[i] != NULL) {
                 status = tnn_add_param(s, weights[i]);
@@ -149,8 +167,8 @@ static int check_lora_config(const tnn_lora_config * lora) {
         return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");
     }
     if (lora->base_compute != TNN_BASE_FAST && lora->base_compute != TNN_BASE_STORED) {
-        return tnn_fail(TNN_ERR_ARG, "base_compute must be %d (fast) or %d (stored), got %d",
-                        TNN_BASE_FAST, TNN_BASE_STORED, lora->base_compute);
+        return tnn_fail(TNN_ERR_ARG, "base_compute must be %d (fast) or %d (stored), got %d", TNN_BASE_FAST,
+                        TNN_BASE_STORED, lora->base_compute);
     }
     return TNN_OK;
 }
@@ -166,8 +184,7 @@ static int bind_base(tnn_session * s, struct tnn_llama * m) {
         return tnn_fail(TNN_ERR_ARG, "tensor output_norm.weight is missing or misshapen");
     }
     if (m->token_embd->ne[0] != cfg->d_model || (m->output && m->output->ne[0] != cfg->d_model)) {
-        return tnn_fail(TNN_ERR_ARG, "token_embd.weight or output.weight does not have width %d",
-                        cfg->d_model);
+        return tnn_fail(TNN_ERR_ARG, "token_embd.weight or output.weight does not have width %d", cfg->d_model);
     }
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         int status = tnn_block_bind(base, &m->blocks[l], l, cfg);
@@ -264,8 +281,12 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
             continue;
         }
         struct tnn_kv_step kv = {
-            .k_cache = cached->k_caches[l], .v_cache = cached->v_caches[l],
-            .kv_rows = cached->rows, .kq_mask = cached->mask, .n_kv = cached->n_kv, .flash = cached->flash,
+            .k_cache = cached->k_caches[l],
+            .v_cache = cached->v_caches[l],
+            .kv_rows = cached->rows,
+            .kq_mask = cached->mask,
+            .n_kv = cached->n_kv,
+            .flash = cached->flash,
         };
         for (int slot = 0; slot < TNN_LORA_SLOTS && cached->base_only; ++slot) {
             block.lora_a[slot] = block.lora_b[slot] = NULL;
@@ -318,13 +339,13 @@ static struct ggml_tensor * gguf_tensor(struct ggml_context * host, const struct
     if (param == m->embd_proj) {
         return NULL;
     }
-    const struct ggml_tensor * e = m->token_embd, * p = m->embd_proj;
+    const struct ggml_tensor *e = m->token_embd, *p = m->embd_proj;
     const int64_t donor_d = e->ne[0], vocab = e->ne[1], d_model = p->ne[1];
     const struct ggml_tensor * e_host = tnn_host_copy(host, m->token_embd);
     const struct ggml_tensor * p_host = tnn_host_copy(host, m->embd_proj);
     struct ggml_tensor * out = ggml_new_tensor_2d(host, GGML_TYPE_F32, d_model, vocab);
     ggml_set_name(out, "token_embd.weight");
-    const float * E = e_host->data, * P = p_host->data;
+    const float *E = e_host->data, *P = p_host->data;
     float * O = out->data;
     for (int64_t v = 0; v < vocab; ++v) {
         for (int64_t j = 0; j < d_model; ++j) {

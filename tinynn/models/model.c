@@ -27,8 +27,8 @@ int tnn_add_param(tnn_session * s, struct ggml_tensor * t) {
     return tnn_table_add(&s->tensors, t, TNN_KIND_PARAM, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
 }
 
-int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers,
-                      int64_t d_model, int64_t d_ff) {
+int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers, int64_t d_model,
+                      int64_t d_ff) {
     int status = TNN_OK;
     for (int32_t l = 0; l < n_layers && status == TNN_OK; ++l) {
         struct ggml_tensor * tensors[TNN_LN_BLOCK_TENSORS];

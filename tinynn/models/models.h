@@ -17,26 +17,24 @@
 /* ---- primitives (primitives.c): one ggml sub-graph each ---------------- */
 
 /* x [d, n] -> x / rms(x) * weight */
-struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x,
-                                  struct ggml_tensor * weight, float eps);
+struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weight,
+                                  float eps);
 /* x [head_dim, n_heads, n_tokens], positions int32 [n_tokens] -> rotated x:
  * adjacent pairs (llama.cpp's NORM mode, llama) or, neox, the pairs
  * (i, i + head_dim/2) (NEOX mode: Qwen2, Qwen3) */
-struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
-                              struct ggml_tensor * positions, float rope_base, bool neox);
+struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * positions,
+                              float rope_base, bool neox);
 /* gate, up [d_ff, n] -> silu(gate) * up */
-struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate,
-                                struct ggml_tensor * up);
+struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
 /* gate, up [d_ff, n] -> gelu(gate) * up (Gemma) */
-struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate,
-                               struct ggml_tensor * up);
+struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
 /* Causal grouped-query attention.
  * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch],
  * causal_mask [t_seq, t_seq] (0 on and below the diagonal, -inf above)
  * -> [head_dim*n_heads, t_seq*t_batch] */
-struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
-                                   struct ggml_tensor * k, struct ggml_tensor * v,
-                                   struct ggml_tensor * causal_mask, int32_t t_seq, int32_t t_batch);
+struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                   struct ggml_tensor * v, struct ggml_tensor * causal_mask, int32_t t_seq,
+                                   int32_t t_batch);
 /* Causal GQA attention of n new queries over a KV cache: writes the new keys
  * and values into the cache rows kv->kv_rows, then attends over the first
  * kv->n_kv cache positions under kv->kq_mask (0 where a query may look,
@@ -48,8 +46,8 @@ struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml
                                           struct ggml_tensor * k, struct ggml_tensor * v,
                                           const struct tnn_kv_step * kv);
 /* x [d, n] -> (x - mean(x)) / sqrt(var(x) + eps) * weight + bias, per column */
-struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x,
-                                    struct ggml_tensor * weight, struct ggml_tensor * bias, float eps);
+struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weight,
+                                    struct ggml_tensor * bias, float eps);
 /* GELU, tanh form (GPT-2's): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x);
 /* logits [vocab, n], labels int32 [n] (-1: masked) -> cross-entropy summed
@@ -60,19 +58,27 @@ struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_te
 /* ---- one transformer block (block.c) ----------------------------------- */
 
 /* LoRA target slots, in enum tnn_lora_target bit order */
-enum { TNN_LORA_SLOT_Q, TNN_LORA_SLOT_K, TNN_LORA_SLOT_V, TNN_LORA_SLOT_O,
-       TNN_LORA_SLOT_GATE, TNN_LORA_SLOT_UP, TNN_LORA_SLOT_DOWN, TNN_LORA_SLOTS };
+enum {
+    TNN_LORA_SLOT_Q,
+    TNN_LORA_SLOT_K,
+    TNN_LORA_SLOT_V,
+    TNN_LORA_SLOT_O,
+    TNN_LORA_SLOT_GATE,
+    TNN_LORA_SLOT_UP,
+    TNN_LORA_SLOT_DOWN,
+    TNN_LORA_SLOTS
+};
 
 struct tnn_block {
     struct ggml_tensor * attn_norm;                   /* [d_model] */
-    struct ggml_tensor * wq, * wk, * wv;              /* [d_model, n_heads*hd], [d_model, n_kv*hd] x2 */
-    struct ggml_tensor * bq, * bk, * bv;              /* biases or NULL */
-    struct ggml_tensor * q_norm, * k_norm;            /* [hd] per-head RMSNorm weights or NULL */
-    struct ggml_tensor * post_attn_norm, * post_ffn_norm;  /* [d] or NULL (Gemma 3) */
+    struct ggml_tensor *wq, *wk, *wv;              /* [d_model, n_heads*hd], [d_model, n_kv*hd] x2 */
+    struct ggml_tensor *bq, *bk, *bv;              /* biases or NULL */
+    struct ggml_tensor *q_norm, *k_norm;            /* [hd] per-head RMSNorm weights or NULL */
+    struct ggml_tensor *post_attn_norm, *post_ffn_norm;  /* [d] or NULL (Gemma 3) */
     bool local;                                       /* sliding-window attention (Gemma 3) */
     struct ggml_tensor * wo;                          /* [n_heads*hd, d_model] */
     struct ggml_tensor * ffn_norm;                    /* [d_model] */
-    struct ggml_tensor * w_gate, * w_up;              /* [d_model, d_ff] */
+    struct ggml_tensor *w_gate, *w_up;              /* [d_model, d_ff] */
     struct ggml_tensor * w_down;                      /* [d_ff, d_model] */
     /* LoRA adapters per slot, or NULL: A [d_in, rank], B [rank, d_out] */
     struct ggml_tensor * lora_a[TNN_LORA_SLOTS];
@@ -103,7 +109,7 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32
  * mask and the positions are inputs, so one graph serves every decode step
  * of the same shape (generate.c builds and keeps it, filling every field). */
 struct tnn_kv_step {
-    struct ggml_tensor * k_cache, * v_cache;   /* [head_dim, n_ctx, n_kv_heads]: a head's
+    struct ggml_tensor *k_cache, *v_cache;   /* [head_dim, n_ctx, n_kv_heads]: a head's
                                                   positions are consecutive rows */
     struct ggml_tensor * kv_rows;              /* I64 [n]: the cache row of each new token */
     struct ggml_tensor * kq_mask;              /* F16 [n_kv, n]: 0 or -inf */
@@ -117,8 +123,8 @@ struct tnn_kv_step {
  * (kv and causal_mask as for tnn_block_forward); ffn: h -> w_down (act(w_gate h) * w_up h). */
 struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct tnn_block * block,
                                          struct ggml_tensor * h, struct ggml_tensor * positions,
-                                         struct ggml_tensor * causal_mask,
-                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv);
+                                         struct ggml_tensor * causal_mask, const tnn_model_config * cfg,
+                                         const struct tnn_kv_step * kv);
 struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * block,
                                    struct ggml_tensor * h, const tnn_model_config * cfg);
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
@@ -126,31 +132,30 @@ struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_b
  * tnn_attention); else one sequence, cached (causal_mask unused). */
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * block,
                                        struct ggml_tensor * x, struct ggml_tensor * positions,
-                                       struct ggml_tensor * causal_mask,
-                                       const tnn_model_config * cfg, const struct tnn_kv_step * kv);
+                                       struct ggml_tensor * causal_mask, const tnn_model_config * cfg,
+                                       const struct tnn_kv_step * kv);
 
 /* ---- the pre-LayerNorm GELU block of GPT-2 and ViT (ln_block.c) -------- */
 
 struct tnn_ln_block {
-    struct ggml_tensor * attn_norm, * attn_norm_b;    /* [d] */
-    struct ggml_tensor * wqkv, * bqkv;                /* [d, 3d], [3d]: q, k, v stacked */
-    struct ggml_tensor * wo, * bo;                    /* [d, d], [d] */
-    struct ggml_tensor * ffn_norm, * ffn_norm_b;      /* [d] */
-    struct ggml_tensor * w_up, * b_up;                /* [d, d_ff], [d_ff] */
-    struct ggml_tensor * w_down, * b_down;            /* [d_ff, d], [d] */
+    struct ggml_tensor *attn_norm, *attn_norm_b;    /* [d] */
+    struct ggml_tensor *wqkv, *bqkv;                /* [d, 3d], [3d]: q, k, v stacked */
+    struct ggml_tensor *wo, *bo;                    /* [d, d], [d] */
+    struct ggml_tensor *ffn_norm, *ffn_norm_b;      /* [d] */
+    struct ggml_tensor *w_up, *b_up;                /* [d, d_ff], [d_ff] */
+    struct ggml_tensor *w_down, *b_down;            /* [d_ff, d], [d] */
 };
 
 #define TNN_LN_BLOCK_TENSORS 12
 
 /* Create the block's tensors (named blk.<layer>.* as llama.cpp's GPT-2) in
  * ctx and list them in out (TNN_LN_BLOCK_TENSORS of them). */
-void tnn_ln_block_create(struct ggml_context * ctx, struct tnn_ln_block * block, int32_t layer,
-                         int64_t d_model, int64_t d_ff, struct ggml_tensor ** out);
+void tnn_ln_block_create(struct ggml_context * ctx, struct tnn_ln_block * block, int32_t layer, int64_t d_model,
+                         int64_t d_ff, struct ggml_tensor ** out);
 /* x [d, t_seq*t_batch] -> x + attn(LN1(x)), then + mlp(LN2(.)). causal_mask
  * as for tnn_attention, or NULL: every position sees every other. */
 struct ggml_tensor * tnn_ln_block_forward(struct ggml_context * ctx, const struct tnn_ln_block * block,
-                                          struct ggml_tensor * x, int32_t n_heads,
-                                          int32_t t_seq, int32_t t_batch,
+                                          struct ggml_tensor * x, int32_t n_heads, int32_t t_seq, int32_t t_batch,
                                           struct ggml_tensor * causal_mask, float eps);
 
 /* ---- the model and its architecture (models/) ------------------------------- */
@@ -160,7 +165,7 @@ struct tnn_model;
 
 /* What a forward reads besides the parameters (NULL where unused). */
 struct tnn_forward_inputs {
-    struct ggml_tensor * tokens, * positions;   /* int32 [t_seq*t_batch] (token models) */
+    struct ggml_tensor *tokens, *positions;   /* int32 [t_seq*t_batch] (token models) */
     struct ggml_tensor * images;                /* [patch_dim, n_patches, t_batch] (ViT) */
     struct ggml_tensor * causal_mask;           /* [t_seq, t_seq]: 0 where a query sees a key, else -inf */
     struct ggml_tensor * swa_mask;              /* the same within the sliding window, or NULL */
@@ -169,10 +174,10 @@ struct tnn_forward_inputs {
 /* Generation's forward over a KV cache: n new tokens, their cache rows and
  * the mask over the n_kv positions they attend (generate.c fills it). */
 struct tnn_decode_inputs {
-    struct ggml_tensor * tokens, * positions;   /* int32 [n] */
+    struct ggml_tensor *tokens, *positions;   /* int32 [n] */
     struct ggml_tensor * rows;                  /* int64 [n]: each token's cache row */
     struct ggml_tensor * mask;                  /* F16 [n_kv, n] */
-    struct ggml_tensor ** k_caches, ** v_caches;/* one per layer */
+    struct ggml_tensor **k_caches, **v_caches;/* one per layer */
     int32_t n, n_kv;
     bool flash;                                 /* ggml_flash_attn_ext, else mul_mat + softmax */
     bool base_only;                             /* leave the LoRA adapters out */
@@ -218,21 +223,27 @@ extern const struct tnn_arch tnn_arch_llama;
 
 /* The hyper-parameter keys of a family's GGUF, each "<general.architecture>.<key>". */
 struct tnn_family_keys {
-    const char * n_layers, * d_model, * d_ff, * n_heads, * n_kv_heads;
+    const char *n_layers, *d_model, *d_ff, *n_heads, *n_kv_heads;
     const char * head_dim;          /* optional: d_model / n_heads */
     const char * rope_dim;          /* optional: the head width (partial RoPE is refused) */
-    const char * rope_base, * norm_eps;
-    const char * swa_window, * rope_base_swa;   /* read where swa_period > 0 */
+    const char *rope_base, *norm_eps;
+    const char *swa_window, *rope_base_swa;   /* read where swa_period > 0 */
 };
 
 /* llama.cpp's keys, which every family toy reads so far uses. */
-#define TNN_LLAMA_CPP_KEYS                                                                       \
-    {                                                                                            \
-        .n_layers = "block_count", .d_model = "embedding_length", .d_ff = "feed_forward_length",  \
-        .n_heads = "attention.head_count", .n_kv_heads = "attention.head_count_kv",               \
-        .head_dim = "attention.key_length", .rope_dim = "rope.dimension_count",                   \
-        .rope_base = "rope.freq_base", .norm_eps = "attention.layer_norm_rms_epsilon",            \
-        .swa_window = "attention.sliding_window", .rope_base_swa = "rope.local.freq_base",        \
+#define TNN_LLAMA_CPP_KEYS                              \
+    {                                                   \
+        .n_layers = "block_count",                      \
+        .d_model = "embedding_length",                  \
+        .d_ff = "feed_forward_length",                  \
+        .n_heads = "attention.head_count",              \
+        .n_kv_heads = "attention.head_count_kv",        \
+        .head_dim = "attention.key_length",             \
+        .rope_dim = "rope.dimension_count",             \
+        .rope_base = "rope.freq_base",                  \
+        .norm_eps = "attention.layer_norm_rms_epsilon", \
+        .swa_window = "attention.sliding_window",       \
+        .rope_base_swa = "rope.local.freq_base",        \
     }
 
 /* A model family a GGUF names in general.architecture, as data: one file
@@ -271,7 +282,7 @@ struct tnn_model {
                                     from tnn_alloc_with_blocks: free() frees it */
     struct ggml_context * ctx;   /* trainable parameters and inputs */
     ggml_backend_buffer_t buf;
-    struct ggml_tensor * tokens, * positions, * images;
+    struct ggml_tensor *tokens, *positions, *images;
     bool has_lora;               /* adapters on a frozen base (lora says which) */
     tnn_lora_config lora;
 };
@@ -282,8 +293,8 @@ int tnn_add_param(tnn_session * s, struct ggml_tensor * t);
  * logits' rows (n_outputs) are the vocabulary. */
 int tnn_add_token_inputs(tnn_session * s);
 /* n_layers pre-LayerNorm blocks in the model's context, every tensor trainable. */
-int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers,
-                      int64_t d_model, int64_t d_ff);
+int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers, int64_t d_model,
+                      int64_t d_ff);
 /* An architecture's struct (struct_size bytes) and its n_blocks blocks
  * (block_size bytes each) in one zeroed allocation, which free() frees;
  * *blocks points at the first block. NULL when out of memory. */
@@ -302,7 +313,7 @@ struct tnn_llama {
     const tnn_model_config * cfg;      /* the model's (s->model.cfg) */
     struct ggml_tensor * token_embd;   /* [d_model, vocab], or [donor_d_in, vocab] with a lens */
     struct ggml_tensor * embd_proj;    /* the lens [donor_d_in, d_model], or NULL */
-    struct tnn_block   * blocks;       /* n_layers */
+    struct tnn_block * blocks;       /* n_layers */
     struct ggml_tensor * output_norm;  /* [d_model] */
     struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */
     struct ggml_tensor * head;         /* what logits are computed with: output, or
@@ -328,16 +339,16 @@ struct tnn_gpt2 {
     struct ggml_tensor * token_embd;     /* [d, vocab], also the LM head */
     struct ggml_tensor * position_embd;  /* [d, t_seq] */
     struct tnn_ln_block * blocks;        /* n_layers */
-    struct ggml_tensor * output_norm, * output_norm_b;   /* [d] */
+    struct ggml_tensor *output_norm, *output_norm_b;   /* [d] */
 };
 
 struct tnn_vit {
     tnn_vit_config cfg;
-    struct ggml_tensor * patch_embd, * patch_embd_b;   /* [patch_dim, d], [d] */
+    struct ggml_tensor *patch_embd, *patch_embd_b;   /* [patch_dim, d], [d] */
     struct ggml_tensor * position_embd;                /* [d, 1 + n_patches]: 0 is the class token */
     struct tnn_ln_block * blocks;                      /* n_layers */
-    struct ggml_tensor * output_norm, * output_norm_b; /* [d] */
-    struct ggml_tensor * head, * head_b;               /* [d, n_classes], [n_classes] */
+    struct ggml_tensor *output_norm, *output_norm_b; /* [d] */
+    struct ggml_tensor *head, *head_b;               /* [d, n_classes], [n_classes] */
 };
 
 /* ---- a GGUF as a frozen base (models/frozen_base.c, frozen_copies.c) ------- */

@@ -4,14 +4,14 @@
 
 #include <math.h>
 
-struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x,
-                                  struct ggml_tensor * weight, float eps) {
+struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weight,
+                                  float eps) {
     /* [d, n] -> [d, n]; weight [d] broadcasts over n */
     return ggml_mul(ctx, ggml_rms_norm(ctx, x, eps), weight);
 }
 
-struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x,
-                                    struct ggml_tensor * weight, struct ggml_tensor * bias, float eps) {
+struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weight,
+                                    struct ggml_tensor * bias, float eps) {
     /* [d, n] -> [d, n]; ggml_norm's backward is vendor/patches/0007 */
     return ggml_add(ctx, ggml_mul(ctx, ggml_norm(ctx, x, eps), weight), bias);
 }
@@ -27,8 +27,8 @@ struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x)
     return ggml_add(ctx, half_x, ggml_mul(ctx, half_x, ggml_tanh(ctx, inner)));
 }
 
-struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
-                              struct ggml_tensor * positions, float rope_base, bool neox) {
+struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * positions,
+                              float rope_base, bool neox) {
     const int head_dim = (int) x->ne[0];
     /* GGML_ROPE_TYPE_NORMAL rotates adjacent pairs, as llama.cpp does for the
      * llama architecture, NEOX the two halves' pairs (i, i + head_dim/2) for
@@ -39,30 +39,28 @@ struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
                          /*beta_fast*/ 32.0f, /*beta_slow*/ 1.0f);
 }
 
-struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate,
-                                struct ggml_tensor * up) {
+struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up) {
     return ggml_swiglu_split(ctx, gate, up);
 }
 
-struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate,
-                               struct ggml_tensor * up) {
+struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up) {
     return ggml_mul(ctx, tnn_gelu(ctx, gate), up);
 }
 
 /* [head_dim, n_heads, t_seq*t_batch] -> [head_dim, t_seq, n_heads*t_batch]:
  * one (head, sequence) pair per matrix, heads fastest, so that a query head
  * h of sequence b sits at h + n_heads*b. */
-static struct ggml_tensor * heads_to_batch(struct ggml_context * ctx, struct ggml_tensor * x,
-                                           int32_t t_seq, int32_t t_batch) {
+static struct ggml_tensor * heads_to_batch(struct ggml_context * ctx, struct ggml_tensor * x, int32_t t_seq,
+                                           int32_t t_batch) {
     const int64_t head_dim = x->ne[0], n_heads = x->ne[1];
     x = ggml_reshape_4d(ctx, x, head_dim, n_heads, t_seq, t_batch);
     x = ggml_cont(ctx, ggml_permute(ctx, x, 0, 2, 1, 3));          /* [hd, t_seq, n_heads, B] */
     return ggml_reshape_3d(ctx, x, head_dim, t_seq, n_heads * t_batch);
 }
 
-struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q,
-                                   struct ggml_tensor * k, struct ggml_tensor * v,
-                                   struct ggml_tensor * causal_mask, int32_t t_seq, int32_t t_batch) {
+struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                   struct ggml_tensor * v, struct ggml_tensor * causal_mask, int32_t t_seq,
+                                   int32_t t_batch) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n_kv_heads = k->ne[1];
 
     struct ggml_tensor * q3 = heads_to_batch(ctx, q, t_seq, t_batch);   /* [hd, T, H*B] */
@@ -78,8 +76,8 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
     struct ggml_tensor * scores = ggml_mul_mat(ctx, k3, q3);            /* [T_k, T_q, H*B] */
     /* causal: the mask adds -inf above the diagonal inside the softmax, so
      * no masked copy of the scores is kept for the backward */
-    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, causal_mask,
-                                                     1.0f / sqrtf((float) head_dim), 0.0f);
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, causal_mask, 1.0f / sqrtf((float) head_dim),
+                                                     0.0f);
     struct ggml_tensor * out = ggml_mul_mat(ctx, vt, weights);          /* [hd, T_q, H*B] */
 
     out = ggml_reshape_4d(ctx, out, head_dim, t_seq, n_heads, t_batch);
@@ -98,10 +96,10 @@ struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml
     struct ggml_tensor * k_all = ggml_set_rows(ctx, kv->k_cache, ggml_permute(ctx, k, 0, 2, 1, 3), kv->kv_rows);
     struct ggml_tensor * v_all = ggml_set_rows(ctx, kv->v_cache, ggml_permute(ctx, v, 0, 2, 1, 3), kv->kv_rows);
     /* the first n_kv positions of each head, read in place: [hd, n_kv, KV] */
-    struct ggml_tensor * keys = ggml_view_3d(ctx, k_all, head_dim, kv->n_kv, n_kv_heads,
-                                             k_all->nb[1], k_all->nb[2], 0);
-    struct ggml_tensor * values = ggml_view_3d(ctx, v_all, head_dim, kv->n_kv, n_kv_heads,
-                                               v_all->nb[1], v_all->nb[2], 0);
+    struct ggml_tensor * keys = ggml_view_3d(ctx, k_all, head_dim, kv->n_kv, n_kv_heads, k_all->nb[1],
+                                             k_all->nb[2], 0);
+    struct ggml_tensor * values = ggml_view_3d(ctx, v_all, head_dim, kv->n_kv, n_kv_heads, v_all->nb[1],
+                                               v_all->nb[2], 0);
     struct ggml_tensor * q3 = ggml_permute(ctx, q, 0, 2, 1, 3);                /* [hd, n, H] */
     const float scale = 1.0f / sqrtf((float) head_dim);
     struct ggml_tensor * out;

@@ -9,7 +9,11 @@ static int check_vit_config(const tnn_vit_config * c) {
     if (c == NULL) {
         return tnn_fail(TNN_ERR_ARG, "config is NULL");
     }
-    struct { const char * name; int32_t value; int32_t max; } positive[] = {
+    struct {
+        const char * name;
+        int32_t value;
+        int32_t max;
+    } positive[] = {
         { "n_classes", c->n_classes, 1 << 20 }, { "patch_dim", c->patch_dim, 1 << 16 },
         { "n_patches", c->n_patches, 1 << 16 }, { "d_model", c->d_model, 1 << 16 },
         { "n_layers", c->n_layers, 1024 },      { "n_heads", c->n_heads, 1024 },
@@ -17,8 +21,8 @@ static int check_vit_config(const tnn_vit_config * c) {
     };
     for (size_t i = 0; i < sizeof(positive) / sizeof(positive[0]); ++i) {
         if (positive[i].value < 1 || positive[i].value > positive[i].max) {
-            return tnn_fail(TNN_ERR_ARG, "%s must be between 1 and %d, got %d",
-                            positive[i].name, positive[i].max, positive[i].value);
+            return tnn_fail(TNN_ERR_ARG, "%s must be between 1 and %d, got %d", positive[i].name, positive[i].max,
+                            positive[i].value);
         }
     }
     if (c->d_model % c->n_heads != 0) {
@@ -36,8 +40,7 @@ static int check_vit_config(const tnn_vit_config * c) {
     return TNN_OK;
 }
 
-static struct ggml_tensor * new_param(tnn_session * s, int64_t ne0, int64_t ne1, const char * name,
-                                      int * status) {
+static struct ggml_tensor * new_param(tnn_session * s, int64_t ne0, int64_t ne1, const char * name, int * status) {
     struct ggml_tensor * t = ne1 > 0 ? ggml_new_tensor_2d(s->model.ctx, GGML_TYPE_F32, ne0, ne1)
                                      : ggml_new_tensor_1d(s->model.ctx, GGML_TYPE_F32, ne0);
     ggml_set_name(t, name);
@@ -64,11 +67,17 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
     /* the shape the shared code reads: one sequence of 1 + n_patches
      * positions per image (no vocabulary); labels index the classes */
     s->model.n_outputs = cfg->n_classes;
-    s->model.cfg = (tnn_model_config) {
-        .d_model = cfg->d_model, .n_layers = cfg->n_layers,
-        .n_heads = cfg->n_heads, .n_kv_heads = cfg->n_heads, .d_ff = cfg->d_ff,
-        .t_seq = cfg->n_patches + 1, .t_batch = cfg->t_batch, .norm_eps = cfg->ln_eps,
-        .init_scale = cfg->init_scale, .seed = cfg->seed,
+    s->model.cfg = (tnn_model_config){
+        .d_model = cfg->d_model,
+        .n_layers = cfg->n_layers,
+        .n_heads = cfg->n_heads,
+        .n_kv_heads = cfg->n_heads,
+        .d_ff = cfg->d_ff,
+        .t_seq = cfg->n_patches + 1,
+        .t_batch = cfg->t_batch,
+        .norm_eps = cfg->ln_eps,
+        .init_scale = cfg->init_scale,
+        .seed = cfg->seed,
     };
     const int64_t d = cfg->d_model;
     s->model.ctx = tnn_tensor_context(12 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS);
@@ -86,8 +95,8 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
     if (status != TNN_OK) {
         return status;
     }
-    struct ggml_tensor * images = ggml_new_tensor_3d(s->model.ctx, GGML_TYPE_F32, cfg->patch_dim,
-                                                     cfg->n_patches, cfg->t_batch);
+    struct ggml_tensor * images = ggml_new_tensor_3d(s->model.ctx, GGML_TYPE_F32, cfg->patch_dim, cfg->n_patches,
+                                                     cfg->t_batch);
     ggml_set_name(images, "images");
     ggml_set_input(images);
     s->model.images = images;
@@ -109,8 +118,8 @@ static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_
     x = ggml_add(ctx, x, m->position_embd);                              /* [d, t, B] */
     x = ggml_reshape_2d(ctx, x, d, t * batch);
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        x = tnn_ln_block_forward(ctx, &m->blocks[l], x, cfg->n_heads, (int32_t) t, (int32_t) batch,
-                                 NULL, cfg->ln_eps);
+        x = tnn_ln_block_forward(ctx, &m->blocks[l], x, cfg->n_heads, (int32_t) t, (int32_t) batch, NULL,
+                                 cfg->ln_eps);
     }
     /* the class token of each image: position 0, every t-th column */
     struct ggml_tensor * cls = ggml_cont(ctx, ggml_view_2d(ctx, x, d, batch, x->nb[1] * t, 0));  /* [d, B] */

@@ -32,9 +32,10 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
     if (s->model.cfg.swa_window > 0 && n_ctx > s->model.cfg.swa_window) {
         /* the decode graph has one mask for every layer: within the window a
          * local layer sees what a global one sees */
-        return tnn_fail(TNN_ERR_ARG, "this model's local layers attend over %d positions: generation "
-                        "runs a context of at most %d tokens, not %d", s->model.cfg.swa_window,
-                        s->model.cfg.swa_window, n_ctx);
+        return tnn_fail(TNN_ERR_ARG,
+                        "this model's local layers attend over %d positions: generation "
+                        "runs a context of at most %d tokens, not %d",
+                        s->model.cfg.swa_window, s->model.cfg.swa_window, n_ctx);
     }
     const tnn_model_config * cfg = &s->model.cfg;
     const int64_t head_dim = tnn_head_dim(cfg);
@@ -52,8 +53,10 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
     /* [head_dim, n_ctx, n_kv_heads]: the first n_kv positions of every head
      * are a strided view that attention reads in place */
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        s->decoder.k_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx, cfg->n_kv_heads);
-        s->decoder.v_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx, cfg->n_kv_heads);
+        s->decoder.k_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx,
+                                                    cfg->n_kv_heads);
+        s->decoder.v_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx,
+                                                    cfg->n_kv_heads);
         ggml_format_name(s->decoder.k_caches[l], "cache_k.%d", l);
         ggml_format_name(s->decoder.v_caches[l], "cache_v.%d", l);
     }
@@ -92,9 +95,16 @@ static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_sessio
     ggml_set_input(d->rows);
     ggml_set_input(d->mask);
     const struct tnn_decode_inputs in = {
-        .tokens = d->tokens, .positions = d->positions, .rows = d->rows, .mask = d->mask,
-        .k_caches = d->k_caches, .v_caches = d->v_caches, .n = n, .n_kv = n_kv,
-        .flash = d->flash, .base_only = d->base_only,
+        .tokens = d->tokens,
+        .positions = d->positions,
+        .rows = d->rows,
+        .mask = d->mask,
+        .k_caches = d->k_caches,
+        .v_caches = d->v_caches,
+        .n = n,
+        .n_kv = n_kv,
+        .flash = d->flash,
+        .base_only = d->base_only,
     };
     return s->model.arch->forward_cached(ctx, &s->model, &in);
 }
@@ -154,8 +164,8 @@ static int decode_graph(tnn_session * s, int32_t n, int32_t n_kv) {
     return TNN_OK;
 }
 
-int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_past,
-               float * logits_out, size_t n_logits) {
+int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_past, float * logits_out,
+               size_t n_logits) {
     if (s == NULL || tokens == NULL || logits_out == NULL) {
         return tnn_fail(TNN_ERR_ARG, "tnn_decode: NULL argument");
     }
@@ -164,17 +174,17 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
     }
     const tnn_model_config * cfg = &s->model.cfg;
     if (n < 1 || n_past < 0 || (int64_t) n_past + n > s->decoder.n_ctx) {
-        return tnn_fail(TNN_ERR_ARG, "decode of %d tokens after %d does not fit the %d-token context",
-                        n, n_past, s->decoder.n_ctx);
+        return tnn_fail(TNN_ERR_ARG, "decode of %d tokens after %d does not fit the %d-token context", n, n_past,
+                        s->decoder.n_ctx);
     }
     if (n_logits != (size_t) cfg->vocab) {
-        return tnn_fail(TNN_ERR_ARG, "decode: the logits buffer must hold %d floats, got %zu",
-                        cfg->vocab, n_logits);
+        return tnn_fail(TNN_ERR_ARG, "decode: the logits buffer must hold %d floats, got %zu", cfg->vocab,
+                        n_logits);
     }
     for (int32_t i = 0; i < n; ++i) {
         if (tokens[i] < 0 || tokens[i] >= cfg->vocab) {
-            return tnn_fail(TNN_ERR_ARG, "token %d at %d is outside the vocabulary [0, %d)",
-                            tokens[i], i, cfg->vocab);
+            return tnn_fail(TNN_ERR_ARG, "token %d at %d is outside the vocabulary [0, %d)", tokens[i], i,
+                            cfg->vocab);
         }
     }
 

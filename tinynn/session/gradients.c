@@ -13,8 +13,8 @@ enum gradients_copy { COUNT_ONLY, TO_HOST, FROM_HOST };
 
 /* Walk the accumulators in parameter order: count their floats into *n_total
  * and, unless COUNT_ONLY, copy each to or from its place in flat. */
-static int walk_gradients(tnn_session * s, const char * what, enum gradients_copy copy,
-                          float * flat, int64_t * n_total) {
+static int walk_gradients(tnn_session * s, const char * what, enum gradients_copy copy, float * flat,
+                          int64_t * n_total) {
     if (s == NULL) {
         return tnn_fail(TNN_ERR_ARG, "%s: session is NULL", what);
     }
@@ -68,16 +68,15 @@ int tnn_gradients_size(tnn_session * s, int64_t * n_floats) {
 
 /* The buffer must be exactly the gradients' size: checked before any copy,
  * so a wrong n never writes past flat nor leaves the gradients half-set. */
-static int copy_gradients(tnn_session * s, const char * what, enum gradients_copy copy,
-                          float * flat, int64_t n) {
+static int copy_gradients(tnn_session * s, const char * what, enum gradients_copy copy, float * flat, int64_t n) {
     int64_t expected = 0;
     int status = walk_gradients(s, what, COUNT_ONLY, NULL, &expected);
     if (status != TNN_OK) {
         return status;
     }
     if (flat == NULL || n != expected) {
-        return tnn_fail(TNN_ERR_ARG, "%s: the gradients are %lld floats, got a buffer of %lld",
-                        what, (long long) expected, flat ? (long long) n : 0LL);
+        return tnn_fail(TNN_ERR_ARG, "%s: the gradients are %lld floats, got a buffer of %lld", what,
+                        (long long) expected, flat ? (long long) n : 0LL);
     }
     return walk_gradients(s, what, copy, flat, &expected);
 }

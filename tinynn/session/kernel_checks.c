@@ -17,13 +17,14 @@ const char * tnn_cpu_kernel_choice(const char * kernel) {
 int tnn_cpu_kernel_runs(const char * kernel, const char * variant) {
     const int id = tnn_cpu_kernel_by_name(kernel), v = tnn_cpu_variant_by_name(variant);
     struct tnn_cpu_kernels k = { 0 };
-    return id >= 0 && v > TNN_CPU_NONE && tnn_cpu_kernel_set(&k, (enum tnn_cpu_kernel) id, (enum tnn_cpu_variant) v);
+    return id >= 0 && v > TNN_CPU_NONE &&
+           tnn_cpu_kernel_set(&k, (enum tnn_cpu_kernel) id, (enum tnn_cpu_variant) v);
 }
 
 /* k with variant's entry points for kernel, or TNN_ERR_ARG saying why not. */
 static int kernels_for(const char * variant, enum tnn_cpu_kernel kernel, int32_t nth, struct tnn_cpu_kernels * k) {
     const int v = tnn_cpu_variant_by_name(variant);
-    *k = (struct tnn_cpu_kernels) { 0 };
+    *k = (struct tnn_cpu_kernels){ 0 };
     if (v <= TNN_CPU_NONE) {
         return tnn_fail(TNN_ERR_ARG, "%s: no variant named '%.40s' (avx2, avxvnni, avx512, amx)",
                         tnn_cpu_kernel_name(kernel), variant ? variant : "(null)");
@@ -50,8 +51,8 @@ static void * packed(int32_t q4_1, const void * blocks, int64_t k, int64_t n_row
     return dst;
 }
 
-int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, const void * blocks,
-                           int64_t rows, int64_t k, const float * x, int64_t n, float * y, int32_t nth) {
+int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, const void * blocks, int64_t rows,
+                           int64_t k, const float * x, int64_t n, float * y, int32_t nth) {
     struct tnn_cpu_kernels kernels;
     int status = kernels_for(variant, TNN_KERNEL_QGEMM, nth, &kernels);
     if (status != TNN_OK) {
@@ -59,20 +60,22 @@ int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, c
     }
     if (rows < TNN_QPANEL_ROWS || rows % TNN_QPANEL_ROWS || k < TNN_QBLOCK || k % TNN_QBLOCK || n < 1 ||
         (levels != 1 && levels != 2) || blocks == NULL || x == NULL || y == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "qgemm: rows must be a multiple of 16, k of 32, n positive, "
-                        "levels 1 or 2 (got %lld, %lld, %lld, %d)", (long long) rows, (long long) k,
-                        (long long) n, levels);
+        return tnn_fail(TNN_ERR_ARG,
+                        "qgemm: rows must be a multiple of 16, k of 32, n positive, "
+                        "levels 1 or 2 (got %lld, %lld, %lld, %d)",
+                        (long long) rows, (long long) k, (long long) n, levels);
     }
     void * a = packed(q4_1, blocks, k, rows);
     void * scratch = malloc(tnn_qgemm_scratch_bytes(k, n));
     if (a == NULL || scratch == NULL) {
-        free(a); free(scratch);
+        free(a);
+        free(scratch);
         return tnn_fail(TNN_ERR_ALLOC, "qgemm: out of memory");
     }
     /* no thread waits for another: one after another is the same */
     for (int ith = 0; ith < nth; ++ith) {
-        kernels.qgemm(q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, levels, a, rows, k, x, k, n, y, rows,
-                      scratch, ith, nth);
+        kernels.qgemm(q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, levels, a, rows, k, x, k, n, y, rows, scratch, ith,
+                      nth);
     }
     free(a);
     free(scratch);
@@ -127,8 +130,8 @@ int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a
     return check_fgemm(TNN_KERNEL_FGEMM_BF16, variant, a, a_by_k, m, k, b, b_by_k, n, c, nth);
 }
 
-int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y,
-                                  int64_t n, int64_t k, float * c, int32_t nth) {
+int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y, int64_t n,
+                                  int64_t k, float * c, int32_t nth) {
     struct tnn_cpu_kernels kernels;
     int status = kernels_for(variant, TNN_KERNEL_FGEMM, nth, &kernels);
     if (status != TNN_OK) {
@@ -145,9 +148,9 @@ int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t
     return TNN_OK;
 }
 
-int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * w_blocks,
-                               const void * wt_blocks, int64_t d, int64_t vocab, const float * h,
-                               const int32_t * labels, int64_t n, float * out, int32_t nth) {
+int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * w_blocks, const void * wt_blocks,
+                               int64_t d, int64_t vocab, const float * h, const int32_t * labels, int64_t n,
+                               float * out, int32_t nth) {
     struct tnn_cpu_kernels kernels;
     int status = kernels_for(variant, TNN_KERNEL_HEAD_LOSS, nth, &kernels);
     if (status != TNN_OK) {
@@ -161,7 +164,9 @@ int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * 
     void * wt = packed(0, wt_blocks, vocab, d);
     void * scratch = malloc(tnn_head_loss_scratch_bytes(d, vocab));
     if (w == NULL || wt == NULL || scratch == NULL) {
-        free(w); free(wt); free(scratch);
+        free(w);
+        free(wt);
+        free(scratch);
         return tnn_fail(TNN_ERR_ALLOC, "head_loss: out of memory");
     }
     /* its products through the best qgemm up to its own level */
@@ -171,19 +176,23 @@ int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * 
         }
     }
     if (kernels.qgemm == NULL) {
-        free(w); free(wt); free(scratch);
+        free(w);
+        free(wt);
+        free(scratch);
         return tnn_fail(TNN_ERR_ARG, "head_loss: no qgemm variant runs here");
     }
     for (int ith = 0; ith < nth; ++ith) {
-        kernels.head_loss(kernels.qgemm, q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, w, wt, d, vocab, h, d, labels, n,
-                          n * ith / nth, n * (ith + 1) / nth, out, scratch);
+        kernels.head_loss(kernels.qgemm, q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, w, wt, d, vocab, h, d, labels,
+                          n, n * ith / nth, n * (ith + 1) / nth, out, scratch);
     }
-    free(w); free(wt); free(scratch);
+    free(w);
+    free(wt);
+    free(scratch);
     return TNN_OK;
 }
 
-int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t vocab,
-                                const int32_t * labels, int64_t n, float * loss) {
+int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t vocab, const int32_t * labels,
+                                int64_t n, float * loss) {
     struct tnn_cpu_kernels kernels;
     int status = kernels_for(variant, TNN_KERNEL_HEAD_LOSS, 1, &kernels);
     if (status != TNN_OK) {

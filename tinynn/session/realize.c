@@ -38,9 +38,7 @@ static void fill_normal(float * out, int64_t n, float scale, uint64_t seed, uint
     }
 }
 
-static bool is_norm_or_bias(const struct ggml_tensor * t) {
-    return ggml_n_dims(t) == 1;
-}
+static bool is_norm_or_bias(const struct ggml_tensor * t) { return ggml_n_dims(t) == 1; }
 
 /* Norm weights start at 1, biases (norm biases too) at 0, LoRA B at 0 (step
  * 1 sees exactly the base model), every other matrix N(0, init_scale^2). */
@@ -81,8 +79,7 @@ static int init_parameters(tnn_session * s) {
 static int allocate_and_init(tnn_session * s) {
     s->model.buf = ggml_backend_alloc_ctx_tensors(s->model.ctx, s->backend);
     if (s->model.buf == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the model parameters",
-                        tnn_backend_name());
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the model parameters", tnn_backend_name());
     }
     ggml_backend_buffer_clear(s->model.buf, 0);
     return init_parameters(s);
@@ -144,11 +141,11 @@ int tnn_upload_donor(tnn_session * s, const float * data, size_t n_floats) {
     if (!s->realized || s->model.has_lora || tnn_find(s, "token_embd.weight", &handle) != TNN_OK ||
         s->tensors.entries[handle].kind != TNN_KIND_PARAM) {
         return tnn_fail(TNN_ERR_STATE, "upload_donor before realize_scratch: the warm window "
-                        "opens when the random-init model is realized");
+                                       "opens when the random-init model is realized");
     }
     if (s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "upload_donor after build: the warm window is closed "
-                        "(the donor would not be what training starts from)");
+                                       "(the donor would not be what training starts from)");
     }
     struct ggml_tensor * e = s->tensors.entries[handle].tensor;
     if (n_floats != (size_t) ggml_nelements(e)) {

@@ -30,8 +30,10 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
     if (!s->model.has_lora && arch->gguf_metadata == NULL) {
         /* a ViT's file carries the preprocessing (image size, classes) too,
          * and toy writes it */
-        return tnn_fail(TNN_ERR_STATE, "save_gguf: tinynn writes no GGUF layout for the %s architecture "
-                        "(a ViT is saved by toy's ViTTiny.save)", arch->name);
+        return tnn_fail(TNN_ERR_STATE,
+                        "save_gguf: tinynn writes no GGUF layout for the %s architecture "
+                        "(a ViT is saved by toy's ViTTiny.save)",
+                        arch->name);
     }
     /* Host copies of the parameters: the backend's memory may not be
      * addressable from here (CUDA, Metal). */
@@ -62,7 +64,7 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
             continue;
         }
         struct ggml_tensor * out = arch->gguf_tensor && !s->model.has_lora ? arch->gguf_tensor(host, &s->model, t)
-                                                                          : tnn_host_copy(host, t);
+                                                                           : tnn_host_copy(host, t);
         if (out != NULL) {
             gguf_add_tensor(gguf, out);
         }

@@ -28,8 +28,8 @@ struct tnn_trainer {
     struct ggml_cgraph * gb_update; /* AdamW alone, from the gradient accumulators */
     struct ggml_cgraph * allocated; /* the graph whose layout the allocator holds */
 
-    struct ggml_tensor * causal_mask, * swa_mask;
-    struct ggml_tensor * labels, * hp, * loss, * logits;
+    struct ggml_tensor *causal_mask, *swa_mask;
+    struct ggml_tensor *labels, *hp, *loss, *logits;
     /* n_tokens / n_labelled, set when labels are uploaded: ggml's cross-entropy
      * averages over every token, a masked loss over the labelled ones */
     struct ggml_tensor * loss_scale;
@@ -37,12 +37,12 @@ struct tnn_trainer {
     bool bf16_products;
     /* gradient clipping (tnn_enable_grad_clipping): max norm, 0 when off */
     float clip_norm;
-    struct ggml_tensor * grad_norm, * clip_one;
+    struct ggml_tensor *grad_norm, *clip_one;
     /* the objective (tnn_set_objective, preference.c) and, for a preference
      * objective, its tensors [t_batch]: reference input, outputs, weights */
     int32_t objective;
     float beta;
-    struct ggml_tensor * reference_logps, * row_logps, * row_weights;
+    struct ggml_tensor *reference_logps, *row_logps, *row_weights;
     bool built, reset_done;
 };
 
@@ -54,13 +54,13 @@ void tnn_trainer_free(struct tnn_trainer * train);
 struct tnn_decoder {
     struct ggml_context * ctx_kv;
     ggml_backend_buffer_t buf_kv;
-    struct ggml_tensor ** k_caches, ** v_caches;
+    struct ggml_tensor **k_caches, **v_caches;
     int32_t n_ctx;
     ggml_gallocr_t galloc;
     /* the last decode graph, reused while the shape (n, n_kv) stays the same */
     struct ggml_context * ctx_graph;
     struct ggml_cgraph * graph;
-    struct ggml_tensor * tokens, * positions, * rows, * mask, * logits;
+    struct ggml_tensor *tokens, *positions, *rows, *mask, *logits;
     int32_t n, n_kv;
     bool flash;                      /* the backend runs ggml_flash_attn_ext */
     bool base_only;                  /* tnn_decode_adapters(s, 0): no LoRA products */

@@ -12,12 +12,12 @@ static int check_handle(tnn_session * s, int32_t handle, const char * what) {
         return tnn_fail(TNN_ERR_ARG, "%s: session is NULL", what);
     }
     if (handle < 0 || handle >= s->tensors.n) {
-        return tnn_fail(TNN_ERR_ARG, "%s: no tensor with handle %d (the session has %d)",
-                        what, handle, s->tensors.n);
+        return tnn_fail(TNN_ERR_ARG, "%s: no tensor with handle %d (the session has %d)", what, handle,
+                        s->tensors.n);
     }
     if (s->tensors.entries[handle].tensor->buffer == NULL) {
-        return tnn_fail(TNN_ERR_STATE, "%s: tensor '%s' has no memory yet (call build first)",
-                        what, s->tensors.entries[handle].tensor->name);
+        return tnn_fail(TNN_ERR_STATE, "%s: tensor '%s' has no memory yet (call build first)", what,
+                        s->tensors.entries[handle].tensor->name);
     }
     return TNN_OK;
 }
@@ -30,8 +30,8 @@ int tnn_tensor_count(tnn_session * s, int32_t * count) {
     return TNN_OK;
 }
 
-int tnn_tensor_info(tnn_session * s, int32_t handle, char * name_out, size_t name_cap,
-                    int32_t * kind, int32_t * ggml_type, int64_t * ne4, size_t * nbytes) {
+int tnn_tensor_info(tnn_session * s, int32_t handle, char * name_out, size_t name_cap, int32_t * kind,
+                    int32_t * ggml_type, int64_t * ne4, size_t * nbytes) {
     if (s == NULL || handle < 0 || handle >= s->tensors.n) {
         return tnn_fail(TNN_ERR_ARG, "tnn_tensor_info: no tensor with handle %d", handle);
     }
@@ -39,7 +39,7 @@ int tnn_tensor_info(tnn_session * s, int32_t handle, char * name_out, size_t nam
     if (name_out && name_cap > 0) {
         snprintf(name_out, name_cap, "%s", e->tensor->name);
     }
-    if (kind)      *kind = e->kind;
+    if (kind) *kind = e->kind;
     if (ggml_type) *ggml_type = (int32_t) e->tensor->type;
     if (ne4) {
         for (int i = 0; i < 4; ++i) ne4[i] = e->tensor->ne[i];
@@ -73,8 +73,7 @@ int tnn_grad_of(tnn_session * s, int32_t param_handle, int32_t * grad_handle) {
             return TNN_OK;
         }
     }
-    return tnn_fail(TNN_ERR_ARG, "tensor %d has no gradient (not a parameter, or not built yet)",
-                    param_handle);
+    return tnn_fail(TNN_ERR_ARG, "tensor %d has no gradient (not a parameter, or not built yet)", param_handle);
 }
 
 /* ---- upload / download -------------------------------------------------- */
@@ -84,8 +83,8 @@ int tnn_grad_of(tnn_session * s, int32_t param_handle, int32_t * grad_handle) {
 static int check_ids(const int32_t * ids, int64_t n, int64_t vocab, const char * what) {
     for (int64_t i = 0; i < n; ++i) {
         if (ids[i] < 0 || ids[i] >= vocab) {
-            return tnn_fail(TNN_ERR_ARG, "%s[%lld] = %d is outside the vocabulary [0, %lld)",
-                            what, (long long) i, ids[i], (long long) vocab);
+            return tnn_fail(TNN_ERR_ARG, "%s[%lld] = %d is outside the vocabulary [0, %lld)", what, (long long) i,
+                            ids[i], (long long) vocab);
         }
     }
     return TNN_OK;
@@ -114,15 +113,18 @@ static int upload_labels(tnn_session * s, const int32_t * ids) {
             continue;
         }
         if (ids[i] < 0 || ids[i] >= vocab) {
-            return tnn_fail(TNN_ERR_ARG, "labels[%lld] = %d is outside the vocabulary [0, %lld) "
-                            "(-1 masks a token)", (long long) i, ids[i], (long long) vocab);
+            return tnn_fail(TNN_ERR_ARG,
+                            "labels[%lld] = %d is outside the vocabulary [0, %lld) "
+                            "(-1 masks a token)",
+                            (long long) i, ids[i], (long long) vocab);
         }
         n_labelled++;
     }
     tnn_tensor_set(&s->tensors, s->train.labels, ids, 0, (size_t) n * sizeof(int32_t));
     /* a preference objective averages over its pairs itself */
     const float scale = s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY ? 1.0f
-        : n_labelled > 0 ? (float) n / (float) n_labelled : 0.0f;
+                        : n_labelled > 0                                  ? (float) n / (float) n_labelled
+                                                                          : 0.0f;
     tnn_tensor_set(&s->tensors, s->train.loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;
 }
@@ -136,15 +138,13 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
     size_t expected = 0;
     tnn_tensor_info(s, handle, NULL, 0, NULL, NULL, NULL, &expected);
     if (data == NULL || nbytes != expected) {
-        return tnn_fail(TNN_ERR_ARG, "upload to '%s': expected %zu bytes, got %zu",
-                        e->tensor->name, expected, data ? nbytes : 0);
+        return tnn_fail(TNN_ERR_ARG, "upload to '%s': expected %zu bytes, got %zu", e->tensor->name, expected,
+                        data ? nbytes : 0);
     }
     switch (e->kind) {
-        case TNN_KIND_LABELS:
-            return upload_labels(s, (const int32_t *) data);
+        case TNN_KIND_LABELS: return upload_labels(s, (const int32_t *) data);
         case TNN_KIND_TOKENS:
-            status = check_ids((const int32_t *) data, ggml_nelements(e->tensor),
-                               s->model.cfg.vocab, "token ids");
+            status = check_ids((const int32_t *) data, ggml_nelements(e->tensor), s->model.cfg.vocab, "token ids");
             if (status != TNN_OK) {
                 return status;
             }
@@ -159,15 +159,13 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
         case TNN_KIND_POSITIONS:
             /* GPT-2's positions index its learned table (RoPE takes any) */
             if (s->model.arch->learned_positions) {
-                status = check_positions((const int32_t *) data, ggml_nelements(e->tensor),
-                                         s->model.cfg.t_seq);
+                status = check_positions((const int32_t *) data, ggml_nelements(e->tensor), s->model.cfg.t_seq);
                 if (status != TNN_OK) {
                     return status;
                 }
             }
             break;
-        default:
-            break;
+        default: break;
     }
     tnn_tensor_set(&s->tensors, e->tensor, data, 0, nbytes);
     return TNN_OK;
@@ -180,8 +178,8 @@ int tnn_download(tnn_session * s, int32_t handle, void * data, size_t nbytes) {
     }
     struct ggml_tensor * t = s->tensors.entries[handle].tensor;
     if (data == NULL || nbytes != ggml_nbytes(t)) {
-        return tnn_fail(TNN_ERR_ARG, "download of '%s': expected %zu bytes, got %zu",
-                        t->name, ggml_nbytes(t), data ? nbytes : 0);
+        return tnn_fail(TNN_ERR_ARG, "download of '%s': expected %zu bytes, got %zu", t->name, ggml_nbytes(t),
+                        data ? nbytes : 0);
     }
     tnn_tensor_get(&s->tensors, t, data, 0, nbytes);
     return TNN_OK;

@@ -10,9 +10,7 @@
 
 /* Nodes a graph may hold: the forward is ~40 nodes a layer, the backward
  * roughly triples that, and AdamW adds one per parameter. */
-static size_t graph_size_for(const tnn_model_config * cfg) {
-    return 4096 + (size_t) cfg->n_layers * 1024;
-}
+static size_t graph_size_for(const tnn_model_config * cfg) { return 4096 + (size_t) cfg->n_layers * 1024; }
 
 /* The global gradient norm of grads[0..n) and the factor min(1, max_norm /
  * norm), as nodes of graph: sqrt(sum over parameters of sum(g^2)), then
@@ -53,8 +51,11 @@ static int fill_causal_mask(tnn_session * s, struct ggml_tensor * mask, int64_t 
 /* The realized architecture's forward: its inputs -> logits [vocab, n]. */
 static struct ggml_tensor * model_forward(tnn_session * s, struct ggml_context * ctx) {
     const struct tnn_forward_inputs in = {
-        .tokens = s->model.tokens, .positions = s->model.positions, .images = s->model.images,
-        .causal_mask = s->train.causal_mask, .swa_mask = s->train.swa_mask,
+        .tokens = s->model.tokens,
+        .positions = s->model.positions,
+        .images = s->model.images,
+        .causal_mask = s->train.causal_mask,
+        .swa_mask = s->train.swa_mask,
     };
     return s->model.arch->forward(ctx, &s->model, &in);
 }
@@ -68,7 +69,8 @@ static struct ggml_tensor * mean_loss(tnn_session * s, struct ggml_context * ctx
 /* A named input [ne0] (ne1 = 0) or [ne0, ne1] in ctx. */
 static struct ggml_tensor * new_input(struct ggml_context * ctx, enum ggml_type type, int64_t ne0, int64_t ne1,
                                       const char * name) {
-    struct ggml_tensor * t = ne1 > 0 ? ggml_new_tensor_2d(ctx, type, ne0, ne1) : ggml_new_tensor_1d(ctx, type, ne0);
+    struct ggml_tensor * t = ne1 > 0 ? ggml_new_tensor_2d(ctx, type, ne0, ne1)
+                                     : ggml_new_tensor_1d(ctx, type, ne0);
     ggml_set_name(t, name);
     ggml_set_input(t);
     return t;
@@ -124,7 +126,7 @@ static int create_contexts(tnn_session * s, size_t graph_size) {
  * frozen head and the loss fused, head_loss.c) a forward of its own. */
 struct differentiated {
     struct ggml_cgraph * graph;
-    struct ggml_tensor * logits, * loss;
+    struct ggml_tensor *logits, *loss;
     struct ggml_tensor * forward_loss;   /* the forward graph's loss (the same unless fused) */
     bool fused_head;
 };
@@ -141,8 +143,11 @@ static struct differentiated build_forward(tnn_session * s, size_t graph_size) {
     const bool fuse_head = tnn_head_loss_fusable(s);
     const bool preference = s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY;
     struct ggml_tensor * loss = !fuse_head ? mean_loss(s, ctx, s->train.logits)
-        : preference ? tnn_preference_loss_of_logits(s, ctx, s->train.logits)
-        : ggml_mul(ctx, tnn_head_loss_of_logits(s, ctx, s->train.logits, s->train.labels), s->train.loss_scale);
+                                : preference
+                                    ? tnn_preference_loss_of_logits(s, ctx, s->train.logits)
+                                    : ggml_mul(ctx,
+                                               tnn_head_loss_of_logits(s, ctx, s->train.logits, s->train.labels),
+                                               s->train.loss_scale);
     s->train.gf = ggml_new_graph_custom(ctx, graph_size, true);
     ggml_build_forward_expand(s->train.gf, loss);
 
@@ -179,8 +184,9 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
     /* the loss and its gradient as tinynn computes them: the head fused
      * (head_loss.c) and/or the preference objective (preference.c) */
     int status = d->fused_head ? tnn_fuse_head_loss(s, s->train.gb_grad, d->logits)
-        : s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY ? tnn_preference_rewrite(s, s->train.gb_grad, d->logits)
-        : TNN_OK;
+                 : s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY
+                     ? tnn_preference_rewrite(s, s->train.gb_grad, d->logits)
+                     : TNN_OK;
     /* the rewrites onto tinynn's kernels; the forward graph's own nodes too
      * when it has them */
     for (int g = 0; g < (d->fused_head ? 2 : 1) && status == TNN_OK; ++g) {
@@ -197,7 +203,7 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
  * and its gradient as the backward leaves it in gb_opt. */
 struct param_grads {
     int n;
-    struct ggml_tensor ** params, ** accs, ** grads;
+    struct ggml_tensor **params, **accs, **grads;
 };
 
 static void param_grads_free(struct param_grads * p) {
@@ -235,7 +241,7 @@ static int collect_params(tnn_session * s, const struct differentiated * d, stru
 static int build_optimizer(tnn_session * s, const struct param_grads * p, size_t graph_size) {
     struct ggml_context * ctx = s->train.ctx_graph;
     s->train.gb_update = ggml_new_graph_custom(ctx, graph_size, false);
-    struct ggml_tensor * clip_scale = NULL, * clip_scale_update = NULL;
+    struct ggml_tensor *clip_scale = NULL, *clip_scale_update = NULL;
     if (s->train.clip_norm > 0.0f) {
         clip_scale = build_clip_scale(s, ctx, s->train.gb_opt, p->grads, p->n);
         clip_scale_update = build_clip_scale(s, ctx, s->train.gb_update, p->accs, p->n);
@@ -248,7 +254,7 @@ static int build_optimizer(tnn_session * s, const struct param_grads * p, size_t
         struct ggml_tensor * v = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
         ggml_format_name(m, "adamw_m.%s", node->name);
         ggml_format_name(v, "adamw_v.%s", node->name);
-        struct ggml_tensor * grad = p->grads[k], * acc = p->accs[k];
+        struct ggml_tensor *grad = p->grads[k], *acc = p->accs[k];
         if (clip_scale != NULL) {
             grad = ggml_mul(ctx, grad, clip_scale);
             acc = ggml_mul(ctx, acc, clip_scale_update);
@@ -292,21 +298,26 @@ static int check_backend_runs(tnn_session * s, struct ggml_cgraph * graph) {
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         const struct ggml_tensor * node = ggml_graph_node(graph, i);
         if (ggml_nbytes(node) > max_size) {
-            return tnn_fail(TNN_ERR_ARG, "%s needs %.0f MiB in one piece, more than the %s device's largest "
-                            "buffer (%.0f MiB): train a smaller model or batch there", node->name,
-                            ggml_nbytes(node) / 1048576.0, tnn_backend_name(), max_size / 1048576.0);
+            return tnn_fail(TNN_ERR_ARG,
+                            "%s needs %.0f MiB in one piece, more than the %s device's largest "
+                            "buffer (%.0f MiB): train a smaller model or batch there",
+                            node->name, ggml_nbytes(node) / 1048576.0, tnn_backend_name(), max_size / 1048576.0);
         }
     }
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         if (!ggml_backend_supports_op(s->backend, node)) {
             if (node->op == GGML_OP_OUT_PROD && node->src[0] && ggml_is_quantized(node->src[0]->type)) {
-                return tnn_fail(TNN_ERR_ARG, "the %s backend cannot back-propagate through the quantized "
+                return tnn_fail(TNN_ERR_ARG,
+                                "the %s backend cannot back-propagate through the quantized "
                                 "base as stored (out_prod on %s): use base_compute fast (the default; "
-                                "--base-compute fast)", tnn_backend_name(), ggml_type_name(node->src[0]->type));
+                                "--base-compute fast)",
+                                tnn_backend_name(), ggml_type_name(node->src[0]->type));
             }
-            return tnn_fail(TNN_ERR_BACKEND, "the %s backend cannot run %s (%s, type %s) of the training "
-                            "graph", tnn_backend_name(), ggml_op_desc(node), node->name,
+            return tnn_fail(TNN_ERR_BACKEND,
+                            "the %s backend cannot run %s (%s, type %s) of the training "
+                            "graph",
+                            tnn_backend_name(), ggml_op_desc(node), node->name,
                             ggml_type_name(node->src[0] ? node->src[0]->type : node->type));
         }
     }
@@ -319,15 +330,15 @@ static int check_backend_runs(tnn_session * s, struct ggml_cgraph * graph) {
 static int allocate(tnn_session * s) {
     s->train.buf_opt = ggml_backend_alloc_ctx_tensors(s->train.ctx_opt, s->backend);
     if (s->train.buf_opt == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for gradients and AdamW moments",
-                        tnn_backend_name());
+        return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for gradients and AdamW moments", tnn_backend_name());
     }
     s->train.galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(s->backend));
     if (s->train.galloc == NULL || !ggml_gallocr_reserve(s->train.galloc, s->train.gb_opt)) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the training graph", tnn_backend_name());
     }
     if (getenv("TNN_DEBUG_MEM")) {
-        fprintf(stderr, "tinynn: graph %.1f MB, params+inputs %.1f MB, grads+moments %.1f MB, fast base copies %.1f MB\n",
+        fprintf(stderr,
+                "tinynn: graph %.1f MB, params+inputs %.1f MB, grads+moments %.1f MB, fast base copies %.1f MB\n",
                 ggml_gallocr_get_buffer_size(s->train.galloc, 0) / 1048576.0,
                 s->model.buf ? ggml_backend_buffer_get_size(s->model.buf) / 1048576.0 : 0.0,
                 s->train.buf_opt ? ggml_backend_buffer_get_size(s->train.buf_opt) / 1048576.0 : 0.0,
@@ -360,13 +371,12 @@ static int check_buildable(tnn_session * s) {
         }
     }
     return tnn_fail(TNN_ERR_STATE, "build_training_step: the model has nothing to train "
-                    "(a base realized without adapters runs generation only)");
+                                   "(a base realized without adapters runs generation only)");
 }
 
-int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle,
-                            int32_t * hp_handle, int32_t * logits_handle) {
-    if (s == NULL || loss_handle == NULL || labels_handle == NULL || hp_handle == NULL ||
-        logits_handle == NULL) {
+int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * labels_handle, int32_t * hp_handle,
+                            int32_t * logits_handle) {
+    if (s == NULL || loss_handle == NULL || labels_handle == NULL || hp_handle == NULL || logits_handle == NULL) {
         return tnn_fail(TNN_ERR_ARG, "tnn_build_training_step: NULL argument");
     }
     int status = check_buildable(s);
@@ -408,8 +418,8 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
 
     *labels_handle = tnn_table_add(&s->tensors, s->train.labels, TNN_KIND_LABELS, -1);
-    *hp_handle     = tnn_table_add(&s->tensors, s->train.hp, TNN_KIND_HP, -1);
-    *loss_handle   = tnn_table_add(&s->tensors, s->train.loss, TNN_KIND_LOSS, -1);
+    *hp_handle = tnn_table_add(&s->tensors, s->train.hp, TNN_KIND_HP, -1);
+    *loss_handle = tnn_table_add(&s->tensors, s->train.loss, TNN_KIND_LOSS, -1);
     *logits_handle = tnn_table_add(&s->tensors, s->train.logits, TNN_KIND_LOGITS, -1);
     if (s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY &&
         (tnn_table_add(&s->tensors, s->train.reference_logps, TNN_KIND_REFERENCE, -1) < 0 ||
@@ -417,7 +427,8 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         return TNN_ERR_ALLOC;
     }
     if (*labels_handle < 0 || *hp_handle < 0 || *loss_handle < 0 || *logits_handle < 0 ||
-        (s->train.grad_norm != NULL && tnn_table_add(&s->tensors, s->train.grad_norm, TNN_KIND_GRAD_NORM, -1) < 0)) {
+        (s->train.grad_norm != NULL &&
+         tnn_table_add(&s->tensors, s->train.grad_norm, TNN_KIND_GRAD_NORM, -1) < 0)) {
         return TNN_ERR_ALLOC;
     }
     s->train.built = true;
@@ -482,8 +493,8 @@ static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * wha
         return status;
     }
     if (ggml_backend_graph_compute(s->backend, graph) != GGML_STATUS_SUCCESS) {
-        return tnn_fail(TNN_ERR_BACKEND, "%s: the %s backend failed to compute the graph",
-                        what, tnn_backend_name());
+        return tnn_fail(TNN_ERR_BACKEND, "%s: the %s backend failed to compute the graph", what,
+                        tnn_backend_name());
     }
     return TNN_OK;
 }
@@ -500,8 +511,8 @@ int tnn_compute_step(tnn_session * s) {
     return compute(s, s ? s->train.gb_step : NULL, "compute_step");
 }
 int tnn_compute_gradients(tnn_session * s) { return compute(s, s ? s->train.gb_grad : NULL, "compute_gradients"); }
-int tnn_compute_forward(tnn_session * s)   { return compute(s, s ? s->train.gf : NULL, "compute_forward"); }
-int tnn_apply_update(tnn_session * s)      { return compute(s, s ? s->train.gb_update : NULL, "apply_update"); }
+int tnn_compute_forward(tnn_session * s) { return compute(s, s ? s->train.gf : NULL, "compute_forward"); }
+int tnn_apply_update(tnn_session * s) { return compute(s, s ? s->train.gb_update : NULL, "apply_update"); }
 
 int tnn_enable_grad_clipping(tnn_session * s, float max_norm) {
     if (s == NULL) {
@@ -532,7 +543,8 @@ int tnn_set_precision(tnn_session * s, const char * precision) {
         return tnn_fail(TNN_ERR_ARG, "precision '%.20s': say f32 or bf16", precision);
     }
     if (s->cpu.kernels.fgemm_bf16 == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "precision bf16 needs bfloat16 products, which this backend and CPU do not "
+        return tnn_fail(TNN_ERR_ARG,
+                        "precision bf16 needs bfloat16 products, which this backend and CPU do not "
                         "have (the %s backend's need AMX: an Intel Xeon from Sapphire Rapids on); use f32",
                         tnn_backend_name());
     }
@@ -572,7 +584,9 @@ int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
     }
     /* each node runs alone in a one-node graph of its own */
     struct ggml_init_params ip = {
-        .mem_size = ggml_graph_overhead_custom(1, false), .mem_buffer = NULL, .no_alloc = true,
+        .mem_size = ggml_graph_overhead_custom(1, false),
+        .mem_buffer = NULL,
+        .no_alloc = true,
     };
     struct ggml_context * ctx_one = ggml_init(ip);
     if (ctx_one == NULL) {
@@ -593,13 +607,13 @@ int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
         }
         const double dt = (double) (ggml_time_us() - t0) * 1e-6;
         char key[64];
-        const struct ggml_tensor * a = node->src[0], * b = node->src[1];
+        const struct ggml_tensor *a = node->src[0], *b = node->src[1];
         if (getenv("TNN_PROFILE_SHAPES") && a) {
             /* the operands' shapes, and for a copy whether the source is transposed */
             snprintf(key, sizeof(key), "%s %s [%lld %lld %lld]%s x[%lld %lld %lld]", ggml_op_desc(node),
                      ggml_type_name(a->type), (long long) a->ne[0], (long long) a->ne[1], (long long) a->ne[2],
-                     a->nb[0] == ggml_type_size(a->type) ? "" : "^T",
-                     (long long) (b ? b->ne[0] : 0), (long long) (b ? b->ne[1] : 0), (long long) (b ? b->ne[2] : 0));
+                     a->nb[0] == ggml_type_size(a->type) ? "" : "^T", (long long) (b ? b->ne[0] : 0),
+                     (long long) (b ? b->ne[1] : 0), (long long) (b ? b->ne[2] : 0));
         } else {
             snprintf(key, sizeof(key), "%s %s", ggml_op_desc(node),
                      node->src[0] ? ggml_type_name(node->src[0]->type) : "-");
@@ -616,8 +630,8 @@ int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
     qsort(times, (size_t) n_keys, sizeof(*times), compare_op_time);
     size_t used = 0;
     for (int k = 0; k < n_keys && used < report_cap; ++k) {
-        int n = snprintf(report + used, report_cap - used, "%.6f %d %s\n",
-                         times[k].seconds, times[k].count, times[k].key);
+        int n = snprintf(report + used, report_cap - used, "%.6f %d %s\n", times[k].seconds, times[k].count,
+                         times[k].key);
         if (n < 0) break;
         used += (size_t) n;
     }
