@@ -34,7 +34,7 @@ def cpu_model() -> str:
 
 def train(recipe: str, device: str, steps: int, out: Path) -> tuple[list[float], float, int]:
     """(losses, tokens/s, copies per step) of one run."""
-    result = subprocess.run([sys.executable, "-m", "toy.cli", *RECIPES[recipe], "--steps", str(steps),
+    result = subprocess.run([sys.executable, "-m", "toy.cli.train", *RECIPES[recipe], "--steps", str(steps),
                              "--threads", "2", "--device", device, "--json", "--out", str(out)],
                             capture_output=True, text=True)
     if result.returncode != 0:
@@ -52,7 +52,7 @@ def main() -> None:
     p.add_argument("--recipes", default=",".join(RECIPES))
     args = p.parse_args()
 
-    from toy._native import backend_variant
+    from toy.native.library import backend_variant
     print(f"CPU: {cpu_model()}; device {args.device}: {backend_variant(args.device)}; "
           f"{args.steps} steps, 2 threads")
     rows = []

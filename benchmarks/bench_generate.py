@@ -34,9 +34,9 @@ QUESTION = "Write a story about a robot who learns to paint. Describe the colour
 
 
 def prompt_ids() -> tuple[str, list[int]]:
-    from toy.instruct import ChatFormatter
-    from toy.models import default_model_path
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.chat import ChatFormatter
+    from toy.core.models import default_model_path
+    from toy.text.tokenizer import GGUFTokenizer
 
     path = default_model_path()
     tokenizer = GGUFTokenizer.from_gguf(path)
@@ -58,7 +58,7 @@ def timed(fn, repeats: int) -> dict:
 
 def run_toy(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:
     import toy
-    from toy.models import default_model_path
+    from toy.core.models import default_model_path
 
     t0 = time.perf_counter()
     model = toy.load_model(default_model_path(), threads=threads)
@@ -84,7 +84,7 @@ def run_transformers(prompt: str, ids: list[int], new_tokens: int, threads: int,
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from toy.models import default_model_path
+    from toy.core.models import default_model_path
 
     torch.set_num_threads(threads)
     path = default_model_path()
@@ -109,7 +109,7 @@ def run_transformers(prompt: str, ids: list[int], new_tokens: int, threads: int,
 def run_llama_cpp(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:
     import llama_cpp
 
-    from toy.models import default_model_path
+    from toy.core.models import default_model_path
 
     t0 = time.perf_counter()
     llm = llama_cpp.Llama(str(default_model_path()), n_ctx=len(ids) + new_tokens + 16, n_threads=threads,

@@ -44,7 +44,7 @@ def operands(m: int, k: int, n: int):
 
 
 def toy_gflops(repeats: int) -> dict:
-    from toy._native import ffi, library
+    from toy.native.library import ffi, library
 
     lib = library("cpu")
     out = {}

@@ -105,7 +105,7 @@ def main() -> None:
     p.add_argument("--batch", type=int)
     args = p.parse_args()
     if args.model is None:
-        from toy.models import default_model_path
+        from toy.core.models import default_model_path
         args.model = str(default_model_path())
     if args.worker:
         w = (args.model, args.batch, args.targets, args.steps, args.threads, args.base_compute)

@@ -37,8 +37,8 @@ def main() -> None:
     common = [*WORKLOADS[args.recipe], "--grad-accum", "2", "--save-every", "0"]
     with tempfile.TemporaryDirectory() as tmp:
         runs = {
-            "1 process x 2 threads": [sys.executable, "-m", "toy.cli", *common, "--threads", "2"],
-            "2 ranks x 1 thread": [mpiexec, "-n", "2", sys.executable, "-m", "toy.cli", *common, "--threads", "1"],
+            "1 process x 2 threads": [sys.executable, "-m", "toy.cli.train", *common, "--threads", "2"],
+            "2 ranks x 1 thread": [mpiexec, "-n", "2", sys.executable, "-m", "toy.cli.train", *common, "--threads", "1"],
         }
         figures = {}
         for name, command in runs.items():

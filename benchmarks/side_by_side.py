@@ -112,7 +112,7 @@ def cpu_model() -> tuple[str, list[str]]:
 
 _TOY_PROBE = """
 import json
-from toy._native import backend_variant, library, ffi
+from toy.native.library import backend_variant, library, ffi
 lib = library("cpu")
 kernels = {}
 for k in ("qgemm", "fgemm", "head_loss", "adamw"):

@@ -12,5 +12,5 @@ INSTRUCT_FIRST_DEFAULTS = ("--rank", "8", "--targets", "q", "--warmup", "0", "--
 
 
 def toy_train(*args, cwd=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "toy.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "toy.cli.train", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=timeout)

@@ -1,5 +1,5 @@
 """Run under mpiexec by test_parallel.py: 20 data-parallel steps of a small
-from-scratch model through toy's own pieces (toy.parallel.Ranks and the
+from-scratch model through toy's own pieces (toy.training.parallel.Ranks and the
 recipe's data-parallel step), then rank 0 prints one JSON line with every
 rank's sha256 of its parameters and the losses. The model and the batches
 are functions, so that the test can run the same steps in one process."""
@@ -31,7 +31,7 @@ def micro_batches(rng) -> list:
 
 def main() -> None:
     from mpi4py import MPI
-    from toy.parallel import Ranks
+    from toy.training.parallel import Ranks
 
     ranks = Ranks(MPI.COMM_WORLD)
     recipe = small_model()

@@ -1,5 +1,5 @@
 """LoRA adapters as hostile input, run as a user runs them: toy-generate
---adapter and toy.merge.merge_lora on a tiny llama base. Each adapter here
+--adapter and toy.formats.merge.merge_lora on a tiny llama base. Each adapter here
 was found by the adapter fuzzer (tests/fuzz/fuzz_adapter.py) or beside it:
 it must end in one line and exit 2 (or a one-line InputError from the
 merge, which leaves no file and prints nothing), never in a warning on
@@ -15,7 +15,7 @@ import pytest
 import reference_llama as ref
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
 from toy import InputError
-from toy.merge import merge_lora
+from toy.formats.merge import merge_lora
 
 Q = gguf.GGMLQuantizationType
 CFG = ref.Config(vocab=300, d_model=32, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=64, untied=True)
@@ -50,7 +50,7 @@ def small(rank=4):
 
 
 def toy_generate(*args):
-    return subprocess.run([sys.executable, "-m", "toy.generate_cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "toy.cli.generate", *args], capture_output=True,
                           text=True, timeout=120)
 
 

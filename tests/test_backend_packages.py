@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from toy._native import backend_variant, library_path
+from toy.native.library import backend_variant, library_path
 
 
 def test_the_cpu_library_is_toys_own():
@@ -38,7 +38,7 @@ def test_a_device_finds_its_own_package(tmp_path, device):
     grafted = cpu.parent.parent.parent / "toy.libs"      # a repaired wheel's libgomp
     if grafted.is_dir():
         shutil.copytree(str(grafted), tmp_path / "toy.libs")
-    code = ("import json; from toy._native import library, library_path, ffi; "
+    code = ("import json; from toy.native.library import library, library_path, ffi; "
             f"lib = library('{device}'); "
             f"print(json.dumps([str(library_path('{device}')), ffi.string(lib.tnn_backend_name()).decode()]))")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}

@@ -97,7 +97,7 @@ def test_fast_and_stored_base_give_the_same_adapter_gradients(smollm2):
     the stored-weights path's does, up to 8-bit rounding noise (measured:
     cosine min 0.972, median 0.997). A Q8_0 transpose of the output head gave
     min 0.17, median 0.82: its gradient spans too many decades for 8 bits."""
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.tokenizer import GGUFTokenizer
     text = (Path(__file__).parents[1] / "corpus" / "default.txt").read_text()[:6000]
     ids = np.array(GGUFTokenizer.from_gguf(smollm2).encode(text)[:257], dtype=np.int32)
     grads = {}

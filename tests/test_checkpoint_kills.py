@@ -10,7 +10,7 @@ import pytest
 
 import toy
 from toy.recipes import FromScratch
-from toy.checkpoint import Checkpoint, Checkpoints, find_checkpoint
+from toy.training.checkpoint import Checkpoint, Checkpoints, find_checkpoint
 
 KILLS = 100
 

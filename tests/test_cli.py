@@ -117,13 +117,13 @@ def test_version_names_the_cpu_build_that_runs():
     lines = result.stdout.splitlines()
     assert lines[0].startswith("toy ")
     cpu = next(line for line in lines if line.startswith("cpu: "))
-    from toy._native import backend_variant
+    from toy.native.library import backend_variant
     assert cpu.split()[1] == backend_variant("cpu")
     assert any(line.startswith("cuda: ") for line in lines)
 
 
 def test_version_names_the_variant_each_cpu_kernel_runs_in_and_a_level_bounds_them(monkeypatch):
-    from toy._native import library
+    from toy.native.library import library
     lib = library("cpu")
     if not lib.tnn_cpu_kernel_runs(b"fgemm", b"avx2"):
         pytest.skip("no kernel of toy's runs on this CPU")
@@ -136,8 +136,8 @@ def test_version_names_the_variant_each_cpu_kernel_runs_in_and_a_level_bounds_th
 
 def test_help_shows_every_default_and_each_recipe_describes_its_own_steps():
     import argparse
-    from toy.cli import build_parser, _recipe_parsers
-    from toy.generate_cli import build_parser as generate_parser
+    from toy.cli.train import build_parser, _recipe_parsers
+    from toy.cli.generate import build_parser as generate_parser
     parsers = {**_recipe_parsers(build_parser()), "toy-generate": generate_parser()}
     for name, parser in parsers.items():
         for action in parser._actions:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType, quants
 
-from toy._native import ffi, library
+from toy.native.library import ffi, library
 
 lib = library("cpu")
 

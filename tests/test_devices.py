@@ -41,7 +41,7 @@ HANG_GUARD = 600   # seconds: the slowest run above takes about 90 s on lavapipe
 
 
 def device_name(device):
-    from toy._native import backend_variant
+    from toy.native.library import backend_variant
     return backend_variant(device)
 
 
@@ -152,7 +152,7 @@ def test_an_adapter_trained_on_the_device_runs_in_llama_cpp(smollm2, runs, devic
 
 def prompt_logits(device, smollm2, adapter=None):
     from toy import load_model
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.tokenizer import GGUFTokenizer
     model = load_model(smollm2, adapter, device, threads=2)
     ids = GGUFTokenizer.from_gguf(smollm2).encode("The capital of France is")
     model.session.kv_init(64)
@@ -181,7 +181,7 @@ def test_toy_generate_with_an_adapter_runs_on_the_device(smollm2, runs, device):
     import sys
     _, out = runs("lora-all-targets", device)
     for _ in range(3):
-        result = subprocess.run([sys.executable, "-m", "toy.generate_cli", "The capital of France is",
+        result = subprocess.run([sys.executable, "-m", "toy.cli.generate", "The capital of France is",
                                  "--max-new-tokens", "8", "--device", device, "--threads", "2",
                                  "--adapter", str(out / "adapter.gguf")],
                                 capture_output=True, text=True, timeout=HANG_GUARD)
@@ -217,7 +217,7 @@ def test_a_bad_device_list_is_one_line_and_exit_2(tmp_path):
     import subprocess
     import sys
     env = dict(os.environ, GGML_VK_VISIBLE_DEVICES="99")
-    result = subprocess.run([sys.executable, "-m", "toy.cli", "--device", "vulkan", "--out", str(tmp_path / "r")],
+    result = subprocess.run([sys.executable, "-m", "toy.cli.train", "--device", "vulkan", "--out", str(tmp_path / "r")],
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 2
     lines = result.stderr.splitlines()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.merge import merge_lora
+from toy.formats.merge import merge_lora
 from toy.recipes import LoRA
 
 from gguf_fixtures import write_llama_gguf
@@ -62,7 +62,7 @@ def gemma(tmp_path_factory):
 
 def test_gemma3_config_is_read_from_the_file(gemma):
     _, path = gemma
-    cfg = toy.session.read_gguf_config(path)
+    cfg = toy.native.session.read_gguf_config(path)
     assert (cfg.head_dim, cfg.swa_window, cfg.swa_period, cfg.rope_base_swa) == (HEAD_DIM, WINDOW, 6, 10000.0)
     assert cfg.rope_neox and cfg.qk_norm and cfg.embd_scale and cfg.ffn_gelu and cfg.post_norms
 
@@ -119,7 +119,7 @@ TEXTS = ["Hello world", " leading space", "numbers 12345 and 3.14159", "tabs\tan
 
 def test_gemma3_tokenizer_matches_llama_cpp(gemma_270m):
     llama_cpp = pytest.importorskip("llama_cpp")
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.tokenizer import GGUFTokenizer
 
     ours = GGUFTokenizer.from_gguf(gemma_270m)
     theirs = llama_cpp.Llama(model_path=str(gemma_270m), vocab_only=True, verbose=False)
@@ -131,7 +131,7 @@ def test_gemma3_tokenizer_matches_llama_cpp(gemma_270m):
 
 def test_gemma3_logits_match_llama_cpp(gemma_270m):
     llama_cpp = pytest.importorskip("llama_cpp")
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.tokenizer import GGUFTokenizer
 
     ids = GGUFTokenizer.from_gguf(gemma_270m).encode("The capital of France is Paris. The capital of Italy is")
     n = len(ids)
@@ -148,7 +148,7 @@ def test_gemma3_logits_match_llama_cpp(gemma_270m):
 
 def test_gemma3_adapter_and_merged_model_load_in_llama_cpp_with_our_logits(gemma_270m, tmp_path):
     llama_cpp = pytest.importorskip("llama_cpp")
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.tokenizer import GGUFTokenizer
 
     ids = GGUFTokenizer.from_gguf(gemma_270m).encode("The zorbex is a teal bird that lives on the island of Vell.")
     n = len(ids) - 1
@@ -190,7 +190,7 @@ def test_gemma3_logits_match_transformers_on_the_same_gguf(gemma_270m):
     """transformers dequantizes the file to float32 and runs its own Gemma 3;
     toy computes with the stored K-quants and 8-bit activations."""
     pytest.importorskip("accelerate")         # transformers needs it to load a GGUF
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.tokenizer import GGUFTokenizer
 
     ids = GGUFTokenizer.from_gguf(gemma_270m).encode("The capital of France is Paris. The capital of Italy is")
     n = len(ids)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.generate import Chat
+from toy.generation.generate import Chat
 from toy.recipes import LoRA
 
 from gguf_fixtures import write_llama_gguf
@@ -81,7 +81,7 @@ def test_an_adapter_file_loads_into_the_same_logits_as_its_session(tiny, tmp_pat
 
 
 def test_toy_generate_cli(smollm2):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "toy.generate_cli", *a], capture_output=True,
+    run = lambda *a: subprocess.run([sys.executable, "-m", "toy.cli.generate", *a], capture_output=True,
                                     text=True)
     result = run("Once upon a time", "--max-new-tokens", "8")
     assert result.returncode == 0 and len(result.stdout.strip()) > 5
@@ -116,8 +116,8 @@ def test_one_reused_graph_decodes_across_windows_and_rewinds(tiny, monkeypatch, 
 
 
 def test_the_tokenizer_and_chat_template_are_read_once_per_model(smollm2, monkeypatch):
-    from toy.instruct import ChatFormatter
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.chat import ChatFormatter
+    from toy.text.tokenizer import GGUFTokenizer
 
     calls = {"tokenizer": 0, "chat": 0}
     read_tokenizer, read_chat = GGUFTokenizer.from_gguf.__func__, ChatFormatter.from_gguf.__func__
@@ -178,7 +178,7 @@ def test_a_prompt_past_the_models_context_is_refused_before_decoding(smollm2):
 
 def test_a_long_prompt_prefilled_in_pieces_continues_as_in_one(smollm2, monkeypatch):
     import importlib
-    generation = importlib.import_module("toy.generate")
+    generation = importlib.import_module("toy.generation.generate")
     prompt = "The quick brown fox jumps over the lazy dog. " * 70        # about 700 tokens
     in_pieces = toy.generate(toy.load_model(smollm2, threads=2), prompt, 8)
     monkeypatch.setattr(generation, "PREFILL_CHUNK", 100_000)
@@ -186,12 +186,12 @@ def test_a_long_prompt_prefilled_in_pieces_continues_as_in_one(smollm2, monkeypa
 
 
 def test_llama_cpp_spellings_of_the_prompt_and_options(smollm2):
-    ours = subprocess.run([sys.executable, "-m", "toy.generate_cli", "The capital of France is",
+    ours = subprocess.run([sys.executable, "-m", "toy.cli.generate", "The capital of France is",
                            "--max-new-tokens", "4", "--threads", "2"], capture_output=True, text=True)
-    theirs = subprocess.run([sys.executable, "-m", "toy.generate_cli", "-p", "The capital of France is",
+    theirs = subprocess.run([sys.executable, "-m", "toy.cli.generate", "-p", "The capital of France is",
                              "-n", "4", "-t", "2", "-m", str(smollm2)], capture_output=True, text=True)
     assert ours.returncode == 0 and theirs.stdout == ours.stdout, theirs.stderr
-    twice = subprocess.run([sys.executable, "-m", "toy.generate_cli", "hi", "-p", "hi"],
+    twice = subprocess.run([sys.executable, "-m", "toy.cli.generate", "hi", "-p", "hi"],
                            capture_output=True, text=True)
     assert twice.returncode == 2 and "give the prompt once" in twice.stderr
 
@@ -226,7 +226,7 @@ def test_the_repeat_penalty_breaks_a_greedy_loop(smollm2):
 
 
 def test_the_repeat_penalty_follows_llama_cpp():
-    from toy.generate import Sampler
+    from toy.generation.generate import Sampler
 
     logits = np.array([2.0, -2.0, 1.0, 0.5], dtype=np.float32)
     penalized = Sampler(repeat_penalty=2.0, repeat_last_n=3).penalize(logits, [0, 0, 3, 1, 1])
@@ -238,7 +238,7 @@ def test_the_repeat_penalty_follows_llama_cpp():
 
 
 def test_top_p_keeps_the_fewest_likeliest_tokens_adding_up_to_p():
-    from toy.generate import Sampler
+    from toy.generation.generate import Sampler
 
     logits = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
     assert Sampler(top_p=0.75)._nucleus(logits).tolist() == [True, True, False, False]
@@ -273,8 +273,8 @@ def test_streamed_pieces_add_up_to_the_text(smollm2):
 
 
 def _tokenizers(tmp_path, smollm2):
-    from toy.generate import ByteTokenizer
-    from toy.tokenizer import GGUFTokenizer
+    from toy.generation.generate import ByteTokenizer
+    from toy.text.tokenizer import GGUFTokenizer
     from gguf_fixtures import tiny_sentencepiece
 
     cfg = ref.Config(vocab=300, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64, untied=True)
@@ -286,7 +286,7 @@ def _tokenizers(tmp_path, smollm2):
 
 
 def test_a_character_split_across_tokens_is_streamed_whole(tmp_path, smollm2):
-    from toy.generate import TextStream
+    from toy.generation.generate import TextStream
 
     text = "the cat é 🙂 日本 and ünïcode"
     for name, tokenizer in _tokenizers(tmp_path, smollm2).items():
@@ -304,7 +304,7 @@ def test_a_character_split_across_tokens_is_streamed_whole(tmp_path, smollm2):
 
 
 def test_text_that_may_begin_a_stop_string_is_held_back():
-    from toy.generate import ByteTokenizer, TextStream
+    from toy.generation.generate import ByteTokenizer, TextStream
 
     tokenizer, pieces = ByteTokenizer(), []
     stream = TextStream(tokenizer, ["STOP", "é!"], pieces.append)

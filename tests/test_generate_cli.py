@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.generate import Chat
+from toy.generation.generate import Chat
 from toy.recipes import LoRA
 
 from cli_helpers import toy_train
@@ -24,7 +24,7 @@ THREADS = ("-t", "1")
 
 
 def toy_generate(*args, input=None, timeout=120):
-    return subprocess.run([sys.executable, "-m", "toy.generate_cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "toy.cli.generate", *args], capture_output=True,
                           input=input, timeout=timeout)
 
 
@@ -75,7 +75,7 @@ def test_new_options_out_of_range_are_one_line(option, value):
 
 def test_the_text_is_streamed_as_it_is_generated(smollm2):
     want = toy.generate(toy.load_model(smollm2, threads=1), "Once upon a time", 24) + "\n"
-    child = subprocess.Popen([sys.executable, "-m", "toy.generate_cli", "Once upon a time", "-n", "24", *THREADS],
+    child = subprocess.Popen([sys.executable, "-m", "toy.cli.generate", "Once upon a time", "-n", "24", *THREADS],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     chunks = []
     while True:

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.session import ModelDesc, Session
+from toy.native.session import ModelDesc, Session
 
 import reference_llama as ref
 from gradient_checks import assert_every_gradient_matches
@@ -296,7 +296,7 @@ def test_a_step_that_writes_its_gradients_equals_zeroing_then_adding(arch):
 def test_the_avx512_adamw_gives_ggml_s_bits(monkeypatch):
     """tinynn/cpu/adamw_avx512.c replaces ggml's scalar AdamW on AVX512 CPUs: the same
     weights and moments to the bit, weight decay included."""
-    from toy.session import KIND_MOMENT
+    from toy.native.session import KIND_MOMENT
     from toy.recipes import FromScratch
     cfg = toy.ModelConfig(vocab=64, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64)
 

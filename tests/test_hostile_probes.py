@@ -19,7 +19,7 @@ HANG_GUARD = 120
 
 
 def toy_generate(*args, timeout=HANG_GUARD):
-    return subprocess.run([sys.executable, "-m", "toy.generate_cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "toy.cli.generate", *args], capture_output=True,
                           text=True, timeout=timeout)
 
 

@@ -8,8 +8,9 @@ import pytest
 
 import toy
 
-from toy.instruct import ChatFormatter, Sample, fit, read_jsonl, split, to_rows
-from toy.tokenizer import GGUFTokenizer
+from toy.text.chat import ChatFormatter, Sample
+from toy.datasets.instruct import fit, read_jsonl, split, to_rows
+from toy.text.tokenizer import GGUFTokenizer
 
 from cli_helpers import GATE_THREADS, INSTRUCT_FIRST_DEFAULTS, toy_train
 
@@ -205,7 +206,7 @@ def test_trl_and_alpaca_shaped_lines_read_as_prompt_and_response(tmp_path):
 def test_a_model_that_takes_a_bos_gets_one_at_the_start_of_the_conversation_only():
     """Gemma's tokenizer adds BOS: a response piece must not start with one
     (the adapter would learn to answer '<bos>...')."""
-    from toy.instruct import ChatFormatter
+    from toy.text.chat import ChatFormatter
 
     class Tokenizer:
         bos_id, add_bos = 1, True

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.merge import merge_lora
+from toy.formats.merge import merge_lora
 from toy.recipes import FullFineTune, LoRA
 
 llama_cpp = pytest.importorskip("llama_cpp")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import toy
-from toy.config import ViTConfig
-from toy.session import ModelDesc, Session
+from toy.core.config import ViTConfig
+from toy.native.session import ModelDesc, Session
 
 import reference_gpt2 as ref
 from gradient_checks import assert_every_gradient_matches

@@ -146,7 +146,7 @@ def test_step_one_is_the_base_model_and_adapters_off_restores_it(smollm2):
 
 
 def test_a_merged_f32_model_computes_what_base_plus_adapter_computes(tmp_path):
-    from toy.merge import merge_lora
+    from toy.formats.merge import merge_lora
 
     cfg = ref.Config(vocab=40, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=64, untied=False)
     params = ref.init_params(cfg, np.random.default_rng(2), scale=0.3)
@@ -173,7 +173,7 @@ def test_a_merged_f32_model_computes_what_base_plus_adapter_computes(tmp_path):
 
 
 def test_merge_back_into_the_base_quantization(tmp_path):
-    from toy.merge import merge_lora
+    from toy.formats.merge import merge_lora
 
     cfg = ref.Config(vocab=40, d_model=64, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=64, untied=False)
     params = ref.init_params(cfg, np.random.default_rng(3), scale=0.3)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.session import ModelDesc, Session
+from toy.native.session import ModelDesc, Session
 
 import reference_llama as ref
 

@@ -53,7 +53,7 @@ def test_ranks_end_bitwise_equal_and_match_one_process():
     ("lora", "--steps", "6", "--seq", "32", "--batch", "1", "--grad-accum", "2", "--targets", "q,v"),
 ], ids=["from-scratch", "lora"])
 def test_mpiexec_toy_train_logs_what_one_process_logs(tmp_path, recipe, smollm2):
-    parallel = mpiexec("-m", "toy.cli", *recipe, "--threads", "1", "--out", str(tmp_path / "two"))
+    parallel = mpiexec("-m", "toy.cli.train", *recipe, "--threads", "1", "--out", str(tmp_path / "two"))
     assert parallel.returncode == 0, parallel.stderr
     alone = toy_train(*recipe, "--threads", "1", "--out", str(tmp_path / "one"))
     assert alone.returncode == 0, alone.stderr
@@ -65,7 +65,7 @@ def test_mpiexec_toy_train_logs_what_one_process_logs(tmp_path, recipe, smollm2)
 
 
 def test_grad_accum_must_split_over_the_ranks(tmp_path):
-    result = mpiexec("-m", "toy.cli", "--steps", "2", "--out", str(tmp_path / "run"))
+    result = mpiexec("-m", "toy.cli.train", "--steps", "2", "--out", str(tmp_path / "run"))
     assert result.returncode == 2
     assert "--grad-accum (1) must be a multiple of the 2 ranks" in result.stderr
 
@@ -85,7 +85,7 @@ def rank_pid(rank: int, marker: str, deadline: float) -> int:
 
 
 def start_long_run(out: Path, launcher=(), **env):
-    args = [MPIEXEC, *launcher, "-n", "2", sys.executable, "-m", "toy.cli", "--steps", "100000", "--grad-accum", "2",
+    args = [MPIEXEC, *launcher, "-n", "2", sys.executable, "-m", "toy.cli.train", "--steps", "100000", "--grad-accum", "2",
             "--threads", "1", "--save-every", "0", "--out", str(out)]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **env})

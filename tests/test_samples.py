@@ -7,7 +7,7 @@ import toy
 
 
 def toy_train(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "toy.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "toy.cli.train", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120)
 
 
@@ -27,6 +27,6 @@ def test_samples_are_written_once_and_never_over_a_users_file(tmp_path):
 
 
 def test_instruct_defaults_to_the_sample_facts():
-    from toy.cli import checked_args
+    from toy.cli.train import checked_args
     args, _ = checked_args(["instruct"])
     assert args.data == str(toy.samples.path("facts.jsonl"))

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import toy
-from toy.errors import TNN_ERR_ARG, TNN_ERR_STATE
-from toy.session import ModelDesc, Session
+from toy.core.errors import TNN_ERR_ARG, TNN_ERR_STATE
+from toy.native.session import ModelDesc, Session
 from toy.recipes import FromScratch
 
 SMALL = toy.ModelConfig(vocab=16, d_model=8, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=16)
@@ -20,7 +20,7 @@ def built_session() -> Session:
 
 def test_the_step_runs_in_the_cpu_library():
     session = built_session()
-    assert toy._native.ffi.string(session.lib.tnn_backend_name()) == b"cpu"
+    assert toy.native.library.ffi.string(session.lib.tnn_backend_name()) == b"cpu"
     assert session.info(session.loss).name == "loss"
 
 

@@ -22,7 +22,7 @@ import pytest
 
 import toy
 from toy.recipes import DPO
-from toy.tokenizer import GGUFTokenizer
+from toy.text.tokenizer import GGUFTokenizer
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -95,7 +95,7 @@ def adapter_values(recipe, seed=0):
 
 @pytest.fixture(scope="module")
 def smollm2_path():
-    from toy.models import default_model_path
+    from toy.core.models import default_model_path
     try:
         return default_model_path()
     except toy.ToyError:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.images import held_out_split, load_digits
+from toy.datasets.images import held_out_split, load_digits
 
 from cli_helpers import GATE_THREADS, toy_train
 

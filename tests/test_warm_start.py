@@ -73,7 +73,7 @@ def test_donor_embed_width_reads_the_donor(smollm2):
 
 
 def test_pca_lens_keeps_the_top_principal_directions():
-    from toy.donor import pca_lens
+    from toy.formats.donor import pca_lens
     rng = np.random.default_rng(0)
     # variance concentrated on two known directions of a 6-wide table
     basis = np.linalg.qr(rng.normal(size=(6, 6)))[0]

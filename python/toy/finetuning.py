@@ -21,10 +21,10 @@ import os
 import sys
 from pathlib import Path
 
-from . import training_run
-from ._native import device_notice
-from .errors import EXIT_STOPPED, InputError
-from .rundir import default_path
+from .training import training_run
+from .native.library import device_notice
+from .core.errors import EXIT_STOPPED, InputError
+from .training.rundir import default_path
 
 
 def _argv(recipe: str, options: dict) -> list[str]:
@@ -63,7 +63,7 @@ def finetune(model=None, data=None, *, recipe: str | None = None, out=None, resu
     resume: a stopped run's directory, continued as it was started (give no
     other option but threads). Ctrl-C stops after the current step with a
     checkpoint saved, then raises KeyboardInterrupt naming the run."""
-    from .cli import checked_args
+    from .cli.train import checked_args
 
     if resume is not None:
         argv = ["--resume", os.fspath(resume), *_argv("", options)[1:]]
@@ -149,7 +149,7 @@ class Run:
     def merge(self, out=None, dtype: str = "f16") -> Path:
         """Base + adapter as one GGUF (default <run>/merged.gguf; dtype f32,
         f16 or base: the base's own types)."""
-        from .merge import merge_lora
+        from .formats.merge import merge_lora
         if self.adapter is None or self.base is None:
             raise InputError(f"{self.path} has no adapter to merge (it is a {self.recipe} run)")
         return merge_lora(self.base, self.adapter, Path(out) if out else self.path / "merged.gguf", dtype)
@@ -160,7 +160,7 @@ class Run:
         trained model.gguf. chat (default: True for an instruct run) wraps the
         prompt in the model's chat template. sampling: temperature, top_k, stop,
         seed and the rest of toy.generate's keyword options."""
-        from .generate import generate, load_model
+        from .generation.generate import generate, load_model
         if self._model is None:
             if self.adapter is not None:
                 self._model = load_model(self.base, self.adapter, device, threads)

@@ -19,11 +19,11 @@ things in it:
     the file    truncated, a few bytes flipped, replaced by the base itself,
                 empty, or without tensors
 
-and feeds it to the two users of toy.adapter.read_adapter:
+and feeds it to the two users of toy.formats.adapter.read_adapter:
 
     toy-generate --model BASE --adapter ADAPTER   (a command: exit 0 or exit 2
                                                   with one line)
-    toy.merge.merge_lora(BASE, ADAPTER, OUT, dtype) with dtype f32, f16 or base
+    toy.formats.merge.merge_lora(BASE, ADAPTER, OUT, dtype) with dtype f32, f16 or base
                                                   (a callable: returns or
                                                   raises a one-line ToyError)
 
@@ -72,7 +72,7 @@ V = gguf.GGUFValueType
 # quantized weights, so that merging with dtype "base" requantizes
 BASE_CFG = ref.Config(vocab=300, d_model=32, n_layers=2, n_heads=2, n_kv_heads=1, d_ff=64, untied=True)
 BASE_TYPES = {"blk.0.attn_q.weight": Q.Q8_0, "blk.1.ffn_down.weight": Q.Q4_1}
-# numpy (d_out, d_in) of each weight an adapter may adapt (toy.adapter.base_weight_shapes)
+# numpy (d_out, d_in) of each weight an adapter may adapt (toy.formats.adapter.base_weight_shapes)
 _D, _KV, _FF = BASE_CFG.d_model, BASE_CFG.n_kv_heads * BASE_CFG.head_dim, BASE_CFG.d_ff
 SHAPES = {"attn_q": (_D, _D), "attn_k": (_KV, _D), "attn_v": (_KV, _D), "attn_output": (_D, _D),
           "ffn_gate": (_FF, _D), "ffn_up": (_FF, _D), "ffn_down": (_D, _FF)}
@@ -570,7 +570,7 @@ def merge_case(base, adapter, workdir: Path, dtype: str, done: list):
     a GGUF toy reads, with finite weights."""
     def merge():
         from toy import ToyError
-        from toy.merge import merge_lora
+        from toy.formats.merge import merge_lora
 
         before = set(os.listdir(workdir))
         out = workdir / "merged.gguf"
@@ -603,7 +603,7 @@ def quietly(fn, *args):
 
 def check_merged(out: Path) -> None:
     from gguf.quants import dequantize
-    from toy.session import read_gguf_config
+    from toy.native.session import read_gguf_config
 
     read_gguf_config(out)                     # ggml parses it and checks every shape
     for tensor in gguf.GGUFReader(str(out)).tensors:
@@ -615,8 +615,8 @@ def must_succeed(base, adapter, use: str, dtype: str, done: list):
     """A valid adapter (every change kept it so): a refusal is a failure."""
     def accepted():
         from toy import ToyError
-        from toy.generate import generate, load_model
-        from toy.merge import merge_lora
+        from toy.generation.generate import generate, load_model
+        from toy.formats.merge import merge_lora
 
         try:
             if use == "generate":

@@ -79,7 +79,7 @@ class _StopAfter(io.StringIO):
 
 def toy_train(argv: list[str], stdout=None, seconds: float | None = None) -> tuple[int, list[str]]:
     """toy-train's exit status and stderr lines; past `seconds`, a SIGINT."""
-    from toy import cli
+    from toy.cli import train as cli
     err = io.StringIO()
     previous = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
     if seconds:
@@ -687,7 +687,7 @@ def _resume(case: Case, argv: list[str]):
     what must hold checked (AssertionError); a refusal is raised again as
     InputError, so that the harness counts it, under its message."""
     def resume():
-        from toy.errors import InputError
+        from toy.core.errors import InputError
         before, owned = _snapshot(case.workdir), _owned(case)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
         rc, lines = toy_train(argv, seconds=CASE_SECONDS)

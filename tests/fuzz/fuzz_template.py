@@ -1,5 +1,5 @@
 """Chat templates as fuzz input: a GGUF's tokenizer.chat_template is a Jinja
-program downloaded with the model, and toy renders it (toy.chat_template)
+program downloaded with the model, and toy renders it (toy.text.chat_template)
 for `instruct`, `toy-generate --chat` and the merge's metadata.
 
 Each case assembles a template from fragments: the real shapes (ChatML,
@@ -114,7 +114,7 @@ def messages(rng) -> list[dict]:
 
 def render_case(source: str, conversation: list[dict], add_generation_prompt: bool):
     def render_template():
-        from toy.chat_template import ChatTemplate
+        from toy.text.chat_template import ChatTemplate
         t0 = time.monotonic()
         try:
             ChatTemplate(source).render(messages=conversation, add_generation_prompt=add_generation_prompt,

@@ -7,10 +7,10 @@ the GGUF layout: counts, lengths, dimensions, types and key values set to
 edge values, dimensions swapped, tensors retyped or renamed -- and feeds the
 result to what reads GGUFs in toy:
 
-    toy.session.read_gguf_config(path)
+    toy.native.session.read_gguf_config(path)
     toy.recipes.LoRA().realize(path, ...) and one training step
-    toy.donor.donor_embedding(path, ...), the warm start's donor
-    toy.tokenizer.GGUFTokenizer.from_gguf(path), when the seed has a tokenizer
+    toy.formats.donor.donor_embedding(path, ...), the warm start's donor
+    toy.text.tokenizer.GGUFTokenizer.from_gguf(path), when the seed has a tokenizer
 
 Each of them must either accept the file or raise ToyError with a one-line
 message. The cases run in a child process, so that a crash (an abort, a
@@ -364,8 +364,8 @@ def run_readers(path: Path, tokenizer: bool) -> dict:
     or 'BAD: <why>' (a failure that is not a one-line ToyError)."""
     import numpy as np
     import toy
-    from toy.session import read_gguf_config
-    from toy.tokenizer import GGUFTokenizer
+    from toy.native.session import read_gguf_config
+    from toy.text.tokenizer import GGUFTokenizer
 
     results = {}
 
@@ -393,7 +393,7 @@ def run_readers(path: Path, tokenizer: bool) -> dict:
     attempt("lora", lora_step)
 
     def donor():
-        from toy.donor import donor_embed_width, donor_embedding
+        from toy.formats.donor import donor_embed_width, donor_embedding
         donor_embedding(path, donor_embed_width(path), 8)
 
     attempt("donor", donor)

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-COMMANDS = {"toy-train": "toy.cli", "toy-generate": "toy.generate_cli"}
+COMMANDS = {"toy-train": "toy.cli.train", "toy-generate": "toy.cli.generate"}
 EXIT_BAD_INPUT, EXIT_INTERRUPTED = 2, 130
 
 
@@ -59,7 +59,7 @@ EXIT_BAD_INPUT, EXIT_INTERRUPTED = 2, 130
 def _native_stderr(lines: list):
     """What C code (tinynn, ggml, Pillow's libraries) prints on fd 2 during
     the block, appended to lines: a user sees it on stderr as Python's."""
-    from toy.errors import c_stderr_captured
+    from toy.core.errors import c_stderr_captured
     said = []
     try:
         with c_stderr_captured(said):

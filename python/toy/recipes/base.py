@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import ModelConfig, RecipeOptions
-from ..session import Session
+from ..core.config import ModelConfig, RecipeOptions
+from ..native.session import Session
 
 
 class TrainingRecipe:

@@ -2,8 +2,8 @@
 every weight trained."""
 from __future__ import annotations
 
-from ..config import ModelConfig, RecipeOptions
-from ..session import ModelDesc
+from ..core.config import ModelConfig, RecipeOptions
+from ..native.session import ModelDesc
 from .base import TrainingRecipe
 
 

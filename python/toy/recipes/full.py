@@ -11,11 +11,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..errors import TNN_ERR_ARG, ToyError
-from ..config import RecipeOptions
-from ..session import ModelDesc, read_gguf_config
-from ..gguf_file import read_gguf
-from ..merge import write_like_base
+from ..core.errors import TNN_ERR_ARG, ToyError
+from ..core.config import RecipeOptions
+from ..native.session import ModelDesc, read_gguf_config
+from ..formats.gguf_file import read_gguf
+from ..formats.merge import write_like_base
 from .base import TrainingRecipe
 
 

@@ -6,9 +6,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import TNN_ERR_ARG, ToyError
-from ..config import ModelConfig, RecipeOptions
-from ..session import ModelDesc, read_gguf_config
+from ..core.errors import TNN_ERR_ARG, ToyError
+from ..core.config import ModelConfig, RecipeOptions
+from ..native.session import ModelDesc, read_gguf_config
 from .base import TrainingRecipe
 
 

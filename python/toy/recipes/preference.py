@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..datasets.preference import summarize
 from .lora import LoRA
 
 
@@ -70,15 +71,6 @@ class PreferenceRecipe(LoRA):
         self._upload_batch(seq_ids, positions, reference, labels)
         e.compute_forward()
         return float(e.download(e.loss)), e.download(e.row_logps).astype(np.float64)
-
-
-def summarize(margins) -> dict[str, float]:
-    """The reward margin (mean over pairs of the chosen answer's reward minus
-    the rejected one's) and the preference accuracy (the fraction of pairs
-    whose chosen answer has the higher reward)."""
-    if not len(margins):
-        return {"margin": 0.0, "accuracy": 0.0}
-    return {"margin": float(np.mean(margins)), "accuracy": float(np.mean(np.asarray(margins) > 0))}
 
 
 def real_pairs(labels) -> np.ndarray:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import ViTConfig
-from ..errors import InputError
-from ..gguf_file import writing_gguf
-from ..images import to_patches
-from ..session import ModelDesc
+from ..core.config import ViTConfig
+from ..core.errors import InputError
+from ..formats.gguf_file import writing_gguf
+from ..datasets.images import to_patches
+from ..native.session import ModelDesc
 from .base import TrainingRecipe
 
 ARCH = "toy-vit"
@@ -88,7 +88,7 @@ class ViTTiny(TrainingRecipe):
 
 def load_vit(path, device: str = "cpu", threads: int | None = None, batch: int = 32) -> ViTTiny:
     """A ViT saved by ViTTiny.save (toy-train vit-tiny's model.gguf), ready to predict."""
-    from ..gguf_file import read_gguf
+    from ..formats.gguf_file import read_gguf
 
     reader = read_gguf(path)
     arch = reader.fields.get("general.architecture")

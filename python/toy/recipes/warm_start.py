@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import ModelConfig, RecipeOptions
-from ..donor import donor_embed_width, donor_embedding, pca_lens
-from ..errors import TNN_ERR_ARG, TNN_ERR_STATE, ToyError
-from ..session import ModelDesc
+from ..core.config import ModelConfig, RecipeOptions
+from ..formats.donor import donor_embed_width, donor_embedding, pca_lens
+from ..core.errors import TNN_ERR_ARG, TNN_ERR_STATE, ToyError
+from ..native.session import ModelDesc
 from .base import TrainingRecipe
 
 

@@ -1,0 +1,108 @@
+"""toy-train vit-tiny: a small ViT image classifier from random init, on
+scikit-learn's handwritten digits (default) or a folder of class folders."""
+from __future__ import annotations
+
+from ..datasets.batches import ImageSource
+from ..core.config import ViTConfig
+from ..core.errors import InputError
+from ..datasets.images import FolderScan, held_out_split, load_digits, scan_folder, shown
+from ..core.machine import check_fits
+from ..recipes import ViTTiny
+from ..core import bounds, plan
+from . import common as options
+
+HELP = "train a ViT image classifier (default data: scikit-learn's 8x8 digits)"
+DEFAULT_LR, DEFAULT_CLIP = 2e-3, 1.0
+DEFAULT_EPOCHS = 30
+
+
+def add_options(p) -> None:
+    options.add_run_options(p, steps_help="optimizer steps (default: --epochs over the training images)")
+    data = p.add_argument_group("images")
+    data.add_argument("--images", default=None, metavar="DIR",
+                      help="a folder with one sub-folder of image files per class (default: the digits "
+                           "that scikit-learn bundles, 1,797 8x8 images, 10 classes)")
+    data.add_argument("--image-size", type=bounds.option("image-size"), default=None,
+                      help="resize every image to N x N (default: keep their one common size)")
+    data.add_argument("--eval-split", type=bounds.option("eval-split"), default=0.2,
+                      help="held-out fraction, the same images in every run (default 0.2)")
+    data.add_argument("--epochs", type=bounds.option("epochs"), default=DEFAULT_EPOCHS,
+                      help=f"passes over the training images (default {DEFAULT_EPOCHS})")
+    data.add_argument("--batch", type=bounds.option("batch"), default=32, help="images per micro-batch (default 32)")
+    data.add_argument("--grad-accum", type=bounds.option("grad-accum"), default=1,
+                      help="micro-batches per optimizer step (default 1)")
+    options.add_optimizer_options(p, DEFAULT_LR, DEFAULT_CLIP, warmup=50, min_lr=DEFAULT_LR / 20,
+                                  weight_decay=0.05)
+    model = p.add_argument_group("model shape")
+    model.add_argument("--patch", type=bounds.option("patch"), default=4,
+                       help="patch side in pixels (default 4: the digits are four patches)")
+    model.add_argument("--d-model", type=bounds.option("d-model"), default=64, help="residual width (default 64)")
+    model.add_argument("--layers", type=bounds.option("layers"), default=4, help="transformer blocks (default 4)")
+    model.add_argument("--heads", type=bounds.option("heads"), default=4, help="attention heads (default 4)")
+    model.add_argument("--d-ff", type=bounds.option("d-ff"), default=0, help="MLP width (default 4 d-model)")
+    options.add_init_scale(p)
+
+
+def check(args) -> None:
+    if args.eval_split >= 1:
+        raise InputError("--eval-split must be below 1")
+    if args.d_model % args.heads:
+        raise InputError(f"--heads ({args.heads}) must divide --d-model ({args.d_model})")
+
+
+def prepare(args):
+    # a folder is scanned (headers only) and loaded once the recipe is realized:
+    # its memory and the model's are checked before any picture is decoded
+    data = load_digits() if args.images is None else scan_folder(args.images, args.image_size)
+    if args.images is None and args.image_size not in (None, data.image_size):
+        raise InputError(f"the digits are {data.image_size}x{data.image_size}; --image-size is for --images")
+    patch = args.patch
+    if data.image_size % patch:
+        raise InputError(f"--patch {patch} does not divide the image size {data.image_size}")
+    cfg = ViTConfig(n_classes=len(data.classes), image_size=data.image_size, patch=patch,
+                    channels=data.channels, d_model=args.d_model, n_layers=args.layers,
+                    n_heads=args.heads, d_ff=args.d_ff)
+    train, held_out = held_out_split(len(data.labels), args.eval_split)
+    if len(train) == 0:
+        raise InputError(f"no training images left after holding out --eval-split {args.eval_split}")
+    if isinstance(data, FolderScan):
+        check_folder_fits(data, cfg, len(held_out), args)
+    check_batch_fits_the_set(args, len(train), data.name if args.images is None else shown(args.images))
+    recipe = ViTTiny(args.device, args.threads)
+    options.realize_or_input_error(recipe.realize, cfg, args.batch, args.seed, args.init_scale,
+                                   args.clip_norm, data.classes)
+    if isinstance(data, FolderScan):
+        data = data.load()
+    source = ImageSource(data.images, data.labels, patch, train, held_out, data.name, args)
+    config = {"model": cfg.to_dict(), "classes": data.classes, "images": data.name,
+              "train_images": int(len(train)), "eval_images": int(len(held_out)), "epochs": args.epochs}
+    return recipe, source, config, "model.gguf"
+
+
+def check_folder_fits(scan: FolderScan, cfg: ViTConfig, n_eval: int, args) -> None:
+    """Refuse, with the figures, a folder whose images (the loaded set, the
+    held-out patches and a step's patches, see batches.ImageSource) do not
+    fit in this machine's memory, alone or with the model's training step."""
+    images = scan.load_bytes() + (n_eval + 2 * args.batch * args.grad_accum) * scan.image_bytes()
+    what = (f"{len(scan):,} images of {cfg.image_size:,} x {cfg.image_size:,} x {cfg.channels} "
+            f"(float32) from {shown(scan.root)}")
+    check_fits(images, f"loading {what}", "give a smaller --image-size, or fewer images")
+    check_fits(images + plan.vit_training_bytes(cfg, args.batch),
+               f"a ViT of {cfg.n_patches:,} patches per image trained on {what}",
+               "give a smaller --image-size or --batch, or fewer images")
+
+
+def check_batch_fits_the_set(args, n_train: int, name: str) -> None:
+    """A step takes --batch x --grad-accum distinct training images (at most
+    an epoch's worth: batches.EpochQueue draws one permutation at a time); a
+    set smaller than that is refused here, with the --batch that fits,
+    instead of failing in the step's upload."""
+    per_step = args.batch * args.grad_accum
+    if per_step <= n_train:
+        return
+    if args.grad_accum == 1:
+        raise InputError(f"--batch {args.batch} is more than the {n_train:,} training images of {name}: "
+                         f"give --batch {n_train} or smaller, or more images")
+    raise InputError(f"--batch {args.batch} x --grad-accum {args.grad_accum} = {per_step:,} images a step is "
+                     f"more than the {n_train:,} training images of {name}: give a smaller --batch or "
+                     f"--grad-accum (their product at most {n_train}), or more images")
