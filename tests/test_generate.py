@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.generation.generate import Chat
+from toy.generation.chat import Chat
 from toy.recipes import LoRA
 
 from gguf_fixtures import write_llama_gguf
@@ -226,7 +226,7 @@ def test_the_repeat_penalty_breaks_a_greedy_loop(smollm2):
 
 
 def test_the_repeat_penalty_follows_llama_cpp():
-    from toy.generation.generate import Sampler
+    from toy.generation.sampling import Sampler
 
     logits = np.array([2.0, -2.0, 1.0, 0.5], dtype=np.float32)
     penalized = Sampler(repeat_penalty=2.0, repeat_last_n=3).penalize(logits, [0, 0, 3, 1, 1])
@@ -238,7 +238,7 @@ def test_the_repeat_penalty_follows_llama_cpp():
 
 
 def test_top_p_keeps_the_fewest_likeliest_tokens_adding_up_to_p():
-    from toy.generation.generate import Sampler
+    from toy.generation.sampling import Sampler
 
     logits = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
     assert Sampler(top_p=0.75)._nucleus(logits).tolist() == [True, True, False, False]
@@ -273,7 +273,7 @@ def test_streamed_pieces_add_up_to_the_text(smollm2):
 
 
 def _tokenizers(tmp_path, smollm2):
-    from toy.generation.generate import ByteTokenizer
+    from toy.text.tokenizer import ByteTokenizer
     from toy.text.tokenizer import GGUFTokenizer
     from gguf_fixtures import tiny_sentencepiece
 
@@ -286,7 +286,7 @@ def _tokenizers(tmp_path, smollm2):
 
 
 def test_a_character_split_across_tokens_is_streamed_whole(tmp_path, smollm2):
-    from toy.generation.generate import TextStream
+    from toy.generation.streaming import TextStream
 
     text = "the cat é 🙂 日本 and ünïcode"
     for name, tokenizer in _tokenizers(tmp_path, smollm2).items():
@@ -304,7 +304,8 @@ def test_a_character_split_across_tokens_is_streamed_whole(tmp_path, smollm2):
 
 
 def test_text_that_may_begin_a_stop_string_is_held_back():
-    from toy.generation.generate import ByteTokenizer, TextStream
+    from toy.generation.streaming import TextStream
+    from toy.text.tokenizer import ByteTokenizer
 
     tokenizer, pieces = ByteTokenizer(), []
     stream = TextStream(tokenizer, ["STOP", "é!"], pieces.append)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.generation.generate import Chat
+from toy.generation.chat import Chat
 from toy.recipes import LoRA
 
 from cli_helpers import toy_train

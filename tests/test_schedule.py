@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.training.training_run import learning_rate
+from toy.training.loop import learning_rate
 
 
 def args(**kw):

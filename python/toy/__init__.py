@@ -7,7 +7,9 @@ from .native.session import ModelDesc, Session
 from .training.optim import adamw_hp
 from . import recipes
 from .datasets import samples
-from .generation.generate import Chat, generate, load_model
+from .generation.chat import Chat
+from .generation.generate import generate
+from .generation.model import load_model
 from .recipes import load_vit, FromScratch, WarmStart, LoRA, FullFineTune, DPO, ORPO
 from .finetuning import finetune, Run
 from .formats.merge import merge_lora

@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from .training import training_run
+from .training import loop
 from .native.library import device_notice
 from .core.errors import EXIT_STOPPED, InputError
 from .training.rundir import default_path
@@ -86,7 +86,7 @@ def finetune(model=None, data=None, *, recipe: str | None = None, out=None, resu
     if notice is not None:
         print(notice, file=sys.stderr)
     path = Path(args.out) if checkpoint is None else checkpoint.run_path
-    status = training_run.run(args, checkpoint, log_lines=False)
+    status = loop.run(args, checkpoint, log_lines=False)
     if status in EXIT_STOPPED.values():
         raise KeyboardInterrupt(f"stopped; checkpoint saved: continue with toy.finetune(resume={str(path)!r})")
     return Run(path)
@@ -160,7 +160,8 @@ class Run:
         trained model.gguf. chat (default: True for an instruct run) wraps the
         prompt in the model's chat template. sampling: temperature, top_k, stop,
         seed and the rest of toy.generate's keyword options."""
-        from .generation.generate import generate, load_model
+        from .generation.generate import generate
+        from .generation.model import load_model
         if self._model is None:
             if self.adapter is not None:
                 self._model = load_model(self.base, self.adapter, device, threads)

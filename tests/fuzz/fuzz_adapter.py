@@ -615,7 +615,8 @@ def must_succeed(base, adapter, use: str, dtype: str, done: list):
     """A valid adapter (every change kept it so): a refusal is a failure."""
     def accepted():
         from toy import ToyError
-        from toy.generation.generate import generate, load_model
+        from toy.generation.generate import generate
+        from toy.generation.model import load_model
         from toy.formats.merge import merge_lora
 
         try:

@@ -14,7 +14,7 @@ import importlib
 import sys
 
 from ..core import bounds
-from ..training import training_run
+from ..training import loop
 from ..native.library import VersionAction, device_notice, library
 from ..training.checkpoint import Checkpoint, find_checkpoint
 from ..options import COMMANDS
@@ -165,7 +165,7 @@ def run(argv: list[str]) -> int:
     notice = device_notice(args.device)
     if notice is not None:
         print(notice, file=sys.stderr)
-    return training_run.run(args, checkpoint)
+    return loop.run(args, checkpoint)
 
 
 # toy-train's sub-commands that are not recipes: each a main(argv) of its own

@@ -48,15 +48,15 @@ class LoRA(TrainingRecipe):
     @contextmanager
     def adapters_off(self):
         """Evaluate the base model alone: B is zeroed, then restored."""
-        e = self.session
-        saved = {h: e.download(h) for name, h in self.adapters().items() if name.endswith(".lora_b")}
+        session = self.session
+        saved = {h: session.download(h) for name, h in self.adapters().items() if name.endswith(".lora_b")}
         try:
             for h, value in saved.items():
-                e.upload(h, np.zeros_like(value))
+                session.upload(h, np.zeros_like(value))
             yield
         finally:
             for h, value in saved.items():
-                e.upload(h, value)
+                session.upload(h, value)
 
     def save_adapter(self, path) -> None:
         """The adapter as a GGUF LoRA file llama.cpp loads (--lora PATH)."""

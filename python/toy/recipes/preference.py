@@ -66,11 +66,11 @@ class PreferenceRecipe(LoRA):
 
     def evaluate_pairs(self, seq_ids, positions, labels, reference=None) -> tuple[float, np.ndarray]:
         """Forward only: the loss and each row's summed log-probability of its labelled tokens."""
-        e = self.session
+        session = self.session
         reference = np.zeros(len(labels), dtype=np.float32) if reference is None else reference
         self._upload_batch(seq_ids, positions, reference, labels)
-        e.compute_forward()
-        return float(e.download(e.loss)), e.download(e.row_logps).astype(np.float64)
+        session.compute_forward()
+        return float(session.download(session.loss)), session.download(session.row_logps).astype(np.float64)
 
 
 def real_pairs(labels) -> np.ndarray:

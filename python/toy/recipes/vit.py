@@ -27,10 +27,10 @@ class ViTTiny(TrainingRecipe):
         self.session.build(clip_norm)
 
     def _upload_batch(self, patches, labels=None) -> None:
-        e = self.session
-        e.upload(e.images, np.asarray(patches, dtype=np.float32))
+        session = self.session
+        session.upload(session.images, np.asarray(patches, dtype=np.float32))
         if labels is not None:
-            e.upload(e.labels, np.asarray(labels, dtype=np.int32))
+            session.upload(session.labels, np.asarray(labels, dtype=np.int32))
 
     def step(self, patches: np.ndarray, labels: np.ndarray, hp: np.ndarray, is_first: bool) -> float:
         """One training step: patches float32 [t_batch, n_patches, patch_dim]
@@ -39,16 +39,16 @@ class ViTTiny(TrainingRecipe):
 
     def logits(self, patches: np.ndarray) -> np.ndarray:
         """Forward only: [n, n_classes] for any number n of images' patches."""
-        e, b = self.session, self.t_batch
+        session, b = self.session, self.t_batch
         out = []
         for i in range(0, len(patches), b):
             chunk = np.asarray(patches[i:i + b], dtype=np.float32)
             padded = np.zeros((b, *chunk.shape[1:]), dtype=np.float32)
             padded[: len(chunk)] = chunk
             self._upload_batch(padded)
-            e.compute_forward()
+            session.compute_forward()
             # [b, n_classes] even when b is 1 (the session drops a trailing dimension of 1)
-            out.append(e.download(e.logits).reshape(b, -1)[: len(chunk)])
+            out.append(session.download(session.logits).reshape(b, -1)[: len(chunk)])
         return np.concatenate(out) if out else np.zeros((0, self.cfg.n_classes), np.float32)
 
     def predict(self, images) -> np.ndarray:

@@ -164,3 +164,24 @@ class GGUFTokenizer:
         if self.eos_id is not None:
             ids.append(self.eos_id)
         return np.asarray(ids, dtype=np.int32)
+
+
+# the vocabulary of toy-train's from-scratch models: the bytes of the text
+BYTE_VOCAB = 256
+
+
+class ByteTokenizer:
+    """The tokens of toy-train's from-scratch models: the bytes of the text.
+    Text in is UTF-8 (a str from a command line keeps the bytes it was
+    given); bytes out that are not UTF-8 show as U+FFFD."""
+
+    vocab_size = BYTE_VOCAB
+    bos_id = eos_id = None
+    end_ids = frozenset()
+    add_bos = False
+
+    def encode(self, text: str, add_bos: bool | None = None) -> list[int]:
+        return list(text.encode("utf-8", "surrogateescape"))
+
+    def decode(self, ids) -> str:
+        return bytes(int(i) for i in ids).decode("utf-8", "replace")
