@@ -29,7 +29,7 @@ RANKS = {
     "recipes": 5,     # the training recipes over a Session
     "generation": 6,  # loading a model to generate with, sampling, streaming, generate, chat
     "options": 7,     # each recipe's options (typed), their checks, and their wiring to recipe and data
-    "training": 8,    # a training run: run directory, checkpoints, events, plots, the step loop, the Python API
+    "training": 8,    # a training run: run directory, checkpoints, events, plots, the step loop, resume, finetune()
     "cli": 9,         # the command lines: toy-train, toy-generate, toy-train plot
     "": 10,           # toy/__init__.py (and any module directly in toy/): the public names
 }

@@ -11,7 +11,7 @@ from .generation.chat import Chat
 from .generation.generate import generate
 from .generation.model import load_model
 from .recipes import load_vit, FromScratch, WarmStart, LoRA, FullFineTune, DPO, ORPO
-from .finetuning import finetune, Run
+from .training.finetune import finetune, Run
 from .formats.merge import merge_lora
 from .core.models import default_model_path
 

