@@ -34,8 +34,8 @@ QUESTION = "Write a story about a robot who learns to paint. Describe the colour
 
 
 def prompt_ids() -> tuple[str, list[int]]:
-    from toy.text.chat import ChatFormatter
     from toy.core.models import default_model_path
+    from toy.text.chat import ChatFormatter
     from toy.text.tokenizer import GGUFTokenizer
 
     path = default_model_path()
@@ -134,7 +134,8 @@ WORKERS = {"toy": run_toy, "transformers": run_transformers, "llama.cpp": run_ll
 def available() -> list[str]:
     engines = ["toy"]
     try:
-        import torch, transformers  # noqa: F401
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
         engines.append("transformers")
     except ImportError:
         print("(torch/transformers not installed: transformers column skipped)", file=sys.stderr)

@@ -32,8 +32,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from side_by_side import (Table, add_level_arguments, importable, level_env,  # noqa: E402
-                          median_seconds, peak_rss_mb, print_header, run_worker)
+from side_by_side import (  # noqa: E402
+    Table,
+    add_level_arguments,
+    importable,
+    level_env,
+    median_seconds,
+    peak_rss_mb,
+    print_header,
+    run_worker,
+)
 
 RANK, ALPHA, SEQ = 8, 16.0, 256
 ALL = "q,k,v,o,gate,up,down"
@@ -43,6 +51,7 @@ PEFT_NAMES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
 
 def run_toy(model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str) -> dict:
     import numpy as np
+
     import toy
     from toy.recipes import LoRA
 

@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 import toy
-from toy.datasets.corpus import BatchSampler, default_corpus
 from toy.core.models import default_model_path
+from toy.datasets.corpus import BatchSampler, default_corpus
 from toy.recipes import FromScratch, LoRA
 
 

@@ -38,7 +38,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         runs = {
             "1 process x 2 threads": [sys.executable, "-m", "toy.cli.train", *common, "--threads", "2"],
-            "2 ranks x 1 thread": [mpiexec, "-n", "2", sys.executable, "-m", "toy.cli.train", *common, "--threads", "1"],
+            "2 ranks x 1 thread": [mpiexec, "-n", "2", sys.executable, "-m", "toy.cli.train", *common,
+                                   "--threads", "1"],
         }
         figures = {}
         for name, command in runs.items():

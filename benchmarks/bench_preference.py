@@ -46,8 +46,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from side_by_side import (CPU_LEVELS, Table, level_env, median_seconds, peak_rss_mb,  # noqa: E402
-                          print_header, run_worker)
+from side_by_side import CPU_LEVELS, Table, level_env, median_seconds, peak_rss_mb, print_header, run_worker  # noqa: E402
 
 RANK, ALPHA, BETA, LR, CLIP = 8, 16.0, 0.1, 1e-4, 1.0
 TARGETS = {"q": "q_proj", "v": "v_proj"}
@@ -68,6 +67,7 @@ def synthetic_pairs(n_pairs: int, seq: int, prompt: int, vocab: int, seed: int =
 
 def run_toy(model: str, pairs: int, seq: int, prompt: int, steps: int, threads: int) -> dict:
     import numpy as np
+
     import toy
 
     rows = 2 * pairs

@@ -28,8 +28,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from side_by_side import (Table, add_level_arguments, importable, level_env,  # noqa: E402
-                          median_seconds, peak_rss_mb, print_header, run_worker)
+from side_by_side import (  # noqa: E402
+    Table,
+    add_level_arguments,
+    importable,
+    level_env,
+    median_seconds,
+    peak_rss_mb,
+    print_header,
+    run_worker,
+)
 
 CONFIGS = {
     # the toy-train default
@@ -43,6 +51,7 @@ CONFIGS = {
 
 def run_toy(shape: dict, steps: int, threads: int, precision: str = "f32") -> dict:
     import numpy as np
+
     import toy
     from toy.recipes import FromScratch
 

@@ -8,7 +8,6 @@ import pytest
 import toy
 from toy.recipes import FullFineTune
 
-
 # transformers -> GGUF names every llama-like model shares ({i}: the layer)
 LLAMA_LIKE_NAMES = {
     "model.embed_tokens.weight": "token_embd.weight",

@@ -31,6 +31,7 @@ def micro_batches(rng) -> list:
 
 def main() -> None:
     from mpi4py import MPI
+
     from toy.training.parallel import Ranks
 
     ranks = Ranks(MPI.COMM_WORLD)

@@ -27,8 +27,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference_llama import (attention_bwd, attention_fwd, cross_entropy_bwd, cross_entropy_fwd,
-                             embedding_bwd, embedding_fwd, linear_bwd, linear_fwd)
+from reference_llama import (
+    attention_bwd,
+    attention_fwd,
+    cross_entropy_bwd,
+    cross_entropy_fwd,
+    embedding_bwd,
+    embedding_fwd,
+    linear_bwd,
+    linear_fwd,
+)
 
 SQRT_2_OVER_PI = np.sqrt(2.0 / np.pi)
 
@@ -73,7 +81,9 @@ def block_fwd(x, params, prefix, cfg, causal):
     # x (B, T, d) -> (B, T, d), residuals included
     B, T, d = x.shape
     H = cfg.n_heads
-    p = lambda n: params[prefix + n]
+    def p(n):
+        return params[prefix + n]
+
     h, c_ln1 = layernorm_fwd(x, p("attn_norm.weight"), p("attn_norm.bias"), cfg.eps)
     qkv, c_qkv = linear_fwd(h, p("attn_qkv.weight"), p("attn_qkv.bias"))      # (B, T, 3d)
     q, k, v = (qkv[..., i * d:(i + 1) * d].reshape(B, T, H, d // H) for i in range(3))

@@ -136,8 +136,9 @@ def test_version_names_the_variant_each_cpu_kernel_runs_in_and_a_level_bounds_th
 
 def test_help_shows_every_default_and_each_recipe_describes_its_own_steps():
     import argparse
-    from toy.cli.train import build_parser, _recipe_parsers
+
     from toy.cli.generate import build_parser as generate_parser
+    from toy.cli.train import _recipe_parsers, build_parser
     parsers = {**_recipe_parsers(build_parser()), "toy-generate": generate_parser()}
     for name, parser in parsers.items():
         for action in parser._actions:

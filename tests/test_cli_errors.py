@@ -59,7 +59,7 @@ def test_bad_values(args, phrase):
 
 def test_device_not_built():
     # this install is CPU-only unless TOY_CUDA was set at build time
-    from toy.native.library import library, DeviceNotBuilt
+    from toy.native.library import DeviceNotBuilt, library
     try:
         library("cuda")
         pytest.skip("libtinynn_cuda is built here")

@@ -6,10 +6,9 @@ import gguf
 import numpy as np
 import pytest
 
+import reference_llama as ref
 from cli_helpers import GATE_THREADS, toy_train
 from gguf_fixtures import write_llama_gguf
-
-import reference_llama as ref
 
 GOLDEN = Path(__file__).parent / "golden"
 LORA_GATE = ("lora", "--threads", GATE_THREADS, "--steps", "8", "--seq", "32", "--batch", "2")
@@ -91,7 +90,8 @@ def tiny_gguf(tmp_path, arch="llama", types=None, **changes):
 
 def test_unsupported_architecture(tmp_path):
     path = tiny_gguf(tmp_path, arch="gpt2")
-    assert_input_error(toy_train("lora", "--model", str(path)), "unsupported architecture 'gpt2': toy trains llama, qwen2, qwen3")
+    assert_input_error(toy_train("lora", "--model", str(path)),
+                       "unsupported architecture 'gpt2': toy trains llama, qwen2, qwen3")
 
 
 def test_unsupported_tensor_type(tmp_path):

@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 from gguf.quants import dequantize
 
-import toy
-from toy.recipes import FullFineTune
-
 import reference_llama as ref
+import toy
 from cli_helpers import GATE_THREADS, toy_train
 from gguf_fixtures import write_llama_gguf
+from toy.recipes import FullFineTune
 
 Q8_0 = gguf.GGMLQuantizationType.Q8_0
 

@@ -9,11 +9,10 @@ import numpy as np
 import pytest
 
 import toy
-from toy.formats.merge import merge_lora
-from toy.recipes import LoRA
-
 from gguf_fixtures import write_llama_gguf
 from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name
+from toy.formats.merge import merge_lora
+from toy.recipes import LoRA
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -36,7 +35,7 @@ def hf_gemma3():
     torch.manual_seed(0)
     model = transformers.Gemma3ForCausalLM(config).float().eval()
     with torch.no_grad():
-        for name, p in model.named_parameters():
+        for _name, p in model.named_parameters():
             p.copy_(torch.randn_like(p) * (0.1 if p.ndim == 2 else 0.3))
     return model
 
@@ -172,8 +171,9 @@ def test_gemma3_adapter_and_merged_model_load_in_llama_cpp_with_our_logits(gemma
 
 
 def test_toy_train_instruct_runs_on_gemma3(gemma_270m, tmp_path):
-    from cli_helpers import toy_train
     from pathlib import Path
+
+    from cli_helpers import toy_train
 
     data = Path(__file__).parent / "data" / "instruct-small.jsonl"
     result = toy_train("instruct", "--model", str(gemma_270m), "--data", str(data), "--steps", "3", "--seq", "64",

@@ -5,13 +5,11 @@ import sys
 import numpy as np
 import pytest
 
+import reference_llama as ref
 import toy
+from gguf_fixtures import write_llama_gguf
 from toy.generation.chat import Chat
 from toy.recipes import LoRA
-
-from gguf_fixtures import write_llama_gguf
-
-import reference_llama as ref
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +79,9 @@ def test_an_adapter_file_loads_into_the_same_logits_as_its_session(tiny, tmp_pat
 
 
 def test_toy_generate_cli(smollm2):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "toy.cli.generate", *a], capture_output=True,
-                                    text=True)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "toy.cli.generate", *a], capture_output=True, text=True)
+
     result = run("Once upon a time", "--max-new-tokens", "8")
     assert result.returncode == 0 and len(result.stdout.strip()) > 5
     bad = run("hi", "--adapter", "/nonexistent/adapter.gguf")
@@ -273,9 +272,8 @@ def test_streamed_pieces_add_up_to_the_text(smollm2):
 
 
 def _tokenizers(tmp_path, smollm2):
-    from toy.text.tokenizer import ByteTokenizer
-    from toy.text.tokenizer import GGUFTokenizer
     from gguf_fixtures import tiny_sentencepiece
+    from toy.text.tokenizer import ByteTokenizer, GGUFTokenizer
 
     cfg = ref.Config(vocab=300, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64, untied=True)
     params = ref.init_params(cfg, np.random.default_rng(0), scale=0.3)

@@ -9,14 +9,12 @@ import sys
 import numpy as np
 import pytest
 
+import reference_llama as ref
 import toy
-from toy.generation.chat import Chat
-from toy.recipes import LoRA
-
 from cli_helpers import toy_train
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
-
-import reference_llama as ref
+from toy.generation.chat import Chat
+from toy.recipes import LoRA
 
 # one thread: on a machine shared with other work, two threads wait on each
 # other at every op (ten times slower and more)

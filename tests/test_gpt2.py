@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import toy
-from toy.recipes import FromScratch
-
 from cli_helpers import GATE_THREADS, toy_train
+from toy.recipes import FromScratch
 
 GOLDEN = Path(__file__).parent / "golden"
 GATE = ("--arch", "gpt2", "--threads", GATE_THREADS, "--steps", "20")

@@ -2,11 +2,10 @@
 import numpy as np
 import pytest
 
-import toy
-from toy.native.session import ModelDesc, Session
-
 import reference_llama as ref
+import toy
 from gradient_checks import assert_every_gradient_matches
+from toy.native.session import ModelDesc, Session
 
 TINY = toy.ModelConfig(vocab=11, d_model=8, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=12)
 T_SEQ, T_BATCH = 5, 2

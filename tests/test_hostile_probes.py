@@ -10,9 +10,9 @@ import zlib
 import numpy as np
 import pytest
 
+import reference_llama as ref
 from cli_helpers import toy_train
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
-import reference_llama as ref
 
 # a runaway template must be stopped in seconds: the hang guard is far above that
 HANG_GUARD = 120

@@ -15,7 +15,6 @@ import sys
 import pytest
 
 import toy
-
 from cli_helpers import toy_train
 
 Image = pytest.importorskip("PIL.Image")

@@ -7,12 +7,10 @@ import numpy as np
 import pytest
 
 import toy
-
-from toy.text.chat import ChatFormatter, Sample
-from toy.datasets.instruct import fit, read_jsonl, split, to_rows
-from toy.text.tokenizer import GGUFTokenizer
-
 from cli_helpers import GATE_THREADS, INSTRUCT_FIRST_DEFAULTS, toy_train
+from toy.datasets.instruct import fit, read_jsonl, split, to_rows
+from toy.text.chat import ChatFormatter, Sample
+from toy.text.tokenizer import GGUFTokenizer
 
 DATA = Path(__file__).parent / "data" / "instruct-small.jsonl"
 GOLDEN = Path(__file__).parent / "golden"

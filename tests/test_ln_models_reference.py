@@ -5,12 +5,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import reference_gpt2 as ref
 import toy
+from gradient_checks import assert_every_gradient_matches
 from toy.core.config import ViTConfig
 from toy.native.session import ModelDesc, Session
-
-import reference_gpt2 as ref
-from gradient_checks import assert_every_gradient_matches
 
 GPT2 = toy.ModelConfig(arch="gpt2", vocab=11, d_model=8, n_layers=2, n_heads=2, d_ff=12)
 VIT = ViTConfig(n_classes=5, image_size=4, patch=2, d_model=8, n_layers=2, n_heads=2, d_ff=12)

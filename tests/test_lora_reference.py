@@ -3,11 +3,10 @@ reference run on the dequantized weights."""
 import numpy as np
 import pytest
 
-import toy
-from toy.recipes import LoRA
-
 import reference_llama as ref
+import toy
 from gguf_fixtures import write_llama_gguf
+from toy.recipes import LoRA
 
 gguf = pytest.importorskip("gguf")
 

@@ -7,10 +7,9 @@ forward built from the reference's primitives."""
 import numpy as np
 import pytest
 
+import reference_llama as ref
 import toy
 from toy.native.session import ModelDesc, Session
-
-import reference_llama as ref
 
 CFG = toy.ModelConfig(vocab=13, d_model=8, n_layers=2, n_heads=2, n_kv_heads=1, d_ff=12,
                       arch="llama-postnorm")
@@ -91,6 +90,7 @@ def test_a_variant_architecture_trains():
 
 def test_an_unknown_architecture_is_refused_with_the_known_ones_named():
     session = Session("cpu", threads=1)
-    with pytest.raises(toy.ToyError, match="unknown architecture 'mamba': choose from llama, gpt2, vit, llama-postnorm"):
+    with pytest.raises(toy.ToyError,
+                       match="unknown architecture 'mamba': choose from llama, gpt2, vit, llama-postnorm"):
         session.realize(ModelDesc.from_scratch(toy.ModelConfig(**{**CFG.to_dict(), "arch": "mamba"}),
                                                toy.RecipeOptions(t_seq=4, t_batch=1)))

@@ -61,7 +61,8 @@ def test_an_option_of_another_recipe_is_named_as_such():
 
 
 def test_finetune_refuses_before_anything_is_written(tmp_path):
-    with pytest.raises(toy.InputError, match=r"argument --beta: expected a number from above 0 to 1e\+06, got 0 \(see toy-train dpo --help\)"):
+    refused = r"argument --beta: expected a number from above 0 to 1e\+06, got 0 \(see toy-train dpo --help\)"
+    with pytest.raises(toy.InputError, match=refused):
         toy.finetune(recipe="dpo", out=tmp_path / "r", beta=0)
     with pytest.raises(toy.InputError, match="argument --untied: expected True or False"):
         toy.finetune(recipe="from-scratch", out=tmp_path / "r", untied="yes")

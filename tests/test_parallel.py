@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import toy
 import mpi_worker
+import toy
 from cli_helpers import toy_train
 
 pytest.importorskip("mpi4py")
@@ -85,8 +85,8 @@ def rank_pid(rank: int, marker: str, deadline: float) -> int:
 
 
 def start_long_run(out: Path, launcher=(), **env):
-    args = [MPIEXEC, *launcher, "-n", "2", sys.executable, "-m", "toy.cli.train", "--steps", "100000", "--grad-accum", "2",
-            "--threads", "1", "--save-every", "0", "--out", str(out)]
+    args = [MPIEXEC, *launcher, "-n", "2", sys.executable, "-m", "toy.cli.train", "--steps", "100000",
+            "--grad-accum", "2", "--threads", "1", "--save-every", "0", "--out", str(out)]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **env})
 
@@ -103,7 +103,7 @@ def test_a_rank_that_hangs_is_named_and_the_job_ends(tmp_path):
     finally:
         os.kill(pid, signal.SIGKILL) if Path(f"/proc/{pid}").exists() else None
     assert run.returncode != 0
-    line = next(l for l in err.splitlines() if l.startswith("toy-train: rank 0:"))
+    line = next(text for text in err.splitlines() if text.startswith("toy-train: rank 0:"))
     assert "rank 1 does not answer" in line and "waited 3 s" in line
 
 

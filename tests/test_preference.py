@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 
 import toy
-from toy.core.errors import InputError
-from toy.text.chat import ChatFormatter
-from toy.datasets.preference import fit_pairs, pair_rows, read_pairs, tokenize_pairs
-from toy.text.tokenizer import GGUFTokenizer
-
 from cli_helpers import GATE_THREADS, toy_train
+from toy.core.errors import InputError
+from toy.datasets.preference import fit_pairs, pair_rows, read_pairs, tokenize_pairs
+from toy.text.chat import ChatFormatter
+from toy.text.tokenizer import GGUFTokenizer
 
 DATA = Path(__file__).parent / "data" / "preferences-small.jsonl"
 GOLDEN = Path(__file__).parent / "golden"

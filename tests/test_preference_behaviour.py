@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 import toy
-
 from cli_helpers import GATE_THREADS, toy_train
 
 QUESTIONS = Path(__file__).parent / "data" / "held_out_questions.txt"

@@ -6,13 +6,12 @@ import math
 import numpy as np
 import pytest
 
-import toy
-from toy.recipes import DPO, ORPO
-
 import reference_llama as ref
 import reference_preference as pref
+import toy
 from gguf_fixtures import write_llama_gguf
 from test_lora_reference import lora_expectations, with_adapters
+from toy.recipes import DPO, ORPO
 
 gguf = pytest.importorskip("gguf")
 

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 import toy
-from toy.recipes import LoRA
-
 from gguf_fixtures import write_llama_gguf
 from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name
+from toy.recipes import LoRA
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -61,7 +61,8 @@ def test_from_scratch_resumes_byte_identical(tmp_path):
     assert_resume_equals_uninterrupted(tmp_path, FROM_SCRATCH, "model.gguf")
 
 
-@pytest.mark.parametrize("args", [("--arch", "gpt2", *FROM_SCRATCH), ("vit-tiny", "--threads", GATE_THREADS, "--steps", "60")],
+@pytest.mark.parametrize("args", [("--arch", "gpt2", *FROM_SCRATCH),
+                                  ("vit-tiny", "--threads", GATE_THREADS, "--steps", "60")],
                          ids=["gpt2", "vit-tiny"])
 def test_gpt2_and_vit_resume_byte_identical(tmp_path, args):
     assert_resume_equals_uninterrupted(tmp_path, args, "model.gguf")

@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 import toy
-from toy.datasets.images import held_out_split, load_digits
-
 from cli_helpers import GATE_THREADS, toy_train
+from toy.datasets.images import held_out_split, load_digits
 
 GOLDEN = Path(__file__).parent / "golden"
 PIL = pytest.importorskip("PIL.Image")

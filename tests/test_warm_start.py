@@ -6,13 +6,11 @@ import gguf
 import numpy as np
 import pytest
 
+import reference_llama as ref
 import toy
-from toy.recipes import WarmStart
-
 from cli_helpers import GATE_THREADS, toy_train
 from gguf_fixtures import write_llama_gguf
-
-import reference_llama as ref
+from toy.recipes import WarmStart
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -100,8 +98,9 @@ def donor_gguf(tmp_path, drop=(), vocab=300, width=32, arch="llama"):
 def test_cli_errors_name_the_donor_problem(smollm2, tmp_path):
     tokens = tmp_path / "t.tok"
     np.tile(np.arange(300, dtype="<i4"), 3).tofile(tokens)
-    run = lambda donor, *extra: toy_train("warm-start", "--donor", str(donor), "--corpus", str(tokens),
-                                          "--steps", "1", *extra)
+    def run(donor, *extra):
+        return toy_train("warm-start", "--donor", str(donor), "--corpus", str(tokens), "--steps", "1", *extra)
+
     assert_input_error(run(tmp_path / "missing.gguf"), "donor file not found")
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"not a gguf" * 20)

@@ -603,6 +603,7 @@ def quietly(fn, *args):
 
 def check_merged(out: Path) -> None:
     from gguf.quants import dequantize
+
     from toy.native.session import read_gguf_config
 
     read_gguf_config(out)                     # ggml parses it and checks every shape
@@ -615,9 +616,9 @@ def must_succeed(base, adapter, use: str, dtype: str, done: list):
     """A valid adapter (every change kept it so): a refusal is a failure."""
     def accepted():
         from toy import ToyError
+        from toy.formats.merge import merge_lora
         from toy.generation.generate import generate
         from toy.generation.model import load_model
-        from toy.formats.merge import merge_lora
 
         try:
             if use == "generate":

@@ -37,7 +37,8 @@ WORDS = ["", "q", "q,k,v,o,gate,up,down", "all", ",", "q,,q", "Q", "embd", "f32"
 
 
 def _parsers():
-    from toy.cli import generate as generate_cli, train as cli
+    from toy.cli import generate as generate_cli
+    from toy.cli import train as cli
     recipes = cli._recipe_parsers(cli.build_parser())
     return {**{name: recipes[name] for name in BASE}, "toy-generate": generate_cli.build_parser()}
 

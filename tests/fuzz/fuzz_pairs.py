@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 
-from fuzz.fuzz_jsonl import encode, line as instruct_line, model, text, value
+from fuzz.fuzz_jsonl import encode, model, text, value
+from fuzz.fuzz_jsonl import line as instruct_line
 
 NAME = "pairs"
 

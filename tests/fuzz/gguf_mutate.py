@@ -363,6 +363,7 @@ def run_readers(path: Path, tokenizer: bool) -> dict:
     """Feed one file to the readers; each result is 'ok', 'error: <message>'
     or 'BAD: <why>' (a failure that is not a one-line ToyError)."""
     import numpy as np
+
     import toy
     from toy.native.session import read_gguf_config
     from toy.text.tokenizer import GGUFTokenizer

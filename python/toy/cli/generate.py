@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 
 from ..core import bounds
-from ..native.library import DEVICES, VersionAction, device_notice
 from ..core.errors import InputError, OneLineParser, refusals_as_input_errors, run_command
+from ..core.models import default_model_path
 from ..generation.chat import Chat
 from ..generation.generate import DEFAULT_NEW_TOKENS, generate
 from ..generation.model import load_model
 from ..generation.run_files import run_files
-from ..core.models import default_model_path
+from ..native.library import DEVICES, VersionAction, device_notice
 
 # the longest line of stdin a chat takes (a turn past the context is refused anyway)
 MAX_LINE_BYTES = 1 << 20

@@ -141,7 +141,7 @@ def check(field: str, value, label: str | None = None) -> None:
 
 def check_fields(obj, skip: tuple = ()) -> None:
     """check() every attribute of obj (a dataclass) that the table bounds."""
-    for field, bound in BY_FIELD.items():
+    for field in BY_FIELD:
         if field not in skip and hasattr(obj, field):
             value = getattr(obj, field)
             if field == "n_kv_heads" and value is None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-
 ARCHITECTURES = ("llama", "gpt2")
 
 

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import BatchSampler
 from ..core.errors import InputError
+from .corpus import BatchSampler
 from .images import to_patches
 from .instruct import fit, split, to_rows
-from .preference import pair_rows
-from .preference import summarize
+from .preference import pair_rows, summarize
 
 
 class EpochQueue:

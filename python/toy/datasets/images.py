@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import InputError, c_stderr_captured
-from ..formats.gguf_file import one_line
 from ..core.machine import check_fits
+from ..formats.gguf_file import one_line
 
 DIGITS_SIZE = 8          # the digits are 8 x 8 greyscale, values 0..16
 # the held-out split does not depend on --seed: the same images are held out in every run

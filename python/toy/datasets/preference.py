@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import InputError
-from .instruct import IGNORE, _conversation, read_jsonl_objects, to_rows
 from ..text.chat import Sample
+from .instruct import IGNORE, _conversation, read_jsonl_objects, to_rows
 
 
 @dataclass

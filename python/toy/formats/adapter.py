@@ -50,8 +50,8 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import InputError, refusals_as_input_errors
-from .gguf_file import one_line, read_gguf, read_metadata
 from ..native.session import LORA_TARGETS, read_gguf_config
+from .gguf_file import one_line, read_gguf, read_metadata
 
 # the base weights an adapter may adapt (tinynn/block.c's SLOT_NAMES), by their
 # GGUF name in a block -> the LoRA target (session.LORA_TARGETS) that adapts them

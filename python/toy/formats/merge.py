@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .adapter import read_adapter
 from ..core.errors import InputError
+from .adapter import read_adapter
 from .gguf_file import read_gguf, writing_gguf
 
 DTYPES = ("f32", "f16", "base")

@@ -1,8 +1,8 @@
 """A conversation of several turns with a model."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..core import bounds
 from ..core.errors import InputError

@@ -5,8 +5,8 @@ or a stop string, over a KV cache; the text streamed as it is produced
 (streaming.TextStream)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..core import bounds
 from ..core.errors import InputError

@@ -2,7 +2,7 @@
 generate's on_text)."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class TextStream:

@@ -6,13 +6,12 @@ the C library's message.
 from __future__ import annotations
 
 import argparse
-
 import importlib.util
 import sys
 from importlib import resources
 
-from ..core.ffi import ffi
 from ..core.errors import TNN_OK, DeviceNotBuilt, ToyError
+from ..core.ffi import ffi
 
 DEVICES = ("cpu", "cuda", "vulkan", "metal")
 

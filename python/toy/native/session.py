@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import bounds, plan
-from ..core.ffi import enum_values
-from .library import ffi, check, library
-from ..core.machine import check_fits
 from ..core.config import ModelConfig, RecipeOptions, ViTConfig
 from ..core.errors import TNN_ERR_ARG, TNN_ERR_BACKEND, NoDevice, ToyError, refusals_as_input_errors
+from ..core.ffi import enum_values
+from ..core.machine import check_fits
+from .library import check, ffi, library
 
 _KINDS = enum_values("tnn_tensor_kind")
 KIND_PARAM, KIND_LOSS = _KINDS["TNN_KIND_PARAM"], _KINDS["TNN_KIND_LOSS"]
@@ -86,7 +86,7 @@ class ModelDesc:
     base_compute: str = "fast"
 
     @classmethod
-    def from_scratch(cls, cfg: ModelConfig, opts: RecipeOptions) -> "ModelDesc":
+    def from_scratch(cls, cfg: ModelConfig, opts: RecipeOptions) -> ModelDesc:
         if opts.weight_dtype != "f32":
             raise ToyError(f"weight_dtype '{opts.weight_dtype}' cannot be trained: "
                            "trainable weights are f32")
@@ -95,7 +95,7 @@ class ModelDesc:
         return cls(arch=cfg.arch, config=cfg, opts=opts)
 
     @classmethod
-    def vit(cls, cfg: ViTConfig, t_batch: int, seed: int = 0, init_scale: float = 0.02) -> "ModelDesc":
+    def vit(cls, cfg: ViTConfig, t_batch: int, seed: int = 0, init_scale: float = 0.02) -> ModelDesc:
         if cfg.image_size % cfg.patch:
             raise ToyError(f"the patch size {cfg.patch} must divide the image size {cfg.image_size}",
                            TNN_ERR_ARG)
@@ -107,7 +107,7 @@ class ModelDesc:
 
     @classmethod
     def lora(cls, gguf_path, opts: RecipeOptions, rank: int, alpha: float,
-             targets: tuple[str, ...], base_compute: str = "fast") -> "ModelDesc":
+             targets: tuple[str, ...], base_compute: str = "fast") -> ModelDesc:
         """base_compute "fast" makes transposed copies of the base's matrices
         (and Q8_0 forward copies of Q5_1 / K-quant ones); "stored" computes
         with the stored types in place (less memory, slower)."""
@@ -126,7 +126,7 @@ class ModelDesc:
                    base_compute=base_compute)
 
     @classmethod
-    def base(cls, gguf_path, base_compute: str = "fast") -> "ModelDesc":
+    def base(cls, gguf_path, base_compute: str = "fast") -> ModelDesc:
         return cls.lora(gguf_path, RecipeOptions(t_seq=1, t_batch=1), 0, 0.0, (), base_compute)
 
     def to_c(self):

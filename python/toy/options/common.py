@@ -62,19 +62,19 @@ class TrainingOptions:
 # what a recipe's prepare gives the training loop: the realized recipe, its
 # source of batches, what config.json records of them, and the weights file's name
 Prepared = tuple[Any, Any, dict, str]
-O = TypeVar("O", bound=TrainingOptions)
+OptionsT = TypeVar("OptionsT", bound=TrainingOptions)
 
 
 @dataclass(frozen=True)
-class RecipeCommand(Generic[O]):
+class RecipeCommand(Generic[OptionsT]):
     """One toy-train recipe: its help, its options (a dataclass), their
     argparse groups (add_options), their checks and the wiring from them to a
     realized recipe and its data (prepare)."""
     help: str
-    options: type[O]
+    options: type[OptionsT]
     add_options: Callable[[Any], None]
-    check: Callable[[O], None]
-    prepare: Callable[[O], Prepared]
+    check: Callable[[OptionsT], None]
+    prepare: Callable[[OptionsT], Prepared]
 
 
 @dataclass(kw_only=True)
@@ -154,7 +154,8 @@ def add_data_options(p, defaults: TokenOptions, batch_help: str = "sequences per
                           help="text file or packed int32 tokens (.tok/.bin/.i32); default: the "
                                "embedded corpus")
     data.add_argument("--seq", type=bounds.option("seq"), default=defaults.seq,
-                      help="tokens per sequence" + (" (default: the longest pair's, at most 512)" if defaults.seq is None else ""))
+                      help="tokens per sequence"
+                      + (" (default: the longest pair's, at most 512)" if defaults.seq is None else ""))
     data.add_argument("--batch", type=bounds.option("batch"), default=defaults.batch, help=batch_help)
     data.add_argument("--grad-accum", type=bounds.option("grad-accum"), default=defaults.grad_accum,
                       help="micro-batches per optimizer step; the update equals one batch of all (default 1)")

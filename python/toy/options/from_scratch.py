@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..datasets.batches import CorpusSource
 from ..core.config import ARCHITECTURES, ModelConfig, RecipeOptions
-from ..datasets.corpus import check_corpus, default_corpus, load_corpus
 from ..core.errors import InputError
+from ..datasets.batches import CorpusSource
+from ..datasets.corpus import check_corpus, default_corpus, load_corpus
 from ..recipes import FromScratch
 from . import common as options
 

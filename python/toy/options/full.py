@@ -5,16 +5,16 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from ..datasets.batches import CorpusSource
 from ..core.config import RecipeOptions
-from ..datasets.corpus import check_corpus
-from ..native.session import read_gguf_config
 from ..core.errors import InputError, ToyError
-from ..datasets.instruct import read_jsonl
-from ..formats.merge import DTYPES, check_requantizable
-from ..recipes import FullFineTune
 from ..core.machine import available_bytes
 from ..core.plan import token_training_bytes
+from ..datasets.batches import CorpusSource
+from ..datasets.corpus import check_corpus
+from ..datasets.instruct import read_jsonl
+from ..formats.merge import DTYPES, check_requantizable
+from ..native.session import read_gguf_config
+from ..recipes import FullFineTune
 from . import common as options
 
 HELP = "fine-tune every weight of a GGUF model (corpus or instruct data)"

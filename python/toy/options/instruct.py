@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..datasets import samples
 from ..datasets.instruct import read_jsonl
 from ..native.session import LORA_TARGETS
-from ..datasets import samples
-from . import lora, common as options
+from . import common as options
+from . import lora
 
 HELP = "LoRA on prompt/response or chat JSONL, the loss on the assistant's turns"
 # Defaults measured to teach a small set of new facts without tuning on

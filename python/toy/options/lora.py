@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..datasets.batches import CorpusSource
+from ..core import bounds
 from ..core.config import RecipeOptions
+from ..datasets.batches import CorpusSource
 from ..datasets.corpus import check_corpus
 from ..formats.merge import DTYPES
-from ..recipes import LoRA
 from ..native.session import LORA_TARGETS
-from ..core import bounds
+from ..recipes import LoRA
 from . import common as options
 
 HELP = "train LoRA adapters on a GGUF model you already run (quantized)"

@@ -18,16 +18,17 @@ import sys
 from dataclasses import dataclass
 
 from ..core import bounds
-from ..datasets import samples
-from ..datasets.batches import PreferenceSource
-from ..native.session import LORA_TARGETS
-from ..recipes import DPO, ORPO
 from ..core.errors import InputError
 from ..core.launcher import launched_ranks
-from ..text.chat import ChatFormatter
+from ..datasets import samples
+from ..datasets.batches import PreferenceSource
 from ..datasets.preference import fit_pairs, read_pairs, tokenize_pairs
+from ..native.session import LORA_TARGETS
+from ..recipes import DPO, ORPO
+from ..text.chat import ChatFormatter
 from ..text.tokenizer import GGUFTokenizer
-from . import lora, common as options
+from . import common as options
+from . import lora
 
 MAX_PAIRS = 128          # tinynn: a preference batch holds at most 256 rows
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..datasets.batches import ImageSource
+from ..core import bounds, plan
 from ..core.config import ViTConfig
 from ..core.errors import InputError
-from ..datasets.images import FolderScan, held_out_split, load_digits, scan_folder, shown
 from ..core.machine import check_fits
+from ..datasets.batches import ImageSource
+from ..datasets.images import FolderScan, held_out_split, load_digits, scan_folder, shown
 from ..recipes import ViTTiny
-from ..core import bounds, plan
 from . import common as options
 
 HELP = "train a ViT image classifier (default data: scikit-learn's 8x8 digits)"
@@ -54,17 +54,22 @@ def add_options(p) -> None:
                       help="held-out fraction, the same images in every run (default 0.2)")
     data.add_argument("--epochs", type=bounds.option("epochs"), default=defaults.epochs,
                       help=f"passes over the training images (default {defaults.epochs})")
-    data.add_argument("--batch", type=bounds.option("batch"), default=defaults.batch, help="images per micro-batch (default 32)")
+    data.add_argument("--batch", type=bounds.option("batch"), default=defaults.batch,
+                      help="images per micro-batch (default 32)")
     data.add_argument("--grad-accum", type=bounds.option("grad-accum"), default=defaults.grad_accum,
                       help="micro-batches per optimizer step (default 1)")
     options.add_optimizer_options(p, defaults)
     model = p.add_argument_group("model shape")
     model.add_argument("--patch", type=bounds.option("patch"), default=defaults.patch,
                        help="patch side in pixels (default 4: the digits are four patches)")
-    model.add_argument("--d-model", type=bounds.option("d-model"), default=defaults.d_model, help="residual width (default 64)")
-    model.add_argument("--layers", type=bounds.option("layers"), default=defaults.layers, help="transformer blocks (default 4)")
-    model.add_argument("--heads", type=bounds.option("heads"), default=defaults.heads, help="attention heads (default 4)")
-    model.add_argument("--d-ff", type=bounds.option("d-ff"), default=defaults.d_ff, help="MLP width (default 4 d-model)")
+    model.add_argument("--d-model", type=bounds.option("d-model"), default=defaults.d_model,
+                       help="residual width (default 64)")
+    model.add_argument("--layers", type=bounds.option("layers"), default=defaults.layers,
+                       help="transformer blocks (default 4)")
+    model.add_argument("--heads", type=bounds.option("heads"), default=defaults.heads,
+                       help="attention heads (default 4)")
+    model.add_argument("--d-ff", type=bounds.option("d-ff"), default=defaults.d_ff,
+                       help="MLP width (default 4 d-model)")
     options.add_init_scale(p, defaults)
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..datasets.batches import CorpusSource
 from ..core.config import ModelConfig, RecipeOptions
-from ..datasets.corpus import TOKEN_SUFFIXES, check_corpus
 from ..core.errors import InputError
 from ..core.models import default_model_path
+from ..datasets.batches import CorpusSource
+from ..datasets.corpus import TOKEN_SUFFIXES, check_corpus
 from ..recipes import WarmStart
 from ..text.tokenizer import GGUFTokenizer
 from . import common as options

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..core.errors import TNN_ERR_ARG, ToyError
 from ..core.config import RecipeOptions
-from ..native.session import ModelDesc, read_gguf_config
+from ..core.errors import TNN_ERR_ARG, ToyError
 from ..formats.gguf_file import read_gguf
 from ..formats.merge import write_like_base
+from ..native.session import ModelDesc, read_gguf_config
 from .base import TrainingRecipe
 
 

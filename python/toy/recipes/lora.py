@@ -6,8 +6,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..core.errors import TNN_ERR_ARG, ToyError
 from ..core.config import ModelConfig, RecipeOptions
+from ..core.errors import TNN_ERR_ARG, ToyError
 from ..native.session import ModelDesc, read_gguf_config
 from .base import TrainingRecipe
 

@@ -6,8 +6,8 @@ import numpy as np
 
 from ..core.config import ViTConfig
 from ..core.errors import InputError
-from ..formats.gguf_file import writing_gguf
 from ..datasets.images import to_patches
+from ..formats.gguf_file import writing_gguf
 from ..native.session import ModelDesc
 from .base import TrainingRecipe
 

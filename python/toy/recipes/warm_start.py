@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.config import ModelConfig, RecipeOptions
-from ..formats.donor import donor_embed_width, donor_embedding, pca_lens
 from ..core.errors import TNN_ERR_ARG, TNN_ERR_STATE, ToyError
+from ..formats.donor import donor_embed_width, donor_embedding, pca_lens
 from ..native.session import ModelDesc
 from .base import TrainingRecipe
 

@@ -18,7 +18,7 @@ class Sample:
     trained: np.ndarray    # bool [n]: True on the assistant's tokens, the ones that carry loss
 
     @classmethod
-    def prompt_response(cls, tokens, n_prompt: int) -> "Sample":
+    def prompt_response(cls, tokens, n_prompt: int) -> Sample:
         """One prompt of n_prompt tokens, then the response."""
         tokens = np.asarray(tokens, dtype=np.int32)
         return cls(tokens, np.arange(len(tokens)) >= n_prompt)
@@ -50,7 +50,7 @@ class ChatFormatter:
         self.tokenizer = tokenizer
 
     @classmethod
-    def from_gguf(cls, path, tokenizer) -> "ChatFormatter":
+    def from_gguf(cls, path, tokenizer) -> ChatFormatter:
         """The GGUF's chat template; for a Gemma 3 GGUF without one (the base
         models ship none), Gemma's turn format."""
         meta = read_metadata(path)

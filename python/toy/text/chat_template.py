@@ -167,7 +167,7 @@ def _as_input_error(err: Exception) -> InputError:
 
 # ---- one render's budget -------------------------------------------------------
 
-_active: ContextVar["_Render | None"] = ContextVar("toy_chat_template_render", default=None)
+_active: ContextVar[_Render | None] = ContextVar("toy_chat_template_render", default=None)
 
 
 def _peak_rss() -> int | None:
@@ -226,7 +226,7 @@ class _Render:
             raise TemplateLimit(f"builds a value of over {self.limits.max_size:,} characters or items "
                                 f"({what})")
 
-    def measure(self, value) -> "_Size":
+    def measure(self, value) -> _Size:
         size = _measure(value, self.limits.max_size)
         self.charge(size.nodes // ITEMS_PER_STEP + size.chars // CHARS_PER_STEP)
         return size

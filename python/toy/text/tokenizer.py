@@ -114,7 +114,7 @@ class GGUFTokenizer:
         self.end_ids = frozenset(ends | {i for i in (eos_id, eot_id) if i is not None and 0 <= i < len(tokens)})
 
     @classmethod
-    def from_gguf(cls, path) -> "GGUFTokenizer":
+    def from_gguf(cls, path) -> GGUFTokenizer:
         f = read_metadata(path)
         try:
             return cls._from_fields(path, f)
@@ -124,7 +124,7 @@ class GGUFTokenizer:
                              f"{one_line(err)})") from None
 
     @classmethod
-    def _from_fields(cls, path, f) -> "GGUFTokenizer":
+    def _from_fields(cls, path, f) -> GGUFTokenizer:
         model = f.get("tokenizer.ggml.model", "none")
         if model not in ("gpt2", "llama"):
             raise InputError(f"{path}: tokenizer {one_line(repr(model))} is not supported (byte-level "

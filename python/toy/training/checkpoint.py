@@ -68,7 +68,7 @@ class Checkpoints:
         self.written = list(written or [])
 
     @classmethod
-    def resuming(cls, checkpoint: "Checkpoint", keep: int) -> "Checkpoints":
+    def resuming(cls, checkpoint: Checkpoint, keep: int) -> Checkpoints:
         """The folder of the checkpoint a run resumes from, with the files the
         run wrote. Refuses a checkpoint outside a run's checkpoint folder: the
         resume would write the run into whatever folder holds that one."""

@@ -19,15 +19,15 @@ from dataclasses import asdict
 
 import numpy as np
 
+from ..core.errors import EXIT_STOPPED, InputError
 from ..core.version import __version__
+from ..formats.merge import merge_lora
+from ..options import COMMANDS, TrainingOptions
 from . import parallel
 from .checkpoint import Checkpoint, Checkpoints, file_sha256
 from .divergence import DivergenceWatch
-from ..core.errors import EXIT_STOPPED, InputError
-from ..formats.merge import merge_lora
 from .optim import adamw_hp
 from .plot import LossPlot
-from ..options import COMMANDS, TrainingOptions
 from .rundir import QuietRunDir, RunDir
 
 LOG_FORMAT = "toy/train-v1"

@@ -61,7 +61,7 @@ class RunEvents:
         self.steps: list[int] = []                # [first, last]: the x extent, non-finite losses too
         self._offset = self._lines = 0
 
-    def read(self) -> "RunEvents":
+    def read(self) -> RunEvents:
         try:
             with open(self.path, "rb") as f:
                 size = f.seek(0, 2)

@@ -15,10 +15,9 @@ import json
 import time
 from pathlib import Path
 
-from . import checkpoint
-
 from ..core.errors import InputError
 from ..core.files import write_whole
+from . import checkpoint
 
 
 def new_run_id(recipe: str, seed: int) -> str:
@@ -46,7 +45,7 @@ class RunDir:
                              "(give a writable --out DIR)") from None
 
     @classmethod
-    def create(cls, out: str | None, recipe: str, seed: int, overwrite: bool = False) -> "RunDir":
+    def create(cls, out: str | None, recipe: str, seed: int, overwrite: bool = False) -> RunDir:
         if out is not None:
             path = Path(out)
             _claim(path, overwrite)
@@ -55,7 +54,7 @@ class RunDir:
         return cls(path, path.name)
 
     @classmethod
-    def reopen(cls, path: Path, through_step: int) -> "RunDir":
+    def reopen(cls, path: Path, through_step: int) -> RunDir:
         """A run directory to resume after step through_step: the events of
         later steps (written after the checkpoint) are dropped, and lines that
         do not parse (cut short by a kill, or damaged)."""
