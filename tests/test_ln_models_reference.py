@@ -1,5 +1,6 @@
 """GPT-2 and ViT in tinynn against the independent float64 numpy reference
 (tests/reference_gpt2.py): logits, loss and every parameter's gradient."""
+
 from types import SimpleNamespace
 
 import numpy as np

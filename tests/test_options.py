@@ -1,6 +1,7 @@
 """The typed options (toy.options): one dataclass per recipe, the same for
 toy-train's command line and toy.finetune; their defaults are the command
 line's and a bad value is refused with the command line's words."""
+
 import argparse
 import dataclasses
 
@@ -32,17 +33,22 @@ def test_the_command_line_parses_into_the_recipes_dataclass():
 
 
 def test_python_values_become_the_same_options():
-    assert from_values("lora", {"rank": 4, "targets": ["q_proj", "v_proj"], "lr": 5e-4}) == \
-        checked_args(["lora", "--rank", "4", "--targets", "q_proj,v_proj", "--lr", "5e-4"])[0]
-    assert from_values("instruct", {"rank": None}).rank == 16            # None: the default
+    assert (
+        from_values("lora", {"rank": 4, "targets": ["q_proj", "v_proj"], "lr": 5e-4})
+        == checked_args(["lora", "--rank", "4", "--targets", "q_proj,v_proj", "--lr", "5e-4"])[0]
+    )
+    assert from_values("instruct", {"rank": None}).rank == 16  # None: the default
 
 
-@pytest.mark.parametrize("recipe, values, argv", [
-    ("lora", {"rank": 0}, ["--rank", "0"]),
-    ("instruct", {"lr": -1.0}, ["--lr", "-1.0"]),
-    ("lora", {"device": "tpu"}, ["--device", "tpu"]),
-    ("lora", {"steps": 2.5}, ["--steps", "2.5"]),
-])
+@pytest.mark.parametrize(
+    "recipe, values, argv",
+    [
+        ("lora", {"rank": 0}, ["--rank", "0"]),
+        ("instruct", {"lr": -1.0}, ["--lr", "-1.0"]),
+        ("lora", {"device": "tpu"}, ["--device", "tpu"]),
+        ("lora", {"steps": 2.5}, ["--steps", "2.5"]),
+    ],
+)
 def test_a_bad_value_is_refused_with_the_command_lines_words(recipe, values, argv):
     with pytest.raises(toy.InputError) as from_python:
         from_values(recipe, values)
@@ -56,8 +62,12 @@ def test_an_option_of_another_recipe_is_named_as_such():
         from_values("from-scratch", {"rank": 4})
     with pytest.raises(toy.InputError) as from_argv:
         checked_args(["from-scratch", "--rank", "4"])
-    assert str(from_python.value) == str(from_argv.value) == \
-        "--rank is an option of lora, instruct, dpo and orpo, not of from-scratch (see toy-train from-scratch --help)"
+    assert (
+        str(from_python.value)
+        == str(from_argv.value)
+        == "--rank is an option of lora, instruct, dpo and orpo, not of from-scratch"
+        " (see toy-train from-scratch --help)"
+    )
 
 
 def test_finetune_refuses_before_anything_is_written(tmp_path):

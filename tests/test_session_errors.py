@@ -1,4 +1,5 @@
 """Bad input to the C core comes back as ToyError, never an abort."""
+
 import numpy as np
 import pytest
 
@@ -24,12 +25,15 @@ def test_the_step_runs_in_the_cpu_library():
     assert session.info(session.loss).name == "loss"
 
 
-@pytest.mark.parametrize("change,message", [
-    (dict(n_heads=3), "even head width"),
-    (dict(n_kv_heads=3, n_heads=2), "must divide"),
-    (dict(vocab=0), "vocab must be a whole number from 1 to"),
-    (dict(rope_base=-1.0), "rope_base"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (dict(n_heads=3), "even head width"),
+        (dict(n_kv_heads=3, n_heads=2), "must divide"),
+        (dict(vocab=0), "vocab must be a whole number from 1 to"),
+        (dict(rope_base=-1.0), "rope_base"),
+    ],
+)
 def test_bad_config_is_refused(change, message):
     cfg = toy.ModelConfig(**{**SMALL.to_dict(), **change})
     with pytest.raises(toy.ToyError, match=message):

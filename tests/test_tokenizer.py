@@ -1,4 +1,5 @@
 """The GGUF's own tokenizer: byte-level BPE with SmolLM2's pre-tokenizer."""
+
 import numpy as np
 import pytest
 

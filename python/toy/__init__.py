@@ -20,6 +20,7 @@ other in a circle):
                 data parallelism, and the Python API (finetune, Run)
     cli         the command lines: toy-train, toy-generate, toy-train plot
 """
+
 from . import recipes
 from .core.config import ModelConfig, RecipeOptions, ViTConfig
 from .core.errors import DeviceNotBuilt, InputError, ToyError
@@ -35,7 +36,31 @@ from .recipes import DPO, ORPO, FromScratch, FullFineTune, LoRA, WarmStart, load
 from .training.finetune import Run, finetune
 from .training.optim import adamw_hp
 
-__all__ = ["ToyError", "InputError", "DeviceNotBuilt", "ModelConfig", "RecipeOptions", "ViTConfig",
-           "ModelDesc", "Session", "adamw_hp", "recipes", "generate", "load_model", "Chat", "load_vit", "__version__",
-           "FromScratch", "WarmStart", "LoRA", "FullFineTune", "DPO", "ORPO", "finetune", "Run", "merge_lora",
-           "default_model_path", "samples"]
+__all__ = [
+    "ToyError",
+    "InputError",
+    "DeviceNotBuilt",
+    "ModelConfig",
+    "RecipeOptions",
+    "ViTConfig",
+    "ModelDesc",
+    "Session",
+    "adamw_hp",
+    "recipes",
+    "generate",
+    "load_model",
+    "Chat",
+    "load_vit",
+    "__version__",
+    "FromScratch",
+    "WarmStart",
+    "LoRA",
+    "FullFineTune",
+    "DPO",
+    "ORPO",
+    "finetune",
+    "Run",
+    "merge_lora",
+    "default_model_path",
+    "samples",
+]

@@ -7,6 +7,7 @@ stderr. Bad input exits 2 with one line naming the problem and the fix; a
 failure inside a run exits 1; a run stopped by Ctrl-C or SIGTERM saves a
 checkpoint and exits 130 or 143.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,19 +26,23 @@ DEFAULT_RECIPE = "from-scratch"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="toy-train", description="Train a llama-family model; stdout is the loss log. "
-                "Without a recipe, trains from scratch.",
-                epilog="Also: toy-train samples [DIR] writes sample data (notes.txt, pairs.jsonl, "
-                       "photos/) to try the recipes on; toy-train plot RUN... draws runs' losses "
-                       "in one SVG.")
-    p.add_argument("--version", action=VersionAction, version_name="toy",
-                   help="show toy's version and its backends here, then exit")
-    sub = p.add_subparsers(dest="recipe", metavar="RECIPE", parser_class=OneLineParser,
-                           help=" | ".join(COMMANDS))
+    p = OneLineParser(
+        prog="toy-train",
+        description="Train a llama-family model; stdout is the loss log. Without a recipe, trains from scratch.",
+        epilog="Also: toy-train samples [DIR] writes sample data (notes.txt, pairs.jsonl, "
+        "photos/) to try the recipes on; toy-train plot RUN... draws runs' losses "
+        "in one SVG.",
+    )
+    p.add_argument(
+        "--version",
+        action=VersionAction,
+        version_name="toy",
+        help="show toy's version and its backends here, then exit",
+    )
+    sub = p.add_subparsers(dest="recipe", metavar="RECIPE", parser_class=OneLineParser, help=" | ".join(COMMANDS))
     for name, command in COMMANDS.items():
         # no abbreviations: --init (warm-start's) must not be taken for --init-scale
-        command.add_options(sub.add_parser(name, help=command.help, description=command.help,
-                                           allow_abbrev=False))
+        command.add_options(sub.add_parser(name, help=command.help, description=command.help, allow_abbrev=False))
     bounds.annotate_help(p)
     return p
 
@@ -52,7 +57,7 @@ def _with_recipe(argv: list[str]) -> tuple[list[str], bool]:
     if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):
         return argv, True
     if argv and not argv[0].startswith("-"):
-        return argv, True            # an unknown recipe: argparse says so
+        return argv, True  # an unknown recipe: argparse says so
     return [DEFAULT_RECIPE, *argv], False
 
 

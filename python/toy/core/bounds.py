@@ -13,6 +13,7 @@ Memory is the other bound: a configuration within these ranges can still
 need more than the machine has; toy.core.plan estimates it and toy.core.machine
 refuses it before anything is allocated.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,18 +24,18 @@ from .errors import TNN_ERR_ARG, ToyError
 
 INT32_MAX = 2**31 - 1
 UINT64_MAX = 2**64 - 1
-TOKENS_PER_STEP = 1 << 20          # tinynn: t_seq * t_batch, and the longest KV cache
+TOKENS_PER_STEP = 1 << 20  # tinynn: t_seq * t_batch, and the longest KV cache
 
 
 @dataclass(frozen=True)
 class Bound:
-    name: str                  # the option's flag without "--"
-    kind: type                 # int or float
+    name: str  # the option's flag without "--"
+    kind: type  # int or float
     low: float
-    high: float                # math.inf: any finite value
-    low_open: bool = False     # low itself excluded
+    high: float  # math.inf: any finite value
+    low_open: bool = False  # low itself excluded
     high_open: bool = False
-    fields: tuple = ()         # the Python fields (dataclass attributes, arguments) it bounds
+    fields: tuple = ()  # the Python fields (dataclass attributes, arguments) it bounds
 
     def describe(self) -> str:
         """'from 1 to 65,536', '> 0', 'from 0 to below 1' ..."""
@@ -78,7 +79,7 @@ TABLE = [
     _b("steps", int, 1, INT32_MAX),
     _b("epochs", int, 1, INT32_MAX),
     _b("seed", int, 0, UINT64_MAX, "seed"),
-    _b("threads", int, 1, 512, "threads"),                  # tinynn_session_new
+    _b("threads", int, 1, 512, "threads"),  # tinynn_session_new
     _b("save-every", int, 0, INT32_MAX),
     _b("keep", int, 1, 10_000),
     # the data's shape (tinynn: t_seq * t_batch <= 2^20 tokens as well)
@@ -118,8 +119,8 @@ TABLE = [
     _b("top-p", float, 0, 1, "top_p"),
     _b("min-p", float, 0, 1, "min_p"),
     _b("repeat-penalty", float, 0, INF, "repeat_penalty", low_open=True),
-    _b("repeat-last-n", int, -1, INT32_MAX, "repeat_last_n"),       # -1: the whole context
-    _b("ctx-size", int, 0, TOKENS_PER_STEP, "ctx_size"),            # 0: the model's; the KV cache's limit
+    _b("repeat-last-n", int, -1, INT32_MAX, "repeat_last_n"),  # -1: the whole context
+    _b("ctx-size", int, 0, TOKENS_PER_STEP, "ctx_size"),  # 0: the model's; the KV cache's limit
 ]
 BY_NAME = {b.name: b for b in TABLE}
 BY_FIELD = {f: b for b in TABLE for f in b.fields}
@@ -135,8 +136,11 @@ def check(field: str, value, label: str | None = None) -> None:
     its range; label names it in the message (default: the field)."""
     bound = BY_FIELD[field]
     if not bound.accepts(value):
-        raise ToyError(f"{label or field} must be {'a whole number' if bound.kind is int else 'a number'} "
-                       f"{bound.describe()}, got {value!r}", TNN_ERR_ARG)
+        raise ToyError(
+            f"{label or field} must be {'a whole number' if bound.kind is int else 'a number'} "
+            f"{bound.describe()}, got {value!r}",
+            TNN_ERR_ARG,
+        )
 
 
 def check_fields(obj, skip: tuple = ()) -> None:

@@ -1,4 +1,5 @@
 """Model and recipe options, as plain dataclasses."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -19,14 +20,14 @@ class ModelConfig:
     n_layers: int = 2
     n_heads: int = 4
     n_kv_heads: int = 2
-    d_ff: int = 0            # 0: the llama default, about 8/3 d_model rounded to 32
+    d_ff: int = 0  # 0: the llama default, about 8/3 d_model rounded to 32
     rope_base: float = 10000.0
     rms_eps: float = 1e-5
-    donor_d_in: int = 0      # warm start: the donor embedding's width (0: no donor)
+    donor_d_in: int = 0  # warm start: the donor embedding's width (0: no donor)
     arch: str = "llama"
-    head_dim: int = 0        # 0: d_model / n_heads (Qwen3's heads are wider)
+    head_dim: int = 0  # 0: d_model / n_heads (Qwen3's heads are wider)
     rope_neox: bool = False  # RoPE on the pairs (i, i + head_dim/2): Qwen2, Qwen3
-    qk_norm: bool = False    # RMSNorm on each head of q and k: Qwen3, Gemma 3
+    qk_norm: bool = False  # RMSNorm on each head of q and k: Qwen3, Gemma 3
     # Gemma: embeddings x sqrt(d_model), GELU gate, norms after attention and MLP,
     # sliding-window local layers (every swa_period-th layer global)
     embd_scale: bool = False
@@ -56,15 +57,15 @@ class ModelConfig:
 class RecipeOptions:
     """How a recipe realizes and trains a model."""
 
-    t_seq: int = 64          # tokens per sequence
-    t_batch: int = 4         # sequences per step
+    t_seq: int = 64  # tokens per sequence
+    t_batch: int = 4  # sequences per step
     weight_dtype: str = "f32"
-    untied: bool = False     # separate output projection instead of the embedding
+    untied: bool = False  # separate output projection instead of the embedding
     qkv_bias: bool = False
     seed: int = 0
     init_scale: float = 0.02
-    clip_norm: float = 0.0   # clip gradients to this global norm in the graph (0: off)
-    precision: str = "f32"   # "bf16": the dense products' operands in bfloat16 (tnn_set_precision)
+    clip_norm: float = 0.0  # clip gradients to this global norm in the graph (0: off)
+    precision: str = "f32"  # "bf16": the dense products' operands in bfloat16 (tnn_set_precision)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -82,7 +83,7 @@ class ViTConfig:
     d_model: int = 64
     n_layers: int = 2
     n_heads: int = 4
-    d_ff: int = 0            # 0: 4 d_model
+    d_ff: int = 0  # 0: 4 d_model
     ln_eps: float = 1e-6
 
     def __post_init__(self):

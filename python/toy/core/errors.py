@@ -16,6 +16,7 @@ The commands (toy-train, toy-generate) end in one of three ways on failure:
 A training run stopped by SIGINT or SIGTERM (after its checkpoint) exits
 128 + the signal's number, as a shell reports a process the signal ended.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,19 +32,30 @@ from .launcher import launched_rank
 
 _STATUS = enum_values("tnn_status")
 TNN_OK = _STATUS["TNN_OK"]
-TNN_ERR_ARG = _STATUS["TNN_ERR_ARG"]          # a bad argument: handle, shape, size, value
-TNN_ERR_STATE = _STATUS["TNN_ERR_STATE"]      # a call out of order
+TNN_ERR_ARG = _STATUS["TNN_ERR_ARG"]  # a bad argument: handle, shape, size, value
+TNN_ERR_STATE = _STATUS["TNN_ERR_STATE"]  # a call out of order
 TNN_ERR_BACKEND = _STATUS["TNN_ERR_BACKEND"]
 TNN_ERR_ALLOC = _STATUS["TNN_ERR_ALLOC"]
-TNN_ERR_IO = _STATUS["TNN_ERR_IO"]            # a file could not be read or written
+TNN_ERR_IO = _STATUS["TNN_ERR_IO"]  # a file could not be read or written
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 # OSError numbers that say a path given is unusable (bad input, exit 2); any
 # other (a full disk, an I/O error) is a failure of the run (exit 1)
-PATH_ERRNOS = {errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM,
-               errno.ELOOP, errno.EROFS, errno.EEXIST, errno.ENXIO, errno.ENODEV}
+PATH_ERRNOS = {
+    errno.ENAMETOOLONG,
+    errno.ENOENT,
+    errno.ENOTDIR,
+    errno.EISDIR,
+    errno.EACCES,
+    errno.EPERM,
+    errno.ELOOP,
+    errno.EROFS,
+    errno.EEXIST,
+    errno.ENXIO,
+    errno.ENODEV,
+}
 # what a training run stopped by a signal exits with
 EXIT_STOPPED = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: 128 + signal.SIGTERM}
 
@@ -108,7 +120,7 @@ def c_stderr_captured(said: list[str], limit: int | None = None):
     try:
         sys.stderr.flush()
         saved = os.dup(2)
-    except (OSError, ValueError, AttributeError):     # no fd 2 to borrow (stderr closed)
+    except (OSError, ValueError, AttributeError):  # no fd 2 to borrow (stderr closed)
         yield
         return
     with tempfile.TemporaryFile() as sink:
@@ -131,7 +143,7 @@ def _on_one_line(err) -> str:
 def run_command(prog: str, body) -> int:
     """Run a console command's body with the contract above; returns the exit status."""
     if launched_rank() > 0:
-        prog = f"{prog}: rank {launched_rank()}"     # data parallel: rank 0 speaks plainly
+        prog = f"{prog}: rank {launched_rank()}"  # data parallel: rank 0 speaks plainly
     try:
         return body()
     except (InputError, DeviceNotBuilt, NoDevice) as err:

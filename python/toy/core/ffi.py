@@ -5,6 +5,7 @@ verbatim, so the header stays the single source of truth for the calls,
 the structs and the enum values (status codes, tensor kinds, LoRA targets).
 Nothing here loads a library: _native.py does that.
 """
+
 from __future__ import annotations
 
 from importlib import resources

@@ -1,6 +1,7 @@
 """Files written whole or not at all: under a temporary name beside the
 target, renamed onto it only once complete, so that a failure or a kill
 never leaves a half-written file where a reader looks for it."""
+
 from __future__ import annotations
 
 import os
@@ -51,5 +52,6 @@ def _clear_stale(tmp: Path) -> None:
     if tmp.is_symlink() or tmp.is_file():
         tmp.unlink()
     elif tmp.exists():
-        raise InputError(f"cannot write {tmp.with_name(tmp.name[:-len('.tmp')])}: a folder is in the way "
-                         f"at {tmp}; move it away")
+        raise InputError(
+            f"cannot write {tmp.with_name(tmp.name[: -len('.tmp')])}: a folder is in the way at {tmp}; move it away"
+        )

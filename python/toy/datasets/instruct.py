@@ -11,6 +11,7 @@ Every assistant
 turn of a conversation carries loss; system and user turns, and the template's
 text around them, are masked.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,15 +46,17 @@ def read_jsonl_objects(path) -> list[tuple[object, str]]:
     data = path.read_bytes()
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError(f"{path} is UTF-16 text: save it as UTF-8 (JSON Lines are UTF-8)")
-    data = data.removeprefix(b"\xef\xbb\xbf")     # a UTF-8 byte-order mark, as Windows editors write
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark, as Windows editors write
     objects = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         where = f"{path}:{number}"
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise InputError(f"{where}: not UTF-8 text (byte 0x{raw[err.start]:02x} at column "
-                             f"{err.start + 1}); save the file as UTF-8") from None
+            raise InputError(
+                f"{where}: not UTF-8 text (byte 0x{raw[err.start]:02x} at column "
+                f"{err.start + 1}); save the file as UTF-8"
+            ) from None
         if not line.strip():
             continue
         try:
@@ -74,31 +77,45 @@ def _conversation(obj, where: str) -> list[dict]:
         raise InputError(f"{where}: expected a JSON object")
     if "messages" in obj:
         messages = obj["messages"]
-        if (not isinstance(messages, list) or not messages or
-                not all(isinstance(m, dict) and isinstance(m.get("role"), str) and
-                        isinstance(m.get("content"), str) for m in messages)):
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(
+                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+                for m in messages
+            )
+        ):
             raise InputError(f"{where}: 'messages' must be a list of {{role, content}} strings")
         if messages[-1]["role"] != "assistant":
             raise InputError(f"{where}: the last message must be the assistant's response")
         messages = [{"role": m["role"], "content": m["content"]} for m in messages]
     elif isinstance(obj.get("prompt"), str) and isinstance(obj.get("response", obj.get("completion")), str):
-        messages = [{"role": "user", "content": obj["prompt"]},
-                    {"role": "assistant", "content": obj.get("response", obj.get("completion"))}]
-    elif (isinstance(obj.get("instruction"), str) and isinstance(obj.get("output"), str)
-          and isinstance(obj.get("input", ""), str)):
+        messages = [
+            {"role": "user", "content": obj["prompt"]},
+            {"role": "assistant", "content": obj.get("response", obj.get("completion"))},
+        ]
+    elif (
+        isinstance(obj.get("instruction"), str)
+        and isinstance(obj.get("output"), str)
+        and isinstance(obj.get("input", ""), str)
+    ):
         # Alpaca's layout: the input, when there is one, follows the instruction
         request = obj["instruction"] + (f"\n\n{obj['input']}" if obj.get("input") else "")
         messages = [{"role": "user", "content": request}, {"role": "assistant", "content": obj["output"]}]
     else:
-        raise InputError(f"{where}: expected 'prompt' and 'response' (or 'completion') strings, "
-                         "'instruction' and 'output', or 'messages'")
+        raise InputError(
+            f"{where}: expected 'prompt' and 'response' (or 'completion') strings, "
+            "'instruction' and 'output', or 'messages'"
+        )
     for m in messages:
         for text in (m["role"], m["content"]):
             try:
                 text.encode("utf-8")
-            except UnicodeEncodeError:      # a lone surrogate escape such as "\ud800"
-                raise InputError(f"{where}: a string holds an unpaired surrogate "
-                                 f"(\\u{ord(text[_first_surrogate(text)]):04x}), which is not text") from None
+            except UnicodeEncodeError:  # a lone surrogate escape such as "\ud800"
+                raise InputError(
+                    f"{where}: a string holds an unpaired surrogate "
+                    f"(\\u{ord(text[_first_surrogate(text)]):04x}), which is not text"
+                ) from None
     return messages
 
 

@@ -9,6 +9,7 @@ Each answer is rendered after the prompt with the model's chat template (as
 instruct renders a conversation) and only its tokens carry loss. A line that
 cannot be used is a one-line error naming file and line.
 """
+
 from __future__ import annotations
 
 import sys
@@ -25,7 +26,7 @@ from .instruct import IGNORE, _conversation, read_jsonl_objects, to_rows
 class Pair:
     chosen: Sample
     rejected: Sample
-    where: str          # file:line, for errors found later (the prompt's length)
+    where: str  # file:line, for errors found later (the prompt's length)
 
 
 def read_pairs(path) -> list[tuple[list[dict], list[dict], str]]:
@@ -37,8 +38,10 @@ def read_pairs(path) -> list[tuple[list[dict], list[dict], str]]:
             raise InputError(f"{where}: expected a JSON object")
         missing = [key for key in ("chosen", "rejected") if key not in obj]
         if missing:
-            raise InputError(f"{where}: no {' or '.join(repr(k) for k in missing)}: a preference line needs "
-                             "'chosen' and 'rejected' answers (and a 'prompt')")
+            raise InputError(
+                f"{where}: no {' or '.join(repr(k) for k in missing)}: a preference line needs "
+                "'chosen' and 'rejected' answers (and a 'prompt')"
+            )
         prompt = _prompt_messages(obj, where)
         chosen = _with_answer(prompt, obj["chosen"], "chosen", where)
         rejected = _with_answer(prompt, obj["rejected"], "rejected", where)
@@ -49,7 +52,7 @@ def read_pairs(path) -> list[tuple[list[dict], list[dict], str]]:
 def _prompt_messages(obj, where: str) -> list[dict]:
     prompt = obj.get("prompt")
     if prompt is None:
-        return []              # implicit: both answers carry the whole conversation
+        return []  # implicit: both answers carry the whole conversation
     if isinstance(prompt, str):
         if not prompt.strip():
             raise InputError(f"{where}: the prompt is empty")
@@ -98,8 +101,10 @@ def fit_pairs(pairs: list[Pair], t_seq: int) -> list[Pair]:
     for pair in pairs:
         prompt = pair.chosen.last_response_start()
         if prompt >= t_seq or pair.rejected.last_response_start() >= t_seq:
-            raise InputError(f"{pair.where}: the prompt alone takes {prompt} tokens of --seq {t_seq}, "
-                             "leaving no room for the answers (give a larger --seq or a shorter prompt)")
+            raise InputError(
+                f"{pair.where}: the prompt alone takes {prompt} tokens of --seq {t_seq}, "
+                "leaving no room for the answers (give a larger --seq or a shorter prompt)"
+            )
         answers = []
         for sample in (pair.chosen, pair.rejected):
             if len(sample.tokens) > limit:

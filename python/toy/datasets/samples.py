@@ -10,6 +10,7 @@ one's own: `toy-train samples [DIR]` copies it out.
     photos/       32 grey 32x32 pictures in two class folders, ring/ and cross/
                   (vit-tiny --images; scripts/make_sample_photos.py drew them)
 """
+
 from __future__ import annotations
 
 import shutil
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from ..core.errors import InputError, OneLineParser, run_command
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"   # toy/data/samples
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"  # toy/data/samples
 NAMES = ("facts.jsonl", "preferences.jsonl", "notes.txt", "photos")
 
 
@@ -51,9 +52,9 @@ def copy_samples(folder) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="toy-train samples",
-                                     description="Write toy's sample data into a folder: " +
-                                                 ", ".join(NAMES) + ".")
+    parser = OneLineParser(
+        prog="toy-train samples", description="Write toy's sample data into a folder: " + ", ".join(NAMES) + "."
+    )
     parser.add_argument("folder", nargs="?", default=".", help="where to write them (default: here)")
 
     def body() -> int:

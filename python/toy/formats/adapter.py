@@ -40,6 +40,7 @@ The base's shapes come from its config as tinynn reads it
 base has exactly those shapes), so the checks cost no pass over the base's
 tensors.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,8 +56,15 @@ from .gguf_file import one_line, read_gguf, read_metadata
 
 # the base weights an adapter may adapt (tinynn/block.c's SLOT_NAMES), by their
 # GGUF name in a block -> the LoRA target (session.LORA_TARGETS) that adapts them
-SLOTS = {"attn_q": "q", "attn_k": "k", "attn_v": "v", "attn_output": "o",
-         "ffn_gate": "gate", "ffn_up": "up", "ffn_down": "down"}
+SLOTS = {
+    "attn_q": "q",
+    "attn_k": "k",
+    "attn_v": "v",
+    "attn_output": "o",
+    "ffn_gate": "gate",
+    "ffn_up": "up",
+    "ffn_down": "down",
+}
 _TENSOR_NAME = re.compile(r"blk\.(0|[1-9][0-9]{0,8})\.(" + "|".join(SLOTS) + r")\.weight\.lora_(a|b)")
 _FORM = "blk.<layer>.<" + "|".join(SLOTS) + ">.weight.lora_a / .lora_b"
 
@@ -68,9 +76,9 @@ class Adapter:
     path: Path
     alpha: float
     rank: int
-    pairs: dict[str, tuple[np.ndarray, np.ndarray]]   # "blk.3.attn_q.weight" -> (A (rank, d_in), B (d_out, rank))
-    n_layers: int                                      # the base's
-    shapes: dict[str, tuple[int, int]]                 # "attn_q" -> the base weight's (d_out, d_in)
+    pairs: dict[str, tuple[np.ndarray, np.ndarray]]  # "blk.3.attn_q.weight" -> (A (rank, d_in), B (d_out, rank))
+    n_layers: int  # the base's
+    shapes: dict[str, tuple[int, int]]  # "attn_q" -> the base weight's (d_out, d_in)
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -90,8 +98,7 @@ class Adapter:
                     yield (name, *self.pairs[name])
                 else:
                     d_out, d_in = self.shapes[slot]
-                    yield (name, np.zeros((self.rank, d_in), np.float32),
-                           np.zeros((d_out, self.rank), np.float32))
+                    yield (name, np.zeros((self.rank, d_in), np.float32), np.zeros((d_out, self.rank), np.float32))
 
 
 def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
@@ -99,8 +106,15 @@ def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
     (tinynn/block.c's block_layout, in numpy order)."""
     d, ff = cfg.d_model, cfg.d_ff
     q, kv = cfg.n_heads * cfg.head_width, cfg.n_kv_heads * cfg.head_width
-    return {"attn_q": (q, d), "attn_k": (kv, d), "attn_v": (kv, d), "attn_output": (d, q),
-            "ffn_gate": (ff, d), "ffn_up": (ff, d), "ffn_down": (d, ff)}
+    return {
+        "attn_q": (q, d),
+        "attn_k": (kv, d),
+        "attn_v": (kv, d),
+        "attn_output": (d, q),
+        "ffn_gate": (ff, d),
+        "ffn_up": (ff, d),
+        "ffn_down": (d, ff),
+    }
 
 
 def read_adapter(adapter_path, base_path) -> Adapter:
@@ -113,7 +127,7 @@ def read_adapter(adapter_path, base_path) -> Adapter:
     alpha = _check_metadata(path, meta, base_path)
     reader = read_gguf(path, "adapter ")
     shapes = base_weight_shapes(cfg)
-    found: dict[str, dict[str, np.ndarray]] = {}        # weight -> {"a": A, "b": B}
+    found: dict[str, dict[str, np.ndarray]] = {}  # weight -> {"a": A, "b": B}
     for tensor in reader.tensors:
         weight, which, array = _checked_tensor(path, tensor, cfg.n_layers, shapes)
         found.setdefault(weight, {})[which] = array
@@ -126,13 +140,17 @@ def read_adapter(adapter_path, base_path) -> Adapter:
                 raise InputError(f"adapter {path}: {weight}.lora_{have} has no {weight}.lora_{lack}")
         a, b = ab["a"], ab["b"]
         if a.shape[0] != b.shape[1]:
-            raise InputError(f"adapter {path}: {weight}.lora_a has rank {a.shape[0]} and its "
-                             f".lora_b rank {b.shape[1]} (A is [d_in, rank], B [rank, d_out])")
+            raise InputError(
+                f"adapter {path}: {weight}.lora_a has rank {a.shape[0]} and its "
+                f".lora_b rank {b.shape[1]} (A is [d_in, rank], B [rank, d_out])"
+            )
         if rank is None:
             rank, first = a.shape[0], weight
         elif a.shape[0] != rank:
-            raise InputError(f"adapter {path}: {weight} has rank {a.shape[0]} and {first} rank "
-                             f"{rank}: toy applies one rank to every pair")
+            raise InputError(
+                f"adapter {path}: {weight} has rank {a.shape[0]} and {first} rank "
+                f"{rank}: toy applies one rank to every pair"
+            )
         pairs[weight] = (a, b)
     return Adapter(path, alpha, rank, pairs, cfg.n_layers, shapes)
 
@@ -144,24 +162,29 @@ def _check_metadata(path: Path, meta: dict, base_path) -> float:
     if kind != "adapter" or lora != "lora":
         if kind == "model":
             raise InputError(f"{path} is a model (general.type 'model'), not a LoRA adapter")
-        raise InputError(f"{path} is not a LoRA adapter (general.type {_shown(kind)}, adapter.type "
-                         f"{_shown(lora)}; an adapter has 'adapter' and 'lora')")
+        raise InputError(
+            f"{path} is not a LoRA adapter (general.type {_shown(kind)}, adapter.type "
+            f"{_shown(lora)}; an adapter has 'adapter' and 'lora')"
+        )
     arch = meta.get("general.architecture")
     if arch is not None:
         base_arch = _architecture(base_path)
         if arch != base_arch:
-            raise InputError(f"adapter {path} is for the architecture {_shown(arch)} and the base "
-                             f"{base_path} is {_shown(base_arch)}")
+            raise InputError(
+                f"adapter {path} is for the architecture {_shown(arch)} and the base {base_path} is {_shown(base_arch)}"
+            )
     if "adapter.lora.alpha" not in meta:
         raise InputError(f"adapter {path} has no adapter.lora.alpha")
     alpha = meta["adapter.lora.alpha"]
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
         raise InputError(f"adapter {path}: adapter.lora.alpha is {_shown(alpha)}, not a number")
-    with np.errstate(over="ignore"):    # 1e39 becomes inf, refused below (numpy would warn on stderr)
-        held = np.float32(alpha)         # the value the C core applies: 1e-50 is 0 there
+    with np.errstate(over="ignore"):  # 1e39 becomes inf, refused below (numpy would warn on stderr)
+        held = np.float32(alpha)  # the value the C core applies: 1e-50 is 0 there
     if not (math.isfinite(held) and held > 0):
-        raise InputError(f"adapter {path}: adapter.lora.alpha is {alpha}; it must be > 0 and finite "
-                         "in float32, as the C core holds it (1e39 is infinite there, 1e-50 zero)")
+        raise InputError(
+            f"adapter {path}: adapter.lora.alpha is {alpha}; it must be > 0 and finite "
+            "in float32, as the C core holds it (1e39 is infinite there, 1e-50 zero)"
+        )
     return float(held)
 
 
@@ -174,50 +197,64 @@ def _checked_tensor(path: Path, tensor, n_layers: int, shapes) -> tuple[str, str
     name = str(tensor.name)
     match = _TENSOR_NAME.fullmatch(name)
     if match is None:
-        raise InputError(f"adapter {path} has a tensor {_shown(name)} that toy does not adapt "
-                         f"(LoRA tensors are named {_FORM})")
+        raise InputError(
+            f"adapter {path} has a tensor {_shown(name)} that toy does not adapt (LoRA tensors are named {_FORM})"
+        )
     layer, slot, which = int(match[1]), match[2], match[3]
     if layer >= n_layers:
-        raise InputError(f"adapter {path}: {name} is for layer {layer}, and the base has "
-                         f"{n_layers} layers (0 to {n_layers - 1})")
+        raise InputError(
+            f"adapter {path}: {name} is for layer {layer}, and the base has {n_layers} layers (0 to {n_layers - 1})"
+        )
     d_out, d_in = shapes[slot]
-    ne = [int(n) for n in tensor.shape]                     # GGUF order: ne[0] first
+    ne = [int(n) for n in tensor.shape]  # GGUF order: ne[0] first
     want = [d_in, "rank"] if which == "a" else ["rank", d_out]
-    free = 1 if which == "a" else 0                          # where the rank is
+    free = 1 if which == "a" else 0  # where the rank is
     if len(ne) != 2 or any(n != w for i, (n, w) in enumerate(zip(ne, want)) if i != free):
-        raise InputError(f"adapter {path}: {name} has the shape {ne}; the base's {slot}.weight "
-                         f"[{d_in}, {d_out}] takes [{', '.join(map(str, want))}]")
-    if not 1 <= ne[free] <= min(d_in, d_out):     # checked before converting: bounds the memory
-        raise InputError(f"adapter {path}: {name} has rank {ne[free]}; the base's {slot}.weight "
-                         f"[{d_in}, {d_out}] takes a rank from 1 to {min(d_in, d_out)}")
+        raise InputError(
+            f"adapter {path}: {name} has the shape {ne}; the base's {slot}.weight "
+            f"[{d_in}, {d_out}] takes [{', '.join(map(str, want))}]"
+        )
+    if not 1 <= ne[free] <= min(d_in, d_out):  # checked before converting: bounds the memory
+        raise InputError(
+            f"adapter {path}: {name} has rank {ne[free]}; the base's {slot}.weight "
+            f"[{d_in}, {d_out}] takes a rank from 1 to {min(d_in, d_out)}"
+        )
     kind = tensor.tensor_type
-    integer = {gguf.GGMLQuantizationType.I8, gguf.GGMLQuantizationType.I16,
-               gguf.GGMLQuantizationType.I32, gguf.GGMLQuantizationType.I64}
+    integer = {
+        gguf.GGMLQuantizationType.I8,
+        gguf.GGMLQuantizationType.I16,
+        gguf.GGMLQuantizationType.I32,
+        gguf.GGMLQuantizationType.I64,
+    }
     try:
         if kind in integer:
             raise NotImplementedError
         # F64 beyond float32 becomes inf, and a quantized block's inf scale NaN: refused below,
         # where numpy would warn on stderr first
         with np.errstate(over="ignore", invalid="ignore"):
-            if kind in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16,
-                        gguf.GGMLQuantizationType.F64):
+            if kind in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16, gguf.GGMLQuantizationType.F64):
                 array = np.asarray(tensor.data, dtype=np.float32)
-            else:                                    # BF16 and the quantized types
+            else:  # BF16 and the quantized types
                 array = dequantize(tensor.data, kind).astype(np.float32)
     except NotImplementedError:
-        raise InputError(f"adapter {path}: {name} is of type {kind.name}, which toy does not read "
-                         "(F32, F16, BF16 or a quantized type gguf dequantizes)") from None
+        raise InputError(
+            f"adapter {path}: {name} is of type {kind.name}, which toy does not read "
+            "(F32, F16, BF16 or a quantized type gguf dequantizes)"
+        ) from None
     array = np.ascontiguousarray(array.reshape(ne[::-1]))
     if not np.isfinite(array).all():
-        raise InputError(f"adapter {path}: {name} holds NaN or infinite values (in float32, as toy "
-                         "applies them): the adapter is damaged, or its training diverged")
+        raise InputError(
+            f"adapter {path}: {name} holds NaN or infinite values (in float32, as toy "
+            "applies them): the adapter is damaged, or its training diverged"
+        )
     return f"blk.{layer}.{slot}.weight", which, array
 
 
 def _architecture(gguf_path) -> str | None:
     """A GGUF's general.architecture, the walk of its key/values stopped there."""
     value = read_metadata(gguf_path, "base ", until=lambda key, _: key == "general.architecture").get(
-        "general.architecture")
+        "general.architecture"
+    )
     return value if isinstance(value, str) else None
 
 

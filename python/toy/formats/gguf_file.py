@@ -8,6 +8,7 @@ parsed by ggml's own GGUF reader in tinynn, which checks every count and
 length against the bytes left, and every remaining failure of gguf's reader
 becomes an InputError in one line that names the file.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -72,9 +73,10 @@ def read_gguf(path, what: str = ""):
     _check(path, what)
     try:
         reader = gguf.GGUFReader(str(path))
-    except Exception as err:   # noqa: BLE001 -- see the module's docstring
-        raise InputError(f"{what}{path} could not be read as GGUF (truncated or corrupt: "
-                         f"{type(err).__name__}: {one_line(err)})") from None
+    except Exception as err:  # noqa: BLE001 -- see the module's docstring
+        raise InputError(
+            f"{what}{path} could not be read as GGUF (truncated or corrupt: {type(err).__name__}: {one_line(err)})"
+        ) from None
     if key is not None:
         while len(_READERS) >= _KEEP_READERS:
             _READERS.pop(next(iter(_READERS)))
@@ -83,14 +85,25 @@ def read_gguf(path, what: str = ""):
 
 
 # GGUF value types with a fixed size, as numpy dtypes (7 is bool)
-_FIXED = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1",
-          10: "<u8", 11: "<i8", 12: "<f8"}
+_FIXED = {
+    0: "<u1",
+    1: "<i1",
+    2: "<u2",
+    3: "<i2",
+    4: "<u4",
+    5: "<i4",
+    6: "<f4",
+    7: "<u1",
+    10: "<u8",
+    11: "<i8",
+    12: "<f8",
+}
 _STRING, _ARRAY = 8, 9
 
 
 def _string_at(buf, pos: int) -> tuple[str, int]:
-    n = int.from_bytes(buf[pos:pos + 8], "little")
-    return str(buf[pos + 8:pos + 8 + n], "utf-8"), pos + 8 + n
+    n = int.from_bytes(buf[pos : pos + 8], "little")
+    return str(buf[pos + 8 : pos + 8 + n], "utf-8"), pos + 8 + n
 
 
 def _value_at(buf, pos: int, kind: int):
@@ -99,8 +112,8 @@ def _value_at(buf, pos: int, kind: int):
     if kind == _STRING:
         return _string_at(buf, pos)
     if kind == _ARRAY:
-        item_kind = int.from_bytes(buf[pos:pos + 4], "little")
-        count = int.from_bytes(buf[pos + 4:pos + 12], "little")
+        item_kind = int.from_bytes(buf[pos : pos + 4], "little")
+        count = int.from_bytes(buf[pos + 4 : pos + 12], "little")
         pos += 12
         if item_kind in _FIXED:
             dtype = np.dtype(_FIXED[item_kind])
@@ -134,7 +147,7 @@ def read_metadata(path, what: str = "", until=None) -> dict:
                 pos, out = 24, {}
                 for _ in range(n_kv):
                     key, pos = _string_at(buf, pos)
-                    kind = int.from_bytes(buf[pos:pos + 4], "little")
+                    kind = int.from_bytes(buf[pos : pos + 4], "little")
                     out[key], pos = _value_at(buf, pos + 4, kind)
                     if until is not None and until(key, out):
                         break
@@ -142,5 +155,6 @@ def read_metadata(path, what: str = "", until=None) -> dict:
             finally:
                 buf.release()
     except (OSError, ValueError, KeyError, UnicodeDecodeError) as err:
-        raise InputError(f"{what}{path}: its metadata could not be read ({type(err).__name__}: "
-                         f"{one_line(err)})") from None
+        raise InputError(
+            f"{what}{path}: its metadata could not be read ({type(err).__name__}: {one_line(err)})"
+        ) from None

@@ -6,6 +6,7 @@ type ("base"); tensors without an adapter are copied as stored. All metadata of
 the base (tokenizer, chat template, hyper-parameters) is kept. The adapter is
 read and checked by toy.formats.adapter.read_adapter, as toy-generate --adapter reads it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -48,16 +49,18 @@ class _Merged(Mapping):
         try:
             weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
         except NotImplementedError:
-            raise InputError(f"the base's {name} is {tensor.tensor_type.name}, which toy cannot "
-                             "dequantize to merge into") from None
-        with np.errstate(over="ignore", invalid="ignore"):     # refused below, without numpy's warning
+            raise InputError(
+                f"the base's {name} is {tensor.tensor_type.name}, which toy cannot dequantize to merge into"
+            ) from None
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, without numpy's warning
             merged = weight + (self.adapter.alpha / self.adapter.rank) * (b @ a)
         if not np.isfinite(merged).all():
-            raise InputError(f"merging {self.adapter.path} into {name} gives values that are not "
-                             "finite (its A and B are too large)")
+            raise InputError(
+                f"merging {self.adapter.path} into {name} gives values that are not finite (its A and B are too large)"
+            )
         return merged
 
-    def __contains__(self, name) -> bool:       # without making the weight (Mapping's would)
+    def __contains__(self, name) -> bool:  # without making the weight (Mapping's would)
         return name in self.adapter.pairs
 
     def __iter__(self):
@@ -73,14 +76,17 @@ def check_requantizable(base_path) -> None:
     from gguf.quants import quantize
 
     for tensor in read_gguf(base_path).tensors:
-        if len(tensor.shape) < 2 or tensor.tensor_type in (gguf.GGMLQuantizationType.F32,
-                                                           gguf.GGMLQuantizationType.F16):
+        if len(tensor.shape) < 2 or tensor.tensor_type in (
+            gguf.GGMLQuantizationType.F32,
+            gguf.GGMLQuantizationType.F16,
+        ):
             continue
         try:
             quantize(np.zeros((1, 256), dtype=np.float32), tensor.tensor_type)
         except NotImplementedError:
-            raise InputError(f"{tensor.name} is {tensor.tensor_type.name}, which toy cannot "
-                             "requantize to: write f32 or f16") from None
+            raise InputError(
+                f"{tensor.name} is {tensor.tensor_type.name}, which toy cannot requantize to: write f32 or f16"
+            ) from None
 
 
 def write_like_base(base, out_path, weights, dtype: str = "f32") -> Path:
@@ -123,7 +129,7 @@ def _planned(tensor, replaced: bool, dtype: str):
     if not replaced:
         data = np.asarray(tensor.data)
         return data.shape, data.dtype, data.nbytes, tensor.tensor_type
-    shape = tuple(int(n) for n in reversed(tensor.shape))      # numpy order
+    shape = tuple(int(n) for n in reversed(tensor.shape))  # numpy order
     count = int(np.prod(shape))
     if dtype == "f32" or len(shape) == 1:
         return shape, np.dtype(np.float32), 4 * count, None
@@ -141,7 +147,7 @@ def _encoded(tensor, weight, dtype: str, out_path: Path) -> np.ndarray:
 
     if weight is None:
         return np.asarray(tensor.data)
-    if dtype == "f32" or weight.ndim == 1:     # norms stay F32, as llama.cpp writes them
+    if dtype == "f32" or weight.ndim == 1:  # norms stay F32, as llama.cpp writes them
         return np.ascontiguousarray(weight, dtype=np.float32)
     kind = gguf.GGMLQuantizationType.F16 if dtype == "f16" else tensor.tensor_type
     # what overflows is refused by _check_fits, without numpy's warnings on stderr
@@ -152,8 +158,7 @@ def _encoded(tensor, weight, dtype: str, out_path: Path) -> np.ndarray:
             try:
                 encoded = quantize(weight, kind)
             except NotImplementedError:
-                raise InputError(f"requantizing to {kind.name} is not supported; "
-                                 "write f32 or f16") from None
+                raise InputError(f"requantizing to {kind.name} is not supported; write f32 or f16") from None
         _check_fits(encoded, kind, tensor.name, weight, out_path)
     return encoded
 
@@ -167,5 +172,7 @@ def _check_fits(encoded, kind, name: str, weight, out_path: Path) -> None:
 
     back = encoded if kind == gguf.GGMLQuantizationType.F16 else dequantize(encoded, kind)
     if not np.isfinite(back).all():
-        raise InputError(f"cannot write {out_path} as {kind.name}: {name} has values up to "
-                         f"{float(np.abs(weight).max()):.3g}, more than {kind.name} holds; write f32")
+        raise InputError(
+            f"cannot write {out_path} as {kind.name}: {name} has values up to "
+            f"{float(np.abs(weight).max()):.3g}, more than {kind.name} holds; write f32"
+        )

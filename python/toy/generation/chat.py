@@ -1,4 +1,5 @@
 """A conversation of several turns with a model."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -23,8 +24,14 @@ class Chat:
     rows of the history a turn shares with the last one are kept: the
     model should not decode anything else between turns."""
 
-    def __init__(self, model, system: str | None = None, ctx_size: int = 0, tokenizer=None,
-                 on_drop: Callable[[], object] | None = None):
+    def __init__(
+        self,
+        model,
+        system: str | None = None,
+        ctx_size: int = 0,
+        tokenizer=None,
+        on_drop: Callable[[], object] | None = None,
+    ):
         bounds.check("ctx_size", ctx_size)
         self.on_drop = on_drop
         self.model = load_model(model) if isinstance(model, (str, Path)) else model
@@ -32,7 +39,7 @@ class Chat:
         self.formatter = chat_formatter_of(self.model, self.tokenizer)
         self.system, self.ctx_size = system, ctx_size
         self.context = context_of(self.model, ctx_size)
-        self.turns: list[dict] = []        # user, assistant, user, assistant ...
+        self.turns: list[dict] = []  # user, assistant, user, assistant ...
         self.dropped = 0
 
     def _messages(self, user: str) -> list[dict]:
@@ -46,8 +53,7 @@ class Chat:
         tokens would not fit the context."""
         while True:
             text = self.formatter.render(self._messages(user), add_generation_prompt=True)
-            if (self.context is None or not self.turns
-                    or len(encode(self.tokenizer, text)) + room <= self.context):
+            if self.context is None or not self.turns or len(encode(self.tokenizer, text)) + room <= self.context:
                 return text
             del self.turns[:2]
             self.dropped += 1
@@ -61,14 +67,18 @@ class Chat:
             from ..core.plan import kv_cache_bytes
 
             if session.token_config is not None:
-                check_fits(kv_cache_bytes(session.token_config, self.context),
-                           f"a chat's KV cache of {self.context:,} positions", "give a smaller -c/--ctx-size")
+                check_fits(
+                    kv_cache_bytes(session.token_config, self.context),
+                    f"a chat's KV cache of {self.context:,} positions",
+                    "give a smaller -c/--ctx-size",
+                )
             session.kv_init(self.context)
         if session.n_ctx and (self.context is None or session.n_ctx < self.context):
-            self.context = session.n_ctx        # a cache made before the chat: the turns must fit it
+            self.context = session.n_ctx  # a cache made before the chat: the turns must fit it
 
-    def say(self, user: str, max_new_tokens: int | None = None, on_text=None, stop: tuple[str, ...] = (),
-            **options) -> str:
+    def say(
+        self, user: str, max_new_tokens: int | None = None, on_text=None, stop: tuple[str, ...] = (), **options
+    ) -> str:
         """The model's answer to user, kept in the conversation; max_new_tokens,
         on_text, stop and the sampling options (temperature, top_k, top_p,
         min_p, repeat_penalty, repeat_last_n, seed) as generate() takes them."""
@@ -81,7 +91,16 @@ class Chat:
             raise InputError("an empty message")
         self._make_cache()
         prompt = self.prompt_for(user, DEFAULT_NEW_TOKENS if max_new_tokens is None else max_new_tokens)
-        answer = generate_ids(self.model, self.tokenizer, encode(self.tokenizer, prompt), max_new_tokens, stop,
-                           on_text, self.ctx_size, reuse_cache=True, **sampling)
+        answer = generate_ids(
+            self.model,
+            self.tokenizer,
+            encode(self.tokenizer, prompt),
+            max_new_tokens,
+            stop,
+            on_text,
+            self.ctx_size,
+            reuse_cache=True,
+            **sampling,
+        )
         self.turns += [{"role": "user", "content": user}, {"role": "assistant", "content": answer}]
         return answer

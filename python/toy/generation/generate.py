@@ -3,6 +3,7 @@ a toy-train run directory or from a recipe being trained: greedy at
 temperature 0, seeded sampling otherwise (sampling.Sampler), stopping at EOS
 or a stop string, over a KV cache; the text streamed as it is produced
 (streaming.TextStream)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -30,11 +31,25 @@ def check_options(max_new_tokens, ctx_size, sampling: dict) -> None:
         bounds.check(field, value)
 
 
-def generate(model, prompt: str, max_new_tokens: int | None = None, temperature: float = 0.0, top_k: int = 0,
-             stop: tuple[str, ...] = (), seed: int = 0, tokenizer: GGUFTokenizer | None = None,
-             chat: bool = False, *, top_p: float = 1.0, min_p: float = 0.0, repeat_penalty: float = 1.0,
-             repeat_last_n: int = 64, ctx_size: int = 0, system: str | None = None,
-             on_text: Callable[[str], object] | None = None) -> str:
+def generate(
+    model,
+    prompt: str,
+    max_new_tokens: int | None = None,
+    temperature: float = 0.0,
+    top_k: int = 0,
+    stop: tuple[str, ...] = (),
+    seed: int = 0,
+    tokenizer: GGUFTokenizer | None = None,
+    chat: bool = False,
+    *,
+    top_p: float = 1.0,
+    min_p: float = 0.0,
+    repeat_penalty: float = 1.0,
+    repeat_last_n: int = 64,
+    ctx_size: int = 0,
+    system: str | None = None,
+    on_text: Callable[[str], object] | None = None,
+) -> str:
     """The text generated after prompt. model: a recipe (its current weights,
     adapters included), a loaded model (load_model, load_run) or a GGUF path.
 
@@ -48,8 +63,15 @@ def generate(model, prompt: str, max_new_tokens: int | None = None, temperature:
     it are refused. on_text(piece) receives the text as it is produced
     (whole characters; stop strings held back until decided); the pieces
     add up to the returned text."""
-    sampling = dict(temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p,
-                    repeat_penalty=repeat_penalty, repeat_last_n=repeat_last_n, seed=seed)
+    sampling = dict(
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        min_p=min_p,
+        repeat_penalty=repeat_penalty,
+        repeat_last_n=repeat_last_n,
+        seed=seed,
+    )
     check_options(max_new_tokens, ctx_size, sampling)
     if system is not None and not chat:
         raise InputError("a system message needs chat=True (--system needs --chat)")
@@ -58,15 +80,26 @@ def generate(model, prompt: str, max_new_tokens: int | None = None, temperature:
     if tokenizer is None:
         tokenizer = tokenizer_of(model)
     if chat:
-        messages = ([{"role": "system", "content": system}] if system is not None else [])
+        messages = [{"role": "system", "content": system}] if system is not None else []
         prompt = chat_formatter_of(model, tokenizer).render(
-            messages + [{"role": "user", "content": prompt}], add_generation_prompt=True)
-    return generate_ids(model, tokenizer, encode(tokenizer, prompt), max_new_tokens, stop, on_text, ctx_size,
-                     **sampling)
+            messages + [{"role": "user", "content": prompt}], add_generation_prompt=True
+        )
+    return generate_ids(
+        model, tokenizer, encode(tokenizer, prompt), max_new_tokens, stop, on_text, ctx_size, **sampling
+    )
 
 
-def generate_ids(model, tokenizer, ids: list[int], max_new_tokens: int | None, stop, on_text, ctx_size: int,
-              reuse_cache: bool = False, **sampling) -> str:
+def generate_ids(
+    model,
+    tokenizer,
+    ids: list[int],
+    max_new_tokens: int | None,
+    stop,
+    on_text,
+    ctx_size: int,
+    reuse_cache: bool = False,
+    **sampling,
+) -> str:
     """generate() on the prompt's tokens. reuse_cache: keep the KV cache rows
     of the tokens the last call left there that begin this prompt too (a
     chat's history), when the model is a loaded GGUF."""
@@ -82,9 +115,11 @@ def generate_ids(model, tokenizer, ids: list[int], max_new_tokens: int | None, s
             max_new_tokens = min(max_new_tokens, context - len(ids))
     needed = len(ids) + max_new_tokens
     if context is not None and needed > context:
-        raise InputError(f"the prompt ({len(ids):,} tokens) and max_new_tokens ({max_new_tokens:,}) need "
-                         f"{needed:,} positions, more than {whose} of {context:,} tokens: give a shorter "
-                         "prompt, fewer new tokens or a larger context (-c/--ctx-size)")
+        raise InputError(
+            f"the prompt ({len(ids):,} tokens) and max_new_tokens ({max_new_tokens:,}) need "
+            f"{needed:,} positions, more than {whose} of {context:,} tokens: give a shorter "
+            "prompt, fewer new tokens or a larger context (-c/--ctx-size)"
+        )
     if session.n_ctx == 0:
         session.kv_init(max(needed, 512))
     elif needed > session.n_ctx:
@@ -101,11 +136,11 @@ def generate_ids(model, tokenizer, ids: list[int], max_new_tokens: int | None, s
     if reuse_cache and isinstance(model, GGUFModel) and cached:
         while start < min(len(cached), len(ids) - 1) and cached[start] == ids[start]:
             start += 1
-    model._kv_ids = None                 # unknown until this call has decoded
+    model._kv_ids = None  # unknown until this call has decoded
     # the prompt in pieces: one piece's attention scores grow with its length
     # times the context, which for a whole long prompt would be gigabytes
     for begin in range(start, len(ids), PREFILL_CHUNK):
-        logits = session.decode(ids[begin:begin + PREFILL_CHUNK], begin, vocab)
+        logits = session.decode(ids[begin : begin + PREFILL_CHUNK], begin, vocab)
     out: list[int] = []
     history = list(ids)
     n_past = len(ids)
@@ -125,11 +160,11 @@ def generate_ids(model, tokenizer, ids: list[int], max_new_tokens: int | None, s
                 hits = [text.index(s) for s in stops if s in text]
                 if hits:
                     return text[: min(hits)]
-            if len(out) < max_new_tokens:        # the last token's logits would go unused
+            if len(out) < max_new_tokens:  # the last token's logits would go unused
                 logits = session.decode([token], n_past, vocab)
                 n_past += 1
     finally:
-        model._kv_ids = history[:n_past]    # the tokens whose keys and values the cache holds
+        model._kv_ids = history[:n_past]  # the tokens whose keys and values the cache holds
     text = tokenizer.decode(out)
     if stream is not None:
         stream.finish(text)

@@ -1,6 +1,7 @@
 """A model loaded to generate with: a GGUF base (with a LoRA adapter's A and
 B when one is given) realized without a training graph, and what generation
 reads from its GGUF once -- tokenizer, chat template, context length."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,16 +35,26 @@ def _check_architecture(gguf_path) -> None:
     meta = read_metadata(gguf_path, "model ", until=lambda key, _: key == "general.architecture")
     arch = meta.get("general.architecture")
     if arch == "gpt2":
-        raise InputError(f"{gguf_path} is a GPT-2 model (toy-train --arch gpt2): generation runs "
-                         f"llama-family models only ({', '.join(DECODER_ARCHITECTURES)}); toy has no cached "
-                         "GPT-2 decoder")
+        raise InputError(
+            f"{gguf_path} is a GPT-2 model (toy-train --arch gpt2): generation runs "
+            f"llama-family models only ({', '.join(DECODER_ARCHITECTURES)}); toy has no cached "
+            "GPT-2 decoder"
+        )
     if arch == "vit":
-        raise InputError(f"{gguf_path} is a ViT image classifier: generation runs language models "
-                         f"({', '.join(DECODER_ARCHITECTURES)})")
+        raise InputError(
+            f"{gguf_path} is a ViT image classifier: generation runs language models "
+            f"({', '.join(DECODER_ARCHITECTURES)})"
+        )
 
 
-def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int | None = None,
-               base_compute: str = "stored", tokenizer_path=None) -> GGUFModel:
+def load_model(
+    gguf_path,
+    adapter_path=None,
+    device: str = "cpu",
+    threads: int | None = None,
+    base_compute: str = "stored",
+    tokenizer_path=None,
+) -> GGUFModel:
     """A session on a GGUF base, with the adapter's A and B loaded when given.
 
     The base is computed in its stored types by default: decoding one token
@@ -61,15 +72,17 @@ def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int |
     desc, adapter = ModelDesc.base(gguf_path, base_compute), None
     if adapter_path is not None:
         from ..formats.adapter import read_adapter
+
         adapter = read_adapter(adapter_path, gguf_path)
         # a batch of one token: the training inputs are never used
-        desc = ModelDesc.lora(gguf_path, RecipeOptions(t_seq=1, t_batch=1), adapter.rank, adapter.alpha,
-                              adapter.targets, base_compute)
+        desc = ModelDesc.lora(
+            gguf_path, RecipeOptions(t_seq=1, t_batch=1), adapter.rank, adapter.alpha, adapter.targets, base_compute
+        )
     session = Session(device, threads)
     cfg = read_gguf_config(gguf_path, session.lib)
     session.realize(desc)
     if adapter is not None:
-        for weight, a, b in adapter.session_pairs():    # zeros where the adapter has no pair
+        for weight, a, b in adapter.session_pairs():  # zeros where the adapter has no pair
             session.upload(session.find(weight + ".lora_a"), a)
             session.upload(session.find(weight + ".lora_b"), b)
     return GGUFModel(session, cfg, gguf_path, tokenizer_path)
@@ -77,8 +90,9 @@ def load_model(gguf_path, adapter_path=None, device: str = "cpu", threads: int |
 
 def _source_of(model):
     """The GGUF a model's tokenizer and chat template come from, or None."""
-    return (getattr(model, "tokenizer_path", None) or getattr(model, "gguf_path", None)
-            or getattr(model, "base_path", None))
+    return (
+        getattr(model, "tokenizer_path", None) or getattr(model, "gguf_path", None) or getattr(model, "base_path", None)
+    )
 
 
 def tokenizer_of(model):
@@ -94,9 +108,11 @@ def tokenizer_of(model):
         if kind == "none":
             vocab = getattr(getattr(model, "cfg", None), "vocab", None)
             if vocab != BYTE_VOCAB:
-                raise InputError(f"{source} has no tokenizer (tokenizer.ggml.model 'none') and its "
-                                 f"{vocab} tokens are not bytes: generation cannot turn text into its "
-                                 "tokens (a warm-start model: give --run RUN, for its donor's tokenizer)")
+                raise InputError(
+                    f"{source} has no tokenizer (tokenizer.ggml.model 'none') and its "
+                    f"{vocab} tokens are not bytes: generation cannot turn text into its "
+                    "tokens (a warm-start model: give --run RUN, for its donor's tokenizer)"
+                )
             tokenizer = ByteTokenizer()
         else:
             tokenizer = GGUFTokenizer.from_gguf(source)
@@ -112,8 +128,9 @@ def encode(tokenizer, text: str) -> list[int]:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as err:
-            raise InputError(f"the prompt is not UTF-8 text (a byte that is not UTF-8 at character "
-                             f"{err.start + 1})") from None
+            raise InputError(
+                f"the prompt is not UTF-8 text (a byte that is not UTF-8 at character {err.start + 1})"
+            ) from None
     return tokenizer.encode(text)
 
 
@@ -148,8 +165,9 @@ def chat_formatter_of(model, tokenizer):
             cached = ChatFormatter.from_gguf(source, tokenizer)
         except InputError as err:
             if "has no tokenizer.chat_template" in str(err):
-                raise InputError(f"{source} has no chat template (tokenizer.chat_template): chat needs a "
-                                 "chat model") from None
+                raise InputError(
+                    f"{source} has no chat template (tokenizer.chat_template): chat needs a chat model"
+                ) from None
             raise
         model.chat_formatter = cached
     return cached

@@ -1,5 +1,6 @@
 """What a toy-train run directory generates with: its model, adapter and
 tokenizer files, named in its config.json."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Picking the next token from the logits: llama.cpp's sampler chain."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,16 @@ class Sampler:
     seeded draw. Temperature 0 is greedy: the likeliest token after the
     penalty."""
 
-    def __init__(self, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, min_p: float = 0.0,
-                 repeat_penalty: float = 1.0, repeat_last_n: int = 64, seed: int = 0):
+    def __init__(
+        self,
+        temperature: float = 0.0,
+        top_k: int = 0,
+        top_p: float = 1.0,
+        min_p: float = 0.0,
+        repeat_penalty: float = 1.0,
+        repeat_last_n: int = 64,
+        seed: int = 0,
+    ):
         self.temperature, self.top_k, self.top_p, self.min_p = temperature, top_k, top_p, min_p
         self.repeat_penalty, self.repeat_last_n = repeat_penalty, repeat_last_n
         self.rng = np.random.default_rng(seed)
@@ -60,7 +69,7 @@ class Sampler:
             # the fewest likeliest tokens whose probabilities add up to top_p
             last = int(np.searchsorted(np.cumsum(probs[order]), self.top_p))
             nucleus = np.zeros_like(kept)
-            nucleus[order[:min(last, probs.size - 1) + 1]] = True
+            nucleus[order[: min(last, probs.size - 1) + 1]] = True
             kept &= nucleus
         if self.min_p > 0.0:
             kept &= probs >= self.min_p * probs.max()
@@ -68,6 +77,4 @@ class Sampler:
         return kept
 
 
-
-SAMPLING_DEFAULTS = dict(temperature=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
-                          repeat_last_n=64, seed=0)
+SAMPLING_DEFAULTS = dict(temperature=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0, repeat_last_n=64, seed=0)

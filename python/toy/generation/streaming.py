@@ -1,5 +1,6 @@
 """The generated text handed out as it is produced (toy-generate's output,
 generate's on_text)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -17,7 +18,7 @@ class TextStream:
 
     def _send(self, text: str) -> None:
         if len(text) > len(self.sent) and text.startswith(self.sent):
-            piece, self.sent = text[len(self.sent):], text
+            piece, self.sent = text[len(self.sent) :], text
             self.on_text(piece)
 
     def update(self, out: list[int]) -> str | None:

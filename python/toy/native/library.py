@@ -3,6 +3,7 @@ a device, loaded once. The declarations come from the shipped header
 (_ffi.py). A status other than TNN_OK from any call raises ToyError with
 the C library's message.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,7 @@ _INSTALL_HINT = {
     "cpu": "reinstall toy: pip install toy, or pip install . in a checkout",
     "cuda": "pip install toy-cuda, or in a checkout TOY_CUDA=ON pip install . with nvcc and the nvidia-cublas wheel",
     "vulkan": "pip install toy-vulkan, or in a checkout TOY_VULKAN=ON pip install . "
-              "with libvulkan-dev, glslc and spirv-headers (README: GPUs)",
+    "with libvulkan-dev, glslc and spirv-headers (README: GPUs)",
     "metal": "Metal is built on macOS only: pip install toy on a Mac",
 }
 
@@ -68,7 +69,7 @@ def library(device: str = "cpu"):
             )
         try:
             _libraries[device] = ffi.dlopen(str(path))
-        except OSError as err:   # e.g. the CUDA runtime libraries are missing
+        except OSError as err:  # e.g. the CUDA runtime libraries are missing
             raise DeviceNotBuilt(f"device '{device}': cannot load {path}: {err}") from None
     return _libraries[device]
 
@@ -105,8 +106,10 @@ def device_notice(device: str) -> str | None:
     if "(software" not in variant:
         return None
     name = variant.split(" (software")[0]
-    return (f"toy: {device} runs on {name}, a software device (the CPU runs its shaders): "
-            f"expect it far slower than --device cpu")
+    return (
+        f"toy: {device} runs on {name}, a software device (the CPU runs its shaders): "
+        f"expect it far slower than --device cpu"
+    )
 
 
 def describe_backends() -> list[str]:
@@ -118,14 +121,17 @@ def describe_backends() -> list[str]:
             lines.append(f"{device}: not installed; {_INSTALL_HINT[device]}")
         elif device == "cpu":
             variant = backend_variant("cpu")
-            how = ("built for this machine's CPU" if variant == "native"
-                   else "portable build, the variant chosen for this CPU")
+            how = (
+                "built for this machine's CPU"
+                if variant == "native"
+                else "portable build, the variant chosen for this CPU"
+            )
             lines.append(f"cpu: {variant} ({how}); toy's kernels: {cpu_kernel_variants()}")
         else:
             try:
                 variant = backend_variant(device)
                 lines.append(f"{device}: {'no device found' if variant == 'none' else variant} ({path})")
-            except DeviceNotBuilt as err:    # built, but its runtime is missing
+            except DeviceNotBuilt as err:  # built, but its runtime is missing
                 lines.append(f"{device}: {err}")
     return lines
 
@@ -140,12 +146,12 @@ class VersionAction(argparse.Action):
     """--version: the program's name and toy's version, then a line per
     device (which CPU variant runs, which backends are installed)."""
 
-    def __init__(self, option_strings, version_name: str, dest=argparse.SUPPRESS,
-                 default=argparse.SUPPRESS, help=None):
+    def __init__(self, option_strings, version_name: str, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
         super().__init__(option_strings, dest, nargs=0, default=default, help=help)
         self.version_name = version_name
 
     def __call__(self, parser, namespace, values, option_string=None):
         from ..core.version import __version__
+
         print("\n".join([f"{self.version_name} {__version__}", *describe_backends()]))
         parser.exit()

@@ -2,6 +2,7 @@
 same for the command line and toy.finetune), their argparse groups, their
 checks and the wiring from them to a realized recipe and its data (prepare ->
 recipe, source, config, weights file name)."""
+
 from __future__ import annotations
 
 import argparse
@@ -30,9 +31,24 @@ COMMANDS: dict[str, RecipeCommand] = {
     "vit-tiny": vit_tiny.COMMAND,
 }
 
-__all__ = ["COMMANDS", "DPOOptions", "FromScratchOptions", "FullOptions", "InstructOptions", "LoRAOptions",
-           "ORPOOptions", "RecipeCommand", "TrainingOptions", "ViTTinyOptions", "WarmStartOptions",
-           "check", "from_namespace", "from_values", "recipe_parser", "refuse_unknown"]
+__all__ = [
+    "COMMANDS",
+    "DPOOptions",
+    "FromScratchOptions",
+    "FullOptions",
+    "InstructOptions",
+    "LoRAOptions",
+    "ORPOOptions",
+    "RecipeCommand",
+    "TrainingOptions",
+    "ViTTinyOptions",
+    "WarmStartOptions",
+    "check",
+    "from_namespace",
+    "from_values",
+    "recipe_parser",
+    "refuse_unknown",
+]
 
 
 def recipe_parser(recipe: str) -> OneLineParser:
@@ -54,8 +70,7 @@ def refuse_unknown(flag: str, recipe: str, given: str) -> None:
     take it (given: what was given, for an option no recipe takes)."""
     owners = [name for name in COMMANDS if flag in recipe_parser(name)._option_string_actions]
     if owners:
-        raise InputError(f"{flag} is an option of {_listed(owners)}, not of {recipe} "
-                         f"(see toy-train {recipe} --help)")
+        raise InputError(f"{flag} is an option of {_listed(owners)}, not of {recipe} (see toy-train {recipe} --help)")
     raise InputError(f"unrecognized arguments: {given} (see toy-train {recipe} --help)")
 
 

@@ -1,5 +1,6 @@
 """toy-train lora: low-rank adapters trained on a frozen GGUF, kept in its
 stored (quantized) types, on a text or token corpus."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ HELP = "train LoRA adapters on a GGUF model you already run (quantized)"
 @dataclass(kw_only=True)
 class LoRAOptions(options.AdapterOptions):
     recipe: str = "lora"
-    corpus: str | None = None            # None: the embedded corpus, through the model's tokenizer
+    corpus: str | None = None  # None: the embedded corpus, through the model's tokenizer
     lr: float = 1e-3
     clip_norm: float = 0.0
 
@@ -29,23 +30,47 @@ def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
     options.add_init_scale(p, defaults)
     lora = p.add_argument_group("lora")
     options.add_model_option(lora, defaults)
-    lora.add_argument("--rank", "--lora-r", type=bounds.option("rank"), default=defaults.rank,
-                      help="adapter rank")
-    lora.add_argument("--alpha", "--lora-alpha", type=bounds.option("alpha"), default=defaults.alpha,
-                      help="scale numerator (default 2*rank)")
-    lora.add_argument("--targets", "--target-modules", type=targets_option, default=defaults.targets,
-                      help="comma-separated projections to adapt: q,k,v,o,gate,up,down, or all; "
-                           "PEFT's names (q_proj, ..., all-linear) too")
-    lora.add_argument("--merge", choices=DTYPES, default=defaults.merge,
-                      help="also write merged.gguf: base + adapter in f32, f16 or the base's type")
-    lora.add_argument("--base-compute", choices=("fast", "stored"), default=defaults.base_compute,
-                      help="fast (default): train through transposed Q8_0 copies of the base's "
-                           "matrices; stored: the stored types only (least memory, about half the speed)")
+    lora.add_argument("--rank", "--lora-r", type=bounds.option("rank"), default=defaults.rank, help="adapter rank")
+    lora.add_argument(
+        "--alpha",
+        "--lora-alpha",
+        type=bounds.option("alpha"),
+        default=defaults.alpha,
+        help="scale numerator (default 2*rank)",
+    )
+    lora.add_argument(
+        "--targets",
+        "--target-modules",
+        type=targets_option,
+        default=defaults.targets,
+        help="comma-separated projections to adapt: q,k,v,o,gate,up,down, or all; "
+        "PEFT's names (q_proj, ..., all-linear) too",
+    )
+    lora.add_argument(
+        "--merge",
+        choices=DTYPES,
+        default=defaults.merge,
+        help="also write merged.gguf: base + adapter in f32, f16 or the base's type",
+    )
+    lora.add_argument(
+        "--base-compute",
+        choices=("fast", "stored"),
+        default=defaults.base_compute,
+        help="fast (default): train through transposed Q8_0 copies of the base's "
+        "matrices; stored: the stored types only (least memory, about half the speed)",
+    )
 
 
 # PEFT's module names (llama, Qwen, Gemma) -> toy's targets
-PEFT_NAMES = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o",
-              "gate_proj": "gate", "up_proj": "up", "down_proj": "down"}
+PEFT_NAMES = {
+    "q_proj": "q",
+    "k_proj": "k",
+    "v_proj": "v",
+    "o_proj": "o",
+    "gate_proj": "gate",
+    "up_proj": "up",
+    "down_proj": "down",
+}
 ALL_TARGETS = ("all", "all-linear")
 
 
@@ -74,15 +99,37 @@ def realize(args: options.AdapterOptions, recipe_class=LoRA, rows: int | None = 
     and the config it records. rows: sequences per micro-batch (default --batch)."""
     model = options.base_model(args)
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
-    opts = RecipeOptions(t_seq=args.seq, t_batch=rows or args.batch, seed=args.seed,
-                         init_scale=args.init_scale, clip_norm=args.clip_norm,
-                         precision=getattr(args, "precision", "f32"))
+    opts = RecipeOptions(
+        t_seq=args.seq,
+        t_batch=rows or args.batch,
+        seed=args.seed,
+        init_scale=args.init_scale,
+        clip_norm=args.clip_norm,
+        precision=getattr(args, "precision", "f32"),
+    )
     recipe = recipe_class(args.device, args.threads)
-    options.realize_or_input_error(recipe.realize, model, None, args.rank, opts, alpha=args.alpha,
-                                   targets=targets, base_compute=args.base_compute, **recipe_options)
-    config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model),
-              "lora": {"rank": recipe.rank, "alpha": recipe.alpha, "targets": list(recipe.targets),
-                       "base_compute": recipe.base_compute}}
+    options.realize_or_input_error(
+        recipe.realize,
+        model,
+        None,
+        args.rank,
+        opts,
+        alpha=args.alpha,
+        targets=targets,
+        base_compute=args.base_compute,
+        **recipe_options,
+    )
+    config = {
+        "model": recipe.cfg.to_dict(),
+        "options": opts.to_dict(),
+        "base": str(model),
+        "lora": {
+            "rank": recipe.rank,
+            "alpha": recipe.alpha,
+            "targets": list(recipe.targets),
+            "base_compute": recipe.base_compute,
+        },
+    }
     return recipe, model, config
 
 

@@ -12,6 +12,7 @@ steps and cosine decay to a tenth of the LR. Each recipe gives its LR and
 epochs: measured on the sample pairs (README, "Preference tuning"), DPO
 collapses into repeating the preferred opening when trained as long and as
 fast as ORPO, whose cross-entropy term keeps the answers whole."""
+
 from __future__ import annotations
 
 import sys
@@ -30,18 +31,19 @@ from ..text.tokenizer import GGUFTokenizer
 from . import common as options
 from . import lora
 
-MAX_PAIRS = 128          # tinynn: a preference batch holds at most 256 rows
+MAX_PAIRS = 128  # tinynn: a preference batch holds at most 256 rows
 
 
 @dataclass(kw_only=True)
 class PreferenceOptions(options.AdapterOptions, options.DataOptions):
     """What dpo and orpo share."""
-    seq: int | None = None               # None: the longest pair's, rounded up to 16, at most 512
-    batch: int = 2                       # pairs
+
+    seq: int | None = None  # None: the longest pair's, rounded up to 16, at most 512
+    batch: int = 2  # pairs
     clip_norm: float = 1.0
     warmup: int = 4
     rank: int = 16
-    targets: str = ",".join(LORA_TARGETS)     # all seven projections
+    targets: str = ",".join(LORA_TARGETS)  # all seven projections
     beta: float = 0.1
 
 
@@ -64,27 +66,40 @@ class ORPOOptions(PreferenceOptions):
 
 BETA_HELP = {
     "dpo": "DPO's beta: how far the tuned model may move from the base (the scale of the implicit reward)",
-    "orpo": "ORPO's lambda (TRL's beta): the weight of the odds-ratio term beside the chosen answers' "
-            "cross-entropy",
+    "orpo": "ORPO's lambda (TRL's beta): the weight of the odds-ratio term beside the chosen answers' cross-entropy",
 }
 
 
 def add_options(p, defaults: PreferenceOptions) -> None:
-    options.add_training_options(p, defaults, steps_help=options.DATA_STEPS_HELP,
-                                 batch_help="pairs per micro-batch (two rows each: the chosen and the "
-                                            "rejected answer)")
+    options.add_training_options(
+        p,
+        defaults,
+        steps_help=options.DATA_STEPS_HELP,
+        batch_help="pairs per micro-batch (two rows each: the chosen and the rejected answer)",
+    )
     lora.add_adapter_options(p, defaults)
     pref = p.add_argument_group("preference data")
-    pref.add_argument("--data", default=defaults.data,
-                      help="JSONL of {prompt, chosen, rejected} lines, as strings or lists of "
-                           "{role, content} messages (TRL's layouts); only the answers' tokens count "
-                           "(default: the 40 sample pairs toy ships; toy-train samples writes them "
-                           "out as preferences.jsonl)")
-    pref.add_argument("--epochs", "--num-train-epochs", type=bounds.option("epochs"), default=defaults.epochs,
-                      help="passes over the pairs")
-    pref.add_argument("--eval-split", type=bounds.option("eval-split"), default=defaults.eval_split,
-                      help="held-out fraction of the pairs, by --seed; its loss, reward margin and "
-                           "accuracy are reported at the end")
+    pref.add_argument(
+        "--data",
+        default=defaults.data,
+        help="JSONL of {prompt, chosen, rejected} lines, as strings or lists of "
+        "{role, content} messages (TRL's layouts); only the answers' tokens count "
+        "(default: the 40 sample pairs toy ships; toy-train samples writes them "
+        "out as preferences.jsonl)",
+    )
+    pref.add_argument(
+        "--epochs",
+        "--num-train-epochs",
+        type=bounds.option("epochs"),
+        default=defaults.epochs,
+        help="passes over the pairs",
+    )
+    pref.add_argument(
+        "--eval-split",
+        type=bounds.option("eval-split"),
+        default=defaults.eval_split,
+        help="held-out fraction of the pairs, by --seed; its loss, reward margin and accuracy are reported at the end",
+    )
     pref.add_argument("--beta", type=bounds.option("beta"), default=defaults.beta, help=BETA_HELP[defaults.recipe])
 
 
@@ -102,7 +117,7 @@ MAX_DEFAULT_SEQ = 512
 
 
 def prepare(args: PreferenceOptions) -> options.Prepared:
-    pairs = read_pairs(args.data)        # bad data fails before the model loads
+    pairs = read_pairs(args.data)  # bad data fails before the model loads
     model = options.base_model(args)
     tokenizer = GGUFTokenizer.from_gguf(model)
     tokenized = tokenize_pairs(pairs, ChatFormatter.from_gguf(model, tokenizer))
@@ -113,10 +128,19 @@ def prepare(args: PreferenceOptions) -> options.Prepared:
     fitted = fit_pairs(tokenized, args.seq)
     pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
     source = PreferenceSource(fitted, args.data, args, pad_id, needs_reference=recipe.objective == "dpo")
-    config.update(objective=recipe.objective, beta=args.beta, data=args.data, epochs=args.epochs,
-                  eval_split=args.eval_split, train_pairs=len(source.train), eval_pairs=len(source.eval))
-    print(f"toy-train: {len(source.train)} pairs to train on, {len(source.eval)} held out, "
-          f"--seq {args.seq}", file=sys.stderr)
+    config.update(
+        objective=recipe.objective,
+        beta=args.beta,
+        data=args.data,
+        epochs=args.epochs,
+        eval_split=args.eval_split,
+        train_pairs=len(source.train),
+        eval_pairs=len(source.eval),
+    )
+    print(
+        f"toy-train: {len(source.train)} pairs to train on, {len(source.eval)} held out, --seq {args.seq}",
+        file=sys.stderr,
+    )
     return recipe, source, config, "adapter.gguf"
 
 
@@ -129,7 +153,15 @@ def default_seq(pairs) -> int:
 
 DPO_COMMAND = options.RecipeCommand(
     "preference-tune LoRA adapters with DPO (pairs of answers, the base as reference)",
-    DPOOptions, lambda p: add_options(p, DPOOptions()), check, prepare)
+    DPOOptions,
+    lambda p: add_options(p, DPOOptions()),
+    check,
+    prepare,
+)
 ORPO_COMMAND = options.RecipeCommand(
     "preference-tune LoRA adapters with ORPO (pairs of answers, no reference model)",
-    ORPOOptions, lambda p: add_options(p, ORPOOptions()), check, prepare)
+    ORPOOptions,
+    lambda p: add_options(p, ORPOOptions()),
+    check,
+    prepare,
+)

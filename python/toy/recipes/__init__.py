@@ -1,4 +1,5 @@
 """Recipes: a model, how it is realized, and its training step."""
+
 from .from_scratch import FromScratch
 from .full import FullFineTune
 from .lora import LoRA

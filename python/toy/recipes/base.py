@@ -4,6 +4,7 @@ thin over the session (reset, uploads, compute, download).
 A batch is a tuple of arrays whose last one is the labels: (token ids,
 positions, labels) for the language models, (patches, labels) for a ViT;
 each recipe's _upload_batch knows its inputs."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,8 +26,9 @@ class TrainingRecipe:
         if labels is not None:
             session.upload(session.labels, np.asarray(labels, dtype=np.int32))
 
-    def step(self, seq_ids: np.ndarray, positions: np.ndarray, labels: np.ndarray,
-             hp: np.ndarray, is_first: bool) -> float:
+    def step(
+        self, seq_ids: np.ndarray, positions: np.ndarray, labels: np.ndarray, hp: np.ndarray, is_first: bool
+    ) -> float:
         """One training step on a batch; arrays are int32 [t_batch, t_seq]
         (labels: the next token of each position), hp from toy.adamw_hp."""
         return self.step_batch((seq_ids, positions, labels), hp, is_first)
@@ -38,7 +40,7 @@ class TrainingRecipe:
             session.reset()
         self._upload_batch(*batch)
         session.upload(session.hp, np.asarray(hp, dtype=np.float32))
-        session.compute_step()             # the gradients are written: no zeroing pass
+        session.compute_step()  # the gradients are written: no zeroing pass
         self._computed(batch)
         return float(session.download(session.loss))
 
@@ -56,8 +58,9 @@ class TrainingRecipe:
         n_rows = np.asarray(batch[-1]).size
         return n_rows / labelled if labelled else 0.0
 
-    def step_accumulated(self, micro_batches, hp: np.ndarray, is_first: bool,
-                         labelled: int | None = None, sum_over_ranks=None) -> float:
+    def step_accumulated(
+        self, micro_batches, hp: np.ndarray, is_first: bool, labelled: int | None = None, sum_over_ranks=None
+    ) -> float:
         """One optimizer step over several micro-batches (each a batch as for
         step, labels last): gradients add up in the graph's accumulators, and
         each micro-batch's loss is scaled so that the update is the one a
@@ -90,8 +93,9 @@ class TrainingRecipe:
             session.apply_update()
         return total
 
-    def evaluate(self, seq_ids: np.ndarray, positions: np.ndarray,
-                 labels: np.ndarray | None = None) -> tuple[np.ndarray, float | None]:
+    def evaluate(
+        self, seq_ids: np.ndarray, positions: np.ndarray, labels: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float | None]:
         """Forward only: logits [t_batch, t_seq, vocab] and, given labels, the loss."""
         session = self.session
         self._upload_batch(seq_ids, positions, labels)

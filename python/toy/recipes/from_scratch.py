@@ -1,5 +1,6 @@
 """FromScratch: a token model (llama, GPT-2, ...) from seeded random init,
 every weight trained."""
+
 from __future__ import annotations
 
 from ..core.config import ModelConfig, RecipeOptions

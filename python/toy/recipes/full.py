@@ -5,6 +5,7 @@ into F32 trainable tensors of a llama model of the file's shape; the saved
 model keeps the base's metadata (tokenizer, chat template, hyper-parameters)
 and is written in F32, F16 or requantized to the base's types.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -66,8 +67,7 @@ class FullFineTune(TrainingRecipe):
             shape = self.session.info(handle).shape
             weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
             if weight.size != int(np.prod(shape)):
-                raise ToyError(f"{gguf_path}: {name} holds {weight.size} values, the model "
-                               f"needs {shape}", TNN_ERR_ARG)
+                raise ToyError(f"{gguf_path}: {name} holds {weight.size} values, the model needs {shape}", TNN_ERR_ARG)
             self.session.upload(handle, weight.reshape(shape))
 
     def weights(self) -> dict[str, np.ndarray]:
@@ -80,7 +80,7 @@ class FullFineTune(TrainingRecipe):
         Each weight is downloaded only when it is written."""
         return write_like_base(read_gguf(self.base_path), path, _Downloads(self.session), dtype)
 
-    save_dtype = "f32"      # what save() (toy-train's final write) uses
+    save_dtype = "f32"  # what save() (toy-train's final write) uses
 
     def save(self, path) -> None:
         self.save_model(path, self.save_dtype)

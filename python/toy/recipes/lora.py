@@ -1,5 +1,6 @@
 """LoRA: adapters trained on a frozen llama-family GGUF (llama, Qwen2/3,
 Gemma 3), kept in its stored types."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -23,9 +24,16 @@ class LoRA(TrainingRecipe):
     types in place: least memory, about half the speed.
     """
 
-    def realize(self, gguf, cfg: ModelConfig | None = None, rank: int = 8,
-                opts: RecipeOptions | None = None, alpha: float | None = None,
-                targets: tuple[str, ...] = ("q",), base_compute: str = "fast") -> None:
+    def realize(
+        self,
+        gguf,
+        cfg: ModelConfig | None = None,
+        rank: int = 8,
+        opts: RecipeOptions | None = None,
+        alpha: float | None = None,
+        targets: tuple[str, ...] = ("q",),
+        base_compute: str = "fast",
+    ) -> None:
         file_cfg = read_gguf_config(gguf, self.session.lib)
         if cfg is not None and cfg.to_dict() != file_cfg.to_dict():
             raise ToyError(f"the config given does not match {gguf}: {file_cfg}", TNN_ERR_ARG)

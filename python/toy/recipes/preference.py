@@ -10,6 +10,7 @@ reference. Both losses live in the one training graph (tnn_set_objective).
 A preference batch is the tuple (token ids, positions, reference
 log-probabilities [t_batch], labels), labels last as for every recipe.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,10 +26,19 @@ class PreferenceRecipe(LoRA):
 
     objective = ""
 
-    def realize(self, gguf, cfg=None, rank: int = 8, opts=None, alpha: float | None = None,
-                targets: tuple[str, ...] = ("q",), base_compute: str = "fast", beta: float = 0.1) -> None:
+    def realize(
+        self,
+        gguf,
+        cfg=None,
+        rank: int = 8,
+        opts=None,
+        alpha: float | None = None,
+        targets: tuple[str, ...] = ("q",),
+        base_compute: str = "fast",
+        beta: float = 0.1,
+    ) -> None:
         self.beta = float(beta)
-        self._margins: list[np.ndarray] = []     # the batches' since metrics()
+        self._margins: list[np.ndarray] = []  # the batches' since metrics()
         super().realize(gguf, cfg, rank, opts, alpha, targets, base_compute)
 
     def _objective(self) -> dict:
@@ -54,8 +64,7 @@ class PreferenceRecipe(LoRA):
     def margins(self, row_logps, reference, labels) -> np.ndarray:
         """Chosen minus rejected reward of each pair of a batch (padding left out)."""
         counts = (np.asarray(labels) >= 0).sum(axis=1)
-        rewards = self.rewards(np.asarray(row_logps, dtype=np.float64), np.asarray(reference, dtype=np.float64),
-                               counts)
+        rewards = self.rewards(np.asarray(row_logps, dtype=np.float64), np.asarray(reference, dtype=np.float64), counts)
         return (rewards[0::2] - rewards[1::2])[real_pairs(labels)]
 
     def metrics(self) -> dict[str, float]:

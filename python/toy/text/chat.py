@@ -1,6 +1,7 @@
 """Conversations rendered with a model's own chat template and tokenized
 with its tokenizer, the assistant's turns marked: a Sample, what instruct
 and preference data are made of, and the prompt a chat sends."""
+
 from __future__ import annotations
 
 import sys
@@ -14,8 +15,8 @@ from ..formats.gguf_file import read_metadata
 
 @dataclass
 class Sample:
-    tokens: np.ndarray     # int32 [n], the whole conversation
-    trained: np.ndarray    # bool [n]: True on the assistant's tokens, the ones that carry loss
+    tokens: np.ndarray  # int32 [n], the whole conversation
+    trained: np.ndarray  # bool [n]: True on the assistant's tokens, the ones that carry loss
 
     @classmethod
     def prompt_response(cls, tokens, n_prompt: int) -> Sample:
@@ -36,7 +37,8 @@ GEMMA_TURNS = (
     "{% set role = 'model' if m['role'] == 'assistant' else 'user' %}"
     "<start_of_turn>{{ role }}\n{{ m['content'] | trim }}<end_of_turn>\n"
     "{% endfor %}"
-    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
+    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
 
 
 class ChatFormatter:
@@ -46,7 +48,7 @@ class ChatFormatter:
     def __init__(self, template: str, tokenizer):
         from ..text.chat_template import ChatTemplate
 
-        self.template = ChatTemplate(template)      # InputError if it does not parse
+        self.template = ChatTemplate(template)  # InputError if it does not parse
         self.tokenizer = tokenizer
 
     @classmethod
@@ -67,8 +69,9 @@ class ChatFormatter:
     def render(self, messages, add_generation_prompt=False) -> str:
         """The conversation as the template prints it: InputError (one line)
         for a template that fails, loops or grows without bound on it."""
-        return self.template.render(messages=messages, add_generation_prompt=add_generation_prompt,
-                                    bos_token="", eos_token="")
+        return self.template.render(
+            messages=messages, add_generation_prompt=add_generation_prompt, bos_token="", eos_token=""
+        )
 
     def sample(self, messages) -> Sample:
         """The conversation's tokens, the assistant's turns marked as trained.
@@ -78,16 +81,18 @@ class ChatFormatter:
         text. Each piece is tokenized on its own, so a turn's tokens are
         exactly what the model would generate after its prompt."""
         full = self.render(messages)
-        pieces, cursor = [], 0            # (text, trained)
+        pieces, cursor = [], 0  # (text, trained)
         for i, message in enumerate(messages):
             if message["role"] != "assistant":
                 continue
             before = self.render(messages[:i], add_generation_prompt=True)
-            through = self.render(messages[:i + 1])
+            through = self.render(messages[: i + 1])
             if not (through.startswith(before) and full.startswith(through) and len(before) >= cursor):
-                raise InputError("the chat template renders a conversation's start differently "
-                                 "inside the whole conversation; cannot find where a response starts")
-            pieces += [(full[cursor:len(before)], False), (through[len(before):], True)]
+                raise InputError(
+                    "the chat template renders a conversation's start differently "
+                    "inside the whole conversation; cannot find where a response starts"
+                )
+            pieces += [(full[cursor : len(before)], False), (through[len(before) :], True)]
             cursor = len(through)
         pieces.append((full[cursor:], False))
         tokens, trained = [], []

@@ -29,6 +29,7 @@ so nothing of the template runs at compile time, outside these guards.
 Templates may call raise_exception(message), the Hugging Face convention
 for refusing a conversation.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -58,12 +59,12 @@ MAX_STEPS = 4_000_000
 MAX_SIZE = 16 * 2**20
 MEMORY_BUDGET = 2**30
 MEMORY_CHECK_STEPS = 1024
-MAX_INT_BITS = 2**16      # ~20,000 digits; Python will not print ints over 4,300 anyway
-MAX_DEPTH = 256           # nesting of values (hashing deeper tuples recurses in C, unguarded)
-CHARS_PER_STEP = 1024     # what building a value costs in steps: its text per KiB ...
-ITEMS_PER_STEP = 1        # ... and its items one each
+MAX_INT_BITS = 2**16  # ~20,000 digits; Python will not print ints over 4,300 anyway
+MAX_DEPTH = 256  # nesting of values (hashing deeper tuples recurses in C, unguarded)
+CHARS_PER_STEP = 1024  # what building a value costs in steps: its text per KiB ...
+ITEMS_PER_STEP = 1  # ... and its items one each
 
-TEMPLATE_FILE = "<template>"     # the compiled template's co_filename (from_string)
+TEMPLATE_FILE = "<template>"  # the compiled template's co_filename (from_string)
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,8 @@ class Limits:
 class ChatTemplate:
     """A chat template compiled in the guarded sandbox.
 
-        template = ChatTemplate(source)          # InputError if it does not parse
-        text = template.render(messages=[...], add_generation_prompt=True)
+    template = ChatTemplate(source)          # InputError if it does not parse
+    text = template.render(messages=[...], add_generation_prompt=True)
     """
 
     def __init__(self, source: str, limits: Limits = Limits()):
@@ -85,7 +86,7 @@ class ChatTemplate:
         self.environment = GuardedEnvironment()
         try:
             self.template = self.environment.from_string(source)
-        except Exception as err:      # TemplateSyntaxError, RecursionError on deep nesting, ...
+        except Exception as err:  # TemplateSyntaxError, RecursionError on deep nesting, ...
             raise InputError(f"the model's chat template does not parse: {_describe(err)}") from None
 
     def render(self, **variables) -> str:
@@ -101,8 +102,7 @@ class ChatTemplate:
                 for chunk in self.template.generate(**variables):
                     size += len(chunk)
                     if size > self.limits.max_size:
-                        raise TemplateLimit(f"renders over {self.limits.max_size:,} characters "
-                                            "for this conversation")
+                        raise TemplateLimit(f"renders over {self.limits.max_size:,} characters for this conversation")
                     parts.append(chunk)
             finally:
                 sys.settrace(previous)
@@ -115,8 +115,9 @@ class ChatTemplate:
         text = "".join(parts)
         bad = _SURROGATE.search(text)
         if bad:
-            raise InputError(f"the model's chat template renders a lone surrogate "
-                             f"(U+{ord(bad.group()):04X}), which is not text")
+            raise InputError(
+                f"the model's chat template renders a lone surrogate (U+{ord(bad.group()):04X}), which is not text"
+            )
         return text
 
 
@@ -173,10 +174,10 @@ _active: ContextVar[_Render | None] = ContextVar("toy_chat_template_render", def
 def _peak_rss() -> int | None:
     try:
         import resource
-    except ImportError:          # not on Windows
+    except ImportError:  # not on Windows
         return None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024      # bytes on macOS, KiB elsewhere
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
 
 
 class _Render:
@@ -188,13 +189,13 @@ class _Render:
         self.next_check = MEMORY_CHECK_STEPS
         self.rss_at_start = _peak_rss()
         self.previous_tracer = None
-        self._line_tracer = self.line_tracer       # one bound method, returned on every event
+        self._line_tracer = self.line_tracer  # one bound method, returned on every event
 
     # sys.settrace's function: sees every new frame; traces the template's only
     def global_tracer(self, frame, event, arg):
         if frame.f_code.co_filename == TEMPLATE_FILE:
             return self._line_tracer
-        if self.previous_tracer is not None:      # a debugger or coverage keeps its view of the rest
+        if self.previous_tracer is not None:  # a debugger or coverage keeps its view of the rest
             return self.previous_tracer(frame, event, arg)
         return None
 
@@ -217,14 +218,12 @@ class _Render:
         if self.rss_at_start is not None:
             grown = _peak_rss() - self.rss_at_start
             if grown > self.limits.memory_budget:
-                raise TemplateLimit(f"used over {self.limits.memory_budget // 2**20:,} MiB of memory "
-                                    "while rendering")
+                raise TemplateLimit(f"used over {self.limits.memory_budget // 2**20:,} MiB of memory while rendering")
 
     # sizes -------------------------------------------------------------------
     def refuse_over(self, size: int, what: str) -> None:
         if size > self.limits.max_size:
-            raise TemplateLimit(f"builds a value of over {self.limits.max_size:,} characters or items "
-                                f"({what})")
+            raise TemplateLimit(f"builds a value of over {self.limits.max_size:,} characters or items ({what})")
 
     def measure(self, value) -> _Size:
         size = _measure(value, self.limits.max_size)
@@ -233,7 +232,7 @@ class _Render:
 
     def checked(self, value, what: str):
         """value, once its size is known to be within the limits."""
-        if type(value) is str:          # the common case, cheaply
+        if type(value) is str:  # the common case, cheaply
             self.refuse_over(len(value), what)
             if len(value) >= CHARS_PER_STEP:
                 self.charge(len(value) // CHARS_PER_STEP)
@@ -249,10 +248,11 @@ def _current() -> _Render:
 
 # ---- the size of a value ---------------------------------------------------------
 
+
 @dataclass
 class _Size:
-    chars: int = 0      # text in strings (and digits of ints)
-    nodes: int = 0      # containers and items walked
+    chars: int = 0  # text in strings (and digits of ints)
+    nodes: int = 0  # containers and items walked
     depth: int = 0
 
     @property
@@ -290,7 +290,7 @@ def _measure(value, limit: int) -> _Size:
                     return size
                 break
             else:
-                size.chars += 8          # None, floats, Undefined, a macro, a loop: a short repr
+                size.chars += 8  # None, floats, Undefined, a macro, a loop: a short repr
             if size.total > limit:
                 return size
         else:
@@ -326,6 +326,7 @@ def _percent_estimate(render: _Render, fmt, args) -> int:
 
 # ---- the environment ----------------------------------------------------------
 
+
 class _GuardedCodeGenerator(CodeGenerator):
     """Routes `~` and list, tuple and dict literals through size checks: the
     sandbox has no hook for them."""
@@ -342,7 +343,7 @@ class _GuardedCodeGenerator(CodeGenerator):
         self.write("))")
 
     def _literal(self, visit, node, frame):
-        if getattr(node, "ctx", "load") != "load":      # an assignment target: {% set a, b = ... %}
+        if getattr(node, "ctx", "load") != "load":  # an assignment target: {% set a, b = ... %}
             return visit(node, frame)
         self.write("environment.guarded_literal(")
         visit(node, frame)
@@ -417,7 +418,7 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
     def __init__(self):
         super().__init__(optimized=False, finalize=_finalize)
         self.filters = {name: _guarded_filter(name, f) for name, f in self.filters.items()}
-        self.globals.pop("lipsum", None)      # lorem ipsum: no use in a chat template, and costly
+        self.globals.pop("lipsum", None)  # lorem ipsum: no use in a chat template, and costly
         self.globals["namespace"] = _BoundedNamespace
         self.globals["raise_exception"] = raise_exception
 
@@ -454,8 +455,7 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
         name = getattr(__obj, "__name__", type(__obj).__name__)
         big = _int_argument_over(render.limits.max_size, args, kwargs)
         if big is not None:
-            raise TemplateLimit(f"calls {name}() with {_short(big)}, over the limit of "
-                                f"{render.limits.max_size:,}")
+            raise TemplateLimit(f"calls {name}() with {_short(big)}, over the limit of {render.limits.max_size:,}")
         args = _estimate_method(render, __obj, args, kwargs)
         result = super().call(__context, __obj, *args, **kwargs)
         return render.checked(result, f"{name}()")
@@ -463,8 +463,11 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
     def wrap_str_format(self, value):
         """str.format and format_map, through a formatter that checks widths
         (as the sandbox's own, with _SizedFormats in front)."""
-        if not (isinstance(value, (types.MethodType, types.BuiltinMethodType))
-                and value.__name__ in ("format", "format_map") and isinstance(value.__self__, str)):
+        if not (
+            isinstance(value, (types.MethodType, types.BuiltinMethodType))
+            and value.__name__ in ("format", "format_map")
+            and isinstance(value.__self__, str)
+        ):
             return None
         text = value.__self__
         formatter = _EscapeFormatter(self, escape=text.escape) if isinstance(text, Markup) else _Formatter(self)
@@ -482,8 +485,9 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
     def unsafe_undefined(self, obj, attribute):
         """Touching an internal attribute (__class__, _anything) is an error at
         once; the sandbox would return an undefined that prints as nothing."""
-        raise SecurityError(f"access to attribute {one_line(attribute, 40)!r} of a "
-                            f"{type(obj).__name__!r} object is unsafe")
+        raise SecurityError(
+            f"access to attribute {one_line(attribute, 40)!r} of a {type(obj).__name__!r} object is unsafe"
+        )
 
     def guarded_concat(self, autoescape, parts):
         """a ~ b ~ ...: the joined length checked before joining."""
@@ -501,22 +505,21 @@ def _guarded_filter(name, function):
     result's size estimated before (where _FILTER_ESTIMATES knows how) and
     checked after."""
     pass_arg = _PassArg.from_obj(function)
-    skip = 1 if pass_arg is not None else 0       # the context, eval context or environment it takes
+    skip = 1 if pass_arg is not None else 0  # the context, eval context or environment it takes
     estimate = _FILTER_ESTIMATES.get(name)
 
     def guarded(*args, **kwargs):
         render = _current()
-        big = _int_argument_over(render.limits.max_size, args[skip + 1:], kwargs)
+        big = _int_argument_over(render.limits.max_size, args[skip + 1 :], kwargs)
         if big is not None:
-            raise TemplateLimit(f"gives the {name} filter {_short(big)}, over the limit of "
-                                f"{render.limits.max_size:,}")
+            raise TemplateLimit(f"gives the {name} filter {_short(big)}, over the limit of {render.limits.max_size:,}")
         if estimate is not None:
             args = estimate(render, args, kwargs, skip)
         return render.checked(function(*args, **kwargs), f"the {name} filter")
 
     update_wrapper(guarded, function)
     if pass_arg is not None:
-        guarded.jinja_pass_arg = pass_arg     # jinja2 reads it to pass the context first
+        guarded.jinja_pass_arg = pass_arg  # jinja2 reads it to pass the context first
     return guarded
 
 
@@ -525,6 +528,7 @@ def _guarded_filter(name, function):
 # the filter's pass_context/eval_context/environment takes -- refuses over
 # the limit, and returns args (some turn an iterator into a list first, to
 # count it).
+
 
 def _arg(args, kwargs, index, name, default=None):
     if index < len(args):
@@ -579,8 +583,9 @@ def _estimate_replace(render, args, kwargs, skip):
     render.refuse_over(render.measure(value).total, "the replace filter")
     text = _text_of(value)
     old, new = _arg(args, kwargs, skip + 1, "old"), _arg(args, kwargs, skip + 2, "new")
-    render.refuse_over(_replaced_size(text, _text_of(old), _text_of(new), _arg(args, kwargs, skip + 3, "count")),
-                       "the replace filter")
+    render.refuse_over(
+        _replaced_size(text, _text_of(old), _text_of(new), _arg(args, kwargs, skip + 3, "count")), "the replace filter"
+    )
     return args
 
 
@@ -601,7 +606,7 @@ def _estimate_join(render, args, kwargs, skip):
     separator = _arg(args, kwargs, skip + 1, "d", "")
     items = _joined(render, _arg(args, kwargs, skip, "value"), _text_of(separator), "the join filter")
     if skip < len(args):
-        return (*args[:skip], items, *args[skip + 1:])
+        return (*args[:skip], items, *args[skip + 1 :])
     kwargs["value"] = items
     return args
 
@@ -609,7 +614,7 @@ def _estimate_join(render, args, kwargs, skip):
 def _estimate_format(render, args, kwargs, skip):
     value = _arg(args, kwargs, skip, "value")
     if isinstance(value, str):
-        render.refuse_over(_percent_estimate(render, value, (args[skip + 1:], kwargs)), "the format filter")
+        render.refuse_over(_percent_estimate(render, value, (args[skip + 1 :], kwargs)), "the format filter")
     return args
 
 
@@ -617,8 +622,10 @@ def _estimate_slice(render, args, kwargs, skip):
     slices = _arg(args, kwargs, skip + 1, "slices")
     if isinstance(slices, int):
         fill = _arg(args, kwargs, skip + 2, "fill_with")
-        render.refuse_over(render.measure(_arg(args, kwargs, skip, "value")).total
-                           + slices * (2 + render.measure(fill).total), "the slice filter")
+        render.refuse_over(
+            render.measure(_arg(args, kwargs, skip, "value")).total + slices * (2 + render.measure(fill).total),
+            "the slice filter",
+        )
     return args
 
 
@@ -626,8 +633,10 @@ def _estimate_batch(render, args, kwargs, skip):
     linecount = _arg(args, kwargs, skip + 1, "linecount")
     fill = _arg(args, kwargs, skip + 2, "fill_with")
     if isinstance(linecount, int) and fill is not None:
-        render.refuse_over(render.measure(_arg(args, kwargs, skip, "value")).total
-                           + linecount * (2 + render.measure(fill).total), "the batch filter")
+        render.refuse_over(
+            render.measure(_arg(args, kwargs, skip, "value")).total + linecount * (2 + render.measure(fill).total),
+            "the batch filter",
+        )
     return args
 
 
@@ -659,10 +668,17 @@ def _estimate_sum(render, args, kwargs, skip):
 
 
 _FILTER_ESTIMATES = {
-    "center": _estimate_center, "indent": _estimate_indent, "wordwrap": _estimate_wordwrap,
-    "replace": _estimate_replace, "join": _estimate_join, "format": _estimate_format,
-    "slice": _estimate_slice, "batch": _estimate_batch, "tojson": _estimate_tojson,
-    "round": _estimate_round, "sum": _estimate_sum,
+    "center": _estimate_center,
+    "indent": _estimate_indent,
+    "wordwrap": _estimate_wordwrap,
+    "replace": _estimate_replace,
+    "join": _estimate_join,
+    "format": _estimate_format,
+    "slice": _estimate_slice,
+    "batch": _estimate_batch,
+    "tojson": _estimate_tojson,
+    "round": _estimate_round,
+    "sum": _estimate_sum,
 }
 
 

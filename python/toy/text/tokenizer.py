@@ -2,6 +2,7 @@
 style byte-level BPE from tokenizer.ggml.tokens / merges with the
 pre-tokenizer named by tokenizer.ggml.pre (SmolLM2, Qwen), or SentencePiece
 BPE from the tokens and their scores (Gemma)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +14,10 @@ from ..formats.gguf_file import one_line, read_metadata
 # splitting digits one by one for SmolLM; Qwen2/Qwen3 have a regex of their
 # own (llama.cpp's LLAMA_VOCAB_PRE_TYPE_QWEN2: contractions in any case,
 # single digits, letters with one leading non-letter)
-_QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
-                r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+_QWEN2_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 _PRE_TOKENIZERS = {"smollm": "digits", "gpt2": "gpt2", "default": "gpt2", "qwen2": "qwen2"}
 
 
@@ -22,15 +25,18 @@ def _pre_tokenizer(kind: str):
     from tokenizers import Regex, pre_tokenizers
 
     if kind == "qwen2":
-        return pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(_QWEN2_SPLIT), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+        return pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(_QWEN2_SPLIT), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
     steps = [pre_tokenizers.Digits(individual_digits=True)] if kind == "digits" else []
     steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True))
     return pre_tokenizers.Sequence(steps)
 
 
-_NORMAL, _CONTROL, _USER_DEFINED = 1, 3, 4   # llama.cpp token types
+_NORMAL, _CONTROL, _USER_DEFINED = 1, 3, 4  # llama.cpp token types
 
 
 def _byte_level_bpe(tokens: list[str], merges: list[str], pre: str):
@@ -38,24 +44,25 @@ def _byte_level_bpe(tokens: list[str], merges: list[str], pre: str):
     from tokenizers import Tokenizer, decoders, models
 
     if pre not in _PRE_TOKENIZERS:
-        raise InputError(f"pre-tokenizer {one_line(repr(pre))} is not supported (supported: "
-                         f"{', '.join(_PRE_TOKENIZERS)})")
+        raise InputError(
+            f"pre-tokenizer {one_line(repr(pre))} is not supported (supported: {', '.join(_PRE_TOKENIZERS)})"
+        )
     pairs = [tuple(m.split(" ", 1)) for m in merges]
     if any(len(pair) != 2 for pair in pairs):
         raise InputError("a tokenizer merge is not two tokens separated by a space")
     vocab = {tok: i for i, tok in enumerate(tokens)}
     try:
         tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False))
-    except Exception as err:   # noqa: BLE001 -- tokenizers raises plain Exception
-        raise InputError(f"the tokenizer's vocabulary and merges do not fit together: "
-                         f"{one_line(err)}") from None
+    except Exception as err:  # noqa: BLE001 -- tokenizers raises plain Exception
+        raise InputError(f"the tokenizer's vocabulary and merges do not fit together: {one_line(err)}") from None
     tok.pre_tokenizer = _pre_tokenizer(_PRE_TOKENIZERS[pre])
     tok.decoder = decoders.ByteLevel()
     return tok
 
 
-def _sentencepiece_bpe(tokens: list[str], scores: list[float], types: list[int], unk_id: int | None,
-                       add_space_prefix: bool):
+def _sentencepiece_bpe(
+    tokens: list[str], scores: list[float], types: list[int], unk_id: int | None, add_space_prefix: bool
+):
     """SentencePiece BPE as llama.cpp's "llama" tokenizer runs it (Gemma):
     spaces become U+2581, adjacent pieces merge best score first, bytes
     outside the vocabulary fall back to <0xNN> tokens. The merges are every
@@ -67,8 +74,7 @@ def _sentencepiece_bpe(tokens: list[str], scores: list[float], types: list[int],
     merges = []
     for i in ranked:
         piece = tokens[i]
-        merges += [(piece[:k], piece[k:]) for k in range(1, len(piece))
-                   if piece[:k] in vocab and piece[k:] in vocab]
+        merges += [(piece[:k], piece[k:]) for k in range(1, len(piece)) if piece[:k] in vocab and piece[k:] in vocab]
     unk = tokens[unk_id] if unk_id is not None else None
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=unk, fuse_unk=True, byte_fallback=True))
     steps = [normalizers.Replace(" ", "\u2581")]
@@ -84,8 +90,16 @@ def _sentencepiece_bpe(tokens: list[str], scores: list[float], types: list[int],
 
 # control tokens that end a model's turn, by their text (as llama.cpp's
 # end-of-generation list): a chat answer stops at them, not only at EOS
-END_OF_TURN = ("<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|end|>", "<|endoftext|>", "<|eom_id|>",
-               "<EOT>", "<|end\u2581of\u2581sentence|>")
+END_OF_TURN = (
+    "<end_of_turn>",
+    "<|im_end|>",
+    "<|eot_id|>",
+    "<|end|>",
+    "<|endoftext|>",
+    "<|eom_id|>",
+    "<EOT>",
+    "<|end\u2581of\u2581sentence|>",
+)
 
 
 class GGUFTokenizer:
@@ -93,24 +107,36 @@ class GGUFTokenizer:
     BPE ("llama"), its control tokens (and, for SentencePiece, its
     user-defined ones, as llama.cpp does) matched as one token each in text."""
 
-    def __init__(self, tok, tokens: list[str], token_types: list[int], bos_id: int | None,
-                 eos_id: int | None, add_bos: bool, whole_kinds=(_CONTROL,), eot_id: int | None = None):
+    def __init__(
+        self,
+        tok,
+        tokens: list[str],
+        token_types: list[int],
+        bos_id: int | None,
+        eos_id: int | None,
+        add_bos: bool,
+        whole_kinds=(_CONTROL,),
+        eot_id: int | None = None,
+    ):
         from tokenizers import AddedToken
 
         for name, token_id in (("BOS", bos_id), ("EOS", eos_id)):
             if token_id is not None and not 0 <= token_id < len(tokens):
-                raise InputError(f"the tokenizer's {name} id {token_id} is not one of its "
-                                 f"{len(tokens)} tokens")
-        added = [AddedToken(t, special=kind == _CONTROL, normalized=False)
-                 for t, kind in zip(tokens, token_types) if kind in whole_kinds]
+                raise InputError(f"the tokenizer's {name} id {token_id} is not one of its {len(tokens)} tokens")
+        added = [
+            AddedToken(t, special=kind == _CONTROL, normalized=False)
+            for t, kind in zip(tokens, token_types)
+            if kind in whole_kinds
+        ]
         if added:
             tok.add_special_tokens(added)
         self._tok = tok
         self.vocab_size = len(tokens)
         self.bos_id, self.eos_id, self.add_bos = bos_id, eos_id, add_bos
         # where generation stops: EOS, the file's end-of-turn token, and the known end-of-turn controls
-        ends = {i for i, (text, kind) in enumerate(zip(tokens, token_types))
-                if kind == _CONTROL and text in END_OF_TURN}
+        ends = {
+            i for i, (text, kind) in enumerate(zip(tokens, token_types)) if kind == _CONTROL and text in END_OF_TURN
+        }
         self.end_ids = frozenset(ends | {i for i in (eos_id, eot_id) if i is not None and 0 <= i < len(tokens)})
 
     @classmethod
@@ -120,15 +146,16 @@ class GGUFTokenizer:
             return cls._from_fields(path, f)
         except (UnicodeDecodeError, ValueError, IndexError, KeyError, TypeError, OverflowError) as err:
             # a key of the wrong type or shape, a string that is not UTF-8
-            raise InputError(f"{path}: the tokenizer is malformed ({type(err).__name__}: "
-                             f"{one_line(err)})") from None
+            raise InputError(f"{path}: the tokenizer is malformed ({type(err).__name__}: {one_line(err)})") from None
 
     @classmethod
     def _from_fields(cls, path, f) -> GGUFTokenizer:
         model = f.get("tokenizer.ggml.model", "none")
         if model not in ("gpt2", "llama"):
-            raise InputError(f"{path}: tokenizer {one_line(repr(model))} is not supported (byte-level "
-                             "BPE 'gpt2' or SentencePiece 'llama'); pass a packed int32 --corpus instead")
+            raise InputError(
+                f"{path}: tokenizer {one_line(repr(model))} is not supported (byte-level "
+                "BPE 'gpt2' or SentencePiece 'llama'); pass a packed int32 --corpus instead"
+            )
         tokens = list(f["tokenizer.ggml.tokens"])
         types = [int(t) for t in f.get("tokenizer.ggml.token_type", [_NORMAL] * len(tokens))]
         if not all(isinstance(t, str) for t in tokens) or len(types) != len(tokens):
@@ -139,13 +166,26 @@ class GGUFTokenizer:
         else:
             whole_kinds = (_CONTROL, _USER_DEFINED)
             scores = [float(x) for x in f["tokenizer.ggml.scores"]]
-            tok = _sentencepiece_bpe(tokens, scores, types, f.get("tokenizer.ggml.unknown_token_id"),
-                                     bool(f.get("tokenizer.ggml.add_space_prefix", True)))
+            tok = _sentencepiece_bpe(
+                tokens,
+                scores,
+                types,
+                f.get("tokenizer.ggml.unknown_token_id"),
+                bool(f.get("tokenizer.ggml.add_space_prefix", True)),
+            )
         add_bos = bool(f.get("tokenizer.ggml.add_bos_token", False))
         bos, eos = f.get("tokenizer.ggml.bos_token_id"), f.get("tokenizer.ggml.eos_token_id")
         eot = f.get("tokenizer.ggml.eot_token_id")
-        return cls(tok, tokens, types, None if bos is None else int(bos), None if eos is None else int(eos),
-                   add_bos, whole_kinds, None if eot is None else int(eot))
+        return cls(
+            tok,
+            tokens,
+            types,
+            None if bos is None else int(bos),
+            None if eos is None else int(eos),
+            add_bos,
+            whole_kinds,
+            None if eot is None else int(eot),
+        )
 
     def encode(self, text: str, add_bos: bool | None = None) -> list[int]:
         ids = self._tok.encode(text, add_special_tokens=False).ids

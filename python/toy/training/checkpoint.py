@@ -21,6 +21,7 @@ that disagrees with itself. A resume continues the run a checkpoint is in:
 one outside a run's checkpoint folder (a copied step file) is refused, and
 so is a folder where a name toy writes is taken by a folder or a link.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -74,14 +75,16 @@ class Checkpoints:
         resume would write the run into whatever folder holds that one."""
         folder = cls(checkpoint.run_path, keep)
         if checkpoint.path.parent.name != DIRNAME or not (checkpoint.run_path / "config.json").is_file():
-            raise InputError(f"{checkpoint.path} is not in a run's {DIRNAME} folder (RUN/{DIRNAME}/, beside "
-                             "the run's config.json): resume the run directory it was written in")
+            raise InputError(
+                f"{checkpoint.path} is not in a run's {DIRNAME} folder (RUN/{DIRNAME}/, beside "
+                "the run's config.json): resume the run directory it was written in"
+            )
         folder.check_writable()
         latest = folder.path / LATEST
         try:
             written = _pointer(latest).get("written", []) if latest.exists() else []
         except InputError:
-            written = []        # unreadable (a resume from a file named by hand): none of its files go
+            written = []  # unreadable (a resume from a file named by hand): none of its files go
         folder.written = [name for name in written if (folder.path / name).is_file()]
         if checkpoint.path.name not in folder.written:
             folder.written.append(checkpoint.path.name)
@@ -100,8 +103,10 @@ class Checkpoints:
             toys = CHECKPOINT_NAME.fullmatch(name) or name == LATEST
             if toys and (entry.is_symlink() or not entry.is_file()):
                 what = "link" if entry.is_symlink() else "folder"
-                raise InputError(f"the checkpoint folder {self.path} holds {entry.name}, a {what} where toy "
-                                 "writes a file: move it out of the folder and start the command again")
+                raise InputError(
+                    f"the checkpoint folder {self.path} holds {entry.name}, a {what} where toy "
+                    "writes a file: move it out of the folder and start the command again"
+                )
 
     def discard_run(self) -> None:
         """Remove the checkpoints of the run that wrote this folder (the files
@@ -112,7 +117,7 @@ class Checkpoints:
         try:
             pointer = _pointer(latest)
         except InputError:
-            pointer = {"written": []}       # unreadable: its files are not known, so none go
+            pointer = {"written": []}  # unreadable: its files are not known, so none go
         for name in pointer.get("written", [pointer.get("file")] if "file" in pointer else []):
             (self.path / name).unlink(missing_ok=True)
         latest.unlink()
@@ -128,7 +133,7 @@ class Checkpoints:
         name = f"step-{state['step']:08d}.npz"
         write_whole(self.path / name, buffer.getvalue(), sync=True)
         self.written = [n for n in self.written if n != name] + [name]
-        kept, pruned = self.written[-self.keep:], self.written[:-self.keep]
+        kept, pruned = self.written[-self.keep :], self.written[: -self.keep]
         pointer = {"file": name, "step": state["step"], "written": kept}
         write_whole(self.path / LATEST, (json.dumps(pointer) + "\n").encode(), sync=True)
         # only now, with latest.json naming the new file, may older ones go
@@ -149,11 +154,14 @@ def _pointer(latest: Path) -> dict:
     except (OSError, ValueError, RecursionError):
         raise InputError(f"checkpoint pointer {latest} is unreadable: {_FROM_A_FILE}") from None
     files = pointer.get("written", []) if isinstance(pointer, dict) else None
-    if (not isinstance(pointer, dict) or not isinstance(pointer.get("file"), str)
-            or not CHECKPOINT_NAME.fullmatch(pointer["file"]) or not isinstance(files, list)
-            or not all(isinstance(f, str) and CHECKPOINT_NAME.fullmatch(f) for f in files)):
-        raise InputError(f"checkpoint pointer {latest} does not name a checkpoint (step-NNNNNNNN.npz): "
-                         f"{_FROM_A_FILE}")
+    if (
+        not isinstance(pointer, dict)
+        or not isinstance(pointer.get("file"), str)
+        or not CHECKPOINT_NAME.fullmatch(pointer["file"])
+        or not isinstance(files, list)
+        or not all(isinstance(f, str) and CHECKPOINT_NAME.fullmatch(f) for f in files)
+    ):
+        raise InputError(f"checkpoint pointer {latest} does not name a checkpoint (step-NNNNNNNN.npz): {_FROM_A_FILE}")
     return pointer
 
 
@@ -169,7 +177,7 @@ def find_checkpoint(where) -> Path:
     checkpoint folder (the newest complete file) or one step-*.npz file."""
     where = Path(where)
     if where.name == LATEST and where.is_file():
-        where = where.parent            # the pointer itself: the folder it points in
+        where = where.parent  # the pointer itself: the folder it points in
     if where.is_file():
         return where
     if not where.exists():
@@ -179,12 +187,16 @@ def find_checkpoint(where) -> Path:
     if not latest.is_file():
         if any(CHECKPOINT_NAME.fullmatch(name) for name in _names(folder)):
             raise InputError(f"{folder} has no {LATEST} naming its newest checkpoint: {_FROM_A_FILE}")
-        raise InputError(f"nothing to resume at {where}: no checkpoint was written there "
-                         "(runs save one every --save-every steps and on Ctrl-C)")
+        raise InputError(
+            f"nothing to resume at {where}: no checkpoint was written there "
+            "(runs save one every --save-every steps and on Ctrl-C)"
+        )
     path = folder / _pointer(latest)["file"]
     if not path.is_file():
-        raise InputError(f"{latest} names {path.name}, which is not there: the checkpoint folder was "
-                         "changed by hand; resume from one of its step-*.npz files")
+        raise InputError(
+            f"{latest} names {path.name}, which is not there: the checkpoint folder was "
+            "changed by hand; resume from one of its step-*.npz files"
+        )
     return path
 
 
@@ -197,21 +209,26 @@ def _check_state(state: dict, path: Path) -> None:
         if not isinstance(state.get(key), kind) or isinstance(state.get(key), bool):
             raise InputError(f"checkpoint {path} is damaged: its '{key}' is missing or not a {kind.__name__}")
     # the run's options, as its command line gave them: every one a single value
-    odd = next((key for key, value in state["args"].items()
-                if not isinstance(value, (str, int, float, bool, type(None)))), None)
+    odd = next(
+        (key for key, value in state["args"].items() if not isinstance(value, (str, int, float, bool, type(None)))),
+        None,
+    )
     if odd is not None:
-        raise InputError(f"checkpoint {path} is damaged: its option {str(odd)[:40]!r} holds "
-                         f"{str(state['args'][odd])[:40]!r}, not a value the command line gives")
+        raise InputError(
+            f"checkpoint {path} is damaged: its option {str(odd)[:40]!r} holds "
+            f"{str(state['args'][odd])[:40]!r}, not a value the command line gives"
+        )
     step, losses = state["step"], state["losses"]
     if not 1 <= step <= state["steps"] or len(losses) != step:
-        raise InputError(f"checkpoint {path} is damaged: step {step} of {state['steps']} "
-                         f"with {len(losses)} losses")
+        raise InputError(f"checkpoint {path} is damaged: step {step} of {state['steps']} with {len(losses)} losses")
     # the run's options hold the total it resolved (from --epochs too), as "steps" does;
     # options without it take that total, not --steps' default (None: "from the data")
     saved_steps = state["args"].setdefault("steps", state["steps"])
     if type(saved_steps) is not int or saved_steps != state["steps"]:
-        raise InputError(f"checkpoint {path} is damaged: its --steps {str(saved_steps)[:40]!r} is not "
-                         f"its run's {state['steps']} steps")
+        raise InputError(
+            f"checkpoint {path} is damaged: its --steps {str(saved_steps)[:40]!r} is not "
+            f"its run's {state['steps']} steps"
+        )
     # floats, as toy writes them (NaN and infinity included: a run may diverge); an
     # integer past float's range would only fail when the loss plot is drawn
     if not all(type(x) is float for x in losses):
@@ -226,8 +243,10 @@ def _check_sizes(file, path: Path) -> None:
     with zipfile.ZipFile(file) as archive:
         claimed = sum(info.file_size for info in archive.infolist())
     if claimed > os.fstat(file.fileno()).st_size:
-        raise InputError(f"checkpoint {path} is damaged: its entries claim {claimed:,} bytes, more than "
-                         "the file holds (toy stores them uncompressed); start again without --resume")
+        raise InputError(
+            f"checkpoint {path} is damaged: its entries claim {claimed:,} bytes, more than "
+            "the file holds (toy stores them uncompressed); start again without --resume"
+        )
     file.seek(0)
 
 
@@ -245,7 +264,7 @@ class Checkpoint:
             self.state = json.loads(record.tobytes())
         except InputError:
             raise
-        except Exception as err:       # whatever numpy's zip and format readers raise on a bad file
+        except Exception as err:  # whatever numpy's zip and format readers raise on a bad file
             raise InputError(f"checkpoint {self.path} is unreadable ({one_line(err)})") from None
         if not isinstance(self.state, dict) or self.state.get("format") != FORMAT:
             raise InputError(f"{self.path} is not a toy checkpoint ({FORMAT})")
@@ -265,7 +284,9 @@ class Checkpoint:
         for name, handle in expected.items():
             shape = session.info(handle).shape
             if self.tensors[name].shape != shape or self.tensors[name].dtype != np.float32:
-                raise InputError(f"checkpoint {self.path} does not match the model: {name} is "
-                                 f"{self.tensors[name].dtype} {self.tensors[name].shape}, the model's "
-                                 f"float32 {shape}")
+                raise InputError(
+                    f"checkpoint {self.path} does not match the model: {name} is "
+                    f"{self.tensors[name].dtype} {self.tensors[name].shape}, the model's "
+                    f"float32 {shape}"
+                )
             session.upload(handle, self.tensors[name])

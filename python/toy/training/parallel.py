@@ -17,6 +17,7 @@ stopped rank, or a launcher that leaves the others running) ends after
 TOY_MPI_TIMEOUT seconds (default 300) with one line naming the ranks that
 do not answer rank 0, then MPI_Abort.
 """
+
 from __future__ import annotations
 
 import os
@@ -47,11 +48,11 @@ class Ranks:
 
     def fail(self, message: str) -> None:
         print(f"toy-train: rank {self.rank}: {message}", file=sys.stderr, flush=True)
-        time.sleep(1.0)        # the launcher forwards the line before the abort tears the job down
+        time.sleep(1.0)  # the launcher forwards the line before the abort tears the job down
         self.comm.Abort(1)
 
     def begin_step(self, step: int) -> None:
-        self.step = step       # for the messages
+        self.step = step  # for the messages
 
     def sum(self, array: np.ndarray) -> np.ndarray:
         """The element-wise sum of array over all ranks, or one line and
@@ -94,13 +95,18 @@ class Ranks:
     def _give_up(self) -> None:
         if self.rank == 0:
             silent = self._silent_ranks()
-            who = (f"rank{'s' if len(silent) > 1 else ''} {', '.join(map(str, silent))} "
-                   f"{'do' if len(silent) > 1 else 'does'} not answer" if silent
-                   else "every rank answers, yet the sum did not complete")
+            who = (
+                f"rank{'s' if len(silent) > 1 else ''} {', '.join(map(str, silent))} "
+                f"{'do' if len(silent) > 1 else 'does'} not answer"
+                if silent
+                else "every rank answers, yet the sum did not complete"
+            )
         else:
             who = "another rank did not join"
-        self.fail(f"step {self.step}: the gradient sum waited {self.timeout:g} s and {who} "
-                  "(a rank died or hangs); stopping every rank")
+        self.fail(
+            f"step {self.step}: the gradient sum waited {self.timeout:g} s and {who} "
+            "(a rank died or hangs); stopping every rank"
+        )
 
     def any(self, flag: bool) -> bool:
         """Whether flag is true on any rank (every rank gets the same answer)."""
@@ -119,6 +125,8 @@ def world(args) -> Ranks | None:
         raise InputError(f"launched as {n} ranks, but mpi4py is not installed: pip install 'toy[mpi]'") from None
     ranks = Ranks(MPI.COMM_WORLD)
     if args.grad_accum % ranks.size:
-        raise InputError(f"--grad-accum ({args.grad_accum}) must be a multiple of the {ranks.size} ranks: each "
-                         "rank trains on --grad-accum / N of each step's micro-batches")
+        raise InputError(
+            f"--grad-accum ({args.grad_accum}) must be a multiple of the {ranks.size} ranks: each "
+            "rank trains on --grad-accum / N of each step's micro-batches"
+        )
     return ranks

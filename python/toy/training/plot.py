@@ -10,6 +10,7 @@ The bytes depend on the events alone (and the run's name): the same events
 draw the same file. Non-finite losses are left out of the lines and counted
 in a note under the title.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -27,17 +28,17 @@ from ..core.files import write_whole
 # the first element after the root: what tells a plot toy wrote (toy-train plot replaces those)
 MARK = "<desc>toy-train plot</desc>"
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 LR_COLOUR = "#7f7f7f"
 
 WIDTH, LEFT, RIGHT, TOP, PLOT_H = 720, 72, 72, 56, 300
 PLOT_W = WIDTH - LEFT - RIGHT
-Y_PAD = 8                   # between the end ticks of a y axis and the frame
-CHAR_W = 7.0                # a 12px sans-serif character, about: for the legend's layout
+Y_PAD = 8  # between the end ticks of a y axis and the frame
+CHAR_W = 7.0  # a 12px sans-serif character, about: for the legend's layout
 
 
 # ---- events.jsonl -------------------------------------------------------------
+
 
 class RunEvents:
     """The figures a plot needs from a run's events.jsonl, as (step, value)
@@ -58,14 +59,14 @@ class RunEvents:
         self.lr: list[tuple[int, float]] = []
         self.eval_loss: list[tuple[int, float]] = []
         self.bad_loss: list[int] = []
-        self.steps: list[int] = []                # [first, last]: the x extent, non-finite losses too
+        self.steps: list[int] = []  # [first, last]: the x extent, non-finite losses too
         self._offset = self._lines = 0
 
     def read(self) -> RunEvents:
         try:
             with open(self.path, "rb") as f:
                 size = f.seek(0, 2)
-                if size < self._offset:          # rewritten (a resume cut it back): start over
+                if size < self._offset:  # rewritten (a resume cut it back): start over
                     self._reset()
                 f.seek(self._offset)
                 data = f.read()
@@ -97,7 +98,7 @@ class RunEvents:
                     return self._damaged(f"its {key} {str(event[key])[:40]!r} is not a number")
                 figures[key] = value
         if not figures:
-            return                                # an event a plot does not draw
+            return  # an event a plot does not draw
         step = event.get("step")
         if type(step) is not int or step < 0:
             return self._damaged(f"its step {str(step)[:40]!r} is not a whole number")
@@ -121,20 +122,23 @@ class RunEvents:
 
     def _damaged(self, why: str) -> None:
         if self.strict:
-            raise InputError(f"{self.path} line {self._lines} is damaged ({why}); a run writes whole "
-                             "JSON lines: remove that line or plot another run")
+            raise InputError(
+                f"{self.path} line {self._lines} is damaged ({why}); a run writes whole "
+                "JSON lines: remove that line or plot another run"
+            )
 
 
 def _number(value) -> float | None:
     if type(value) not in (int, float):
-        return None                               # bool, str, null, ...
+        return None  # bool, str, null, ...
     try:
         return float(value)
-    except OverflowError:                         # an integer beyond float's range
+    except OverflowError:  # an integer beyond float's range
         return None
 
 
 # ---- axes ---------------------------------------------------------------------
+
 
 class Axis:
     """A linear axis over [lo, hi] with round ticks (1, 2 or 5 times a power
@@ -143,28 +147,28 @@ class Axis:
     def __init__(self, lo: float, hi: float, target: int = 5, integer: bool = False):
         if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
             lo, hi = 0.0, 1.0
-        lo, hi = max(lo, -1e300), min(hi, 1e300)     # hi - lo stays a float
+        lo, hi = max(lo, -1e300), min(hi, 1e300)  # hi - lo stays a float
         if hi - lo <= 1e-12 * max(abs(lo), abs(hi), 1e-300):
             half = 1.0 if integer else (abs(lo) * 0.05 or 0.5)
             lo, hi = lo - half, hi + half
         raw = (hi - lo) / target
         exp = math.floor(math.log10(raw))
-        mant = next((m for m in (1, 2, 5) if m * 10.0 ** exp >= raw * (1 - 1e-9)), None)
+        mant = next((m for m in (1, 2, 5) if m * 10.0**exp >= raw * (1 - 1e-9)), None)
         if mant is None:
             mant, exp = 1, exp + 1
         if integer and exp < 0:
             mant, exp = 1, 0
         self.mant, self.exp = mant, exp
-        step = mant * 10.0 ** exp
+        step = mant * 10.0**exp
         first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
         self.ks = list(range(first, max(last, first + 1) + 1))
         self.lo, self.hi = self.value(self.ks[0]), self.value(self.ks[-1])
-        big = max(abs(self.ks[0]), abs(self.ks[-1])) * mant * 10.0 ** exp
+        big = max(abs(self.ks[0]), abs(self.ks[-1])) * mant * 10.0**exp
         self.scientific = big >= 1e7 or big < 1e-2 or exp < -6
 
     def value(self, k: int) -> float:
         n = k * self.mant
-        return float(n * 10 ** self.exp) if self.exp >= 0 else n / 10 ** -self.exp
+        return float(n * 10**self.exp) if self.exp >= 0 else n / 10**-self.exp
 
     def label(self, k: int) -> str:
         n = k * self.mant
@@ -190,6 +194,7 @@ class Axis:
 
 # ---- drawing ------------------------------------------------------------------
 
+
 class Line:
     def __init__(self, kind, label, points, colour, dash=None, width=2.0, markers=False, right=False):
         self.kind, self.label, self.points, self.colour = kind, label, points, colour
@@ -210,7 +215,7 @@ def _thin(points, x_axis: Axis) -> list:
         return points
     xy = np.fromiter(itertools.chain.from_iterable(points), np.float64, count=2 * len(points)).reshape(-1, 2)
     columns = np.floor((xy[:, 0] - x_axis.lo) / (x_axis.hi - x_axis.lo) * PLOT_W).astype(np.int64)
-    order = np.lexsort((xy[:, 1], columns))          # by column, then by value (stable: ties keep order)
+    order = np.lexsort((xy[:, 1], columns))  # by column, then by value (stable: ties keep order)
     ranked = columns[order]
     starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
     ends = np.r_[starts[1:], len(ranked)] - 1
@@ -238,8 +243,16 @@ def _stroke(colour, width, dash) -> str:
     return f'fill="none" stroke="{colour}" stroke-width="{width:g}"{extra}'
 
 
-def _figure(title: str, notes: list[str], lines: list[Line], x_extent, y_label: str,
-            right_label: str | None = None, empty: str | None = None, legend_extra=()) -> str:
+def _figure(
+    title: str,
+    notes: list[str],
+    lines: list[Line],
+    x_extent,
+    y_label: str,
+    right_label: str | None = None,
+    empty: str | None = None,
+    legend_extra=(),
+) -> str:
     left_lines = [ln for ln in lines if not ln.right]
     right_lines = [ln for ln in lines if ln.right]
     xs = list(x_extent) + [x for ln in lines for x, _ in ln.points[:1] + ln.points[-1:]]
@@ -260,18 +273,22 @@ def _figure(title: str, notes: list[str], lines: list[Line], x_extent, y_label: 
     def px(x):
         return LEFT + PLOT_W * x_axis.fraction(x)
 
-    def py(axis, y):            # a margin inside the frame: a line at an end tick stays clear of it
+    def py(axis, y):  # a margin inside the frame: a line at an end tick stays clear of it
         return bottom - Y_PAD - (PLOT_H - 2 * Y_PAD) * axis.fraction(y)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-           f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
-           MARK,
-           f"<title>{_text(title)}</title>",
-           f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
-           f'<text x="{WIDTH / 2:g}" y="22" text-anchor="middle" font-size="14">{_text(title)}</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
+        MARK,
+        f"<title>{_text(title)}</title>",
+        f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
+        f'<text x="{WIDTH / 2:g}" y="22" text-anchor="middle" font-size="14">{_text(title)}</text>',
+    ]
     for i, note in enumerate(notes):
-        out.append(f'<text x="{WIDTH / 2:g}" y="{40 + 14 * i}" text-anchor="middle" font-size="11" '
-                   f'fill="#555">{_text(note)}</text>')
+        out.append(
+            f'<text x="{WIDTH / 2:g}" y="{40 + 14 * i}" text-anchor="middle" font-size="11" '
+            f'fill="#555">{_text(note)}</text>'
+        )
     # grid and ticks
     out.append('<g stroke="#e6e6e6" stroke-width="1">')
     for v, _ in y_axis.ticks():
@@ -280,38 +297,41 @@ def _figure(title: str, notes: list[str], lines: list[Line], x_extent, y_label: 
     for v, _ in x_axis.ticks():
         out.append(f'<line x1="{px(v):.1f}" y1="{TOP}" x2="{px(v):.1f}" y2="{bottom}"/>')
     out.append("</g>")
-    out.append(f'<g class="x-axis" stroke="black"><line x1="{LEFT}" y1="{bottom}" x2="{LEFT + PLOT_W}" '
-               f'y2="{bottom}"/>')
-    out += [f'<line x1="{px(v):.1f}" y1="{bottom}" x2="{px(v):.1f}" y2="{bottom + 5}"/>'
-            for v, _ in x_axis.ticks()]
+    out.append(f'<g class="x-axis" stroke="black"><line x1="{LEFT}" y1="{bottom}" x2="{LEFT + PLOT_W}" y2="{bottom}"/>')
+    out += [f'<line x1="{px(v):.1f}" y1="{bottom}" x2="{px(v):.1f}" y2="{bottom + 5}"/>' for v, _ in x_axis.ticks()]
     out.append("</g>")
     out.append('<g class="x-ticks" text-anchor="middle">')
     out += [f'<text x="{px(v):.1f}" y="{bottom + 18}">{label}</text>' for v, label in x_axis.ticks()]
     out.append("</g>")
     out.append(f'<text x="{LEFT + PLOT_W / 2:g}" y="{bottom + 36}" text-anchor="middle">step</text>')
     out.append(f'<g class="y-axis" stroke="black"><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}"/>')
-    out += [f'<line x1="{LEFT - 5}" y1="{py(y_axis, v):.1f}" x2="{LEFT}" y2="{py(y_axis, v):.1f}"/>'
-            for v, _ in y_axis.ticks()]
+    out += [
+        f'<line x1="{LEFT - 5}" y1="{py(y_axis, v):.1f}" x2="{LEFT}" y2="{py(y_axis, v):.1f}"/>'
+        for v, _ in y_axis.ticks()
+    ]
     out.append("</g>")
     out.append('<g class="y-ticks" text-anchor="end">')
     out += [f'<text x="{LEFT - 8}" y="{py(y_axis, v) + 4:.1f}">{label}</text>' for v, label in y_axis.ticks()]
     out.append("</g>")
-    out.append(f'<text transform="translate(18 {TOP + PLOT_H / 2:g}) rotate(-90)" '
-               f'text-anchor="middle">{_text(y_label)}</text>')
+    out.append(
+        f'<text transform="translate(18 {TOP + PLOT_H / 2:g}) rotate(-90)" text-anchor="middle">{_text(y_label)}</text>'
+    )
     if r_axis is not None:
         colour = right_lines[0].colour
         right = LEFT + PLOT_W
-        out.append(f'<g class="lr-axis" stroke="{colour}"><line x1="{right}" y1="{TOP}" x2="{right}" '
-                   f'y2="{bottom}"/>')
-        out += [f'<line x1="{right}" y1="{py(r_axis, v):.1f}" x2="{right + 5}" y2="{py(r_axis, v):.1f}"/>'
-                for v, _ in r_axis.ticks()]
+        out.append(f'<g class="lr-axis" stroke="{colour}"><line x1="{right}" y1="{TOP}" x2="{right}" y2="{bottom}"/>')
+        out += [
+            f'<line x1="{right}" y1="{py(r_axis, v):.1f}" x2="{right + 5}" y2="{py(r_axis, v):.1f}"/>'
+            for v, _ in r_axis.ticks()
+        ]
         out.append("</g>")
         out.append(f'<g class="lr-ticks" text-anchor="start" fill="{colour}">')
-        out += [f'<text x="{right + 8}" y="{py(r_axis, v) + 4:.1f}">{label}</text>'
-                for v, label in r_axis.ticks()]
+        out += [f'<text x="{right + 8}" y="{py(r_axis, v) + 4:.1f}">{label}</text>' for v, label in r_axis.ticks()]
         out.append("</g>")
-        out.append(f'<text transform="translate({WIDTH - 12} {TOP + PLOT_H / 2:g}) rotate(90)" '
-                   f'text-anchor="middle" fill="{colour}">{_text(right_label or "")}</text>')
+        out.append(
+            f'<text transform="translate({WIDTH - 12} {TOP + PLOT_H / 2:g}) rotate(90)" '
+            f'text-anchor="middle" fill="{colour}">{_text(right_label or "")}</text>'
+        )
     # the lines: the right axis's first, under the losses
     for ln in right_lines + left_lines:
         axis = r_axis if ln.right else y_axis
@@ -324,16 +344,19 @@ def _figure(title: str, notes: list[str], lines: list[Line], x_extent, y_label: 
         if (ln.markers and len(coords) <= 200) or len(coords) == 1:
             out += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{ln.colour}"/>' for x, y in coords]
     if empty:
-        out.append(f'<text x="{LEFT + PLOT_W / 2:g}" y="{TOP + PLOT_H / 2:g}" text-anchor="middle" '
-                   f'font-size="14" fill="#555">{_text(empty)}</text>')
+        out.append(
+            f'<text x="{LEFT + PLOT_W / 2:g}" y="{TOP + PLOT_H / 2:g}" text-anchor="middle" '
+            f'font-size="14" fill="#555">{_text(empty)}</text>'
+        )
     # the legend, under the axis
     out.append('<g class="legend">')
     for r, row in enumerate(rows):
         y = bottom + 58 + 20 * r
         for (label, colour, dash, width, markers), offset in row:
             x = LEFT + offset
-            out.append(f'<line x1="{x:.1f}" y1="{y - 4}" x2="{x + 24:.1f}" y2="{y - 4}" '
-                       f'{_stroke(colour, width, dash)}/>')
+            out.append(
+                f'<line x1="{x:.1f}" y1="{y - 4}" x2="{x + 24:.1f}" y2="{y - 4}" {_stroke(colour, width, dash)}/>'
+            )
             if markers:
                 out.append(f'<circle cx="{x + 12:.1f}" cy="{y - 4}" r="3" fill="{colour}"/>')
             out.append(f'<text x="{x + 30:.1f}" y="{y}">{_text(label)}</text>')
@@ -346,10 +369,14 @@ def _non_finite_note(events: RunEvents, name: str = "") -> list[str]:
     bad = events.bad_loss
     if not bad or not events.loss:
         return []
-    where = (f"step {bad[0]}" if len(bad) == 1 else "steps " + ", ".join(map(str, bad)) if len(bad) <= 3
-             else f"steps {bad[0]} to {bad[-1]}")
-    return [f"{name}{len(bad)} non-finite training loss{'es' if len(bad) > 1 else ''} "
-            f"({where}) not drawn"]
+    where = (
+        f"step {bad[0]}"
+        if len(bad) == 1
+        else "steps " + ", ".join(map(str, bad))
+        if len(bad) <= 3
+        else f"steps {bad[0]} to {bad[-1]}"
+    )
+    return [f"{name}{len(bad)} non-finite training loss{'es' if len(bad) > 1 else ''} ({where}) not drawn"]
 
 
 def _empty_note(runs: list[RunEvents]) -> str | None:
@@ -369,10 +396,8 @@ def run_svg(events: RunEvents, title: str) -> str:
         lines.append(Line("eval", "eval loss (held out)", evals, PALETTE[1], dash="6,4", markers=True))
     lrs = events.lr
     if lrs:
-        lines.append(Line("lr", "learning rate (right axis)", lrs, LR_COLOUR, dash="2,3", width=1.5,
-                          right=True))
-    return _figure(title, _non_finite_note(events), lines, events.steps, "loss", "learning rate",
-                   _empty_note([events]))
+        lines.append(Line("lr", "learning rate (right axis)", lrs, LR_COLOUR, dash="2,3", width=1.5, right=True))
+    return _figure(title, _non_finite_note(events), lines, events.steps, "loss", "learning rate", _empty_note([events]))
 
 
 def overlay_svg(runs: list[tuple[str, RunEvents]]) -> str:
@@ -393,11 +418,11 @@ def overlay_svg(runs: list[tuple[str, RunEvents]]) -> str:
     extra = [("eval loss", "#333333", "6,4", 2.0, True)] if any_eval else []
     if len(notes) > 3:
         notes = notes[:2] + [f"... and {len(notes) - 2} more runs with non-finite losses"]
-    return _figure(title, notes, lines, extent, "loss", empty=_empty_note([ev for _, ev in runs]),
-                   legend_extra=extra)
+    return _figure(title, notes, lines, extent, "loss", empty=_empty_note([ev for _, ev in runs]), legend_extra=extra)
 
 
 # ---- a run's loss.svg -----------------------------------------------------------
+
 
 def run_title(run_dir: Path) -> str:
     """'<recipe>: <run directory's name>', the recipe from config.json where it reads."""
@@ -438,8 +463,9 @@ class LossPlot:
             if not self.warned:
                 self.warned = True
                 why = err.strerror if isinstance(err, OSError) and err.strerror else err
-                print(f"toy-train: could not write {self.run_dir / 'loss.svg'}: {why}; the run goes on",
-                      file=sys.stderr)
+                print(
+                    f"toy-train: could not write {self.run_dir / 'loss.svg'}: {why}; the run goes on", file=sys.stderr
+                )
 
 
 def write_loss_svg(run_dir) -> Path:

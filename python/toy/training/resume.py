@@ -1,6 +1,7 @@
 """Resuming a stopped run: the options it was started with, read back from
 its checkpoint and checked as the command line checks them, and what may
 change on the way (how the run is carried out, not what it computes)."""
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,9 @@ def saved_options(checkpoint: Checkpoint) -> dict:
         else:
             ok = isinstance(value, str)
         if not ok:
-            raise InputError(f"{damaged}: its --{dest.replace('_', '-')} {str(value)[:40]!r} is not one "
-                             "the command line accepts")
+            raise InputError(
+                f"{damaged}: its --{dest.replace('_', '-')} {str(value)[:40]!r} is not one the command line accepts"
+            )
         args[dest] = value
     return args
 
@@ -59,8 +61,10 @@ def resumed(given: dict) -> tuple[TrainingOptions, Checkpoint]:
     for dest, value in given.items():
         if dest not in RESUME_MAY_CHANGE and saved.get(dest) != value:
             flag = "the recipe" if dest == "recipe" else "--" + dest.replace("_", "-")
-            raise InputError(f"{flag} {value} differs from the run being resumed ({saved.get(dest)}); "
-                             "a resume continues that run as it was started")
+            raise InputError(
+                f"{flag} {value} differs from the run being resumed ({saved.get(dest)}); "
+                "a resume continues that run as it was started"
+            )
     values = {**saved, **{d: given[d] for d in RESUME_MAY_CHANGE if d in given}}
     options = COMMANDS[values["recipe"]].options(**values)
     if options.steps is None or checkpoint.state["step"] >= options.steps:

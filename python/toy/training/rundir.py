@@ -9,6 +9,7 @@ it is a --resume of the run there or --overwrite is given. --overwrite
 removes the files a run writes (RUN_FILES, and the checkpoints listed as
 written by that run) before the new run starts; anything else is kept.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,9 @@ class RunDir:
             self.path.mkdir(parents=True, exist_ok=True)
             self._events = open(self.path / "events.jsonl", events_mode, encoding="utf-8")
         except OSError as err:
-            raise InputError(f"cannot write the run directory {path}: {err.strerror} "
-                             "(give a writable --out DIR)") from None
+            raise InputError(
+                f"cannot write the run directory {path}: {err.strerror} (give a writable --out DIR)"
+            ) from None
 
     @classmethod
     def create(cls, out: str | None, recipe: str, seed: int, overwrite: bool = False) -> RunDir:
@@ -61,8 +63,9 @@ class RunDir:
         events = Path(path) / "events.jsonl"
         for name in (events, events.with_name(events.name + ".tmp")):
             if name.is_symlink() or (name.exists() and not name.is_file()):
-                raise InputError(f"{name} is not a file (a folder or a link): move it out of the run "
-                                 "directory and resume again")
+                raise InputError(
+                    f"{name} is not a file (a folder or a link): move it out of the run directory and resume again"
+                )
         kept = []
         try:
             lines = events.read_bytes().splitlines() if events.exists() else []
@@ -75,7 +78,7 @@ class RunDir:
                 if step <= through_step:
                     kept.append(line + b"\n")
             except (ValueError, RecursionError, AttributeError, TypeError):
-                continue    # not JSON, not an object, or a step that is not a number
+                continue  # not JSON, not an object, or a step that is not a number
         write_whole(events, b"".join(kept))
         return cls(Path(path), Path(path).name, events_mode="a")
 
@@ -110,13 +113,17 @@ def _claim(path: Path, overwrite: bool) -> None:
         return
     if not overwrite:
         what = "a run" if "config.json" in entries else f"{len(entries)} entries ({', '.join(entries[:3])}...)"
-        raise InputError(f"--out {path} already holds {what}: continue that run with --resume {path}, "
-                         "choose another --out, or give --overwrite to replace its run files")
+        raise InputError(
+            f"--out {path} already holds {what}: continue that run with --resume {path}, "
+            "choose another --out, or give --overwrite to replace its run files"
+        )
     # checked before anything goes: a refusal leaves the folder as it was
     for name in RUN_FILES:
         if (path / name).is_dir() and not (path / name).is_symlink():
-            raise InputError(f"--out {path} holds {name}, a folder where toy writes a file: move it out "
-                             "of the run directory and start again")
+            raise InputError(
+                f"--out {path} holds {name}, a folder where toy writes a file: move it out "
+                "of the run directory and start again"
+            )
     folder = checkpoint.Checkpoints(path)
     folder.check_writable()
     try:
