@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..core import bounds
 from ..core.errors import InputError
@@ -63,7 +64,7 @@ def generate(
     it are refused. on_text(piece) receives the text as it is produced
     (whole characters; stop strings held back until decided); the pieces
     add up to the returned text."""
-    sampling = dict(
+    sampling: dict[str, Any] = dict(
         temperature=temperature,
         top_k=top_k,
         top_p=top_p,

