@@ -20,6 +20,7 @@ any other busy process stalls a two-thread run at every barrier (ggml's CPU
 threads spin-wait), slowing it several times, so the best run is the one to
 compare and the median shows how quiet the machine was.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,19 +35,20 @@ QUESTION = "Write a story about a robot who learns to paint. Describe the colour
 
 
 def prompt_ids() -> tuple[str, list[int]]:
-    from toy.instruct import ChatFormatter
-    from toy.models import default_model_path
-    from toy.tokenizer import GGUFTokenizer
+    from toy.core.models import default_model_path
+    from toy.text.chat import ChatFormatter
+    from toy.text.tokenizer import GGUFTokenizer
 
     path = default_model_path()
     tokenizer = GGUFTokenizer.from_gguf(path)
-    text = ChatFormatter.from_gguf(path, tokenizer).render([{"role": "user", "content": QUESTION}],
-                                                          add_generation_prompt=True)
+    text = ChatFormatter.from_gguf(path, tokenizer).render(
+        [{"role": "user", "content": QUESTION}], add_generation_prompt=True
+    )
     return text, tokenizer.encode(text)
 
 
 def timed(fn, repeats: int) -> dict:
-    fn(8)                                    # warm-up: first-call costs are not generation
+    fn(8)  # warm-up: first-call costs are not generation
     seconds, n, text = [], 0, ""
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -58,16 +60,16 @@ def timed(fn, repeats: int) -> dict:
 
 def run_toy(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:
     import toy
-    from toy.models import default_model_path
+    from toy.core.models import default_model_path
 
     t0 = time.perf_counter()
     model = toy.load_model(default_model_path(), threads=threads)
-    toy.generate(model, "Hi", 1)             # reads the tokenizer, kept on the model: part of the load
+    toy.generate(model, "Hi", 1)  # reads the tokenizer, kept on the model: part of the load
     load_s = time.perf_counter() - t0
     tokenizer, seen = model.tokenizer, []
     decode = tokenizer.decode
 
-    def counted(tokens):                     # generate decodes its output once: the tokens made
+    def counted(tokens):  # generate decodes its output once: the tokens made
         seen.append(len(tokens))
         return decode(tokens)
 
@@ -84,13 +86,14 @@ def run_transformers(prompt: str, ids: list[int], new_tokens: int, threads: int,
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from toy.models import default_model_path
+    from toy.core.models import default_model_path
 
     torch.set_num_threads(threads)
     path = default_model_path()
     t0 = time.perf_counter()
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                 torch_dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, torch_dtype=torch.float32
+    ).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     load_s = time.perf_counter() - t0
     input_ids = torch.tensor([ids])
@@ -98,9 +101,15 @@ def run_transformers(prompt: str, ids: list[int], new_tokens: int, threads: int,
     def gen(limit):
         n = limit or new_tokens
         with torch.inference_mode():
-            out = model.generate(input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=n,
-                                 min_new_tokens=n, do_sample=False, pad_token_id=tokenizer.eos_token_id)
-        new = out[0, len(ids):].tolist()
+            out = model.generate(
+                input_ids,
+                attention_mask=torch.ones_like(input_ids),
+                max_new_tokens=n,
+                min_new_tokens=n,
+                do_sample=False,
+                pad_token_id=tokenizer.eos_token_id,
+            )
+        new = out[0, len(ids) :].tolist()
         return len(new), tokenizer.decode(new)
 
     return {**timed(gen, repeats), "load_s": load_s}
@@ -109,15 +118,21 @@ def run_transformers(prompt: str, ids: list[int], new_tokens: int, threads: int,
 def run_llama_cpp(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:
     import llama_cpp
 
-    from toy.models import default_model_path
+    from toy.core.models import default_model_path
 
     t0 = time.perf_counter()
-    llm = llama_cpp.Llama(str(default_model_path()), n_ctx=len(ids) + new_tokens + 16, n_threads=threads,
-                          n_threads_batch=threads, verbose=False, seed=0)
+    llm = llama_cpp.Llama(
+        str(default_model_path()),
+        n_ctx=len(ids) + new_tokens + 16,
+        n_threads=threads,
+        n_threads_batch=threads,
+        verbose=False,
+        seed=0,
+    )
     load_s = time.perf_counter() - t0
 
     def gen(limit):
-        llm.reset()                          # an empty cache: the prompt is processed every time
+        llm.reset()  # an empty cache: the prompt is processed every time
         new = []
         for token in llm.generate(ids, temp=0.0, top_k=1, reset=True):
             new.append(token)
@@ -134,12 +149,15 @@ WORKERS = {"toy": run_toy, "transformers": run_transformers, "llama.cpp": run_ll
 def available() -> list[str]:
     engines = ["toy"]
     try:
-        import torch, transformers  # noqa: F401
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+
         engines.append("transformers")
     except ImportError:
         print("(torch/transformers not installed: transformers column skipped)", file=sys.stderr)
     try:
         import llama_cpp  # noqa: F401
+
         engines.append("llama.cpp")
     except ImportError:
         print("(llama-cpp-python not installed: llama.cpp column skipped)", file=sys.stderr)
@@ -170,9 +188,22 @@ def main() -> None:
         for engine in engines:
             if engine in failed:
                 continue
-            run = subprocess.run([sys.executable, __file__, "--worker", engine, "--new-tokens",
-                                  str(args.new_tokens), "--threads", str(args.threads), "--repeats",
-                                  str(args.repeats)], capture_output=True, text=True)
+            run = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--worker",
+                    engine,
+                    "--new-tokens",
+                    str(args.new_tokens),
+                    "--threads",
+                    str(args.threads),
+                    "--repeats",
+                    str(args.repeats),
+                ],
+                capture_output=True,
+                text=True,
+            )
             if run.returncode != 0:
                 failed[engine] = (run.stderr.strip().splitlines() or ["no output"])[-1]
                 continue
@@ -182,22 +213,27 @@ def main() -> None:
             else:
                 results[engine] = r
     runs = args.rounds * args.repeats
-    print(f"greedy generation, SmolLM2-135M Q4_1, {len(ids)}-token chat prompt, {args.new_tokens} new tokens, "
-          f"{args.threads} threads, {runs} runs each")
+    print(
+        f"greedy generation, SmolLM2-135M Q4_1, {len(ids)}-token chat prompt, {args.new_tokens} new tokens, "
+        f"{args.threads} threads, {runs} runs each"
+    )
     print(f"{'engine':<13} {'best tok/s':>10} {'median':>8} {'new tokens':>11} {'load s':>7} {'peak RSS MB':>12}")
     for engine in engines:
         if engine in failed:
             print(f"{engine:<13} failed: {failed[engine]}")
             continue
         r = results[engine]
-        print(f"{engine:<13} {max(r['tokens_per_s']):>10.1f} {statistics.median(r['tokens_per_s']):>8.1f} "
-              f"{r['new_tokens']:>11} {r['load_s']:>7.1f} {r['peak_rss_mb']:>12.0f}")
+        print(
+            f"{engine:<13} {max(r['tokens_per_s']):>10.1f} {statistics.median(r['tokens_per_s']):>8.1f} "
+            f"{r['new_tokens']:>11} {r['load_s']:>7.1f} {r['peak_rss_mb']:>12.0f}"
+        )
     if "toy" in results:
         for other in ("llama.cpp", "transformers"):
             if other in results:
                 best = max(results["toy"]["tokens_per_s"]) / max(results[other]["tokens_per_s"])
-                median = (statistics.median(results["toy"]["tokens_per_s"])
-                          / statistics.median(results[other]["tokens_per_s"]))
+                median = statistics.median(results["toy"]["tokens_per_s"]) / statistics.median(
+                    results[other]["tokens_per_s"]
+                )
                 print(f"toy / {other}: {best:.2f}x best, {median:.2f}x median", flush=True)
     for engine, r in results.items():
         print(f"{engine}: {r['text'][:70]!r}", file=sys.stderr)

@@ -12,6 +12,7 @@ OpenBLAS runs in a subprocess per level with OPENBLAS_CORETYPE set
 counterpart of toy's avx2 and avx512 variants; --precision bf16's AMX
 product is listed beside them. Take figures on an idle machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,7 @@ def operands(m: int, k: int, n: int):
 
 
 def toy_gflops(repeats: int) -> dict:
-    from toy._native import ffi, library
+    from toy.native.library import ffi, library
 
     lib = library("cpu")
     out = {}
@@ -57,7 +58,8 @@ def toy_gflops(repeats: int) -> dict:
             a, b = operands(m, k, n)
             c = np.empty((n, m), np.float32)
             pa, pb, pc = (ffi.from_buffer("float[]", x) for x in (a, b, c))
-            seconds = best_seconds(lambda: check(variant.encode(), pa, 0, m, k, pb, 0, n, pc, 1), repeats)
+            # best_seconds calls the lambda inside this iteration: the loop variables are its own
+            seconds = best_seconds(lambda: check(variant.encode(), pa, 0, m, k, pb, 0, n, pc, 1), repeats)  # noqa: B023
             out.setdefault(name, {})[f"{m}x{k}x{n}"] = 2 * m * k * n / seconds / 1e9
     return out
 
@@ -75,9 +77,23 @@ def openblas_gflops(repeats: int) -> dict:
         a, b = operands(m, k, n)
         c = np.empty((n, m), np.float32)
         # row-major C^T [n, m] = B [n, k] . A^T: the same layout as toy's (column j of C contiguous)
-        args = [ctypes.c_int(101), ctypes.c_int(111), ctypes.c_int(112), n, m, k, ctypes.c_float(1.0),
-                b.ctypes.data_as(ptr), k, a.ctypes.data_as(ptr), k, ctypes.c_float(0.0), c.ctypes.data_as(ptr), m]
-        seconds = best_seconds(lambda: blas.scipy_cblas_sgemm(*args), repeats)
+        args = [
+            ctypes.c_int(101),
+            ctypes.c_int(111),
+            ctypes.c_int(112),
+            n,
+            m,
+            k,
+            ctypes.c_float(1.0),
+            b.ctypes.data_as(ptr),
+            k,
+            a.ctypes.data_as(ptr),
+            k,
+            ctypes.c_float(0.0),
+            c.ctypes.data_as(ptr),
+            m,
+        ]
+        seconds = best_seconds(lambda: blas.scipy_cblas_sgemm(*args), repeats)  # noqa: B023 (called here)
         result[f"{m}x{k}x{n}"] = 2 * m * k * n / seconds / 1e9
     return result
 
@@ -93,6 +109,7 @@ def main() -> None:
     columns = toy_gflops(args.repeats)
     try:
         import scipy_openblas32  # noqa: F401
+
         have_blas = True
     except ImportError:
         have_blas = False
@@ -102,8 +119,12 @@ def main() -> None:
         env.pop("OPENBLAS_CORETYPE", None)
         if core:
             env["OPENBLAS_CORETYPE"] = core
-        run = subprocess.run([sys.executable, __file__, "--worker", "--repeats", str(args.repeats)],
-                             capture_output=True, text=True, env=env)
+        run = subprocess.run(
+            [sys.executable, __file__, "--worker", "--repeats", str(args.repeats)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if run.returncode != 0:
             print(f"(OpenBLAS at {level}: {run.stderr.strip().splitlines()[-1]})", file=sys.stderr)
             continue

@@ -23,6 +23,7 @@ portable install, whose ggml variant the level also picks). The header names
 the CPU, the level, the toy build and what each side's kernels run in; the
 table ends with the rows in the README's markdown.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,23 +33,46 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from side_by_side import (Table, add_level_arguments, importable, level_env,  # noqa: E402
-                          median_seconds, peak_rss_mb, print_header, run_worker)
+from side_by_side import (  # noqa: E402
+    Table,
+    add_level_arguments,
+    importable,
+    level_env,
+    median_seconds,
+    peak_rss_mb,
+    print_header,
+    run_worker,
+)
 
 RANK, ALPHA, SEQ = 8, 16.0, 256
 ALL = "q,k,v,o,gate,up,down"
-PEFT_NAMES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
-              "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
+PEFT_NAMES = {
+    "q": "q_proj",
+    "k": "k_proj",
+    "v": "v_proj",
+    "o": "o_proj",
+    "gate": "gate_proj",
+    "up": "up_proj",
+    "down": "down_proj",
+}
 
 
 def run_toy(model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str) -> dict:
     import numpy as np
+
     import toy
     from toy.recipes import LoRA
 
     recipe = LoRA("cpu", threads)
-    recipe.realize(model, None, RANK, toy.RecipeOptions(t_seq=SEQ, t_batch=batch), alpha=ALPHA,
-                   targets=tuple(targets.split(",")), base_compute=base_compute)
+    recipe.realize(
+        model,
+        None,
+        RANK,
+        toy.RecipeOptions(t_seq=SEQ, t_batch=batch),
+        alpha=ALPHA,
+        targets=tuple(targets.split(",")),
+        base_compute=base_compute,
+    )
     rng = np.random.default_rng(0)
     positions = np.tile(np.arange(SEQ, dtype=np.int32), (batch, 1))
 
@@ -60,8 +84,9 @@ def run_toy(model: str, batch: int, targets: str, steps: int, threads: int, base
     return {"tokens_per_s": SEQ * batch / seconds, "peak_rss_mb": peak_rss_mb()}
 
 
-def run_peft(model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str,
-             bf16: bool = False) -> dict:
+def run_peft(
+    model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str, bf16: bool = False
+) -> dict:
     import contextlib
 
     import torch
@@ -72,8 +97,12 @@ def run_peft(model: str, batch: int, targets: str, steps: int, threads: int, bas
     torch.manual_seed(0)
     path = Path(model)
     net = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
-    net = get_peft_model(net, LoraConfig(r=RANK, lora_alpha=ALPHA, lora_dropout=0.0,
-                                         target_modules=[PEFT_NAMES[t] for t in targets.split(",")]))
+    net = get_peft_model(
+        net,
+        LoraConfig(
+            r=RANK, lora_alpha=ALPHA, lora_dropout=0.0, target_modules=[PEFT_NAMES[t] for t in targets.split(",")]
+        ),
+    )
     opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-4)
     vocab = net.config.vocab_size
     # autocast: matrix products in bf16, the f32 weights cast on the way in
@@ -88,8 +117,11 @@ def run_peft(model: str, batch: int, targets: str, steps: int, threads: int, bas
         opt.step()
 
     seconds = median_seconds(step, steps)
-    return {"tokens_per_s": SEQ * batch / seconds, "peak_rss_mb": peak_rss_mb(),
-            "aten": torch.backends.cpu.get_cpu_capability()}
+    return {
+        "tokens_per_s": SEQ * batch / seconds,
+        "peak_rss_mb": peak_rss_mb(),
+        "aten": torch.backends.cpu.get_cpu_capability(),
+    }
 
 
 def main() -> None:
@@ -105,7 +137,8 @@ def main() -> None:
     p.add_argument("--batch", type=int)
     args = p.parse_args()
     if args.model is None:
-        from toy.models import default_model_path
+        from toy.core.models import default_model_path
+
         args.model = str(default_model_path())
     if args.worker:
         w = (args.model, args.batch, args.targets, args.steps, args.threads, args.base_compute)
@@ -118,18 +151,36 @@ def main() -> None:
     columns = [c for c, on in (("PEFT f32", not args.no_torch_f32), ("PEFT bf16", args.torch_bf16)) if on]
     workers = {"PEFT f32": "peft", "PEFT bf16": "peft-bf16"}
     print_header(args.cpu_level, args.python, with_peft and bool(columns))
-    print(f"LoRA r{RANK}, {Path(args.model).name} ({os.path.getsize(args.model) / 2**20:.0f} MB), "
-          f"seq {SEQ}, {args.threads} threads, median of {args.steps} steps, base_compute {args.base_compute}")
+    print(
+        f"LoRA r{RANK}, {Path(args.model).name} ({os.path.getsize(args.model) / 2**20:.0f} MB), "
+        f"seq {SEQ}, {args.threads} threads, median of {args.steps} steps, base_compute {args.base_compute}"
+    )
     table = Table("targets, batch", 24, columns)
     for targets in args.targets.split("/"):
         for batch in args.batches.split(","):
-            common = ["--model", args.model, "--batch", batch, "--targets", targets, "--steps",
-                      str(args.steps), "--threads", str(args.threads), "--base-compute", args.base_compute]
-            toy_r = run_worker(__file__, "--worker", "toy", *common, python=args.python,
-                               env=level_env(args.cpu_level, "toy"))
-            results = {c: run_worker(__file__, "--worker", workers[c], *common,
-                                     env=level_env(args.cpu_level, "torch")) if with_peft else {"error": "-"}
-                       for c in columns}
+            common = [
+                "--model",
+                args.model,
+                "--batch",
+                batch,
+                "--targets",
+                targets,
+                "--steps",
+                str(args.steps),
+                "--threads",
+                str(args.threads),
+                "--base-compute",
+                args.base_compute,
+            ]
+            toy_r = run_worker(
+                __file__, "--worker", "toy", *common, python=args.python, env=level_env(args.cpu_level, "toy")
+            )
+            results = {
+                c: run_worker(__file__, "--worker", workers[c], *common, env=level_env(args.cpu_level, "torch"))
+                if with_peft
+                else {"error": "-"}
+                for c in columns
+            }
             table.row(f"{targets} b{batch}", toy_r, results)
     level = f", {args.cpu_level} level" if args.cpu_level else ""
     seven = ALL.replace(",", "")
@@ -140,6 +191,7 @@ def main() -> None:
         return f"LoRA r{RANK} {what} on {Path(args.model).name}, seq {SEQ}, batch {batch}{level}"
 
     table.markdown(describe)
+
 
 if __name__ == "__main__":
     main()

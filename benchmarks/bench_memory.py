@@ -9,6 +9,7 @@ the Python API, as toy-train runs them; RSS is read from /proc/self/status.
     python benchmarks/bench_memory.py --recipe lora      # LoRA q,v on SmolLM2 Q4_1, seq 32
     python benchmarks/bench_memory.py --steps 1000 --first 100 --threads 2
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,8 @@ import time
 import numpy as np
 
 import toy
-from toy.corpus import BatchSampler, default_corpus
-from toy.models import default_model_path
+from toy.core.models import default_model_path
+from toy.datasets.corpus import BatchSampler, default_corpus
 from toy.recipes import FromScratch, LoRA
 
 
@@ -64,8 +65,10 @@ def main() -> None:
             print(f"step {step:5d}: RSS {marks[step]:8.1f} MB  loss {loss:.4f}", flush=True)
     growth = marks[args.steps] - marks[args.first]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{args.recipe}: RSS after {args.steps} steps minus after {args.first}: {growth:+.1f} MB "
-          f"(peak {peak:.1f} MB, {time.perf_counter() - started:.0f} s)")
+    print(
+        f"{args.recipe}: RSS after {args.steps} steps minus after {args.first}: {growth:+.1f} MB "
+        f"(peak {peak:.1f} MB, {time.perf_counter() - started:.0f} s)"
+    )
     if not np.isfinite(loss):
         raise SystemExit("the loss went non-finite")
 

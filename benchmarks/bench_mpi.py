@@ -6,6 +6,7 @@ median step time of each run's events.jsonl (step 1 left out).
     python benchmarks/bench_mpi.py --recipe lora          # LoRA r8 q,v on SmolLM2 Q4_1, seq 256
 Needs mpi4py and mpiexec (pip install "toy[mpi]"). Take figures on an idle machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,18 @@ def main() -> None:
     common = [*WORKLOADS[args.recipe], "--grad-accum", "2", "--save-every", "0"]
     with tempfile.TemporaryDirectory() as tmp:
         runs = {
-            "1 process x 2 threads": [sys.executable, "-m", "toy.cli", *common, "--threads", "2"],
-            "2 ranks x 1 thread": [mpiexec, "-n", "2", sys.executable, "-m", "toy.cli", *common, "--threads", "1"],
+            "1 process x 2 threads": [sys.executable, "-m", "toy.cli.train", *common, "--threads", "2"],
+            "2 ranks x 1 thread": [
+                mpiexec,
+                "-n",
+                "2",
+                sys.executable,
+                "-m",
+                "toy.cli.train",
+                *common,
+                "--threads",
+                "1",
+            ],
         }
         figures = {}
         for name, command in runs.items():

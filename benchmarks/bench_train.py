@@ -20,6 +20,7 @@ bfloat16 on the AMX tiles, weights and AdamW f32). The header names the
 CPU, the level, the toy build and what each side's kernels run in; the table
 ends with the rows in the README's markdown.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,28 +29,46 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from side_by_side import (Table, add_level_arguments, importable, level_env,  # noqa: E402
-                          median_seconds, peak_rss_mb, print_header, run_worker)
+from side_by_side import (  # noqa: E402
+    Table,
+    add_level_arguments,
+    importable,
+    level_env,
+    median_seconds,
+    peak_rss_mb,
+    print_header,
+    run_worker,
+)
 
 CONFIGS = {
     # the toy-train default
-    "default": dict(vocab=256, d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=160,
-                    t_seq=64, t_batch=4, untied=False),
+    "default": dict(
+        vocab=256, d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=160, t_seq=64, t_batch=4, untied=False
+    ),
     # SmolLM2-135M's shape, random init
-    "smollm2": dict(vocab=49152, d_model=576, n_layers=30, n_heads=9, n_kv_heads=3, d_ff=1536,
-                    t_seq=256, t_batch=1, untied=False),
+    "smollm2": dict(
+        vocab=49152, d_model=576, n_layers=30, n_heads=9, n_kv_heads=3, d_ff=1536, t_seq=256, t_batch=1, untied=False
+    ),
 }
 
 
 def run_toy(shape: dict, steps: int, threads: int, precision: str = "f32") -> dict:
     import numpy as np
+
     import toy
     from toy.recipes import FromScratch
 
-    cfg = toy.ModelConfig(vocab=shape["vocab"], d_model=shape["d_model"], n_layers=shape["n_layers"],
-                          n_heads=shape["n_heads"], n_kv_heads=shape["n_kv_heads"], d_ff=shape["d_ff"])
-    opts = toy.RecipeOptions(t_seq=shape["t_seq"], t_batch=shape["t_batch"], untied=shape["untied"],
-                             precision=precision)
+    cfg = toy.ModelConfig(
+        vocab=shape["vocab"],
+        d_model=shape["d_model"],
+        n_layers=shape["n_layers"],
+        n_heads=shape["n_heads"],
+        n_kv_heads=shape["n_kv_heads"],
+        d_ff=shape["d_ff"],
+    )
+    opts = toy.RecipeOptions(
+        t_seq=shape["t_seq"], t_batch=shape["t_batch"], untied=shape["untied"], precision=precision
+    )
     recipe = FromScratch("cpu", threads)
     recipe.realize(cfg, opts)
     rng = np.random.default_rng(0)
@@ -134,8 +153,11 @@ def run_torch(shape: dict, steps: int, threads: int, bf16: bool = False) -> dict
         opt.step()
 
     seconds = median_seconds(step, steps)
-    return {"tokens_per_s": T * B / seconds, "peak_rss_mb": peak_rss_mb(),
-            "aten": torch.backends.cpu.get_cpu_capability()}
+    return {
+        "tokens_per_s": T * B / seconds,
+        "peak_rss_mb": peak_rss_mb(),
+        "aten": torch.backends.cpu.get_cpu_capability(),
+    }
 
 
 def main() -> None:
@@ -146,13 +168,20 @@ def main() -> None:
     add_level_arguments(p)
     p.add_argument("--worker", choices=("toy", "torch", "torch-bf16"))
     p.add_argument("--config")
-    p.add_argument("--precision", choices=("f32", "bf16"), default="f32",
-                   help="toy-train's --precision for toy's side (default f32)")
+    p.add_argument(
+        "--precision",
+        choices=("f32", "bf16"),
+        default="f32",
+        help="toy-train's --precision for toy's side (default f32)",
+    )
     args = p.parse_args()
     if args.worker:
         w = (CONFIGS[args.config], args.steps, args.threads)
-        r = (run_toy(*w, precision=args.precision) if args.worker == "toy"
-             else run_torch(*w, bf16=args.worker == "torch-bf16"))
+        r = (
+            run_toy(*w, precision=args.precision)
+            if args.worker == "toy"
+            else run_torch(*w, bf16=args.worker == "torch-bf16")
+        )
         print(json.dumps(r))
         return
 
@@ -166,11 +195,22 @@ def main() -> None:
     table = Table("config", 10, columns)
     for name in args.configs.split(","):
         common = ["--config", name, "--steps", str(args.steps), "--threads", str(args.threads)]
-        toy_r = run_worker(__file__, "--worker", "toy", *common, "--precision", args.precision,
-                           python=args.python, env=level_env(args.cpu_level, "toy"))
-        results = {c: run_worker(__file__, "--worker", workers[c], *common,
-                                 env=level_env(args.cpu_level, "torch")) if with_torch else {"error": "-"}
-                   for c in columns}
+        toy_r = run_worker(
+            __file__,
+            "--worker",
+            "toy",
+            *common,
+            "--precision",
+            args.precision,
+            python=args.python,
+            env=level_env(args.cpu_level, "toy"),
+        )
+        results = {
+            c: run_worker(__file__, "--worker", workers[c], *common, env=level_env(args.cpu_level, "torch"))
+            if with_torch
+            else {"error": "-"}
+            for c in columns
+        }
         table.row(name, toy_r, results)
     level = f", {args.cpu_level} level" if args.cpu_level else ""
     level += ", toy --precision bf16" if args.precision == "bf16" else ""
@@ -178,10 +218,13 @@ def main() -> None:
     def describe(name: str) -> str:
         c = CONFIGS[name]
         what = {"default": "from-scratch default", "smollm2": "SmolLM2-135M shape, random init, full training"}
-        return (f"{what.get(name, name)} (d {c['d_model']}, {c['n_layers']} layers, seq {c['t_seq']}, "
-                f"batch {c['t_batch']}){level}")
+        return (
+            f"{what.get(name, name)} (d {c['d_model']}, {c['n_layers']} layers, seq {c['t_seq']}, "
+            f"batch {c['t_batch']}){level}"
+        )
 
     table.markdown(describe)
+
 
 if __name__ == "__main__":
     main()

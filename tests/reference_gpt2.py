@@ -23,17 +23,27 @@ Public API:
 
 cfg has n_layers, n_heads and eps.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from reference_llama import (attention_bwd, attention_fwd, cross_entropy_bwd, cross_entropy_fwd,
-                             embedding_bwd, embedding_fwd, linear_bwd, linear_fwd)
+from reference_llama import (
+    attention_bwd,
+    attention_fwd,
+    cross_entropy_bwd,
+    cross_entropy_fwd,
+    embedding_bwd,
+    embedding_fwd,
+    linear_bwd,
+    linear_fwd,
+)
 
 SQRT_2_OVER_PI = np.sqrt(2.0 / np.pi)
 
 
 # ---- LayerNorm (weight and bias) ----
+
 
 def layernorm_fwd(x, w, b, eps):
     # x (..., d) -> y (..., d);  y = (x - mean) / sqrt(var + eps) * w + b
@@ -56,27 +66,32 @@ def layernorm_bwd(dy, cache):
 
 # ---- GELU, tanh form ----
 
+
 def gelu_fwd(x):
-    t = np.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
+    t = np.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x**3))
     return 0.5 * x * (1.0 + t), (x, t)
 
 
 def gelu_bwd(dy, cache):
     x, t = cache
-    dinner = SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * x ** 2)
+    dinner = SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * x**2)
     return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * dinner)
 
 
 # ---- the block ----
 
+
 def block_fwd(x, params, prefix, cfg, causal):
     # x (B, T, d) -> (B, T, d), residuals included
     B, T, d = x.shape
     H = cfg.n_heads
-    p = lambda n: params[prefix + n]
+
+    def p(n):
+        return params[prefix + n]
+
     h, c_ln1 = layernorm_fwd(x, p("attn_norm.weight"), p("attn_norm.bias"), cfg.eps)
-    qkv, c_qkv = linear_fwd(h, p("attn_qkv.weight"), p("attn_qkv.bias"))      # (B, T, 3d)
-    q, k, v = (qkv[..., i * d:(i + 1) * d].reshape(B, T, H, d // H) for i in range(3))
+    qkv, c_qkv = linear_fwd(h, p("attn_qkv.weight"), p("attn_qkv.bias"))  # (B, T, 3d)
+    q, k, v = (qkv[..., i * d : (i + 1) * d].reshape(B, T, H, d // H) for i in range(3))
     o, c_att = attention_fwd(q, k, v, causal=causal)
     a, c_o = linear_fwd(o.reshape(B, T, d), p("attn_output.weight"), p("attn_output.bias"))
     x = x + a
@@ -120,6 +135,7 @@ def _blocks_bwd(dx, caches, grads):
 
 # ---- GPT-2 ----
 
+
 def gpt2_loss_and_grads(params, cfg, tokens, positions, labels):
     """Mean cross-entropy, d(loss)/d(param) for every param, and the logits (B, T, V)."""
     params = {k: np.asarray(v, dtype=np.float64) for k, v in params.items()}
@@ -134,12 +150,13 @@ def gpt2_loss_and_grads(params, cfg, tokens, positions, labels):
     dxf, d_head, _ = linear_bwd(cross_entropy_bwd(c_ce), c_head)
     dx, grads["output_norm.weight"], grads["output_norm.bias"] = layernorm_bwd(dxf, c_lnf)
     dx = _blocks_bwd(dx, caches, grads)
-    grads["token_embd.weight"] = embedding_bwd(dx, c_e) + d_head      # tied: both uses add up
+    grads["token_embd.weight"] = embedding_bwd(dx, c_e) + d_head  # tied: both uses add up
     grads["position_embd.weight"] = embedding_bwd(dx, c_pe)
     return loss, grads, logits
 
 
 # ---- ViT ----
+
 
 def vit_loss_and_grads(params, cfg, patches, labels):
     """patches (B, P, patch_dim), labels (B,) -> loss, grads, logits (B, C)."""

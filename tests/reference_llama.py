@@ -37,10 +37,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-
 # --------------------------------------------------------------------------
 # config
 # --------------------------------------------------------------------------
+
 
 @dataclass
 class Config:
@@ -127,6 +127,7 @@ def init_params(cfg, rng: np.random.Generator, scale: float = 0.02) -> dict[str,
 
 # ---- embedding ----
 
+
 def embedding_fwd(table, tokens):
     # table (V, d), tokens (B, T) int -> (B, T, d)
     return table[tokens], (table.shape, tokens)
@@ -142,10 +143,11 @@ def embedding_bwd(dout, cache):
 
 # ---- rmsnorm (with weight) ----
 
+
 def rmsnorm_fwd(x, w, eps):
     # x (..., d), w (d,) -> y (..., d);  y = x / sqrt(mean(x^2) + eps) * w
     r = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)  # (..., 1)
-    xn = x * r                                                        # (..., d)
+    xn = x * r  # (..., d)
     return xn * w, (xn, r, w)
 
 
@@ -161,6 +163,7 @@ def rmsnorm_bwd(dy, cache):
 
 # ---- linear: y = x @ W.T (+ b) ----
 
+
 def linear_fwd(x, W, b=None):
     # x (..., in), W (out, in), b (out,) or None -> y (..., out)
     y = x @ W.T
@@ -172,8 +175,8 @@ def linear_fwd(x, W, b=None):
 def linear_bwd(dy, cache):
     # dy (..., out) -> dx (..., in), dW (out, in), db (out,) or None
     x, W, has_bias = cache
-    dy2 = dy.reshape(-1, dy.shape[-1])   # (N, out)
-    x2 = x.reshape(-1, x.shape[-1])      # (N, in)
+    dy2 = dy.reshape(-1, dy.shape[-1])  # (N, out)
+    x2 = x.reshape(-1, x.shape[-1])  # (N, in)
     dW = dy2.T @ x2
     db = dy2.sum(axis=0) if has_bias else None
     dx = dy @ W
@@ -182,17 +185,18 @@ def linear_bwd(dy, cache):
 
 # ---- RoPE, ggml NORM mode (adjacent pairs) ----
 
+
 def rope_angles(positions, head_dim, base):
     # positions (B, T) int -> cos, sin each (B, T, 1, D/2), broadcast over heads
     i = np.arange(head_dim // 2, dtype=np.float64)
-    inv_freq = base ** (-2.0 * i / head_dim)                                   # (D/2,)
+    inv_freq = base ** (-2.0 * i / head_dim)  # (D/2,)
     theta = positions.astype(np.float64)[:, :, None] * inv_freq[None, None, :]  # (B, T, D/2)
     return np.cos(theta)[:, :, None, :], np.sin(theta)[:, :, None, :]
 
 
 def _rotate_pairs(x, cos, sin):
     # x (B, T, nh, D); rotate each (x[2i], x[2i+1]) by the angle whose cos/sin are given
-    x0, x1 = x[..., 0::2], x[..., 1::2]   # (B, T, nh, D/2)
+    x0, x1 = x[..., 0::2], x[..., 1::2]  # (B, T, nh, D/2)
     out = np.empty_like(x)
     out[..., 0::2] = x0 * cos - x1 * sin
     out[..., 1::2] = x0 * sin + x1 * cos
@@ -212,20 +216,21 @@ def rope_bwd(dout, cache):
 
 # ---- grouped-query attention, causal unless told (pure, no projections) ----
 
+
 def attention_fwd(q, k, v, causal=True):
     # q (B, T, H, D), k/v (B, T, K, D) -> out (B, T, H, D)
     B, T, H, D = q.shape
     G = H // k.shape[2]
-    ke = np.repeat(k, G, axis=2)   # (B, T, H, D): query head h uses kv head h // G
-    ve = np.repeat(v, G, axis=2)   # (B, T, H, D)
+    ke = np.repeat(k, G, axis=2)  # (B, T, H, D): query head h uses kv head h // G
+    ve = np.repeat(v, G, axis=2)  # (B, T, H, D)
     scale = 1.0 / np.sqrt(D)
-    s = np.einsum("bihd,bjhd->bhij", q, ke) * scale               # (B, H, Tq, Tk)
+    s = np.einsum("bihd,bjhd->bhij", q, ke) * scale  # (B, H, Tq, Tk)
     if causal:
-        s = np.where(np.tril(np.ones((T, T), dtype=bool)), s, -np.inf)   # key j <= query i
+        s = np.where(np.tril(np.ones((T, T), dtype=bool)), s, -np.inf)  # key j <= query i
     s = s - s.max(axis=-1, keepdims=True)
     p = np.exp(s)
-    p = p / p.sum(axis=-1, keepdims=True)                         # (B, H, T, T)
-    out = np.einsum("bhij,bjhd->bihd", p, ve)                     # (B, T, H, D)
+    p = p / p.sum(axis=-1, keepdims=True)  # (B, H, T, T)
+    out = np.einsum("bhij,bjhd->bihd", p, ve)  # (B, T, H, D)
     return out, (q, ke, ve, p, G, scale)
 
 
@@ -233,22 +238,23 @@ def attention_bwd(dout, cache):
     # dout (B, T, H, D) -> dq (B, T, H, D), dk/dv (B, T, K, D)
     q, ke, ve, p, G, scale = cache
     B, T, H, D = q.shape
-    dp = np.einsum("bihd,bjhd->bhij", dout, ve)                   # (B, H, T, T)
-    dve = np.einsum("bhij,bihd->bjhd", p, dout)                   # (B, T, H, D)
+    dp = np.einsum("bihd,bjhd->bhij", dout, ve)  # (B, H, T, T)
+    dve = np.einsum("bhij,bihd->bjhd", p, dout)  # (B, T, H, D)
     # softmax backward (masked entries have p == 0, so they get ds == 0)
-    ds = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))        # (B, H, T, T)
-    dq = np.einsum("bhij,bjhd->bihd", ds, ke) * scale             # (B, T, H, D)
-    dke = np.einsum("bhij,bihd->bjhd", ds, q) * scale             # (B, T, H, D)
+    ds = p * (dp - np.sum(dp * p, axis=-1, keepdims=True))  # (B, H, T, T)
+    dq = np.einsum("bhij,bjhd->bihd", ds, ke) * scale  # (B, T, H, D)
+    dke = np.einsum("bhij,bihd->bjhd", ds, q) * scale  # (B, T, H, D)
     # GQA backward: sum over the G consecutive query heads sharing each kv head
-    dk = dke.reshape(B, T, H // G, G, D).sum(axis=3)              # (B, T, K, D)
-    dv = dve.reshape(B, T, H // G, G, D).sum(axis=3)              # (B, T, K, D)
+    dk = dke.reshape(B, T, H // G, G, D).sum(axis=3)  # (B, T, K, D)
+    dv = dve.reshape(B, T, H // G, G, D).sum(axis=3)  # (B, T, K, D)
     return dq, dk, dv
 
 
 # ---- SwiGLU pieces ----
 
+
 def _sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * z))   # overflow-free logistic
+    return 0.5 * (1.0 + np.tanh(0.5 * z))  # overflow-free logistic
 
 
 def silu_fwd(z):
@@ -263,12 +269,13 @@ def silu_bwd(dy, cache):
 
 # ---- cross-entropy ----
 
+
 def cross_entropy_fwd(logits, labels):
     # logits (B, T, V), labels (B, T) -> mean loss over B*T tokens
     m = logits.max(axis=-1, keepdims=True)
     z = logits - m
     lse = np.log(np.exp(z).sum(axis=-1, keepdims=True))
-    logp = z - lse                                                    # (B, T, V)
+    logp = z - lse  # (B, T, V)
     picked = np.take_along_axis(logp, labels[..., None], axis=-1)[..., 0]
     return -picked.mean(), (logp, labels)
 
@@ -278,8 +285,9 @@ def cross_entropy_bwd(cache):
     logp, labels = cache
     n = labels.size
     dlogits = np.exp(logp)
-    np.put_along_axis(dlogits, labels[..., None],
-                      np.take_along_axis(dlogits, labels[..., None], axis=-1) - 1.0, axis=-1)
+    np.put_along_axis(
+        dlogits, labels[..., None], np.take_along_axis(dlogits, labels[..., None], axis=-1) - 1.0, axis=-1
+    )
     return dlogits / n
 
 
@@ -287,21 +295,22 @@ def cross_entropy_bwd(cache):
 # blocks
 # --------------------------------------------------------------------------
 
+
 def attn_block_fwd(x, params, prefix, c: Config, cos, sin):
     # x (B, T, d) -> attn (B, T, d)   (residual added by the caller)
     B, T, _ = x.shape
     H, K, D = c.n_heads, c.n_kv_heads, c.head_dim
     bias = (lambda n: params[prefix + n + ".bias"]) if c.qkv_bias else (lambda n: None)
     h, c_norm = rmsnorm_fwd(x, params[prefix + "attn_norm.weight"], c.rms_eps)
-    q, c_q = linear_fwd(h, params[prefix + "attn_q.weight"], bias("attn_q"))   # (B, T, H*D)
-    k, c_k = linear_fwd(h, params[prefix + "attn_k.weight"], bias("attn_k"))   # (B, T, K*D)
-    v, c_v = linear_fwd(h, params[prefix + "attn_v.weight"], bias("attn_v"))   # (B, T, K*D)
+    q, c_q = linear_fwd(h, params[prefix + "attn_q.weight"], bias("attn_q"))  # (B, T, H*D)
+    k, c_k = linear_fwd(h, params[prefix + "attn_k.weight"], bias("attn_k"))  # (B, T, K*D)
+    v, c_v = linear_fwd(h, params[prefix + "attn_v.weight"], bias("attn_v"))  # (B, T, K*D)
     q = q.reshape(B, T, H, D)
     k = k.reshape(B, T, K, D)
     v = v.reshape(B, T, K, D)
     q, c_rq = rope_fwd(q, cos, sin)
     k, c_rk = rope_fwd(k, cos, sin)
-    o, c_att = attention_fwd(q, k, v)                                          # (B, T, H, D)
+    o, c_att = attention_fwd(q, k, v)  # (B, T, H, D)
     out, c_o = linear_fwd(o.reshape(B, T, H * D), params[prefix + "attn_output.weight"])
     return out, (c_norm, c_q, c_k, c_v, c_rq, c_rk, c_att, c_o)
 
@@ -311,7 +320,7 @@ def attn_block_bwd(dout, cache, prefix, c: Config, grads):
     c_norm, c_q, c_k, c_v, c_rq, c_rk, c_att, c_o = cache
     B, T, _ = dout.shape
     H, K, D = c.n_heads, c.n_kv_heads, c.head_dim
-    do, grads[prefix + "attn_output.weight"], _ = linear_bwd(dout, c_o)       # (B, T, H*D)
+    do, grads[prefix + "attn_output.weight"], _ = linear_bwd(dout, c_o)  # (B, T, H*D)
     dq, dk, dv = attention_bwd(do.reshape(B, T, H, D), c_att)
     dq = rope_bwd(dq, c_rq).reshape(B, T, H * D)
     dk = rope_bwd(dk, c_rk).reshape(B, T, K * D)
@@ -330,17 +339,17 @@ def attn_block_bwd(dout, cache, prefix, c: Config, grads):
 def ffn_block_fwd(x, params, prefix, c: Config):
     # x (B, T, d) -> ffn (B, T, d)   (residual added by the caller)
     h, c_norm = rmsnorm_fwd(x, params[prefix + "ffn_norm.weight"], c.rms_eps)
-    g, c_g = linear_fwd(h, params[prefix + "ffn_gate.weight"])    # (B, T, F)
-    u, c_u = linear_fwd(h, params[prefix + "ffn_up.weight"])      # (B, T, F)
-    a, c_silu = silu_fwd(g)                                       # (B, T, F)
-    m = a * u                                                     # (B, T, F)
+    g, c_g = linear_fwd(h, params[prefix + "ffn_gate.weight"])  # (B, T, F)
+    u, c_u = linear_fwd(h, params[prefix + "ffn_up.weight"])  # (B, T, F)
+    a, c_silu = silu_fwd(g)  # (B, T, F)
+    m = a * u  # (B, T, F)
     out, c_d = linear_fwd(m, params[prefix + "ffn_down.weight"])  # (B, T, d)
     return out, (c_norm, c_g, c_u, c_silu, a, u, c_d)
 
 
 def ffn_block_bwd(dout, cache, prefix, c: Config, grads):
     c_norm, c_g, c_u, c_silu, a, u, c_d = cache
-    dm, grads[prefix + "ffn_down.weight"], _ = linear_bwd(dout, c_d)   # (B, T, F)
+    dm, grads[prefix + "ffn_down.weight"], _ = linear_bwd(dout, c_d)  # (B, T, F)
     da = dm * u
     du = dm * a
     dg = silu_bwd(da, c_silu)
@@ -354,6 +363,7 @@ def ffn_block_bwd(dout, cache, prefix, c: Config, grads):
 # whole model
 # --------------------------------------------------------------------------
 
+
 def _forward_with_cache(params, cfg, tokens, positions):
     c = as_config(cfg)
     _check_config(c)
@@ -363,7 +373,7 @@ def _forward_with_cache(params, cfg, tokens, positions):
     assert tokens.ndim == 2 and positions.shape == tokens.shape
 
     cos, sin = rope_angles(positions, c.head_dim, c.rope_base)
-    x, c_emb = embedding_fwd(params["token_embd.weight"], tokens)        # (B, T, d)
+    x, c_emb = embedding_fwd(params["token_embd.weight"], tokens)  # (B, T, d)
     layer_caches = []
     for i in range(c.n_layers):
         prefix = f"blk.{i}."
@@ -374,7 +384,7 @@ def _forward_with_cache(params, cfg, tokens, positions):
         layer_caches.append((c_attn, c_ffn))
     xf, c_fnorm = rmsnorm_fwd(x, params["output_norm.weight"], c.rms_eps)
     w_out = params["output.weight"] if c.untied else params["token_embd.weight"]
-    logits, c_out = linear_fwd(xf, w_out)                                 # (B, T, V)
+    logits, c_out = linear_fwd(xf, w_out)  # (B, T, V)
     return logits, (c, c_emb, layer_caches, c_fnorm, c_out)
 
 
@@ -393,33 +403,34 @@ def loss(params, cfg, tokens, positions, labels) -> float:
 
 def loss_and_grads(params, cfg, tokens, positions, labels):
     """Mean cross-entropy loss and d(loss)/d(param) for every key of `params`."""
+
     def mean_cross_entropy(logits):
         value, c_ce = cross_entropy_fwd(logits, np.asarray(labels))
         return value, cross_entropy_bwd(c_ce)
+
     return objective_and_grads(params, cfg, tokens, positions, mean_cross_entropy)
 
 
 def objective_and_grads(params, cfg, tokens, positions, objective):
     """objective(logits (B, T, V)) -> (value, d value / d logits); returns the
     value and d value / d param for every key of `params`."""
-    logits, (c, c_emb, layer_caches, c_fnorm, c_out) = _forward_with_cache(
-        params, cfg, tokens, positions)
-    value, dlogits = objective(logits)                                  # dlogits (B, T, V)
+    logits, (c, c_emb, layer_caches, c_fnorm, c_out) = _forward_with_cache(params, cfg, tokens, positions)
+    value, dlogits = objective(logits)  # dlogits (B, T, V)
 
     grads: dict[str, np.ndarray] = {}
-    dxf, dw_out, _ = linear_bwd(dlogits, c_out)                         # (B, T, d), (V, d)
+    dxf, dw_out, _ = linear_bwd(dlogits, c_out)  # (B, T, d), (V, d)
     dx, grads["output_norm.weight"] = rmsnorm_bwd(dxf, c_fnorm)
     for i in reversed(range(c.n_layers)):
         prefix = f"blk.{i}."
         c_attn, c_ffn = layer_caches[i]
-        dx = dx + ffn_block_bwd(dx, c_ffn, prefix, c, grads)      # residual + ffn branch
-        dx = dx + attn_block_bwd(dx, c_attn, prefix, c, grads)    # residual + attn branch
+        dx = dx + ffn_block_bwd(dx, c_ffn, prefix, c, grads)  # residual + ffn branch
+        dx = dx + attn_block_bwd(dx, c_attn, prefix, c, grads)  # residual + attn branch
     d_embd = embedding_bwd(dx, c_emb)
     if c.untied:
         grads["output.weight"] = dw_out
         grads["token_embd.weight"] = d_embd
     else:
-        grads["token_embd.weight"] = d_embd + dw_out   # tied: both uses accumulate
+        grads["token_embd.weight"] = d_embd + dw_out  # tied: both uses accumulate
 
     missing = set(params) - set(grads)
     extra = set(grads) - set(params)
@@ -433,6 +444,7 @@ def objective_and_grads(params, cfg, tokens, positions, objective):
 # optimizer
 # --------------------------------------------------------------------------
 
+
 def adamw_step(param, grad, m, v, lr, beta1, beta2, eps, weight_decay, t):
     """One decoupled-weight-decay AdamW step (Loshchilov & Hutter); t starts at 1.
 
@@ -442,7 +454,7 @@ def adamw_step(param, grad, m, v, lr, beta1, beta2, eps, weight_decay, t):
     grad = np.asarray(grad, dtype=np.float64)
     m = beta1 * np.asarray(m, dtype=np.float64) + (1.0 - beta1) * grad
     v = beta2 * np.asarray(v, dtype=np.float64) + (1.0 - beta2) * grad * grad
-    mhat = m / (1.0 - beta1 ** t)
-    vhat = v / (1.0 - beta2 ** t)
+    mhat = m / (1.0 - beta1**t)
+    vhat = v / (1.0 - beta2**t)
     new_param = param * (1.0 - lr * weight_decay) - lr * mhat / (np.sqrt(vhat) + eps)
     return new_param, m, v

@@ -2,6 +2,7 @@
 takes the logits (B, T, V) of a batch whose rows 2k, 2k+1 are pair k (chosen,
 rejected) and labels (B, T) (-1: no loss), and returns the loss and its
 gradient with respect to the logits."""
+
 import numpy as np
 
 
@@ -56,7 +57,7 @@ def orpo(logits, labels, beta):
     real, counts = _real_pairs(labels)
     real = real.astype(np.float64)
     k, chosen_tokens = real.sum(), (counts[0::2] * real).sum()
-    m = np.minimum(lp / np.maximum(counts, 1), -1e-7)   # as tinynn: a certain answer's odds are finite
+    m = np.minimum(lp / np.maximum(counts, 1), -1e-7)  # as tinynn: a certain answer's odds are finite
     odds = m - np.log(-np.expm1(m))
     a = odds[0::2] - odds[1::2]
     loss = -(lp[0::2] * real).sum() / chosen_tokens + beta * (_softplus(-a) * real).sum() / k

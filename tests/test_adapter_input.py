@@ -1,9 +1,10 @@
 """LoRA adapters as hostile input, run as a user runs them: toy-generate
---adapter and toy.merge.merge_lora on a tiny llama base. Each adapter here
+--adapter and toy.formats.merge.merge_lora on a tiny llama base. Each adapter here
 was found by the adapter fuzzer (tests/fuzz/fuzz_adapter.py) or beside it:
 it must end in one line and exit 2 (or a one-line InputError from the
 merge, which leaves no file and prints nothing), never in a warning on
 stderr, a silently useless adapter or a merged model holding infinities."""
+
 import subprocess
 import sys
 import warnings
@@ -15,7 +16,7 @@ import pytest
 import reference_llama as ref
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
 from toy import InputError
-from toy.merge import merge_lora
+from toy.formats.merge import merge_lora
 
 Q = gguf.GGMLQuantizationType
 CFG = ref.Config(vocab=300, d_model=32, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=64, untied=True)
@@ -26,8 +27,9 @@ def base(tmp_path):
     """A tiny llama GGUF with a tokenizer; its attn_q is Q8_0, so that a
     merge "base" requantizes it."""
     params = ref.init_params(CFG, np.random.default_rng(0), scale=0.3)
-    return write_llama_gguf(tmp_path / "base.gguf", params, CFG, types={"blk.0.attn_q.weight": Q.Q8_0},
-                            tokenizer=tiny_tokenizer(CFG.vocab))
+    return write_llama_gguf(
+        tmp_path / "base.gguf", params, CFG, types={"blk.0.attn_q.weight": Q.Q8_0}, tokenizer=tiny_tokenizer(CFG.vocab)
+    )
 
 
 def write_adapter(path, a, b, alpha=16.0, alpha_type=gguf.GGUFValueType.FLOAT32):
@@ -50,8 +52,9 @@ def small(rank=4):
 
 
 def toy_generate(*args):
-    return subprocess.run([sys.executable, "-m", "toy.generate_cli", *args], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "toy.cli.generate", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def assert_one_line(result, *phrases):
@@ -72,8 +75,7 @@ def test_a_valid_adapter_generates(tmp_path, base):
 
 # numpy warned "overflow encountered in cast" on stderr before the refusal
 def test_an_alpha_beyond_float32_is_refused_in_one_line(tmp_path, base):
-    adapter = write_adapter(tmp_path / "adapter.gguf", *small(), alpha=1e39,
-                            alpha_type=gguf.GGUFValueType.FLOAT64)
+    adapter = write_adapter(tmp_path / "adapter.gguf", *small(), alpha=1e39, alpha_type=gguf.GGUFValueType.FLOAT64)
     result = toy_generate("hi", "--model", str(base), "--adapter", str(adapter), "--max-new-tokens", "2")
     assert_one_line(result, "adapter.lora.alpha is 1e+39", "finite in float32")
 
@@ -82,8 +84,7 @@ def test_an_alpha_beyond_float32_is_refused_in_one_line(tmp_path, base):
 # "alpha ... got 0.0" without naming the file, and the merge took it and
 # wrote the base unchanged
 def test_an_alpha_that_is_zero_in_float32_is_refused(tmp_path, base):
-    adapter = write_adapter(tmp_path / "adapter.gguf", *small(), alpha=1e-50,
-                            alpha_type=gguf.GGUFValueType.FLOAT64)
+    adapter = write_adapter(tmp_path / "adapter.gguf", *small(), alpha=1e-50, alpha_type=gguf.GGUFValueType.FLOAT64)
     result = toy_generate("hi", "--model", str(base), "--adapter", str(adapter), "--max-new-tokens", "2")
     assert_one_line(result, "adapter.lora.alpha is 1e-50", "> 0")
     assert "adapter.lora.alpha is 1e-50" in merge_refused(base, adapter, tmp_path / "merged.gguf", "f32")
@@ -117,8 +118,9 @@ def merge_refused(base, adapter, out, dtype):
 @pytest.mark.parametrize("dtype,kind", [("f16", "F16"), ("base", "Q8_0")])
 def test_a_merge_past_what_the_type_holds_is_refused_and_f32_is_not(tmp_path, base, dtype, kind):
     # alpha / rank * B @ A = 16 * 1000 * 1000: finite in float32, not in F16 nor Q8_0
-    adapter = write_adapter(tmp_path / "adapter.gguf", np.full((1, 32), 1000.0, np.float32),
-                            np.full((32, 1), 1000.0, np.float32))
+    adapter = write_adapter(
+        tmp_path / "adapter.gguf", np.full((1, 32), 1000.0, np.float32), np.full((32, 1), 1000.0, np.float32)
+    )
     message = merge_refused(base, adapter, tmp_path / "merged.gguf", dtype)
     assert message.startswith(f"cannot write {tmp_path / 'merged.gguf'} as {kind}: blk.0.attn_q.weight")
     assert "write f32" in message
@@ -131,7 +133,8 @@ def test_a_merge_past_what_the_type_holds_is_refused_and_f32_is_not(tmp_path, ba
 
 # numpy warned "overflow encountered in multiply" before the merge was refused
 def test_a_merge_past_float32_is_refused_without_a_warning(tmp_path, base):
-    adapter = write_adapter(tmp_path / "adapter.gguf", np.full((1, 32), 1e20, np.float32),
-                            np.full((32, 1), 1e20, np.float32))
+    adapter = write_adapter(
+        tmp_path / "adapter.gguf", np.full((1, 32), 1e20, np.float32), np.full((32, 1), 1e20, np.float32)
+    )
     message = merge_refused(base, adapter, tmp_path / "merged.gguf", "f32")
     assert "blk.0.attn_q.weight gives values that are not finite" in message

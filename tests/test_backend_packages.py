@@ -1,5 +1,6 @@
 """Where toy finds each backend's library: toy/lib first, then the backend's
 own package (toy-cuda installs toy_cuda/lib/libtinynn_cuda.so)."""
+
 import json
 import os
 import shutil
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from toy._native import backend_variant, library_path
+from toy.native.library import backend_variant, library_path
 
 
 def test_the_cpu_library_is_toys_own():
@@ -35,15 +36,17 @@ def test_a_device_finds_its_own_package(tmp_path, device):
             other.unlink()
     (lib / cpu.name).rename(lib / cpu.name.replace("_cpu", f"_{device}"))
     (tmp_path / f"toy_{device}" / "__init__.py").write_text("")
-    grafted = cpu.parent.parent.parent / "toy.libs"      # a repaired wheel's libgomp
+    grafted = cpu.parent.parent.parent / "toy.libs"  # a repaired wheel's libgomp
     if grafted.is_dir():
         shutil.copytree(str(grafted), tmp_path / "toy.libs")
-    code = ("import json; from toy._native import library, library_path, ffi; "
-            f"lib = library('{device}'); "
-            f"print(json.dumps([str(library_path('{device}')), ffi.string(lib.tnn_backend_name()).decode()]))")
+    code = (
+        "import json; from toy.native.library import library, library_path, ffi; "
+        f"lib = library('{device}'); "
+        f"print(json.dumps([str(library_path('{device}')), ffi.string(lib.tnn_backend_name()).decode()]))"
+    )
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     path, name = json.loads(out.stdout)
     assert path.startswith(str(lib))
-    assert name == "cpu"      # it is the stand-in, loaded through the device's lookup
+    assert name == "cpu"  # it is the stand-in, loaded through the device's lookup

@@ -9,6 +9,7 @@ on tinynn's packed integer kernels (tinynn/cpu/qgemm_avx512.c) as custom nodes, 
 frozen head and the cross-entropy become one node (tinynn/cpu/head_loss_avx512.c).
 These tests read the ops of a real training step.
 """
+
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +40,10 @@ def profiled_ops(recipe) -> dict[str, int]:
 
 def test_from_scratch_backward_has_no_out_prod():
     recipe = FromScratch("cpu", threads=1)
-    recipe.realize(toy.ModelConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
-                   toy.RecipeOptions(t_seq=16, t_batch=2))
+    recipe.realize(
+        toy.ModelConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2),
+        toy.RecipeOptions(t_seq=16, t_batch=2),
+    )
     ops = profiled_ops(recipe)
     assert not [k for k in ops if k.startswith("OUT_PROD")], ops
     assert ops["MUL_MAT f32"] > 0
@@ -52,13 +55,13 @@ def test_lora_on_a_quantized_base_trains_through_transposed_copies(smollm2):
     ops = profiled_ops(recipe)
     assert not [k for k in ops if k.startswith("OUT_PROD")], ops
     product = "CUSTOM" if cpu_has_packed_products() else "MUL_MAT"
-    assert ops[f"{product} q4_1"] == 30 * 7       # the forward: the stored Q4_1 matrices (packed)
-    assert ops[f"{product} q8_0"] >= 29 * 7       # the input gradients: their Q8_0 transposes
-    assert ops["MUL_MAT f32"] > 0                 # the adapters' rank-4 products
+    assert ops[f"{product} q4_1"] == 30 * 7  # the forward: the stored Q4_1 matrices (packed)
+    assert ops[f"{product} q8_0"] >= 29 * 7  # the input gradients: their Q8_0 transposes
+    assert ops["MUL_MAT f32"] > 0  # the adapters' rank-4 products
 
 
 def test_without_packed_products_the_base_forwards_through_ggml(smollm2, monkeypatch):
-    monkeypatch.setenv("TNN_CPU_KERNELS", "fgemm,adamw")   # no qgemm (nor head_loss, which needs it)
+    monkeypatch.setenv("TNN_CPU_KERNELS", "fgemm,adamw")  # no qgemm (nor head_loss, which needs it)
     recipe = LoRA("cpu", threads=2)
     recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=1), targets=("q", "v"))
     ops = profiled_ops(recipe)
@@ -68,8 +71,7 @@ def test_without_packed_products_the_base_forwards_through_ggml(smollm2, monkeyp
 
 def test_lora_with_the_stored_base_keeps_it_in_place(smollm2):
     recipe = LoRA("cpu", threads=2)
-    recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=1), targets=("q",),
-                   base_compute="stored")
+    recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=1), targets=("q",), base_compute="stored")
     ops = profiled_ops(recipe)
     assert ops["MUL_MAT q4_1"] > 0
     assert ops["OUT_PROD q4_1"] > 0
@@ -97,16 +99,23 @@ def test_fast_and_stored_base_give_the_same_adapter_gradients(smollm2):
     the stored-weights path's does, up to 8-bit rounding noise (measured:
     cosine min 0.972, median 0.997). A Q8_0 transpose of the output head gave
     min 0.17, median 0.82: its gradient spans too many decades for 8 bits."""
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.tokenizer import GGUFTokenizer
+
     text = (Path(__file__).parents[1] / "corpus" / "default.txt").read_text()[:6000]
     ids = np.array(GGUFTokenizer.from_gguf(smollm2).encode(text)[:257], dtype=np.int32)
     grads = {}
     for base_compute in ("stored", "fast"):
         recipe = LoRA("cpu", threads=2)
-        recipe.realize(smollm2, None, 8, toy.RecipeOptions(t_seq=256, t_batch=1), targets=("q", "v", "down"),
-                       base_compute=base_compute)
+        recipe.realize(
+            smollm2,
+            None,
+            8,
+            toy.RecipeOptions(t_seq=256, t_batch=1),
+            targets=("q", "v", "down"),
+            base_compute=base_compute,
+        )
         e = recipe.session
-        rng = np.random.default_rng(0)      # B != 0, so that A has a gradient too
+        rng = np.random.default_rng(0)  # B != 0, so that A has a gradient too
         for name, h in recipe.adapters().items():
             if name.endswith(".lora_b"):
                 e.upload(h, rng.normal(0, 0.01, e.info(h).shape).astype(np.float32))
@@ -114,9 +123,10 @@ def test_fast_and_stored_base_give_the_same_adapter_gradients(smollm2):
         e.reset()
         e.compute_gradients()
         grads[base_compute] = {name: e.download(e.grad_of(h)) for name, h in recipe.adapters().items()}
-    cosines = [float(np.dot(grads["fast"][n].ravel(), g.ravel()) /
-                     (np.linalg.norm(grads["fast"][n]) * np.linalg.norm(g)))
-               for n, g in grads["stored"].items()]
+    cosines = [
+        float(np.dot(grads["fast"][n].ravel(), g.ravel()) / (np.linalg.norm(grads["fast"][n]) * np.linalg.norm(g)))
+        for n, g in grads["stored"].items()
+    ]
     assert min(cosines) > 0.95 and np.median(cosines) > 0.99, (min(cosines), np.median(cosines))
 
 
@@ -126,7 +136,7 @@ def adapter_gradients(smollm2, labels: np.ndarray) -> tuple[float, dict[str, np.
     recipe = LoRA("cpu", threads=2)
     recipe.realize(smollm2, None, 8, toy.RecipeOptions(t_seq=t, t_batch=batch), targets=("q", "v", "down"))
     e = recipe.session
-    rng = np.random.default_rng(0)          # B != 0, so that A has a gradient too
+    rng = np.random.default_rng(0)  # B != 0, so that A has a gradient too
     for name, h in recipe.adapters().items():
         if name.endswith(".lora_b"):
             e.upload(h, rng.normal(0, 0.02, e.info(h).shape).astype(np.float32))
@@ -150,12 +160,14 @@ def test_lora_fuses_the_frozen_head_and_the_loss_with_the_same_gradients(smollm2
 
     rng = np.random.default_rng(1)
     labels = rng.integers(0, 49152, size=(4, 64)).astype(np.int32)
-    labels[:, :32] = -1                     # the prompts
-    labels[1] = -1                          # a padding row
+    labels[:, :32] = -1  # the prompts
+    labels[1] = -1  # a padding row
     fused_loss, fused = adapter_gradients(smollm2, labels)
-    monkeypatch.setenv("TNN_CPU_KERNELS", "qgemm,fgemm,adamw")   # all but head_loss
+    monkeypatch.setenv("TNN_CPU_KERNELS", "qgemm,fgemm,adamw")  # all but head_loss
     loss, unfused = adapter_gradients(smollm2, labels)
     assert fused_loss == pytest.approx(loss, rel=1e-5)
-    cosines = [float(np.dot(fused[n].ravel(), g.ravel()) / (np.linalg.norm(fused[n]) * np.linalg.norm(g)))
-               for n, g in unfused.items()]
+    cosines = [
+        float(np.dot(fused[n].ravel(), g.ravel()) / (np.linalg.norm(fused[n]) * np.linalg.norm(g)))
+        for n, g in unfused.items()
+    ]
     assert min(cosines) > 0.99, min(cosines)

@@ -2,6 +2,7 @@
 downloaded is resumed, or refused in one line (exit 2) before anything in it
 changes -- and a resume never writes outside the run it continues. Each test
 is a case tests/fuzz/fuzz_checkpoint.py found."""
+
 import json
 import shutil
 import zipfile
@@ -12,8 +13,7 @@ import pytest
 from cli_helpers import GATE_THREADS, toy_train
 
 # 4 steps, a checkpoint after step 2: resuming it runs steps 3 and 4 again
-RUN = ("--steps", "4", "--save-every", "2", "--threads", GATE_THREADS, "--seq", "16", "--batch", "1",
-       "--d-model", "32")
+RUN = ("--steps", "4", "--save-every", "2", "--threads", GATE_THREADS, "--seq", "16", "--batch", "1", "--d-model", "32")
 CHECKPOINT = "step-00000002.npz"
 
 
@@ -55,6 +55,7 @@ def edit_checkpoint(path, change):
 
 # ---- a resume writes only into the run it continues ---------------------------
 
+
 def test_a_checkpoint_copied_out_of_its_run_is_refused_and_the_folder_around_it_kept(run, tmp_path):
     # the grandparent of a downloaded step file was taken for its run: its events.jsonl
     # cut, its model.gguf about to be overwritten
@@ -90,6 +91,7 @@ def test_a_folder_where_a_checkpoint_is_written_is_refused_before_the_run(run, t
 
 # ---- a refused resume changes nothing -------------------------------------------
 
+
 def test_a_checkpoint_that_does_not_fit_the_model_leaves_the_run_as_it_was(run, tmp_path):
     # events.jsonl was cut back to the checkpoint's step before the tensors were checked
     edit_checkpoint(run / "checkpoint" / CHECKPOINT, lambda state, arrays: arrays.pop("output_norm.weight"))
@@ -100,16 +102,19 @@ def test_a_checkpoint_that_does_not_fit_the_model_leaves_the_run_as_it_was(run, 
 
 # ---- the record's values -----------------------------------------------------
 
+
 def test_a_data_position_out_of_the_rngs_range_is_refused(run, tmp_path):
     def change(state, arrays):
-        state["source"]["rng"]["state"]["inc"] = 2**128         # OverflowError in numpy
+        state["source"]["rng"]["state"]["inc"] = 2**128  # OverflowError in numpy
+
     edit_checkpoint(run / "checkpoint" / CHECKPOINT, change)
     assert_refused(toy_train("--resume", "run", cwd=tmp_path), "its data position does not fit")
 
 
 def test_a_loss_beyond_float_is_refused_before_the_run(run, tmp_path):
     def change(state, arrays):
-        state["losses"][0] = 10**400         # OverflowError drawing loss.svg, after the run
+        state["losses"][0] = 10**400  # OverflowError drawing loss.svg, after the run
+
     edit_checkpoint(run / "checkpoint" / CHECKPOINT, change)
     assert_refused(toy_train("--resume", "run", cwd=tmp_path), "its losses hold")
 
@@ -118,6 +123,7 @@ def test_a_nan_loss_resumes(run, tmp_path):
     # what a diverged run writes: not damage
     def change(state, arrays):
         state["losses"][0] = float("nan")
+
     edit_checkpoint(run / "checkpoint" / CHECKPOINT, change)
     result = toy_train("--resume", "run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -127,6 +133,7 @@ def test_a_model_fingerprint_in_a_run_without_a_model_file_is_named_as_damage(ru
     # it said "the model file None changed"
     def change(state, arrays):
         state["fingerprints"]["model"] = "0" * 64
+
     edit_checkpoint(run / "checkpoint" / CHECKPOINT, change)
     result = toy_train("--resume", "run", cwd=tmp_path)
     assert_refused(result, "is damaged: its model fingerprint", "is not the sha256 of its run's model file")
@@ -148,8 +155,12 @@ def test_a_zip_bomb_is_refused_before_it_is_inflated(run, tmp_path):
 
 # ---- the files beside the checkpoint -------------------------------------------
 
-@pytest.mark.parametrize("line", [b"\xff\xfe not utf-8", b"[1, 2]", b'{"step": "x"}'],
-                         ids=["not-utf-8", "not-an-object", "step-not-a-number"])
+
+@pytest.mark.parametrize(
+    "line",
+    [b"\xff\xfe not utf-8", b"[1, 2]", b'{"step": "x"}'],
+    ids=["not-utf-8", "not-an-object", "step-not-a-number"],
+)
 def test_a_damaged_events_line_is_cut_off_and_the_run_resumes(run, tmp_path, line):
     # UnicodeDecodeError, AttributeError and TypeError tracebacks
     events = run / "events.jsonl"
@@ -159,7 +170,7 @@ def test_a_damaged_events_line_is_cut_off_and_the_run_resumes(run, tmp_path, lin
     result = toy_train("--resume", "run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     steps = [json.loads(x)["step"] for x in events.read_text().splitlines()]
-    assert steps == [1, 2, 3, 4]        # the damaged line dropped, the others kept
+    assert steps == [1, 2, 3, 4]  # the damaged line dropped, the others kept
 
 
 def test_events_jsonl_as_a_folder_is_refused(run, tmp_path):
@@ -193,6 +204,7 @@ def test_saved_steps_that_are_not_the_runs_are_refused(run, tmp_path, steps):
     # null was a TypeError comparing the checkpoint's step with None
     def change(state, arrays):
         state["args"]["steps"] = steps
+
     edit_checkpoint(run / "checkpoint" / CHECKPOINT, change)
     assert_refused(toy_train("--resume", "run", cwd=tmp_path), "is damaged: its --steps")
 
@@ -210,5 +222,6 @@ def test_an_option_that_holds_a_list_or_object_is_refused(run, tmp_path, key):
     # a dict as the recipe was "TypeError: unhashable type" in the recipe lookup
     def change(state, arrays):
         state["args"][key] = {"a": 1} if key == "recipe" else [16]
+
     edit_checkpoint(run / "checkpoint" / CHECKPOINT, change)
     assert_refused(toy_train("--resume", "run", cwd=tmp_path), f"is damaged: its option '{key}' holds")

@@ -1,6 +1,7 @@
 """The checkpoint writer killed at random points: whatever instant a kill -9
 lands on -- writing the file, syncing it, renaming it, replacing latest.json,
 pruning the older file -- the folder's latest checkpoint loads, whole."""
+
 import os
 import random
 import signal
@@ -10,7 +11,7 @@ import pytest
 
 import toy
 from toy.recipes import FromScratch
-from toy.checkpoint import Checkpoint, Checkpoints, find_checkpoint
+from toy.training.checkpoint import Checkpoint, Checkpoints, find_checkpoint
 
 KILLS = 100
 
@@ -20,8 +21,10 @@ def recipe():
     """A model of about 1.6 M parameters: each checkpoint is ~19 MB, so a save
     takes long enough for kills to land in all of its parts."""
     recipe = FromScratch("cpu", threads=1)
-    recipe.realize(toy.ModelConfig(vocab=256, d_model=256, n_layers=2, n_heads=4, n_kv_heads=2),
-                   toy.RecipeOptions(t_seq=8, t_batch=1))
+    recipe.realize(
+        toy.ModelConfig(vocab=256, d_model=256, n_layers=2, n_heads=4, n_kv_heads=2),
+        toy.RecipeOptions(t_seq=8, t_batch=1),
+    )
     return recipe
 
 
@@ -31,21 +34,24 @@ def save_forever(session, run_path) -> None:
     step = 0
     while True:
         step += 1
-        folder.save(session, {"step": step, "steps": 10**6, "losses": [1.0] * step, "source": {},
-                              "args": {}, "fingerprints": {}})
+        folder.save(
+            session,
+            {"step": step, "steps": 10**6, "losses": [1.0] * step, "source": {}, "args": {}, "fingerprints": {}},
+        )
 
 
 def test_a_kill_at_any_point_of_a_save_leaves_the_previous_checkpoint_loadable(tmp_path, recipe):
     rng = random.Random(27)
     t0 = time.perf_counter()
-    Checkpoints(tmp_path / "timing", keep=1).save(recipe.session, {"step": 1, "steps": 2, "losses": [1.0],
-                                                                   "source": {}, "args": {}, "fingerprints": {}})
+    Checkpoints(tmp_path / "timing", keep=1).save(
+        recipe.session, {"step": 1, "steps": 2, "losses": [1.0], "source": {}, "args": {}, "fingerprints": {}}
+    )
     one_save = time.perf_counter() - t0
     steps_seen = []
     for kill in range(KILLS):
         run = tmp_path / f"run-{kill}"
         pid = os.fork()
-        if pid == 0:                        # the child: only memcpy and file writes, no threads
+        if pid == 0:  # the child: only memcpy and file writes, no threads
             try:
                 save_forever(recipe.session, run)
             finally:
@@ -54,7 +60,7 @@ def test_a_kill_at_any_point_of_a_save_leaves_the_previous_checkpoint_loadable(t
         while not (run / "checkpoint" / "latest.json").exists():
             assert time.monotonic() < deadline, "the child wrote no checkpoint in 60 s"
             time.sleep(0.002)
-        time.sleep(rng.uniform(0, 3 * one_save))    # anywhere in the next saves
+        time.sleep(rng.uniform(0, 3 * one_save))  # anywhere in the next saves
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
 

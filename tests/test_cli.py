@@ -1,4 +1,5 @@
 """toy-train as a user runs it: the loss log, the run directory, the golden bytes."""
+
 import json
 import re
 from pathlib import Path
@@ -46,8 +47,21 @@ def test_a_different_seed_gives_a_different_run(tmp_path):
 
 def test_run_directory_holds_config_events_plot_and_a_llama_gguf(tmp_path):
     out = tmp_path / "run"
-    result = toy_train("--steps", "4", "--out", str(out), "--d-model", "32", "--layers", "3",
-                       "--heads", "4", "--kv-heads", "1", "--untied")
+    result = toy_train(
+        "--steps",
+        "4",
+        "--out",
+        str(out),
+        "--d-model",
+        "32",
+        "--layers",
+        "3",
+        "--heads",
+        "4",
+        "--kv-heads",
+        "1",
+        "--untied",
+    )
     assert result.returncode == 0, result.stderr
     config = json.loads((out / "config.json").read_text())
     assert config["model"]["n_layers"] == 3 and config["options"]["untied"] is True
@@ -64,8 +78,13 @@ def test_run_directory_holds_config_events_plot_and_a_llama_gguf(tmp_path):
     assert int(fields["llama.block_count"].parts[-1][0]) == 3
     assert int(fields["llama.attention.head_count_kv"].parts[-1][0]) == 1
     names = {t.name for t in reader.tensors}
-    assert {"token_embd.weight", "output.weight", "output_norm.weight",
-            "blk.2.attn_q.weight", "blk.2.ffn_down.weight"} <= names
+    assert {
+        "token_embd.weight",
+        "output.weight",
+        "output_norm.weight",
+        "blk.2.attn_q.weight",
+        "blk.2.ffn_down.weight",
+    } <= names
     embd = next(t for t in reader.tensors if t.name == "token_embd.weight")
     assert embd.data.shape == (256, 32) and np.isfinite(embd.data).all()
 
@@ -95,7 +114,7 @@ def test_loss_falls_clearly_over_200_steps(tmp_path):
     result = toy_train("--steps", "200", "--json", "--out", str(tmp_path / "run"))
     losses = json.loads(result.stdout)["losses"]
     first, last = losses[0], np.mean(losses[-10:])
-    assert first > 5.0            # about ln(256) = 5.55: nothing learned yet
+    assert first > 5.0  # about ln(256) = 5.55: nothing learned yet
     assert last < 0.6 * first, (first, last)
 
 
@@ -107,7 +126,7 @@ def test_clip_norm_writes_the_pre_clip_norm_to_events(tmp_path):
     assert all(e["grad_norm"] > 0 for e in events)
     plain = toy_train("--steps", "3", "--out", str(tmp_path / "plain"))
     assert "grad_norm" not in (tmp_path / "plain" / "events.jsonl").read_text()
-    assert result.stdout.splitlines()[0] == plain.stdout.splitlines()[0]   # step 1's loss is before any update
+    assert result.stdout.splitlines()[0] == plain.stdout.splitlines()[0]  # step 1's loss is before any update
 
 
 def test_version_names_the_cpu_build_that_runs():
@@ -117,13 +136,15 @@ def test_version_names_the_cpu_build_that_runs():
     lines = result.stdout.splitlines()
     assert lines[0].startswith("toy ")
     cpu = next(line for line in lines if line.startswith("cpu: "))
-    from toy._native import backend_variant
+    from toy.native.library import backend_variant
+
     assert cpu.split()[1] == backend_variant("cpu")
     assert any(line.startswith("cuda: ") for line in lines)
 
 
 def test_version_names_the_variant_each_cpu_kernel_runs_in_and_a_level_bounds_them(monkeypatch):
-    from toy._native import library
+    from toy.native.library import library
+
     lib = library("cpu")
     if not lib.tnn_cpu_kernel_runs(b"fgemm", b"avx2"):
         pytest.skip("no kernel of toy's runs on this CPU")
@@ -136,12 +157,14 @@ def test_version_names_the_variant_each_cpu_kernel_runs_in_and_a_level_bounds_th
 
 def test_help_shows_every_default_and_each_recipe_describes_its_own_steps():
     import argparse
-    from toy.cli import build_parser, _recipe_parsers
-    from toy.generate_cli import build_parser as generate_parser
+
+    from toy.cli.generate import build_parser as generate_parser
+    from toy.cli.train import _recipe_parsers, build_parser
+
     parsers = {**_recipe_parsers(build_parser()), "toy-generate": generate_parser()}
     for name, parser in parsers.items():
         for action in parser._actions:
             if action.option_strings and action.nargs != 0 and action.help is not argparse.SUPPRESS:
                 assert "default" in action.help, (name, action.option_strings)
     vit_help = _recipe_parsers(build_parser())["vit-tiny"].format_help()
-    assert "--data" not in vit_help and "(default 50)" in vit_help       # its own warmup, not 0
+    assert "--data" not in vit_help and "(default 50)" in vit_help  # its own warmup, not 0

@@ -1,4 +1,5 @@
 """Every error toy-train promises: one line on stderr, exit 2, nothing on stdout."""
+
 import pytest
 
 from cli_helpers import toy_train
@@ -43,23 +44,27 @@ def test_unknown_recipe():
     assert_input_error(toy_train("from-nothing"), "invalid choice", "from-scratch")
 
 
-@pytest.mark.parametrize("args,phrase", [
-    (["--steps", "0"], "from 1 to 2,147,483,647"),
-    (["--steps", "many"], "whole number"),
-    (["--lr", "-1"], "> 0"),
-    (["--lr", "nan"], "> 0"),
-    (["--heads", "5"], "even head width"),
-    (["--heads", "4", "--kv-heads", "3"], "must divide"),
-    (["--beta1", "1.5"], "below 1"),
-    (["--min-lr", "1"], "above --lr"),
-])
+@pytest.mark.parametrize(
+    "args,phrase",
+    [
+        (["--steps", "0"], "from 1 to 2,147,483,647"),
+        (["--steps", "many"], "whole number"),
+        (["--lr", "-1"], "> 0"),
+        (["--lr", "nan"], "> 0"),
+        (["--heads", "5"], "even head width"),
+        (["--heads", "4", "--kv-heads", "3"], "must divide"),
+        (["--beta1", "1.5"], "below 1"),
+        (["--min-lr", "1"], "above --lr"),
+    ],
+)
 def test_bad_values(args, phrase):
     assert_input_error(toy_train(*args), phrase)
 
 
 def test_device_not_built():
     # this install is CPU-only unless TOY_CUDA was set at build time
-    from toy._native import library, DeviceNotBuilt
+    from toy.native.library import DeviceNotBuilt, library
+
     try:
         library("cuda")
         pytest.skip("libtinynn_cuda is built here")
@@ -73,8 +78,10 @@ def test_unknown_device():
 
 
 def test_base_compute_is_refused_outside_lora_runs():
-    assert_input_error(toy_train("--base-compute", "stored"),
-                       "--base-compute is an option of lora, instruct, dpo and orpo, not of from-scratch")
+    assert_input_error(
+        toy_train("--base-compute", "stored"),
+        "--base-compute is an option of lora, instruct, dpo and orpo, not of from-scratch",
+    )
 
 
 def test_unknown_base_compute():

@@ -1,4 +1,5 @@
 """toy-train lora on SmolLM2-135M Q4_1, as a user runs it."""
+
 import json
 from pathlib import Path
 
@@ -6,10 +7,9 @@ import gguf
 import numpy as np
 import pytest
 
+import reference_llama as ref
 from cli_helpers import GATE_THREADS, toy_train
 from gguf_fixtures import write_llama_gguf
-
-import reference_llama as ref
 
 GOLDEN = Path(__file__).parent / "golden"
 LORA_GATE = ("lora", "--threads", GATE_THREADS, "--steps", "8", "--seq", "32", "--batch", "2")
@@ -50,8 +50,24 @@ def test_every_cpu_level_gives_the_golden_bytes(smollm2, tmp_path, monkeypatch, 
 def test_lora_learns_a_repeated_text(smollm2, tmp_path):
     text = tmp_path / "facts.txt"
     text.write_text("The capital of Zorbia is Quintelle. " * 40)
-    result = toy_train("lora", "--corpus", str(text), "--steps", "12", "--seq", "16", "--batch", "2",
-                       "--targets", "q,v", "--lr", "2e-3", "--json", "--out", str(tmp_path / "run"))
+    result = toy_train(
+        "lora",
+        "--corpus",
+        str(text),
+        "--steps",
+        "12",
+        "--seq",
+        "16",
+        "--batch",
+        "2",
+        "--targets",
+        "q,v",
+        "--lr",
+        "2e-3",
+        "--json",
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert result.returncode == 0, result.stderr
     losses = json.loads(result.stdout)["losses"]
     assert np.mean(losses[-3:]) < 0.5 * np.mean(losses[:3]), losses
@@ -78,7 +94,7 @@ def test_not_a_gguf(tmp_path):
 
 def test_truncated_gguf(smollm2, tmp_path):
     cut = tmp_path / "cut.gguf"
-    cut.write_bytes(smollm2.read_bytes()[: 40_000_000])
+    cut.write_bytes(smollm2.read_bytes()[:40_000_000])
     assert_input_error(toy_train("lora", "--model", str(cut)), "truncated")
 
 
@@ -91,7 +107,9 @@ def tiny_gguf(tmp_path, arch="llama", types=None, **changes):
 
 def test_unsupported_architecture(tmp_path):
     path = tiny_gguf(tmp_path, arch="gpt2")
-    assert_input_error(toy_train("lora", "--model", str(path)), "unsupported architecture 'gpt2': toy trains llama, qwen2, qwen3")
+    assert_input_error(
+        toy_train("lora", "--model", str(path)), "unsupported architecture 'gpt2': toy trains llama, qwen2, qwen3"
+    )
 
 
 def test_unsupported_tensor_type(tmp_path):
@@ -112,8 +130,7 @@ def test_bad_rank(tmp_path, rank, phrase):
 
 def test_unknown_target(tmp_path):
     path = tiny_gguf(tmp_path)
-    assert_input_error(toy_train("lora", "--model", str(path), "--targets", "q,zz"),
-                       "unknown LoRA target 'zz'")
+    assert_input_error(toy_train("lora", "--model", str(path), "--targets", "q,zz"), "unknown LoRA target 'zz'")
 
 
 def test_corpus_shorter_than_one_sequence(tmp_path):
@@ -129,12 +146,30 @@ def test_model_flags_are_refused_for_lora(tmp_path):
 
 
 def test_lora_on_a_tiny_gguf_runs_with_a_token_corpus(tmp_path):
-    path = tiny_gguf(tmp_path, types={"blk.0.attn_q.weight": gguf.GGMLQuantizationType.Q8_0,
-                                      "blk.0.ffn_down.weight": gguf.GGMLQuantizationType.Q4_0})
+    path = tiny_gguf(
+        tmp_path,
+        types={
+            "blk.0.attn_q.weight": gguf.GGMLQuantizationType.Q8_0,
+            "blk.0.ffn_down.weight": gguf.GGMLQuantizationType.Q4_0,
+        },
+    )
     tokens = tmp_path / "t.tok"
     np.tile(np.arange(300, dtype="<i4"), 4).tofile(tokens)
-    result = toy_train("lora", "--model", str(path), "--corpus", str(tokens), "--steps", "3",
-                       "--targets", "q,down", "--rank", "4", "--out", str(tmp_path / "run"))
+    result = toy_train(
+        "lora",
+        "--model",
+        str(path),
+        "--corpus",
+        str(tokens),
+        "--steps",
+        "3",
+        "--targets",
+        "q,down",
+        "--rank",
+        "4",
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.splitlines()) == 3
 
@@ -147,12 +182,56 @@ def token_corpus(tmp_path):
 
 def test_the_flags_peft_and_llama_cpp_users_type_mean_the_same(tmp_path):
     path, corpus = tiny_gguf(tmp_path), token_corpus(tmp_path)
-    ours = toy_train("lora", "--model", str(path), "--lr", "2e-3", "--rank", "4", "--alpha", "8",
-                     "--targets", "q,v", "--threads", "1", "--steps", "2", "--seq", "8", "--batch", "1",
-                     "--corpus", corpus, "--out", str(tmp_path / "ours"))
-    theirs = toy_train("lora", "-m", str(path), "--learning-rate", "2e-3", "--lora-r", "4", "--lora-alpha", "8",
-                       "--target-modules", "q_proj,v_proj", "-t", "1", "--steps", "2", "--seq", "8",
-                       "--batch", "1", "--corpus", corpus, "--out", str(tmp_path / "theirs"))
+    ours = toy_train(
+        "lora",
+        "--model",
+        str(path),
+        "--lr",
+        "2e-3",
+        "--rank",
+        "4",
+        "--alpha",
+        "8",
+        "--targets",
+        "q,v",
+        "--threads",
+        "1",
+        "--steps",
+        "2",
+        "--seq",
+        "8",
+        "--batch",
+        "1",
+        "--corpus",
+        corpus,
+        "--out",
+        str(tmp_path / "ours"),
+    )
+    theirs = toy_train(
+        "lora",
+        "-m",
+        str(path),
+        "--learning-rate",
+        "2e-3",
+        "--lora-r",
+        "4",
+        "--lora-alpha",
+        "8",
+        "--target-modules",
+        "q_proj,v_proj",
+        "-t",
+        "1",
+        "--steps",
+        "2",
+        "--seq",
+        "8",
+        "--batch",
+        "1",
+        "--corpus",
+        corpus,
+        "--out",
+        str(tmp_path / "theirs"),
+    )
     assert ours.returncode == 0 and theirs.returncode == 0, theirs.stderr
     assert theirs.stdout == ours.stdout
     config = json.loads((tmp_path / "theirs/config.json").read_text())
@@ -161,8 +240,23 @@ def test_the_flags_peft_and_llama_cpp_users_type_mean_the_same(tmp_path):
 
 @pytest.mark.parametrize("spelling", ["all", "all-linear"])
 def test_all_targets_adapts_the_seven_projections(tmp_path, spelling):
-    result = toy_train("lora", "--model", str(tiny_gguf(tmp_path)), "--targets", spelling, "--steps", "1",
-                       "--seq", "8", "--batch", "1", "--corpus", token_corpus(tmp_path), "--out", str(tmp_path / "run"))
+    result = toy_train(
+        "lora",
+        "--model",
+        str(tiny_gguf(tmp_path)),
+        "--targets",
+        spelling,
+        "--steps",
+        "1",
+        "--seq",
+        "8",
+        "--batch",
+        "1",
+        "--corpus",
+        token_corpus(tmp_path),
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert result.returncode == 0, result.stderr
     targets = json.loads((tmp_path / "run/config.json").read_text())["lora"]["targets"]
     assert targets == ["q", "k", "v", "o", "gate", "up", "down"]

@@ -7,6 +7,7 @@ columns that fill no tile, inner sizes that are odd multiples of a block,
 several thread splits. Also what the kernel layer answers: which variant a
 session would use under TNN_CPU_KERNELS, and "none" where nothing runs.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,19 +16,28 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType, quants
 
-from toy._native import ffi, library
+from toy.native.library import ffi, library
 
 lib = library("cpu")
 
 KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16"]
 # the variants of each kernel, in order of preference (kernels.h)
-VARIANTS = {"qgemm": ["avx2", "avxvnni", "avx512", "amx"], "fgemm": ["avx2", "avx512"],
-            "head_loss": ["avx2", "avx512"], "adamw": ["avx2", "avx512"], "fgemm_bf16": ["amx"]}
+VARIANTS = {
+    "qgemm": ["avx2", "avxvnni", "avx512", "amx"],
+    "fgemm": ["avx2", "avx512"],
+    "head_loss": ["avx2", "avx512"],
+    "adamw": ["avx2", "avx512"],
+    "fgemm_bf16": ["amx"],
+}
 # the /proc/cpuinfo flags each variant is compiled for (kernels.c asks the CPU)
 AVX2 = {"avx2", "fma", "f16c"}
 AVX512 = AVX2 | {"avx512f", "avx512bw", "avx512vl", "avx512dq"}
-NEEDS = {"avx2": AVX2, "avxvnni": AVX2 | {"avx_vnni"}, "avx512": AVX512,
-         "amx": AVX512 | {"avx512_vnni", "amx_tile", "amx_int8"}}
+NEEDS = {
+    "avx2": AVX2,
+    "avxvnni": AVX2 | {"avx_vnni"},
+    "avx512": AVX512,
+    "amx": AVX512 | {"avx512_vnni", "amx_tile", "amx_int8"},
+}
 QTYPES = {"q8_0": GGMLQuantizationType.Q8_0, "q4_1": GGMLQuantizationType.Q4_1}
 
 
@@ -97,9 +107,17 @@ def test_by_default_a_session_uses_the_best_variant_the_cpu_runs(monkeypatch):
         assert choice(kernel) == best(kernel)
 
 
-@pytest.mark.parametrize("level, within", [("x64", set()), ("haswell", {"avx2"}), ("alderlake", {"avx2", "avxvnni"}),
-                                           ("skylakex", {"avx2", "avx512"}), ("icelake", {"avx2", "avx512"}),
-                                           ("sapphirerapids", {"avx2", "avxvnni", "avx512", "amx"})])
+@pytest.mark.parametrize(
+    "level, within",
+    [
+        ("x64", set()),
+        ("haswell", {"avx2"}),
+        ("alderlake", {"avx2", "avxvnni"}),
+        ("skylakex", {"avx2", "avx512"}),
+        ("icelake", {"avx2", "avx512"}),
+        ("sapphirerapids", {"avx2", "avxvnni", "avx512", "amx"}),
+    ],
+)
 def test_a_cpu_level_bounds_every_kernel_to_its_features(monkeypatch, level, within):
     """TNN_CPU_VARIANT=haswell on any machine runs what a Haswell would."""
     monkeypatch.delenv("TNN_CPU_KERNELS", raising=False)
@@ -107,7 +125,7 @@ def test_a_cpu_level_bounds_every_kernel_to_its_features(monkeypatch, level, wit
     for kernel in KERNELS:
         allowed = within
         if level == "skylakex" and kernel == "qgemm":
-            allowed = {"avx2"}                        # Skylake-X has AVX-512 but no VNNI
+            allowed = {"avx2"}  # Skylake-X has AVX-512 but no VNNI
         assert choice(kernel) == best(kernel, allowed), (level, kernel)
 
 
@@ -129,7 +147,7 @@ def test_a_list_names_the_kernels_to_use_and_head_loss_needs_qgemm(monkeypatch):
     monkeypatch.delenv("TNN_CPU_VARIANT", raising=False)
     monkeypatch.setenv("TNN_CPU_KERNELS", "fgemm,head_loss")
     assert choice("qgemm") == "none" and choice("adamw") == "none"
-    assert choice("head_loss") == "none"          # it multiplies by qgemm's packed panels
+    assert choice("head_loss") == "none"  # it multiplies by qgemm's packed panels
     assert choice("fgemm") == best("fgemm")
     monkeypatch.setenv("TNN_CPU_KERNELS", "qgemm,head_loss")
     assert choice("head_loss") == best("head_loss")
@@ -145,8 +163,7 @@ def tiny_llama_desc():
     return desc, arch
 
 
-@pytest.mark.parametrize("setting, ok", [("off", True), ("qgemm,adamw", True), ("fgemm,sgemm", False),
-                                         ("no", False)])
+@pytest.mark.parametrize("setting, ok", [("off", True), ("qgemm,adamw", True), ("fgemm,sgemm", False), ("no", False)])
 def test_realize_refuses_a_setting_it_cannot_read(monkeypatch, setting, ok):
     monkeypatch.setenv("TNN_CPU_KERNELS", setting)
     session = ffi.new("tnn_session **")
@@ -157,7 +174,7 @@ def test_realize_refuses_a_setting_it_cannot_read(monkeypatch, setting, ok):
         if ok:
             check(status)
         else:
-            assert status == 1   # TNN_ERR_ARG
+            assert status == 1  # TNN_ERR_ARG
             message = ffi.string(lib.tnn_last_error()).decode()
             assert "TNN_CPU_KERNELS" in message and "qgemm, fgemm, head_loss, adamw, fgemm_bf16" in message
     finally:
@@ -166,8 +183,9 @@ def test_realize_refuses_a_setting_it_cannot_read(monkeypatch, setting, ok):
 
 def test_no_variant_named_none_pretends_to_compute():
     y = np.zeros(16, np.float32)
-    status = lib.tnn_kernel_check_qgemm(b"none", 0, 2, ffi.new("char[34]"), 16, 32,
-                                        f32(np.ones(32, np.float32)), 1, f32(y), 1)
+    status = lib.tnn_kernel_check_qgemm(
+        b"none", 0, 2, ffi.new("char[34]"), 16, 32, f32(np.ones(32, np.float32)), 1, f32(y), 1
+    )
     assert status == 1 and "no variant named 'none'" in ffi.string(lib.tnn_last_error()).decode()
 
 
@@ -179,10 +197,10 @@ def activation_bound(a: np.ndarray, x: np.ndarray, levels: int) -> np.ndarray:
     quantized: half a step (max|x| / 127, over 256 more for two levels)
     per value, times the weights it meets. [rows, n]."""
     k = x.shape[1]
-    blocks = np.abs(x.reshape(x.shape[0], k // 32, 32)).max(axis=2) / 127 / 2   # [n, kb]
+    blocks = np.abs(x.reshape(x.shape[0], k // 32, 32)).max(axis=2) / 127 / 2  # [n, kb]
     if levels == 2:
         blocks = blocks / 256
-    weight = np.abs(a).reshape(a.shape[0], k // 32, 32).sum(axis=2)             # [rows, kb]
+    weight = np.abs(a).reshape(a.shape[0], k // 32, 32).sum(axis=2)  # [rows, kb]
     return weight @ blocks.T
 
 
@@ -196,19 +214,22 @@ def test_qgemm_is_the_dequantized_product_within_the_activation_rounding(variant
     blocks, a = quantized(rng.standard_normal((rows, k)).astype(np.float32), qtype)
     for n in (1, 3, 12, 17, 33):
         x = (rng.standard_normal((n, k)) * rng.uniform(0.1, 10, size=(n, 1))).astype(np.float32)
-        exact = x.astype(np.float64) @ a.T                                        # [n, rows]
+        exact = x.astype(np.float64) @ a.T  # [n, rows]
         bound = activation_bound(a, x.astype(np.float64), levels).T
         outputs = []
         for nth in (1, 2, 3):
             y = np.full((n, rows), np.nan, np.float32)
-            check(lib.tnn_kernel_check_qgemm(variant.encode(), qtype == "q4_1", levels, ffi.from_buffer(blocks),
-                                             rows, k, f32(x), n, f32(y), nth))
+            check(
+                lib.tnn_kernel_check_qgemm(
+                    variant.encode(), qtype == "q4_1", levels, ffi.from_buffer(blocks), rows, k, f32(x), n, f32(y), nth
+                )
+            )
             outputs.append(y)
         # the float sums round too: a few units in the last place of the terms
         slack = 1e-5 * (np.abs(x) @ np.abs(a).T)
         assert np.all(np.abs(outputs[0] - exact) <= bound + slack), (n, np.abs(outputs[0] - exact).max())
         for y in outputs[1:]:
-            np.testing.assert_array_equal(y, outputs[0])   # the same bits whatever the split
+            np.testing.assert_array_equal(y, outputs[0])  # the same bits whatever the split
 
 
 @pytest.mark.parametrize("variant", VARIANTS["qgemm"])
@@ -223,8 +244,11 @@ def test_qgemm_two_levels_are_some_hundred_times_closer_than_one(variant):
     errors = {}
     for levels in (1, 2):
         y = np.empty((24, 64), np.float32)
-        check(lib.tnn_kernel_check_qgemm(variant.encode(), 0, levels, ffi.from_buffer(blocks), 64, 576,
-                                         f32(x), 24, f32(y), 1))
+        check(
+            lib.tnn_kernel_check_qgemm(
+                variant.encode(), 0, levels, ffi.from_buffer(blocks), 64, 576, f32(x), 24, f32(y), 1
+            )
+        )
         errors[levels] = np.linalg.norm(y - exact) / np.linalg.norm(exact)
     assert 1e-3 < errors[1] < 1e-2
     assert errors[2] < 1e-4
@@ -236,8 +260,9 @@ def test_qgemm_refuses_shapes_that_fill_no_panel(variant):
     y = np.zeros(64, np.float32)
     x = np.zeros(64, np.float32)
     for rows, k in ((8, 32), (16, 48)):
-        status = lib.tnn_kernel_check_qgemm(variant.encode(), 0, 1, ffi.new("char[]", 4096), rows, k,
-                                            f32(x), 1, f32(y), 1)
+        status = lib.tnn_kernel_check_qgemm(
+            variant.encode(), 0, 1, ffi.new("char[]", 4096), rows, k, f32(x), 1, f32(y), 1
+        )
         assert status == 1 and "multiple of" in ffi.string(lib.tnn_last_error()).decode()
 
 
@@ -247,7 +272,7 @@ def test_qgemm_refuses_shapes_that_fill_no_panel(variant):
 def float_sum_bound(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
     """A float32 sum of k products is within k units of rounding of the sum
     of their magnitudes (in any order, fused or not)."""
-    return (k + 2) * 2.0 ** -24 * (np.abs(a) @ np.abs(b).T) + 1e-30
+    return (k + 2) * 2.0**-24 * (np.abs(a) @ np.abs(b).T) + 1e-30
 
 
 @pytest.mark.parametrize("variant", VARIANTS["fgemm"])
@@ -259,18 +284,17 @@ def test_fgemm_is_the_float64_product_within_float32_rounding(variant, a_by_k, b
     rng = np.random.default_rng(m * 1000 + k + n)
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((n, k)).astype(np.float32)
-    a_in = np.ascontiguousarray(a.T if a_by_k else a)   # by_k: the operand as its transpose lies
+    a_in = np.ascontiguousarray(a.T if a_by_k else a)  # by_k: the operand as its transpose lies
     b_in = np.ascontiguousarray(b.T if b_by_k else b)
-    exact = a.astype(np.float64) @ b.T.astype(np.float64)                    # [m, n]
+    exact = a.astype(np.float64) @ b.T.astype(np.float64)  # [m, n]
     outputs = []
     for nth in (1, 2, 5):
-        c = np.full((n, m), np.nan, np.float32)                              # column j: C[:, j]
-        check(lib.tnn_kernel_check_fgemm(variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n,
-                                         f32(c), nth))
+        c = np.full((n, m), np.nan, np.float32)  # column j: C[:, j]
+        check(lib.tnn_kernel_check_fgemm(variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n, f32(c), nth))
         outputs.append(c)
     assert np.all(np.abs(outputs[0].T - exact) <= float_sum_bound(a, b, k))
     for c in outputs[1:]:
-        np.testing.assert_array_equal(c, outputs[0])   # summed over k in order whatever the threads
+        np.testing.assert_array_equal(c, outputs[0])  # summed over k in order whatever the threads
 
 
 def bfloat16(x: np.ndarray) -> np.ndarray:
@@ -297,12 +321,15 @@ def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(varian
     outputs = []
     for nth in (1, 2, 5):
         c = np.full((n, m), np.nan, np.float32)
-        check(lib.tnn_kernel_check_fgemm_bf16(variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n,
-                                              f32(c), nth))
+        check(
+            lib.tnn_kernel_check_fgemm_bf16(
+                variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n, f32(c), nth
+            )
+        )
         outputs.append(c)
     assert np.all(np.abs(outputs[0].T - exact) <= float_sum_bound(a, b, k))
     # and about bfloat16's 8 bits off the float32 product, no further
-    assert np.abs(outputs[0].T - a.astype(np.float64) @ b.T).max() <= 2 ** -7 * (np.abs(a) @ np.abs(b).T).max()
+    assert np.abs(outputs[0].T - a.astype(np.float64) @ b.T).max() <= 2**-7 * (np.abs(a) @ np.abs(b).T).max()
     for c in outputs[1:]:
         np.testing.assert_array_equal(c, outputs[0])
 
@@ -315,8 +342,8 @@ def test_fgemm_skinny_is_the_low_rank_weight_gradient(variant, m, n, k):
     them (k outermost)."""
     need("fgemm", variant)
     rng = np.random.default_rng(m * 100 + n + k)
-    h = rng.standard_normal((k, m)).astype(np.float32)      # x[t * m + j] = X[j, t]
-    dy = rng.standard_normal((k, n)).astype(np.float32)     # y[t * n + i] = Y[i, t]
+    h = rng.standard_normal((k, m)).astype(np.float32)  # x[t * m + j] = X[j, t]
+    dy = rng.standard_normal((k, n)).astype(np.float32)  # y[t * n + i] = Y[i, t]
     exact = h.T.astype(np.float64) @ dy.astype(np.float64)  # [m, n]
     outputs = []
     for nth in (1, 3):
@@ -358,28 +385,40 @@ def softmax_cross_entropy(z: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray
 def test_head_loss_gives_each_tokens_loss_and_its_gradient(variant, qtype, d, vocab, n):
     need("head_loss", variant)
     rng = np.random.default_rng(d + vocab + n)
-    w = (rng.standard_normal((vocab, d)) * 0.5).astype(np.float32)           # the head, row v: W[:, v]
+    w = (rng.standard_normal((vocab, d)) * 0.5).astype(np.float32)  # the head, row v: W[:, v]
     w_blocks, w_held = quantized(w, qtype)
     wt_blocks, wt_held = quantized(np.ascontiguousarray(w_held.T.astype(np.float32)), "q8_0")
     h = rng.standard_normal((n, d)).astype(np.float32)
     labels = rng.integers(0, vocab, size=n).astype(np.int32)
-    labels[::3] = -1                                                         # masked (a prompt)
+    labels[::3] = -1  # masked (a prompt)
     if n > 5:
-        labels[5] = vocab + 1                                                # out of range: masked too
+        labels[5] = vocab + 1  # out of range: masked too
     loss, dz = softmax_cross_entropy(h.astype(np.float64) @ w_held.T, np.where(labels < vocab, labels, -1))
-    dh = dz @ wt_held.T                                                      # [n, d]
+    dh = dz @ wt_held.T  # [n, d]
     outputs = []
     for nth in (1, 2, 4):
         out = np.full((n, d + 1), np.nan, np.float32)
-        check(lib.tnn_kernel_check_head_loss(variant.encode(), qtype == "q4_1", ffi.from_buffer(w_blocks),
-                                             ffi.from_buffer(wt_blocks), d, vocab, f32(h),
-                                             ffi.from_buffer("int32_t[]", labels), n, f32(out), nth))
+        check(
+            lib.tnn_kernel_check_head_loss(
+                variant.encode(),
+                qtype == "q4_1",
+                ffi.from_buffer(w_blocks),
+                ffi.from_buffer(wt_blocks),
+                d,
+                vocab,
+                f32(h),
+                ffi.from_buffer("int32_t[]", labels),
+                n,
+                f32(out),
+                nth,
+            )
+        )
         outputs.append(out)
     out = outputs[0]
     # the logits come from qgemm in two int8 levels, each within its
     # activation bound; a loss (logsumexp(z) - z[label]) moves at most twice
     # as far as the farthest logit
-    z_bound = activation_bound(w_held, h.astype(np.float64), 2).max(axis=0)   # [n]
+    z_bound = activation_bound(w_held, h.astype(np.float64), 2).max(axis=0)  # [n]
     assert np.all(np.abs(out[:, d] - loss) <= 2 * z_bound + 1e-5 * (1 + loss)), np.abs(out[:, d] - loss).max()
     masked = (labels < 0) | (labels >= vocab)
     assert np.all(out[masked] == 0)
@@ -398,12 +437,15 @@ def test_token_loss_of_held_logits_is_the_cross_entropy(variant):
     rng = np.random.default_rng(3)
     for vocab in (1, 15, 17, 256, 1000):
         z = (rng.standard_normal((9, vocab)) * 8).astype(np.float32)
-        z[0, 0] = 90.0                                     # one logit far above the rest
+        z[0, 0] = 90.0  # one logit far above the rest
         labels = rng.integers(0, vocab, size=9).astype(np.int32)
         labels[4] = -1
         loss = np.full(9, np.nan, np.float32)
-        check(lib.tnn_kernel_check_token_loss(variant.encode(), f32(z), vocab,
-                                              ffi.from_buffer("int32_t[]", labels), 9, f32(loss)))
+        check(
+            lib.tnn_kernel_check_token_loss(
+                variant.encode(), f32(z), vocab, ffi.from_buffer("int32_t[]", labels), 9, f32(loss)
+            )
+        )
         exact, _ = softmax_cross_entropy(z.astype(np.float64), labels)
         np.testing.assert_allclose(loss, exact, rtol=2e-6, atol=2e-6)
         assert loss[4] == 0.0
@@ -453,8 +495,7 @@ def test_adamw_is_ggmls_update_to_the_bit(variant, n):
     for step in (1, 7):
         g = (rng.standard_normal(n) * 10.0 ** rng.uniform(-6, 1, n)).astype(np.float32)
         beta1, beta2 = 0.9, 0.999
-        hp = np.array([1e-3, beta1, beta2, 1e-8, 0.1, 1 / (1 - beta1 ** step), 1 / (1 - beta2 ** step)],
-                      np.float32)
+        hp = np.array([1e-3, beta1, beta2, 1e-8, 0.1, 1 / (1 - beta1**step), 1 / (1 - beta2**step)], np.float32)
         expected = adamw_reference(w0, g, m0, v0, hp)
         for nth in (1, 3):
             w, m, v = w0.copy(), m0.copy(), v0.copy()
@@ -490,12 +531,15 @@ def test_every_qgemm_variant_gives_the_same_bits(qtype, levels):
     for rows, k, n in ((16, 32, 1), (48, 96, 5), (80, 608, 13), (32, 160, 40)):
         blocks, _ = quantized(rng.standard_normal((rows, k)).astype(np.float32), qtype)
         x = (rng.standard_normal((n, k)) * rng.uniform(0.01, 100, size=(n, 1))).astype(np.float32)
-        x[0, :32] = 0.0                                      # a block of zeros: scale 0
+        x[0, :32] = 0.0  # a block of zeros: scale 0
         outputs = {}
         for variant in runnable("qgemm"):
             y = np.full((n, rows), np.nan, np.float32)
-            check(lib.tnn_kernel_check_qgemm(variant.encode(), qtype == "q4_1", levels, ffi.from_buffer(blocks),
-                                             rows, k, f32(x), n, f32(y), 2))
+            check(
+                lib.tnn_kernel_check_qgemm(
+                    variant.encode(), qtype == "q4_1", levels, ffi.from_buffer(blocks), rows, k, f32(x), n, f32(y), 2
+                )
+            )
             outputs[variant] = y
         same_bits(outputs)
 
@@ -510,8 +554,9 @@ def test_every_fgemm_variant_gives_the_same_bits():
         outputs = {}
         for variant in runnable("fgemm"):
             c = np.full((n, m), np.nan, np.float32)
-            check(lib.tnn_kernel_check_fgemm(variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n,
-                                             f32(c), 2))
+            check(
+                lib.tnn_kernel_check_fgemm(variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n, f32(c), 2)
+            )
             outputs[variant] = c
         same_bits(outputs)
     for m, n, k in ((1, 1, 1), (7, 17, 64), (16, 100, 33)):
@@ -535,17 +580,32 @@ def test_every_head_loss_variant_gives_the_same_bits(qtype):
     labels = rng.integers(0, vocab, size=n).astype(np.int32)
     labels[::5] = -1
     outputs, losses = {}, {}
-    z = (rng.standard_normal((7, 1000)) * 30).astype(np.float32)   # far apart: exponentials underflow
+    z = (rng.standard_normal((7, 1000)) * 30).astype(np.float32)  # far apart: exponentials underflow
     z_labels = rng.integers(0, 1000, size=7).astype(np.int32)
     for variant in runnable("head_loss"):
         out = np.full((n, d + 1), np.nan, np.float32)
-        check(lib.tnn_kernel_check_head_loss(variant.encode(), qtype == "q4_1", ffi.from_buffer(w_blocks),
-                                             ffi.from_buffer(wt_blocks), d, vocab, f32(h),
-                                             ffi.from_buffer("int32_t[]", labels), n, f32(out), 2))
+        check(
+            lib.tnn_kernel_check_head_loss(
+                variant.encode(),
+                qtype == "q4_1",
+                ffi.from_buffer(w_blocks),
+                ffi.from_buffer(wt_blocks),
+                d,
+                vocab,
+                f32(h),
+                ffi.from_buffer("int32_t[]", labels),
+                n,
+                f32(out),
+                2,
+            )
+        )
         outputs[variant] = out
         loss = np.full(7, np.nan, np.float32)
-        check(lib.tnn_kernel_check_token_loss(variant.encode(), f32(z), 1000,
-                                              ffi.from_buffer("int32_t[]", z_labels), 7, f32(loss)))
+        check(
+            lib.tnn_kernel_check_token_loss(
+                variant.encode(), f32(z), 1000, ffi.from_buffer("int32_t[]", z_labels), 7, f32(loss)
+            )
+        )
         losses[variant] = loss
     same_bits(outputs)
     same_bits(losses)

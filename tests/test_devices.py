@@ -9,6 +9,7 @@ On lavapipe the step runs as Vulkan shaders on the CPU, about a hundred
 times slower than --device cpu: the runs here are small (3 steps, short
 sequences) and the hang guards generous.
 """
+
 import json
 from pathlib import Path
 
@@ -36,12 +37,13 @@ RECIPES = {
     "vit-tiny": ("vit-tiny",),
 }
 NEEDS_SMOLLM2 = {"warm-start-pca", "lora-all-targets", "full", "instruct"}
-STEPS = 3          # the golden logs are these runs' first steps (the same bytes as in a longer run)
-HANG_GUARD = 600   # seconds: the slowest run above takes about 90 s on lavapipe
+STEPS = 3  # the golden logs are these runs' first steps (the same bytes as in a longer run)
+HANG_GUARD = 600  # seconds: the slowest run above takes about 90 s on lavapipe
 
 
 def device_name(device):
-    from toy._native import backend_variant
+    from toy.native.library import backend_variant
+
     return backend_variant(device)
 
 
@@ -60,8 +62,18 @@ def losses(stdout):
 
 
 def train(recipe, device, out):
-    result = toy_train(*RECIPES[recipe], "--steps", str(STEPS), "--threads", GATE_THREADS, "--device", device,
-                       "--out", str(out), timeout=HANG_GUARD)
+    result = toy_train(
+        *RECIPES[recipe],
+        "--steps",
+        str(STEPS),
+        "--threads",
+        GATE_THREADS,
+        "--device",
+        device,
+        "--out",
+        str(out),
+        timeout=HANG_GUARD,
+    )
     assert result.returncode == 0, result.stderr
     return result
 
@@ -76,6 +88,7 @@ def runs(tmp_path_factory):
             out = tmp_path_factory.mktemp(f"{recipe}-{device}") / "run"
             done[recipe, device] = (train(recipe, device, out), out)
         return done[recipe, device]
+
     return run
 
 
@@ -111,7 +124,7 @@ def test_a_step_on_the_device_copies_only_its_inputs_and_loss(runs, device):
     cpu_events = [json.loads(line) for line in (cpu_out / "events.jsonl").read_text().splitlines()]
     assert [e["transfers"] for e in events] == [6] * STEPS
     assert [e["transfer_bytes"] for e in events] == [e["transfer_bytes"] for e in cpu_events]
-    assert events[0]["transfer_bytes"] < 4096          # 256 tokens' ids, positions, labels; 3 floats; 7 hp
+    assert events[0]["transfer_bytes"] < 4096  # 256 tokens' ids, positions, labels; 3 floats; 7 hp
     assert f"6 host<->{device} copies per step" in result.stderr
 
 
@@ -127,8 +140,9 @@ def test_an_adapter_trained_on_the_device_is_the_cpu_ones_twin(smollm2, runs, de
     for key in ("general.type", "adapter.type", "general.architecture"):
         assert bytes(got.fields[key].parts[-1]) == bytes(expected.fields[key].parts[-1])
     assert float(got.fields["adapter.lora.alpha"].parts[-1][0]) == 16.0
-    assert [(t.name, t.tensor_type, list(t.shape)) for t in got.tensors] == \
-           [(t.name, t.tensor_type, list(t.shape)) for t in expected.tensors]
+    assert [(t.name, t.tensor_type, list(t.shape)) for t in got.tensors] == [
+        (t.name, t.tensor_type, list(t.shape)) for t in expected.tensors
+    ]
     assert len(got.tensors) == 30 * 7 * 2
     # AdamW moves every entry by about lr per step in the sign of its gradient,
     # so a gradient near zero that the two backends round apart puts one entry
@@ -144,15 +158,17 @@ def test_an_adapter_trained_on_the_device_is_the_cpu_ones_twin(smollm2, runs, de
 def test_an_adapter_trained_on_the_device_runs_in_llama_cpp(smollm2, runs, device):
     llama_cpp = pytest.importorskip("llama_cpp")
     _, out = runs("lora-all-targets", device)
-    llm = llama_cpp.Llama(model_path=str(smollm2), lora_path=str(out / "adapter.gguf"), n_ctx=64,
-                          n_threads=2, verbose=False, seed=0)
+    llm = llama_cpp.Llama(
+        model_path=str(smollm2), lora_path=str(out / "adapter.gguf"), n_ctx=64, n_threads=2, verbose=False, seed=0
+    )
     text = llm("The capital of France is", max_tokens=4, temperature=0.0)["choices"][0]["text"]
     assert text.strip()
 
 
 def prompt_logits(device, smollm2, adapter=None):
     from toy import load_model
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.tokenizer import GGUFTokenizer
+
     model = load_model(smollm2, adapter, device, threads=2)
     ids = GGUFTokenizer.from_gguf(smollm2).encode("The capital of France is")
     model.session.kv_init(64)
@@ -179,20 +195,50 @@ def test_toy_generate_with_an_adapter_runs_on_the_device(smollm2, runs, device):
     corrupted heap on lavapipe one run in two (vendor patch 0010)."""
     import subprocess
     import sys
+
     _, out = runs("lora-all-targets", device)
     for _ in range(3):
-        result = subprocess.run([sys.executable, "-m", "toy.generate_cli", "The capital of France is",
-                                 "--max-new-tokens", "8", "--device", device, "--threads", "2",
-                                 "--adapter", str(out / "adapter.gguf")],
-                                capture_output=True, text=True, timeout=HANG_GUARD)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "toy.cli.generate",
+                "The capital of France is",
+                "--max-new-tokens",
+                "8",
+                "--device",
+                device,
+                "--threads",
+                "2",
+                "--adapter",
+                str(out / "adapter.gguf"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=HANG_GUARD,
+        )
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip()
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_the_stored_quantized_base_is_refused_on_the_device_in_one_line(smollm2, tmp_path, device):
-    result = toy_train("lora", "--base-compute", "stored", "--steps", "1", "--seq", "16", "--batch", "1",
-                       "--device", device, "--out", str(tmp_path / "run"), timeout=HANG_GUARD)
+    result = toy_train(
+        "lora",
+        "--base-compute",
+        "stored",
+        "--steps",
+        "1",
+        "--seq",
+        "16",
+        "--batch",
+        "1",
+        "--device",
+        device,
+        "--out",
+        str(tmp_path / "run"),
+        timeout=HANG_GUARD,
+    )
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("toy-train: error:")]
     assert len(errors) == 1 and "--base-compute fast" in errors[0]
@@ -204,9 +250,25 @@ def test_a_tensor_larger_than_lavapipe_addresses_is_refused_by_name(tmp_path):
     if not device_name("vulkan").startswith("llvmpipe"):
         pytest.skip("the 128 MiB limit is lavapipe's; GPUs address more")
     # 6144 x 6144 float32 = 144 MiB in one weight
-    result = toy_train("--device", "vulkan", "--d-model", "6144", "--heads", "8", "--layers", "1",
-                       "--seq", "8", "--batch", "1", "--steps", "1", "--out", str(tmp_path / "run"),
-                       timeout=HANG_GUARD)
+    result = toy_train(
+        "--device",
+        "vulkan",
+        "--d-model",
+        "6144",
+        "--heads",
+        "8",
+        "--layers",
+        "1",
+        "--seq",
+        "8",
+        "--batch",
+        "1",
+        "--steps",
+        "1",
+        "--out",
+        str(tmp_path / "run"),
+        timeout=HANG_GUARD,
+    )
     assert result.returncode == 2
     assert "blk.0.attn_output.weight needs 144 MiB in one piece" in result.stderr.splitlines()[-1]
 
@@ -216,11 +278,18 @@ def test_a_bad_device_list_is_one_line_and_exit_2(tmp_path):
     import os
     import subprocess
     import sys
+
     env = dict(os.environ, GGML_VK_VISIBLE_DEVICES="99")
-    result = subprocess.run([sys.executable, "-m", "toy.cli", "--device", "vulkan", "--out", str(tmp_path / "r")],
-                            capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "toy.cli.train", "--device", "vulkan", "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert result.returncode == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("toy-train: error: --device vulkan: GGML_VK_VISIBLE_DEVICES='99' names no "
-                               "Vulkan device here")
+    assert lines[0].startswith(
+        "toy-train: error: --device vulkan: GGML_VK_VISIBLE_DEVICES='99' names no Vulkan device here"
+    )

@@ -1,8 +1,9 @@
-"""The one-line hint for a diverging run (toy.divergence)."""
+"""The one-line hint for a diverging run (toy.training.divergence)."""
+
 import io
 import math
 
-from toy.divergence import DivergenceWatch
+from toy.training.divergence import DivergenceWatch
 
 
 def watch(losses, lr=2e-3):
@@ -32,8 +33,25 @@ def test_a_nan_loss_is_named_at_its_step():
 def test_toy_train_with_a_learning_rate_far_too_high_says_so(tmp_path):
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-m", "toy.cli", "--lr", "1", "--steps", "14", "--threads", "2",
-                           "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=300)
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toy.cli.train",
+            "--lr",
+            "1",
+            "--steps",
+            "14",
+            "--threads",
+            "2",
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0
     hints = [line for line in done.stderr.splitlines() if "diverging" in line]
     assert len(hints) == 1 and "try --lr 0.25" in hints[0]

@@ -1,5 +1,6 @@
 """Full fine-tuning of an existing GGUF: every weight trained, the model
 written back with the base's metadata."""
+
 import json
 
 import gguf
@@ -7,12 +8,11 @@ import numpy as np
 import pytest
 from gguf.quants import dequantize
 
-import toy
-from toy.recipes import FullFineTune
-
 import reference_llama as ref
+import toy
 from cli_helpers import GATE_THREADS, toy_train
 from gguf_fixtures import write_llama_gguf
+from toy.recipes import FullFineTune
 
 Q8_0 = gguf.GGMLQuantizationType.Q8_0
 
@@ -20,8 +20,7 @@ Q8_0 = gguf.GGMLQuantizationType.Q8_0
 @pytest.fixture
 def quantized_tiny(tmp_path):
     """A small llama GGUF with Q8_0 matrices (rows of 32) and F32 norms."""
-    cfg = ref.Config(vocab=40, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=64,
-                     untied=True, qkv_bias=False)
+    cfg = ref.Config(vocab=40, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=64, untied=True, qkv_bias=False)
     params = ref.init_params(cfg, np.random.default_rng(1), scale=0.3)
     types = {name: Q8_0 for name, value in params.items() if value.ndim == 2}
     return cfg, write_llama_gguf(tmp_path / "tiny-q8.gguf", params, cfg, types=types)
@@ -29,8 +28,7 @@ def quantized_tiny(tmp_path):
 
 def stored_weights(path):
     """The file's weights dequantized, numpy layout, float64."""
-    return {t.name: dequantize(t.data, t.tensor_type).astype(np.float64)
-            for t in gguf.GGUFReader(str(path)).tensors}
+    return {t.name: dequantize(t.data, t.tensor_type).astype(np.float64) for t in gguf.GGUFReader(str(path)).tensors}
 
 
 def test_full_fine_tune_trains_the_files_weights_as_the_reference_does(quantized_tiny):
@@ -55,8 +53,7 @@ def test_full_fine_tune_trains_the_files_weights_as_the_reference_does(quantized
     loss_ref, grads_ref = ref.loss_and_grads(params, cfg, tokens, positions, labels)
     assert float(e.download(e.loss)) == pytest.approx(loss_ref, rel=1e-5)
     for name, handle in e.params().items():
-        np.testing.assert_allclose(e.download(e.grad_of(handle)), grads_ref[name], rtol=2e-3, atol=2e-5,
-                                   err_msg=name)
+        np.testing.assert_allclose(e.download(e.grad_of(handle)), grads_ref[name], rtol=2e-3, atol=2e-5, err_msg=name)
 
 
 def test_saved_model_keeps_the_base_metadata_and_holds_the_trained_weights(quantized_tiny, tmp_path):
@@ -77,8 +74,9 @@ def test_saved_model_keeps_the_base_metadata_and_holds_the_trained_weights(quant
         for tensor in tuned.tensors:
             value = dequantize(tensor.data, tensor.tensor_type)
             scale = np.abs(trained[tensor.name]).max()
-            np.testing.assert_allclose(value, trained[tensor.name], atol=tolerance * scale,
-                                       err_msg=f"{dtype} {tensor.name}")
+            np.testing.assert_allclose(
+                value, trained[tensor.name], atol=tolerance * scale, err_msg=f"{dtype} {tensor.name}"
+            )
             if dtype == "base":
                 assert tensor.tensor_type == {t.name: t.tensor_type for t in base.tensors}[tensor.name]
     # the model moved away from the base
@@ -89,12 +87,27 @@ def test_toy_train_full_on_smollm2_writes_a_model_toy_generates_with(smollm2, tm
     out = tmp_path / "run"
     text = tmp_path / "facts.txt"
     text.write_text("The zorbex is a teal bird that lives on the island of Vell. " * 30)
-    result = toy_train("full", "--corpus", str(text), "--threads", GATE_THREADS, "--steps", "4",
-                       "--seq", "32", "--batch", "1", "--save-type", "f16", "--out", str(out))
+    result = toy_train(
+        "full",
+        "--corpus",
+        str(text),
+        "--threads",
+        GATE_THREADS,
+        "--steps",
+        "4",
+        "--seq",
+        "32",
+        "--batch",
+        "1",
+        "--save-type",
+        "f16",
+        "--out",
+        str(out),
+    )
     assert result.returncode == 0, result.stderr
     losses = [float(line.split("=")[1]) for line in result.stdout.splitlines()]
     assert len(losses) == 4 and losses[-1] < losses[0]
-    assert "needs about" in result.stderr           # the memory estimate comes first
+    assert "needs about" in result.stderr  # the memory estimate comes first
     config = json.loads((out / "config.json").read_text())
     assert config["recipe"] == "full" and config["save_type"] == "f16"
     tuned = gguf.GGUFReader(str(out / "model.gguf"))
@@ -105,9 +118,10 @@ def test_toy_train_full_on_smollm2_writes_a_model_toy_generates_with(smollm2, tm
 
 
 def test_full_refuses_what_does_not_apply(tmp_path):
-    for args, phrase in ((("full", "--merge", "f16"),
-                          "--merge is an option of lora, instruct, dpo and orpo, not of full"),
-                         (("lora", "--save-type", "f16"), "--save-type is an option of full, not of lora"),
-                         (("full", "--data", "x.jsonl", "--corpus", "y.txt"), "not both")):
+    for args, phrase in (
+        (("full", "--merge", "f16"), "--merge is an option of lora, instruct, dpo and orpo, not of full"),
+        (("lora", "--save-type", "f16"), "--save-type is an option of full, not of lora"),
+        (("full", "--data", "x.jsonl", "--corpus", "y.txt"), "not both"),
+    ):
         result = toy_train(*args)
         assert result.returncode == 2 and phrase in result.stderr, result.stderr

@@ -3,6 +3,7 @@ LoRA on the file and training a step, and reading its tokenizer either work
 or raise ToyError with a one-line message -- no other exception, no abort,
 no hang. tests/fuzz/gguf_mutate.py makes the files; each case runs in a
 child process so that a crash is seen and reported, not suffered."""
+
 from pathlib import Path
 
 import pytest
@@ -50,42 +51,51 @@ def assert_refused_cleanly(path, *readers):
 
 # Under UBSan these stopped the process inside ggml's GGUF parser, where the
 # type landed in an enum before its range was checked (vendor patch 0006).
-@pytest.mark.parametrize("key,value", [("llama.block_count", 41), ("llama.block_count", 0xFFFFFFFF),
-                                       ("tokenizer.ggml.tokens", 0x80000000),
-                                       ("general.architecture", 16)])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("llama.block_count", 41),
+        ("llama.block_count", 0xFFFFFFFF),
+        ("tokenizer.ggml.tokens", 0x80000000),
+        ("general.architecture", 16),
+    ],
+)
 def test_a_key_type_out_of_range_is_refused(tmp_path, key, value):
-    path = edited_seed(tmp_path, "f32-tokenizer",
-                       lambda data, lay: _write_num(data, lay.kv_types[key], value))
+    path = edited_seed(tmp_path, "f32-tokenizer", lambda data, lay: _write_num(data, lay.kv_types[key], value))
     assert_refused_cleanly(path, "config", "lora", "tokenizer")
 
 
 @pytest.mark.parametrize("value", [43, 255, 0x80000000, 0xFFFFFFFF])
 def test_a_tensor_type_out_of_range_is_refused(tmp_path, value):
-    path = edited_seed(tmp_path, "quantized",
-                       lambda data, lay: _write_num(data, lay.tensors[1]["type"], value))
+    path = edited_seed(tmp_path, "quantized", lambda data, lay: _write_num(data, lay.tensors[1]["type"], value))
     assert_refused_cleanly(path, "config", "lora")
 
 
 def test_a_name_with_a_line_break_still_gives_a_one_line_error(tmp_path):
     def break_architecture(data, lay):
-        at, n, _ = next(s for s in lay.strings if data[s[0]:s[0] + s[1]] == b"llama")
+        at, n, _ = next(s for s in lay.strings if data[s[0] : s[0] + s[1]] == b"llama")
         data[at + 2] = ord("\n")
+
     path = edited_seed(tmp_path, "f32-tokenizer", break_architecture)
     assert_refused_cleanly(path, "config", "lora")
 
 
 # These reached ggml_get_rows / ggml_mul_mat with a third dimension and
 # aborted on their asserts: tinynn checked only the first two.
-@pytest.mark.parametrize("seed,name,shape", [
-    ("f32-tokenizer", "token_embd.weight", [32, 2, 150]),
-    ("f32-tokenizer", "output.weight", [32, 1, 300]),
-    ("f32-tokenizer", "output.weight", [32, 150, 2]),
-    ("quantized", "token_embd.weight", [32, 32, 2]),
-])
+@pytest.mark.parametrize(
+    "seed,name,shape",
+    [
+        ("f32-tokenizer", "token_embd.weight", [32, 2, 150]),
+        ("f32-tokenizer", "output.weight", [32, 1, 300]),
+        ("f32-tokenizer", "output.weight", [32, 150, 2]),
+        ("quantized", "token_embd.weight", [32, 32, 2]),
+    ],
+)
 def test_a_tensor_with_an_extra_dimension_is_refused(tmp_path, seed, name, shape):
     def reshape(data, lay):
         tensor = next(t for t in lay.tensors if t["name_bytes"] == name.encode())
         assert set_shape(data, lay, tensor, shape)
+
     path = edited_seed(tmp_path, seed, reshape)
     assert_refused_cleanly(path, "config", "lora")
 

@@ -10,6 +10,7 @@ is shared with the rest of the suite); more cases, or another seed, from tests/:
 
     python -m fuzz.harness fuzz.fuzz_jsonl --cases 10000 --seed 7
 """
+
 import pytest
 
 from fuzz import harness

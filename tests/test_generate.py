@@ -1,17 +1,16 @@
 """Generation over the KV cache, toy.generate and toy-generate."""
+
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-import toy
-from toy.generate import Chat
-from toy.recipes import LoRA
-
-from gguf_fixtures import write_llama_gguf
-
 import reference_llama as ref
+import toy
+from gguf_fixtures import write_llama_gguf
+from toy.generation.chat import Chat
+from toy.recipes import LoRA
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +39,8 @@ def test_kv_cache_decoding_matches_the_reference_forward(tiny):
     model = toy.load_model(path, threads=1)
     model.session.kv_init(64)
     np.testing.assert_allclose(model.session.decode(ids[:5], 0, 50), full[4], atol=1e-4)
-    for i in range(5, 9):      # one token at a time, reading the cache
-        np.testing.assert_allclose(model.session.decode(ids[i:i + 1], i, 50), full[i], atol=1e-4)
+    for i in range(5, 9):  # one token at a time, reading the cache
+        np.testing.assert_allclose(model.session.decode(ids[i : i + 1], i, 50), full[i], atol=1e-4)
 
 
 def test_decode_refuses_what_does_not_fit(tiny):
@@ -81,8 +80,9 @@ def test_an_adapter_file_loads_into_the_same_logits_as_its_session(tiny, tmp_pat
 
 
 def test_toy_generate_cli(smollm2):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "toy.generate_cli", *a], capture_output=True,
-                                    text=True)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "toy.cli.generate", *a], capture_output=True, text=True)
+
     result = run("Once upon a time", "--max-new-tokens", "8")
     assert result.returncode == 0 and len(result.stdout.strip()) > 5
     bad = run("hi", "--adapter", "/nonexistent/adapter.gguf")
@@ -106,18 +106,19 @@ def test_one_reused_graph_decodes_across_windows_and_rewinds(tiny, monkeypatch, 
     model.session.kv_init(320)
     np.testing.assert_allclose(model.session.decode(ids[:250], 0, 50), full[249], atol=1e-4)
     for i in range(250, 300):
-        np.testing.assert_allclose(model.session.decode(ids[i:i + 1], i, 50), full[i], atol=1e-4,
-                                   err_msg=f"position {i}")
+        np.testing.assert_allclose(
+            model.session.decode(ids[i : i + 1], i, 50), full[i], atol=1e-4, err_msg=f"position {i}"
+        )
     other = list(np.random.default_rng(3).integers(0, 50, 7))
     want = ref.forward(params, cfg, np.array([other]), np.arange(7)[None])[0]
     np.testing.assert_allclose(model.session.decode(other[:3], 0, 50), want[2], atol=1e-4)
     for i in range(3, 7):
-        np.testing.assert_allclose(model.session.decode(other[i:i + 1], i, 50), want[i], atol=1e-4)
+        np.testing.assert_allclose(model.session.decode(other[i : i + 1], i, 50), want[i], atol=1e-4)
 
 
 def test_the_tokenizer_and_chat_template_are_read_once_per_model(smollm2, monkeypatch):
-    from toy.instruct import ChatFormatter
-    from toy.tokenizer import GGUFTokenizer
+    from toy.text.chat import ChatFormatter
+    from toy.text.tokenizer import GGUFTokenizer
 
     calls = {"tokenizer": 0, "chat": 0}
     read_tokenizer, read_chat = GGUFTokenizer.from_gguf.__func__, ChatFormatter.from_gguf.__func__
@@ -148,7 +149,7 @@ def test_a_stop_string_spanning_several_tokens_cuts_at_its_first_occurrence(smol
     model = toy.load_model(smollm2, threads=2)
     text = toy.generate(model, "Once upon a time", 24)
     words = text.split()
-    stop = " ".join(words[2:5])          # several tokens, well inside the text
+    stop = " ".join(words[2:5])  # several tokens, well inside the text
     assert len(stop) > 6 and stop in text
     cut = toy.generate(model, "Once upon a time", 24, stop=(stop, "never-generated"))
     assert cut == text[: text.index(stop)]
@@ -158,7 +159,7 @@ def test_decoding_without_the_adapters_runs_the_base_alone(tiny):
     path, params, cfg = tiny
     recipe, ids, trained = trained_tiny_lora(path)
     base = ref.forward(params, cfg, ids[:, :-1], np.arange(6)[None])[0]
-    assert np.abs(trained[0, -1] - base[-1]).max() > 1e-2        # the adapters changed the logits
+    assert np.abs(trained[0, -1] - base[-1]).max() > 1e-2  # the adapters changed the logits
     e = recipe.session
     e.kv_init(16)
     np.testing.assert_allclose(e.decode(ids[0, :-1], 0, 50), trained[0, -1], atol=1e-4)
@@ -178,21 +179,48 @@ def test_a_prompt_past_the_models_context_is_refused_before_decoding(smollm2):
 
 def test_a_long_prompt_prefilled_in_pieces_continues_as_in_one(smollm2, monkeypatch):
     import importlib
-    generation = importlib.import_module("toy.generate")
-    prompt = "The quick brown fox jumps over the lazy dog. " * 70        # about 700 tokens
+
+    generation = importlib.import_module("toy.generation.generate")
+    prompt = "The quick brown fox jumps over the lazy dog. " * 70  # about 700 tokens
     in_pieces = toy.generate(toy.load_model(smollm2, threads=2), prompt, 8)
     monkeypatch.setattr(generation, "PREFILL_CHUNK", 100_000)
     assert toy.generate(toy.load_model(smollm2, threads=2), prompt, 8) == in_pieces
 
 
 def test_llama_cpp_spellings_of_the_prompt_and_options(smollm2):
-    ours = subprocess.run([sys.executable, "-m", "toy.generate_cli", "The capital of France is",
-                           "--max-new-tokens", "4", "--threads", "2"], capture_output=True, text=True)
-    theirs = subprocess.run([sys.executable, "-m", "toy.generate_cli", "-p", "The capital of France is",
-                             "-n", "4", "-t", "2", "-m", str(smollm2)], capture_output=True, text=True)
+    ours = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toy.cli.generate",
+            "The capital of France is",
+            "--max-new-tokens",
+            "4",
+            "--threads",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    theirs = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toy.cli.generate",
+            "-p",
+            "The capital of France is",
+            "-n",
+            "4",
+            "-t",
+            "2",
+            "-m",
+            str(smollm2),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert ours.returncode == 0 and theirs.stdout == ours.stdout, theirs.stderr
-    twice = subprocess.run([sys.executable, "-m", "toy.generate_cli", "hi", "-p", "hi"],
-                           capture_output=True, text=True)
+    twice = subprocess.run([sys.executable, "-m", "toy.cli.generate", "hi", "-p", "hi"], capture_output=True, text=True)
     assert twice.returncode == 2 and "give the prompt once" in twice.stderr
 
 
@@ -207,18 +235,19 @@ def test_top_p_tiny_and_min_p_one_sample_as_greedy(smollm2):
     model = toy.load_model(smollm2, threads=1)
     greedy = toy.generate(model, "Once upon a time", 12)
     plain = toy.generate(model, "Once upon a time", 12, temperature=1.5, seed=3)
-    assert plain != greedy           # at this temperature, sampling alone wanders off
+    assert plain != greedy  # at this temperature, sampling alone wanders off
     assert toy.generate(model, "Once upon a time", 12, temperature=1.5, seed=3, top_p=1e-6) == greedy
     assert toy.generate(model, "Once upon a time", 12, temperature=1.5, seed=3, min_p=1.0) == greedy
     nucleus = dict(temperature=0.9, top_k=40, top_p=0.9, min_p=0.05, repeat_penalty=1.2, seed=11)
-    assert toy.generate(model, "Once upon a time", 12, **nucleus) == \
-        toy.generate(model, "Once upon a time", 12, **nucleus)
+    assert toy.generate(model, "Once upon a time", 12, **nucleus) == toy.generate(
+        model, "Once upon a time", 12, **nucleus
+    )
 
 
 def test_the_repeat_penalty_breaks_a_greedy_loop(smollm2):
     model = toy.load_model(smollm2, threads=1)
     looping = toy.generate(model, LOOP, 16)
-    assert "1 2 3 1 2 3" in looping                      # greedy repeats the pattern
+    assert "1 2 3 1 2 3" in looping  # greedy repeats the pattern
     penalized = toy.generate(model, LOOP, 16, repeat_penalty=1.5)
     assert penalized != looping and "1 2 3" not in penalized
     # the window: with none of the pattern's tokens in it, the penalty does nothing
@@ -226,19 +255,20 @@ def test_the_repeat_penalty_breaks_a_greedy_loop(smollm2):
 
 
 def test_the_repeat_penalty_follows_llama_cpp():
-    from toy.generate import Sampler
+    from toy.generation.sampling import Sampler
 
     logits = np.array([2.0, -2.0, 1.0, 0.5], dtype=np.float32)
     penalized = Sampler(repeat_penalty=2.0, repeat_last_n=3).penalize(logits, [0, 0, 3, 1, 1])
     # tokens 3 and 1 are in the last three: positive divided, negative multiplied, once each
     np.testing.assert_allclose(penalized, [2.0, -4.0, 1.0, 0.25])
-    np.testing.assert_allclose(Sampler(repeat_penalty=2.0, repeat_last_n=-1).penalize(logits, [0]),
-                               [1.0, -2.0, 1.0, 0.5])
-    assert Sampler(repeat_penalty=2.0).pick(np.array([3.0, 2.0]), [0]) == 1      # greedy sees it too
+    np.testing.assert_allclose(
+        Sampler(repeat_penalty=2.0, repeat_last_n=-1).penalize(logits, [0]), [1.0, -2.0, 1.0, 0.5]
+    )
+    assert Sampler(repeat_penalty=2.0).pick(np.array([3.0, 2.0]), [0]) == 1  # greedy sees it too
 
 
 def test_top_p_keeps_the_fewest_likeliest_tokens_adding_up_to_p():
-    from toy.generate import Sampler
+    from toy.generation.sampling import Sampler
 
     logits = np.log(np.array([0.5, 0.3, 0.15, 0.05]))
     assert Sampler(top_p=0.75)._nucleus(logits).tolist() == [True, True, False, False]
@@ -253,8 +283,14 @@ def test_top_p_keeps_the_fewest_likeliest_tokens_adding_up_to_p():
 
 def test_options_out_of_range_are_refused_by_the_python_api(smollm2):
     model = toy.load_model(smollm2, threads=1)
-    for option, value in (("top_p", 1.5), ("min_p", float("nan")), ("repeat_penalty", 0.0),
-                          ("repeat_last_n", -2), ("ctx_size", -1), ("top_p", float("inf"))):
+    for option, value in (
+        ("top_p", 1.5),
+        ("min_p", float("nan")),
+        ("repeat_penalty", 0.0),
+        ("repeat_last_n", -2),
+        ("ctx_size", -1),
+        ("top_p", float("inf")),
+    ):
         with pytest.raises(toy.ToyError, match=f"{option} must be a"):
             toy.generate(model, "Hi", 2, **{option: value})
     with pytest.raises(toy.InputError, match="needs chat=True"):
@@ -273,20 +309,22 @@ def test_streamed_pieces_add_up_to_the_text(smollm2):
 
 
 def _tokenizers(tmp_path, smollm2):
-    from toy.generate import ByteTokenizer
-    from toy.tokenizer import GGUFTokenizer
     from gguf_fixtures import tiny_sentencepiece
+    from toy.text.tokenizer import ByteTokenizer, GGUFTokenizer
 
     cfg = ref.Config(vocab=300, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64, untied=True)
     params = ref.init_params(cfg, np.random.default_rng(0), scale=0.3)
     params["token_embd.weight"] = np.zeros((len(tiny_sentencepiece()["tokens"]), 32), np.float32)
     sentencepiece = write_llama_gguf(tmp_path / "sp.gguf", params, cfg, tokenizer=tiny_sentencepiece())
-    return {"byte-level BPE": GGUFTokenizer.from_gguf(smollm2), "bytes": ByteTokenizer(),
-            "SentencePiece": GGUFTokenizer.from_gguf(sentencepiece)}
+    return {
+        "byte-level BPE": GGUFTokenizer.from_gguf(smollm2),
+        "bytes": ByteTokenizer(),
+        "SentencePiece": GGUFTokenizer.from_gguf(sentencepiece),
+    }
 
 
 def test_a_character_split_across_tokens_is_streamed_whole(tmp_path, smollm2):
-    from toy.generate import TextStream
+    from toy.generation.streaming import TextStream
 
     text = "the cat é 🙂 日本 and ünïcode"
     for name, tokenizer in _tokenizers(tmp_path, smollm2).items():
@@ -300,11 +338,12 @@ def test_a_character_split_across_tokens_is_streamed_whole(tmp_path, smollm2):
         stream.finish(tokenizer.decode(ids))
         assert "".join(pieces) == tokenizer.decode(ids), name
         assert not any("\ufffd" in p for p in pieces), (name, pieces)
-        assert waited > 0, name          # some token ended inside a character and sent nothing
+        assert waited > 0, name  # some token ended inside a character and sent nothing
 
 
 def test_text_that_may_begin_a_stop_string_is_held_back():
-    from toy.generate import ByteTokenizer, TextStream
+    from toy.generation.streaming import TextStream
+    from toy.text.tokenizer import ByteTokenizer
 
     tokenizer, pieces = ByteTokenizer(), []
     stream = TextStream(tokenizer, ["STOP", "é!"], pieces.append)
@@ -312,7 +351,7 @@ def test_text_that_may_begin_a_stop_string_is_held_back():
     for n in range(1, len(ids) + 1):
         final = stream.update(ids[:n])
         sent = "".join(pieces)
-        assert not sent.endswith(("S", "ST", "STO")) or sent.endswith("go ST")   # undecided: held
+        assert not sent.endswith(("S", "ST", "STO")) or sent.endswith("go ST")  # undecided: held
         if final is not None:
             break
     assert final == "go ST then é " and "".join(pieces) == final
@@ -324,8 +363,9 @@ def test_a_chat_renders_every_turn_so_far(smollm2):
     first = chat.prompt_for("What is the capital of France?")
     assert "Answer in one short sentence." in first and first.count("What is the capital") == 1
     answer = chat.say("What is the capital of France?", 12, stop=("\n",))
-    assert answer and answer == toy.generate(model, "What is the capital of France?", 12, stop=("\n",),
-                                             chat=True, system="Answer in one short sentence.")
+    assert answer and answer == toy.generate(
+        model, "What is the capital of France?", 12, stop=("\n",), chat=True, system="Answer in one short sentence."
+    )
     second = chat.prompt_for("And of Italy?")
     assert second.startswith(first + answer) and second.rstrip().endswith("assistant")
     assert second.index("And of Italy?") > second.index(answer)

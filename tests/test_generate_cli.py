@@ -1,6 +1,7 @@
 """toy-generate as llama.cpp's llama-cli is used: sampling options, streamed
 output, interactive chat, --version, -c, byte-level models from toy-train and
 --run. Each command runs as a user runs it: a subprocess, stdout and stderr apart."""
+
 import json
 import os
 import subprocess
@@ -9,14 +10,12 @@ import sys
 import numpy as np
 import pytest
 
+import reference_llama as ref
 import toy
-from toy.generate import Chat
-from toy.recipes import LoRA
-
 from cli_helpers import toy_train
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
-
-import reference_llama as ref
+from toy.generation.chat import Chat
+from toy.recipes import LoRA
 
 # one thread: on a machine shared with other work, two threads wait on each
 # other at every op (ten times slower and more)
@@ -24,8 +23,9 @@ THREADS = ("-t", "1")
 
 
 def toy_generate(*args, input=None, timeout=120):
-    return subprocess.run([sys.executable, "-m", "toy.generate_cli", *args], capture_output=True,
-                          input=input, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "toy.cli.generate", *args], capture_output=True, input=input, timeout=timeout
+    )
 
 
 def text(result) -> str:
@@ -63,11 +63,22 @@ def test_sampling_options_as_llama_cpp_spells_them(smollm2):
     assert toy_generate(*prompt, "--repeat-penalty", "1.5", "--repeat-last-n", "0").stdout == greedy.stdout
 
 
-@pytest.mark.parametrize("option,value", [
-    ("--top-p", "1.5"), ("--top-p", "nan"), ("--min-p", "-0.1"), ("--min-p", "inf"),
-    ("--repeat-penalty", "0"), ("--repetition-penalty", "-1"), ("--repeat-penalty", "nan"),
-    ("--repeat-last-n", "-2"), ("--repeat-last-n", "3000000000"), ("--ctx-size", "2000000"), ("-c", "-1"),
-])
+@pytest.mark.parametrize(
+    "option,value",
+    [
+        ("--top-p", "1.5"),
+        ("--top-p", "nan"),
+        ("--min-p", "-0.1"),
+        ("--min-p", "inf"),
+        ("--repeat-penalty", "0"),
+        ("--repetition-penalty", "-1"),
+        ("--repeat-penalty", "nan"),
+        ("--repeat-last-n", "-2"),
+        ("--repeat-last-n", "3000000000"),
+        ("--ctx-size", "2000000"),
+        ("-c", "-1"),
+    ],
+)
 def test_new_options_out_of_range_are_one_line(option, value):
     flag = {"--repetition-penalty": "--repeat-penalty", "-c": "--ctx-size"}.get(option, option)
     assert_one_line(toy_generate("hi", option, value), flag)
@@ -75,8 +86,11 @@ def test_new_options_out_of_range_are_one_line(option, value):
 
 def test_the_text_is_streamed_as_it_is_generated(smollm2):
     want = toy.generate(toy.load_model(smollm2, threads=1), "Once upon a time", 24) + "\n"
-    child = subprocess.Popen([sys.executable, "-m", "toy.generate_cli", "Once upon a time", "-n", "24", *THREADS],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "toy.cli.generate", "Once upon a time", "-n", "24", *THREADS],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     chunks = []
     while True:
         chunk = os.read(child.stdout.fileno(), 1 << 16)
@@ -86,7 +100,7 @@ def test_the_text_is_streamed_as_it_is_generated(smollm2):
     child.wait(timeout=60)
     assert child.returncode == 0, child.stderr.read()
     assert b"".join(chunks).decode() == want
-    assert len(chunks) >= 3, chunks           # in pieces, as they came, not once at the end
+    assert len(chunks) >= 3, chunks  # in pieces, as they came, not once at the end
 
 
 def test_stop_strings_hold_while_streaming(smollm2):
@@ -100,7 +114,7 @@ def test_chat_reads_turns_from_stdin_and_keeps_the_conversation(smollm2):
     turns = ["What is the capital of France?", "", "And of Italy?"]
     result = toy_generate("--chat", "-n", "16", "--stop", "\n", *THREADS, input="\n".join(turns).encode() + b"\n")
     assert result.returncode == 0, result.stderr
-    assert b"> " not in result.stderr                 # stdin is not a terminal: no prompt shown
+    assert b"> " not in result.stderr  # stdin is not a terminal: no prompt shown
     answers = text(result).splitlines()
     chat = Chat(toy.load_model(smollm2, threads=1))
     expected = [chat.say(turns[0], 16, stop=("\n",)), chat.say(turns[2], 16, stop=("\n",))]
@@ -111,11 +125,21 @@ def test_chat_reads_turns_from_stdin_and_keeps_the_conversation(smollm2):
 
 def test_a_system_message_for_chats_only(smollm2):
     plain = toy_generate("--chat", "Say hello.", "-n", "8", *THREADS)
-    pirate = toy_generate("--chat", "--system", "You are a pirate. Start every answer with Arr.", "Say hello.",
-                          "-n", "8", *THREADS)
+    pirate = toy_generate(
+        "--chat", "--system", "You are a pirate. Start every answer with Arr.", "Say hello.", "-n", "8", *THREADS
+    )
     assert plain.returncode == pirate.returncode == 0 and plain.stdout != pirate.stdout
-    assert text(pirate) == toy.generate(toy.load_model(smollm2, threads=1), "Say hello.", 8, chat=True,
-                                        system="You are a pirate. Start every answer with Arr.") + "\n"
+    assert (
+        text(pirate)
+        == toy.generate(
+            toy.load_model(smollm2, threads=1),
+            "Say hello.",
+            8,
+            chat=True,
+            system="You are a pirate. Start every answer with Arr.",
+        )
+        + "\n"
+    )
     assert_one_line(toy_generate("Say hello.", "--system", "Be brief."), "--system needs --chat")
     assert_one_line(toy_generate("-n", "2"), "give a prompt", "--chat")
 
@@ -132,16 +156,16 @@ def test_version_names_the_command_and_its_backends():
 
 
 def test_ctx_size(runs):
-    model = str(runs / "scratch" / "model.gguf")       # trained with --seq 64: a context of 64
+    model = str(runs / "scratch" / "model.gguf")  # trained with --seq 64: a context of 64
     assert_one_line(toy_generate("hello", "-m", model, "-n", "100", *THREADS), "context of 64 tokens")
     wider = toy_generate("hello", "-m", model, "-n", "100", "-c", "128", *THREADS)
-    assert wider.returncode == 0 and len(wider.stdout) >= 100         # a byte per token
+    assert wider.returncode == 0 and len(wider.stdout) >= 100  # a byte per token
     assert_one_line(toy_generate("hello", "-m", model, "-n", "4", "-c", "6", *THREADS), "context given")
 
 
 def test_a_from_scratch_model_generates_bytes(runs):
     model = runs / "scratch" / "model.gguf"
-    result = toy_generate("hello", "-m", str(model), *THREADS)       # -n by default: what the context leaves
+    result = toy_generate("hello", "-m", str(model), *THREADS)  # -n by default: what the context leaves
     assert result.returncode == 0, result.stderr
     assert len(result.stdout) >= 59 and text(result).endswith("\n")
     loaded = toy.load_model(model, threads=1)
@@ -191,14 +215,17 @@ def test_run_takes_the_base_and_adapter_of_a_lora_run(tmp_path):
     assert_one_line(toy_generate("the", "--run", str(run)), "no adapter.gguf", "--resume")
 
 
-@pytest.mark.parametrize("content,phrase", [
-    (None, "config.json not found"),
-    (b"{not json", "config.json is damaged"),
-    (b"[1, 2]", "config.json is damaged"),
-    (b'{"recipe": "lora", "base": 7}', "config.json is damaged"),
-    (b'{"recipe": "lora", "base": "/nonexistent/base.gguf"}', "/nonexistent/base.gguf"),
-    (b'{"recipe": "vit-tiny"}', "image classifier"),
-])
+@pytest.mark.parametrize(
+    "content,phrase",
+    [
+        (None, "config.json not found"),
+        (b"{not json", "config.json is damaged"),
+        (b"[1, 2]", "config.json is damaged"),
+        (b'{"recipe": "lora", "base": 7}', "config.json is damaged"),
+        (b'{"recipe": "lora", "base": "/nonexistent/base.gguf"}', "/nonexistent/base.gguf"),
+        (b'{"recipe": "vit-tiny"}', "image classifier"),
+    ],
+)
 def test_a_run_directory_that_is_missing_or_damaged_is_one_line(tmp_path, content, phrase):
     run = tmp_path / "run"
     run.mkdir()

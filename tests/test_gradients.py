@@ -1,20 +1,19 @@
 """tinynn's forward and gradients against the independent numpy reference."""
+
 import numpy as np
 import pytest
 
-import toy
-from toy.session import ModelDesc, Session
-
 import reference_llama as ref
+import toy
 from gradient_checks import assert_every_gradient_matches
+from toy.native.session import ModelDesc, Session
 
 TINY = toy.ModelConfig(vocab=11, d_model=8, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=12)
 T_SEQ, T_BATCH = 5, 2
 
 
 def realize(untied: bool, qkv_bias: bool, seed: int = 3) -> Session:
-    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, untied=untied, qkv_bias=qkv_bias,
-                             seed=seed, init_scale=0.5)
+    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, untied=untied, qkv_bias=qkv_bias, seed=seed, init_scale=0.5)
     session = Session("cpu", threads=1)
     session.realize(ModelDesc.from_scratch(TINY, opts))
     session.build()
@@ -23,9 +22,18 @@ def realize(untied: bool, qkv_bias: bool, seed: int = 3) -> Session:
 
 def ref_config(untied: bool, qkv_bias: bool) -> ref.Config:
     c = TINY
-    return ref.Config(vocab=c.vocab, d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads,
-                      n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base,
-                      rms_eps=c.rms_eps, untied=untied, qkv_bias=qkv_bias)
+    return ref.Config(
+        vocab=c.vocab,
+        d_model=c.d_model,
+        n_layers=c.n_layers,
+        n_heads=c.n_heads,
+        n_kv_heads=c.n_kv_heads,
+        d_ff=c.d_ff,
+        rope_base=c.rope_base,
+        rms_eps=c.rms_eps,
+        untied=untied,
+        qkv_bias=qkv_bias,
+    )
 
 
 def batch(seed: int = 0):
@@ -87,8 +95,7 @@ def test_logits_loss_and_every_gradient_match_the_reference(untied, qkv_bias):
 
     session.compute_forward()
     logits = session.download(session.logits).reshape(T_BATCH, T_SEQ, TINY.vocab)
-    np.testing.assert_allclose(logits, ref.forward(params, cfg, tokens, positions),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(logits, ref.forward(params, cfg, tokens, positions), rtol=1e-4, atol=1e-5)
 
     assert_every_gradient_matches(session, grads_ref)
 
@@ -102,8 +109,13 @@ def test_gradient_matches_finite_differences_of_tinynn_loss():
     session.reset()
     session.compute_gradients()
     rng = np.random.default_rng(4)
-    for name in ["blk.0.attn_q.weight", "blk.1.ffn_down.weight", "token_embd.weight",
-                 "output.weight", "blk.0.attn_norm.weight"]:
+    for name in [
+        "blk.0.attn_q.weight",
+        "blk.1.ffn_down.weight",
+        "token_embd.weight",
+        "output.weight",
+        "blk.0.attn_norm.weight",
+    ]:
         handle = session.find(name)
         grad = session.download(session.grad_of(handle))
         weights = session.download(handle)
@@ -158,8 +170,9 @@ def test_one_training_step_is_the_textbook_adamw_update():
             m, v = moments[name]
             expected, m, v = ref.adamw_step(start[name], grad, m, v, lr, beta1, beta2, eps, wd, step)
             moments[name] = (m, v)
-            np.testing.assert_allclose(session.download(handle), expected, rtol=1e-5, atol=1e-6,
-                                       err_msg=f"{name} after step {step}")
+            np.testing.assert_allclose(
+                session.download(handle), expected, rtol=1e-5, atol=1e-6, err_msg=f"{name} after step {step}"
+            )
     assert any(not np.array_equal(before[n], session.download(h)) for n, h in params.items())
 
 
@@ -175,13 +188,13 @@ def test_masked_labels_drop_their_tokens_from_the_loss_and_the_gradients():
     upload_batch(session, tokens, positions, masked)
     session.reset()
     session.compute_gradients()
-    loss_ref, grads_ref = ref.loss_and_grads(params, ref_config(False, False), tokens[:1], positions[:1],
-                                             labels[:1])
+    loss_ref, grads_ref = ref.loss_and_grads(params, ref_config(False, False), tokens[:1], positions[:1], labels[:1])
     assert float(session.download(session.loss)) == pytest.approx(loss_ref, rel=1e-5)
     for name, handle in session.params().items():
         scale = np.abs(grads_ref[name]).max()
-        np.testing.assert_allclose(session.download(session.grad_of(handle)), grads_ref[name], rtol=0,
-                                   atol=1e-4 * scale + 1e-7, err_msg=name)
+        np.testing.assert_allclose(
+            session.download(session.grad_of(handle)), grads_ref[name], rtol=0, atol=1e-4 * scale + 1e-7, err_msg=name
+        )
 
 
 def test_a_partly_masked_loss_is_the_mean_over_labelled_tokens():
@@ -214,13 +227,14 @@ def test_gradient_clipping_in_the_graph_scales_the_update_by_max_norm_over_norm(
     session.upload(session.hp, toy.adamw_hp(1, lr, beta1, beta2, eps, 0.0))
     session.compute_backward()
     grads = {name: session.download(session.grad_of(h)).astype(np.float64) for name, h in params.items()}
-    norm = np.sqrt(sum((g ** 2).sum() for g in grads.values()))
+    norm = np.sqrt(sum((g**2).sum() for g in grads.values()))
     assert float(session.download(session.grad_norm)) == pytest.approx(norm, rel=1e-5)
-    assert norm > 4 * max_norm                     # the clip is active
+    assert norm > 4 * max_norm  # the clip is active
     for name, handle in params.items():
         clipped = grads[name] * (max_norm / norm)
-        expected, _, _ = ref.adamw_step(start[name], clipped, np.zeros_like(clipped), np.zeros_like(clipped),
-                                        lr, beta1, beta2, eps, 0.0, 1)
+        expected, _, _ = ref.adamw_step(
+            start[name], clipped, np.zeros_like(clipped), np.zeros_like(clipped), lr, beta1, beta2, eps, 0.0, 1
+        )
         np.testing.assert_allclose(session.download(handle), expected, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
@@ -241,7 +255,7 @@ def test_clipping_leaves_small_gradients_alone():
 def test_accumulated_micro_batches_give_the_update_of_one_large_batch():
     tokens, positions, labels = batch(5)
     labels = labels.copy()
-    labels[0, :3] = -1          # unequal labelled counts: the mean must be over all tokens
+    labels[0, :3] = -1  # unequal labelled counts: the mean must be over all tokens
     one = toy.recipes.FromScratch("cpu", threads=1)
     one.realize(TINY, toy.RecipeOptions(t_seq=T_SEQ, t_batch=2, seed=3, init_scale=0.5))
     micro = toy.recipes.FromScratch("cpu", threads=1)
@@ -249,12 +263,17 @@ def test_accumulated_micro_batches_give_the_update_of_one_large_batch():
     for step in (1, 2):
         hp = toy.adamw_hp(step, 0.01)
         big_loss = one.step(tokens, positions, labels, hp, step == 1)
-        parts = [(tokens[i:i + 1], positions[i:i + 1], labels[i:i + 1]) for i in range(2)]
+        parts = [(tokens[i : i + 1], positions[i : i + 1], labels[i : i + 1]) for i in range(2)]
         acc_loss = micro.step_accumulated(parts, hp, step == 1)
         assert acc_loss == pytest.approx(big_loss, rel=1e-5)
     for name, handle in one.session.params().items():
-        np.testing.assert_allclose(micro.session.download(micro.session.find(name)),
-                                   one.session.download(handle), rtol=1e-4, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            micro.session.download(micro.session.find(name)),
+            one.session.download(handle),
+            rtol=1e-4,
+            atol=1e-6,
+            err_msg=name,
+        )
 
 
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
@@ -264,8 +283,10 @@ def test_a_step_that_writes_its_gradients_equals_zeroing_then_adding(arch):
     and weights to the bit, step after step. GPT-2's fused qkv weight takes
     its parts by ggml_acc, so its graph keeps the zeroing pass."""
     from toy.recipes import FromScratch
-    cfg = toy.ModelConfig(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=4 if arch == "gpt2" else 2,
-                          d_ff=64, arch=arch)
+
+    cfg = toy.ModelConfig(
+        vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=4 if arch == "gpt2" else 2, d_ff=64, arch=arch
+    )
 
     def train(writes: bool):
         recipe = FromScratch("cpu", threads=2)
@@ -292,12 +313,12 @@ def test_a_step_that_writes_its_gradients_equals_zeroing_then_adding(arch):
         np.testing.assert_array_equal(grad, state_ref[name][1], err_msg=name)
 
 
-
 def test_the_avx512_adamw_gives_ggml_s_bits(monkeypatch):
     """tinynn/cpu/adamw_avx512.c replaces ggml's scalar AdamW on AVX512 CPUs: the same
     weights and moments to the bit, weight decay included."""
-    from toy.session import KIND_MOMENT
+    from toy.native.session import KIND_MOMENT
     from toy.recipes import FromScratch
+
     cfg = toy.ModelConfig(vocab=64, d_model=32, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=64)
 
     def train() -> list[np.ndarray]:
@@ -306,12 +327,17 @@ def test_the_avx512_adamw_gives_ggml_s_bits(monkeypatch):
         rng = np.random.default_rng(0)
         for step in range(1, 4):
             ids = rng.integers(0, cfg.vocab, size=(2, 17)).astype(np.int32)
-            recipe.step(ids[:, :-1], np.tile(np.arange(16, dtype=np.int32), (2, 1)), ids[:, 1:],
-                        toy.adamw_hp(step, 1e-2, weight_decay=0.1), step == 1)
+            recipe.step(
+                ids[:, :-1],
+                np.tile(np.arange(16, dtype=np.int32), (2, 1)),
+                ids[:, 1:],
+                toy.adamw_hp(step, 1e-2, weight_decay=0.1),
+                step == 1,
+            )
         e = recipe.session
         return [e.download(h) for h in [*e.params().values(), *e.handles(KIND_MOMENT)]]
 
     fast = train()
-    monkeypatch.setenv("TNN_CPU_KERNELS", "qgemm,fgemm,head_loss")   # all but adamw
+    monkeypatch.setenv("TNN_CPU_KERNELS", "qgemm,fgemm,head_loss")  # all but adamw
     for ours, ggml in zip(fast, train(), strict=True):
         np.testing.assert_array_equal(ours, ggml)

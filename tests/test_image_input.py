@@ -7,6 +7,7 @@ Replay the fuzzer from tests/:
 
     python -m fuzz.harness fuzz.fuzz_images --cases 300 -v
 """
+
 import io
 import json
 import os
@@ -15,7 +16,6 @@ import sys
 import pytest
 
 import toy
-
 from cli_helpers import toy_train
 
 Image = pytest.importorskip("PIL.Image")
@@ -74,20 +74,23 @@ def test_hidden_folders_are_not_classes(tmp_path):
     assert json.loads((out / "config.json").read_text())["classes"] == ["cats", "dogs"]
 
 
-@pytest.mark.parametrize("options,phrases", [
-    (["--batch", "64"], ["--batch 64 is more than the 5 training images", "give --batch 5 or smaller"]),
-    (["--batch", "2", "--grad-accum", "4"], ["--batch 2 x --grad-accum 4 = 8 images a step", "at most 5"]),
-])
+@pytest.mark.parametrize(
+    "options,phrases",
+    [
+        (["--batch", "64"], ["--batch 64 is more than the 5 training images", "give --batch 5 or smaller"]),
+        (["--batch", "2", "--grad-accum", "4"], ["--batch 2 x --grad-accum 4 = 8 images a step", "at most 5"]),
+    ],
+)
 def test_a_batch_larger_than_the_training_images_is_refused_in_one_line(tmp_path, options, phrases):
-    root = folder(tmp_path / "images")           # 6 images: 5 to train on, 1 held out
-    result = toy_train("vit-tiny", "--images", str(root), *SMALL_RUN, *options,
-                       "--out", str(tmp_path / "run"))
+    root = folder(tmp_path / "images")  # 6 images: 5 to train on, 1 held out
+    result = toy_train("vit-tiny", "--images", str(root), *SMALL_RUN, *options, "--out", str(tmp_path / "run"))
     assert_one_line(result, *phrases)
     assert not (tmp_path / "run").exists()
 
 
 def test_what_libtiff_prints_on_a_damaged_file_stays_inside_the_one_line(tmp_path):
     from PIL import features
+
     if not features.check("libtiff"):
         pytest.skip("Pillow is built without libtiff")
     root = folder(tmp_path / "images")

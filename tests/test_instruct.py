@@ -1,5 +1,6 @@
 """Instruction fine-tuning data: chat template, response-only loss, splits,
 and toy-train instruct end to end."""
+
 import json
 from pathlib import Path
 
@@ -7,11 +8,10 @@ import numpy as np
 import pytest
 
 import toy
-
-from toy.instruct import ChatFormatter, Sample, fit, read_jsonl, split, to_rows
-from toy.tokenizer import GGUFTokenizer
-
 from cli_helpers import GATE_THREADS, INSTRUCT_FIRST_DEFAULTS, toy_train
+from toy.datasets.instruct import fit, read_jsonl, split, to_rows
+from toy.text.chat import ChatFormatter, Sample
+from toy.text.tokenizer import GGUFTokenizer
 
 DATA = Path(__file__).parent / "data" / "instruct-small.jsonl"
 GOLDEN = Path(__file__).parent / "golden"
@@ -23,10 +23,14 @@ def formatter(smollm2):
 
 
 def test_samples_render_with_the_models_chat_template(formatter):
-    sample = formatter.sample([{"role": "user", "content": "What colour is the zorbex?"},
-                               {"role": "assistant", "content": "The zorbex is teal."}])
+    sample = formatter.sample(
+        [
+            {"role": "user", "content": "What colour is the zorbex?"},
+            {"role": "assistant", "content": "The zorbex is teal."},
+        ]
+    )
     text = formatter.tokenizer.decode(sample.tokens)
-    assert text.startswith("<|im_start|>system\n")          # SmolLM2's template adds its system turn
+    assert text.startswith("<|im_start|>system\n")  # SmolLM2's template adds its system turn
     n_prompt = sample.last_response_start()
     assert not sample.trained[:n_prompt].any() and sample.trained[n_prompt:].all()
     prompt = formatter.tokenizer.decode(sample.tokens[:n_prompt])
@@ -35,9 +39,11 @@ def test_samples_render_with_the_models_chat_template(formatter):
 
 
 def test_every_assistant_turn_of_a_conversation_carries_labels(formatter):
-    turns = [("Hello, who are you?", "I am the archipelago guide."),
-             ("What colour is the zorbex?", "The zorbex is teal."),
-             ("And who discovered it?", "Vantrell did.")]
+    turns = [
+        ("Hello, who are you?", "I am the archipelago guide."),
+        ("What colour is the zorbex?", "The zorbex is teal."),
+        ("And who discovered it?", "Vantrell did."),
+    ]
     messages = [{"role": "system", "content": "You answer questions about the Vell archipelago."}]
     for question, answer in turns:
         messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
@@ -50,8 +56,7 @@ def test_every_assistant_turn_of_a_conversation_carries_labels(formatter):
     said = [formatter.tokenizer.decode(sample.tokens[run + 1]) for run in runs]
     assert said == [f"{answer}<|im_end|>\n" for _, answer in turns]
     # the system prompt and the questions carry none
-    unlabelled = formatter.tokenizer.decode(sample.tokens[np.setdiff1d(np.arange(1, len(sample.tokens)),
-                                                                       labelled + 1)])
+    unlabelled = formatter.tokenizer.decode(sample.tokens[np.setdiff1d(np.arange(1, len(sample.tokens)), labelled + 1)])
     assert all(question in unlabelled for question, _ in turns) and "Vell archipelago" in unlabelled
 
 
@@ -60,7 +65,7 @@ def test_a_conversation_cut_from_the_left_keeps_its_last_response():
     sample = Sample(np.arange(30, dtype=np.int32), trained)
     cut = fit(sample, t_seq=19)
     assert cut.tokens.tolist() == list(range(10, 30)) and cut.trained.tolist() == trained[10:].tolist()
-    assert fit(sample, t_seq=4) is None         # the last response (5 tokens) needs t_seq >= 5
+    assert fit(sample, t_seq=4) is None  # the last response (5 tokens) needs t_seq >= 5
 
 
 def test_only_response_tokens_carry_labels():
@@ -86,12 +91,15 @@ def test_the_eval_split_is_deterministic_by_seed():
     assert split(items, 0.1, seed=4)[1] != held
 
 
-@pytest.mark.parametrize("line,phrase", [
-    ("{not json", "not valid JSON"),
-    ('{"prompt": "hi"}', "expected 'prompt' and 'response'"),
-    ('{"messages": [{"role": "user", "content": "hi"}]}', "last message must be the assistant"),
-    ('[1, 2]', "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "line,phrase",
+    [
+        ("{not json", "not valid JSON"),
+        ('{"prompt": "hi"}', "expected 'prompt' and 'response'"),
+        ('{"messages": [{"role": "user", "content": "hi"}]}', "last message must be the assistant"),
+        ("[1, 2]", "expected a JSON object"),
+    ],
+)
 def test_malformed_lines_name_file_and_line(tmp_path, line, phrase):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"prompt": "a", "response": "b"}\n' + line + "\n")
@@ -110,14 +118,28 @@ def test_cli_malformed_data_exits_2_with_the_line(smollm2, tmp_path):
 
 def test_instruct_matches_its_golden_log_and_reports_perplexity(smollm2, tmp_path):
     out = tmp_path / "run"
-    result = toy_train("instruct", "--data", str(DATA), "--threads", GATE_THREADS, "--seq", "64",
-                       "--batch", "4", "--epochs", "1", *INSTRUCT_FIRST_DEFAULTS, "--out", str(out))
+    result = toy_train(
+        "instruct",
+        "--data",
+        str(DATA),
+        "--threads",
+        GATE_THREADS,
+        "--seq",
+        "64",
+        "--batch",
+        "4",
+        "--epochs",
+        "1",
+        *INSTRUCT_FIRST_DEFAULTS,
+        "--out",
+        str(out),
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == (GOLDEN / "instruct-smollm2-cpu.txt").read_text()
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     steps = [e for e in events if "loss" in e]
     epochs = [e for e in events if "epoch" in e]
-    assert all(0 < e["grad_norm"] for e in steps)           # clipping is on by default (1.0)
+    assert all(0 < e["grad_norm"] for e in steps)  # clipping is on by default (1.0)
     assert [e["epoch"] for e in epochs] == [0, 1] and epochs[0]["eval_perplexity"] > 1
     config = json.loads((out / "config.json").read_text())
     assert config["train_samples"] + config["eval_samples"] == 24 and config["eval_samples"] == 2
@@ -134,26 +156,47 @@ def test_fine_tuned_model_answers_reworded_questions_about_new_facts(smollm2, tm
     out = tmp_path / "run"
     # lr 2e-3: every seed tried (0-3, with and without the fused head loss)
     # answers 0.92-1.0; at 3e-3 training spikes and some seeds fall to 0.25
-    result = toy_train("instruct", "--data", str(DATA), "--threads", GATE_THREADS, "--seq", "64",
-                       "--batch", "4", "--epochs", "8", "--lr", "2e-3", "--eval-split", "0",
-                       "--targets", "q,k,v,o,gate,up,down", "--rank", "16", "--out", str(out))
+    result = toy_train(
+        "instruct",
+        "--data",
+        str(DATA),
+        "--threads",
+        GATE_THREADS,
+        "--seq",
+        "64",
+        "--batch",
+        "4",
+        "--epochs",
+        "8",
+        "--lr",
+        "2e-3",
+        "--eval-split",
+        "0",
+        "--targets",
+        "q,k,v,o,gate,up,down",
+        "--rank",
+        "16",
+        "--out",
+        str(out),
+    )
     assert result.returncode == 0, result.stderr
-    assert "eval perplexity" not in result.stderr       # no held-out split, no eval figure
+    assert "eval perplexity" not in result.stderr  # no held-out split, no eval figure
     facts = [json.loads(line) for line in DATA.read_text().splitlines()]
     questions = []
     for fact in facts:
-        if "prompt" in fact:     # "What colour is the X?" -> "The X is C."
-            thing = fact["prompt"][len("What colour is the "):-1]
+        if "prompt" in fact:  # "What colour is the X?" -> "The X is C."
+            thing = fact["prompt"][len("What colour is the ") : -1]
             colour = fact["response"].rsplit(" ", 1)[1].rstrip(".")
             questions.append((f"Tell me the colour of the {thing}.", colour))
-        else:                    # "Who discovered the X?" -> "The X was discovered by F."
-            thing = fact["messages"][-2]["content"][len("Who discovered the "):-1]
+        else:  # "Who discovered the X?" -> "The X was discovered by F."
+            thing = fact["messages"][-2]["content"][len("Who discovered the ") : -1]
             finder = fact["messages"][-1]["content"].rsplit(" ", 1)[1].rstrip(".")
             questions.append((f"Which person found the {thing}?", finder))
 
     def rate(model):
-        hits = sum(answer.lower() in toy.generate(model, q, 16, chat=True, stop=("\n",)).lower()
-                   for q, answer in questions)
+        hits = sum(
+            answer.lower() in toy.generate(model, q, 16, chat=True, stop=("\n",)).lower() for q, answer in questions
+        )
         return hits / len(questions)
 
     base = rate(toy.load_model(smollm2, threads=2))
@@ -166,15 +209,18 @@ def test_a_file_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
     line = '{"prompt": "a", "response": "b"}\n'
     plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
     plain.write_text(line * 2, encoding="utf-8")
-    marked.write_text(line * 2, encoding="utf-8-sig")      # as Windows editors save
+    marked.write_text(line * 2, encoding="utf-8-sig")  # as Windows editors save
     assert read_jsonl(marked) == read_jsonl(plain)
 
 
-@pytest.mark.parametrize("data,phrase", [
-    ('{"prompt": "a", "response": "b"}\n'.encode("utf-16"), "is UTF-16 text: save it as UTF-8"),
-    (b'{"prompt": "\\ud800", "response": "b"}\n', ":1: a string holds an unpaired surrogate"),
-    (b'{"prompt": "a", "response": "b"}\n{"prompt": "\xe9", "response": "b"}\n', ":2: not UTF-8 text"),
-])
+@pytest.mark.parametrize(
+    "data,phrase",
+    [
+        ('{"prompt": "a", "response": "b"}\n'.encode("utf-16"), "is UTF-16 text: save it as UTF-8"),
+        (b'{"prompt": "\\ud800", "response": "b"}\n', ":1: a string holds an unpaired surrogate"),
+        (b'{"prompt": "a", "response": "b"}\n{"prompt": "\xe9", "response": "b"}\n', ":2: not UTF-8 text"),
+    ],
+)
 def test_text_that_is_not_utf8_is_refused_with_what_to_do(tmp_path, data, phrase):
     path = tmp_path / "data.jsonl"
     path.write_bytes(data)
@@ -190,11 +236,17 @@ def test_a_single_sample_is_trained_on_not_held_out():
 
 def test_trl_and_alpaca_shaped_lines_read_as_prompt_and_response(tmp_path):
     path = tmp_path / "mixed.jsonl"
-    path.write_text("\n".join(json.dumps(obj) for obj in [
-        {"prompt": "Name a colour.", "completion": "Teal."},
-        {"instruction": "Name a colour.", "input": "", "output": "Teal."},
-        {"instruction": "Translate to French.", "input": "cat", "output": "chat"},
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            json.dumps(obj)
+            for obj in [
+                {"prompt": "Name a colour.", "completion": "Teal."},
+                {"instruction": "Name a colour.", "input": "", "output": "Teal."},
+                {"instruction": "Translate to French.", "input": "cat", "output": "chat"},
+            ]
+        )
+        + "\n"
+    )
     assert read_jsonl(path) == [
         [{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": "Teal."}],
         [{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": "Teal."}],
@@ -205,17 +257,27 @@ def test_trl_and_alpaca_shaped_lines_read_as_prompt_and_response(tmp_path):
 def test_a_model_that_takes_a_bos_gets_one_at_the_start_of_the_conversation_only():
     """Gemma's tokenizer adds BOS: a response piece must not start with one
     (the adapter would learn to answer '<bos>...')."""
-    from toy.instruct import ChatFormatter
+    from toy.text.chat import ChatFormatter
 
     class Tokenizer:
         bos_id, add_bos = 1, True
 
         def encode(self, text, add_bos=None):
-            return ([self.bos_id] if (self.add_bos if add_bos is None else add_bos) else []) + \
-                [ord(c) + 10 for c in text]
+            return ([self.bos_id] if (self.add_bos if add_bos is None else add_bos) else []) + [
+                ord(c) + 10 for c in text
+            ]
 
-    formatter = ChatFormatter("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
-                              "{% if add_generation_prompt %}<assistant>{% endif %}", Tokenizer())
-    sample = formatter.sample([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"},
-                               {"role": "user", "content": "and"}, {"role": "assistant", "content": "ok"}])
+    formatter = ChatFormatter(
+        "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+        "{% if add_generation_prompt %}<assistant>{% endif %}",
+        Tokenizer(),
+    )
+    sample = formatter.sample(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "yo"},
+            {"role": "user", "content": "and"},
+            {"role": "assistant", "content": "ok"},
+        ]
+    )
     assert list(sample.tokens).count(1) == 1 and sample.tokens[0] == 1

@@ -1,11 +1,12 @@
 """Our exported adapter and merged model, loaded by llama.cpp (llama-cpp-python),
 give the logits our session gives with the adapters applied. Skips when
 llama_cpp is not importable."""
+
 import numpy as np
 import pytest
 
 import toy
-from toy.merge import merge_lora
+from toy.formats.merge import merge_lora
 from toy.recipes import FullFineTune, LoRA
 
 llama_cpp = pytest.importorskip("llama_cpp")
@@ -32,8 +33,9 @@ def tuned(smollm2, tmp_path_factory):
 
 
 def llama_cpp_logits(model_path, lora_path=None):
-    kwargs = dict(model_path=str(model_path), n_ctx=64, logits_all=True, n_threads=2, verbose=False,
-                  seed=0, flash_attn=False)
+    kwargs = dict(
+        model_path=str(model_path), n_ctx=64, logits_all=True, n_threads=2, verbose=False, seed=0, flash_attn=False
+    )
     if lora_path is not None:
         kwargs["lora_path"] = str(lora_path)
     llm = llama_cpp.Llama(**kwargs)
@@ -55,7 +57,7 @@ def assert_close_logits(got, expected, min_corr=0.999, min_agree=0.9):
 
 
 def toy_logits(model_path):
-    recipe = LoRA("cpu", threads=2)   # a fresh adapter has B = 0: the model as stored
+    recipe = LoRA("cpu", threads=2)  # a fresh adapter has B = 0: the model as stored
     T = len(PROMPT)
     recipe.realize(model_path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
     logits, _ = recipe.evaluate(np.array([PROMPT], np.int32), np.arange(T, dtype=np.int32)[None])
@@ -69,7 +71,7 @@ def test_llama_cpp_runs_the_base_as_we_do(smollm2, tuned):
 
 def test_llama_cpp_loads_our_adapter_with_matching_logits(smollm2, tuned):
     out, logits, base_logits = tuned
-    assert np.abs(logits - base_logits).max() > 1.0          # the adapter does something
+    assert np.abs(logits - base_logits).max() > 1.0  # the adapter does something
     # the adapter changes the logits more than the two implementations disagree
     got = llama_cpp_logits(smollm2, out / "adapter.gguf")
     assert np.abs(got - logits).mean() < 0.5 * np.abs(base_logits - logits).mean()

@@ -1,16 +1,16 @@
 """GPT-2 and ViT in tinynn against the independent float64 numpy reference
 (tests/reference_gpt2.py): logits, loss and every parameter's gradient."""
+
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-import toy
-from toy.config import ViTConfig
-from toy.session import ModelDesc, Session
-
 import reference_gpt2 as ref
+import toy
 from gradient_checks import assert_every_gradient_matches
+from toy.core.config import ViTConfig
+from toy.native.session import ModelDesc, Session
 
 GPT2 = toy.ModelConfig(arch="gpt2", vocab=11, d_model=8, n_layers=2, n_heads=2, d_ff=12)
 VIT = ViTConfig(n_classes=5, image_size=4, patch=2, d_model=8, n_layers=2, n_heads=2, d_ff=12)

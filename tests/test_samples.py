@@ -1,4 +1,5 @@
 """toy-train samples: the shipped data the README's commands use."""
+
 import json
 import subprocess
 import sys
@@ -7,8 +8,9 @@ import toy
 
 
 def toy_train(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "toy.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "toy.cli.train", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_samples_are_written_once_and_never_over_a_users_file(tmp_path):
@@ -23,10 +25,11 @@ def test_samples_are_written_once_and_never_over_a_users_file(tmp_path):
     again = toy_train("samples", "mine", cwd=tmp_path)
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "already exists" in again.stderr
     assert (tmp_path / "mine/notes.txt").read_text() == "my own notes"
-    assert not (tmp_path / "mine/facts.jsonl").exists()          # refused before anything was copied
+    assert not (tmp_path / "mine/facts.jsonl").exists()  # refused before anything was copied
 
 
 def test_instruct_defaults_to_the_sample_facts():
-    from toy.cli import checked_args
+    from toy.cli.train import checked_args
+
     args, _ = checked_args(["instruct"])
     assert args.data == str(toy.samples.path("facts.jsonl"))

@@ -1,10 +1,11 @@
 """Bad input to the C core comes back as ToyError, never an abort."""
+
 import numpy as np
 import pytest
 
 import toy
-from toy.errors import TNN_ERR_ARG, TNN_ERR_STATE
-from toy.session import ModelDesc, Session
+from toy.core.errors import TNN_ERR_ARG, TNN_ERR_STATE
+from toy.native.session import ModelDesc, Session
 from toy.recipes import FromScratch
 
 SMALL = toy.ModelConfig(vocab=16, d_model=8, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=16)
@@ -20,16 +21,19 @@ def built_session() -> Session:
 
 def test_the_step_runs_in_the_cpu_library():
     session = built_session()
-    assert toy._native.ffi.string(session.lib.tnn_backend_name()) == b"cpu"
+    assert toy.native.library.ffi.string(session.lib.tnn_backend_name()) == b"cpu"
     assert session.info(session.loss).name == "loss"
 
 
-@pytest.mark.parametrize("change,message", [
-    (dict(n_heads=3), "even head width"),
-    (dict(n_kv_heads=3, n_heads=2), "must divide"),
-    (dict(vocab=0), "vocab must be a whole number from 1 to"),
-    (dict(rope_base=-1.0), "rope_base"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (dict(n_heads=3), "even head width"),
+        (dict(n_kv_heads=3, n_heads=2), "must divide"),
+        (dict(vocab=0), "vocab must be a whole number from 1 to"),
+        (dict(rope_base=-1.0), "rope_base"),
+    ],
+)
 def test_bad_config_is_refused(change, message):
     cfg = toy.ModelConfig(**{**SMALL.to_dict(), **change})
     with pytest.raises(toy.ToyError, match=message):

@@ -1,8 +1,9 @@
 """The GGUF's own tokenizer: byte-level BPE with SmolLM2's pre-tokenizer."""
+
 import numpy as np
 import pytest
 
-from toy.tokenizer import GGUFTokenizer
+from toy.text.tokenizer import GGUFTokenizer
 
 TEXTS = [
     "Hello world! It costs 1234 dollars.",
@@ -53,7 +54,7 @@ def test_matches_transformers_when_installed(smollm2, tokenizer):
 def test_qwen2_pre_tokenizer_splits_as_llama_cpps_qwen2_regex():
     """Qwen2/Qwen3 GGUFs say tokenizer.ggml.pre = "qwen2": contractions in
     any case, single digits, newlines apart from the spaces after them."""
-    from toy.tokenizer import _pre_tokenizer
+    from toy.text.tokenizer import _pre_tokenizer
 
     pieces = [p for p, _ in _pre_tokenizer("qwen2").pre_tokenize_str("Hello, world's 2024 IT'S\n\n  ok")]
     assert pieces == ["Hello", ",", "Ġworld", "'s", "Ġ", "2", "0", "2", "4", "ĠIT", "'S", "ĊĊ", "Ġ", "Ġok"]

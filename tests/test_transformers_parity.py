@@ -1,6 +1,7 @@
 """Our SmolLM2 logits against Hugging Face transformers, which loads the same
 GGUF (dequantized to float32) with its own llama implementation. Skips when
 torch or transformers is missing: neither is a dependency of toy."""
+
 import numpy as np
 import pytest
 
@@ -9,14 +10,15 @@ from toy.recipes import LoRA
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-pytest.importorskip("accelerate")      # transformers 5 needs it to load a GGUF
+pytest.importorskip("accelerate")  # transformers 5 needs it to load a GGUF
 
 PROMPT = [1, 504, 3458, 282, 260, 2489, 30, 378, 1115, 314, 253, 1352]
 
 
 def test_smollm2_logits_match_transformers(smollm2):
     model = transformers.AutoModelForCausalLM.from_pretrained(
-        str(smollm2.parent), gguf_file=smollm2.name, torch_dtype=torch.float32)
+        str(smollm2.parent), gguf_file=smollm2.name, torch_dtype=torch.float32
+    )
     with torch.no_grad():
         expected = model(torch.tensor([PROMPT])).logits[0].numpy()
 

@@ -15,6 +15,7 @@ run it, install them beside toy, e.g. a venv with
 and toy (pip install -e . in it, or a .pth that adds the dev venv's
 site-packages), then: python -m pytest tests/test_trl_parity.py -s
 """
+
 import math
 
 import numpy as np
@@ -22,14 +23,14 @@ import pytest
 
 import toy
 from toy.recipes import DPO
-from toy.tokenizer import GGUFTokenizer
+from toy.text.tokenizer import GGUFTokenizer
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 peft = pytest.importorskip("peft")
 trl = pytest.importorskip("trl")
 datasets = pytest.importorskip("datasets")
-pytest.importorskip("accelerate")      # transformers 5 needs it to load a GGUF
+pytest.importorskip("accelerate")  # transformers 5 needs it to load a GGUF
 
 RANK, ALPHA, BETA = 8, 16.0, 0.1
 TARGETS = {"q": "q_proj", "v": "v_proj"}
@@ -37,12 +38,16 @@ TARGETS = {"q": "q_proj", "v": "v_proj"}
 # (prompt, chosen, rejected): answers of different lengths, so that the
 # padding of both sides is exercised too
 PAIRS = [
-    ("Question: What is the capital of France?\nAnswer:",
-     " The capital of France is Paris, a city on the Seine.",
-     " I think it is Berlin."),
-    ("Question: How many legs does a spider have?\nAnswer:",
-     " Eight.",
-     " A spider has six legs, like every other insect in the garden."),
+    (
+        "Question: What is the capital of France?\nAnswer:",
+        " The capital of France is Paris, a city on the Seine.",
+        " I think it is Berlin.",
+    ),
+    (
+        "Question: How many legs does a spider have?\nAnswer:",
+        " Eight.",
+        " A spider has six legs, like every other insect in the garden.",
+    ),
 ]
 
 
@@ -64,8 +69,9 @@ def forward_permute(rows: np.ndarray, n_heads: int) -> np.ndarray:
 def tokenized_pairs(path):
     """Each pair's prompt, chosen and rejected token ids, tokenized once (by toy's tokenizer)."""
     tok = GGUFTokenizer.from_gguf(path)
-    return [(tok.encode(p, add_bos=False), tok.encode(c, add_bos=False), tok.encode(r, add_bos=False))
-            for p, c, r in PAIRS], (tok.eos_id or 0)
+    return [
+        (tok.encode(p, add_bos=False), tok.encode(c, add_bos=False), tok.encode(r, add_bos=False)) for p, c, r in PAIRS
+    ], (tok.eos_id or 0)
 
 
 def toy_rows(pairs, t, pad_id):
@@ -78,8 +84,8 @@ def toy_rows(pairs, t, pad_id):
     for k, (prompt, chosen, rejected) in enumerate(pairs):
         for j, answer in enumerate((chosen, rejected)):
             seq = prompt + answer
-            ids[2 * k + j, :len(seq)] = seq
-            labels[2 * k + j, len(prompt) - 1:len(seq) - 1] = answer
+            ids[2 * k + j, : len(seq)] = seq
+            labels[2 * k + j, len(prompt) - 1 : len(seq) - 1] = answer
     return ids, np.tile(np.arange(t, dtype=np.int32), (rows, 1)), labels
 
 
@@ -95,7 +101,8 @@ def adapter_values(recipe, seed=0):
 
 @pytest.fixture(scope="module")
 def smollm2_path():
-    from toy.models import default_model_path
+    from toy.core.models import default_model_path
+
     try:
         return default_model_path()
     except toy.ToyError:
@@ -124,26 +131,43 @@ def trl_side(path, pairs, values, n_heads, tmp_path):
     # the model only makes Trainer refuse to train it
     model.hf_quantizer.remove_quantization_config(model)
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    data = Dataset.from_dict({"prompt_ids": [p for p, _, _ in pairs], "chosen_ids": [c for _, c, _ in pairs],
-                              "rejected_ids": [r for _, _, r in pairs]})
-    args = DPOConfig(output_dir=str(tmp_path / "trl"), beta=BETA, loss_type=["sigmoid"],
-                     per_device_train_batch_size=len(pairs), precompute_ref_log_probs=False,
-                     max_length=None, report_to=[], use_cpu=True, bf16=False, fp16=False,
-                     save_strategy="no", logging_strategy="no", dataloader_num_workers=0)
+    data = Dataset.from_dict(
+        {
+            "prompt_ids": [p for p, _, _ in pairs],
+            "chosen_ids": [c for _, c, _ in pairs],
+            "rejected_ids": [r for _, _, r in pairs],
+        }
+    )
+    args = DPOConfig(
+        output_dir=str(tmp_path / "trl"),
+        beta=BETA,
+        loss_type=["sigmoid"],
+        per_device_train_batch_size=len(pairs),
+        precompute_ref_log_probs=False,
+        max_length=None,
+        report_to=[],
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        save_strategy="no",
+        logging_strategy="no",
+        dataloader_num_workers=0,
+    )
     # the base model and a peft_config: TRL makes the PEFT model and takes the
     # base (adapter disabled) as the reference, as toy does. (Given a PeftModel
     # instead, TRL would copy its adapter as a frozen "ref" adapter: the
     # reference would be the policy at the start.)
     lora = LoraConfig(r=RANK, lora_alpha=ALPHA, lora_dropout=0.0, target_modules=list(TARGETS.values()))
-    trainer = PreTokenizedDPOTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer,
-                                     peft_config=lora)
+    trainer = PreTokenizedDPOTrainer(
+        model=model, args=args, train_dataset=data, processing_class=tokenizer, peft_config=lora
+    )
     assert list(trainer.model.peft_config) == ["default"]
     with torch.no_grad():
         for i, layer in enumerate(trainer.model.base_model.model.model.layers):
             for target, proj in TARGETS.items():
                 module = getattr(layer.self_attn, proj)
-                a = values[f"blk.{i}.attn_{target}.weight.lora_a"]      # [rank, d_in]: PEFT's lora_A
-                b = values[f"blk.{i}.attn_{target}.weight.lora_b"]      # [d_out, rank]: PEFT's lora_B
+                a = values[f"blk.{i}.attn_{target}.weight.lora_a"]  # [rank, d_in]: PEFT's lora_A
+                b = values[f"blk.{i}.attn_{target}.weight.lora_b"]  # [d_out, rank]: PEFT's lora_B
                 if target == "q":
                     b = reverse_permute(b, n_heads)
                 assert module.lora_A["default"].weight.shape == a.shape
@@ -151,12 +175,12 @@ def trl_side(path, pairs, values, n_heads, tmp_path):
                 module.lora_A["default"].weight.copy_(torch.from_numpy(a))
                 module.lora_B["default"].weight.copy_(torch.from_numpy(b))
     batch = trainer.data_collator([trainer.train_dataset[i] for i in range(len(pairs))])
-    trainer.model.eval()                 # no dropout anywhere (LoRA's is 0 too)
+    trainer.model.eval()  # no dropout anywhere (LoRA's is 0 too)
     trainer.model.zero_grad()
     loss = trainer.compute_loss(trainer.model, batch)
     loss.backward()
     metrics = {k: v[-1] for k, v in trainer._metrics["eval"].items()}
-    grads = {}                           # in toy's names and layout
+    grads = {}  # in toy's names and layout
     for i, layer in enumerate(trainer.model.base_model.model.model.layers):
         for target, proj in TARGETS.items():
             module = getattr(layer.self_attn, proj)
@@ -172,16 +196,28 @@ def test_toy_dpo_loss_matches_trl_dpotrainer(smollm2_path, tmp_path):
     ids, positions, labels = toy_rows(pairs, t, pad_id)
 
     recipe = DPO("cpu", threads=2)
-    recipe.realize(smollm2_path, None, RANK, toy.RecipeOptions(t_seq=t, t_batch=ids.shape[0], seed=0),
-                   alpha=ALPHA, targets=tuple(TARGETS), beta=BETA)
+    recipe.realize(
+        smollm2_path,
+        None,
+        RANK,
+        toy.RecipeOptions(t_seq=t, t_batch=ids.shape[0], seed=0),
+        alpha=ALPHA,
+        targets=tuple(TARGETS),
+        beta=BETA,
+    )
     values = adapter_values(recipe)
     with recipe.adapters_off():
         _, reference = recipe.evaluate_pairs(ids, positions, labels)
     loss, logps = recipe.evaluate_pairs(ids, positions, labels, reference.astype(np.float32))
     rewards = BETA * (logps - reference)
-    ours = {"loss": loss, "rewards/chosen": rewards[0::2].mean(), "rewards/rejected": rewards[1::2].mean(),
-            "rewards/margins": (rewards[0::2] - rewards[1::2]).mean(),
-            "logps/chosen": logps[0::2].mean(), "logps/rejected": logps[1::2].mean()}
+    ours = {
+        "loss": loss,
+        "rewards/chosen": rewards[0::2].mean(),
+        "rewards/rejected": rewards[1::2].mean(),
+        "rewards/margins": (rewards[0::2] - rewards[1::2]).mean(),
+        "logps/chosen": logps[0::2].mean(),
+        "logps/rejected": logps[1::2].mean(),
+    }
     # the loss from toy's row log-probabilities by the formula, to the float32 of the graph
     h = rewards[0::2] - rewards[1::2]
     assert loss == pytest.approx(float(np.mean(np.logaddexp(0.0, -h))), rel=1e-4)
@@ -198,8 +234,9 @@ def test_toy_dpo_loss_matches_trl_dpotrainer(smollm2_path, tmp_path):
     theirs = {"loss": trl_loss, **{k: metrics[k] for k in ours if k != "loss"}}
     print()
     for k in ours:
-        print(f"{k:18} toy {ours[k]:+.5f}  TRL {theirs[k]:+.5f}  "
-              f"({100 * (ours[k] - theirs[k]) / abs(theirs[k]):+.2f}%)")
+        print(
+            f"{k:18} toy {ours[k]:+.5f}  TRL {theirs[k]:+.5f}  ({100 * (ours[k] - theirs[k]) / abs(theirs[k]):+.2f}%)"
+        )
 
     # the adapters move the policy off the reference: not DPO's log 2 at equal policies
     assert abs(trl_loss - math.log(2)) > 0.02
@@ -215,11 +252,15 @@ def test_toy_dpo_loss_matches_trl_dpotrainer(smollm2_path, tmp_path):
     # the adapters' gradients: same direction and size (the int8 products of
     # toy's Q4_1 base against f32 leave them close, not equal)
     assert set(grads) == set(trl_grads)
-    cosines = {n: float((g * trl_grads[n]).sum() / (np.linalg.norm(g) * np.linalg.norm(trl_grads[n])))
-               for n, g in grads.items()}
+    cosines = {
+        n: float((g * trl_grads[n]).sum() / (np.linalg.norm(g) * np.linalg.norm(trl_grads[n])))
+        for n, g in grads.items()
+    }
     ratios = {n: float(np.linalg.norm(g) / np.linalg.norm(trl_grads[n])) for n, g in grads.items()}
-    print(f"gradients: cosine median {np.median(list(cosines.values())):.4f} min {min(cosines.values()):.4f}; "
-          f"norm ratio toy/TRL median {np.median(list(ratios.values())):.4f} "
-          f"range {min(ratios.values()):.3f}..{max(ratios.values()):.3f}")
+    print(
+        f"gradients: cosine median {np.median(list(cosines.values())):.4f} min {min(cosines.values()):.4f}; "
+        f"norm ratio toy/TRL median {np.median(list(ratios.values())):.4f} "
+        f"range {min(ratios.values()):.3f}..{max(ratios.values()):.3f}"
+    )
     assert np.median(list(cosines.values())) > 0.98 and min(cosines.values()) > 0.9
     assert 0.95 < np.median(list(ratios.values())) < 1.05

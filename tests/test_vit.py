@@ -1,6 +1,7 @@
 """toy-train vit-tiny as a user runs it: the digits learned, the golden log,
 a model load_vit reads back, a folder of the user's own images, and one-line
 errors for bad image folders."""
+
 import json
 from pathlib import Path
 
@@ -8,9 +9,8 @@ import numpy as np
 import pytest
 
 import toy
-from toy.images import held_out_split, load_digits
-
 from cli_helpers import GATE_THREADS, toy_train
+from toy.datasets.images import held_out_split, load_digits
 
 GOLDEN = Path(__file__).parent / "golden"
 PIL = pytest.importorskip("PIL.Image")
@@ -77,8 +77,21 @@ def make_folder(root, per_class=12, sizes=(12,)):
 def test_vit_trains_on_a_folder_of_class_folders(tmp_path):
     images = make_folder(tmp_path / "bars", sizes=(12, 20))
     out = tmp_path / "run"
-    result = toy_train("vit-tiny", "--images", str(images), "--image-size", "8", "--epochs", "15",
-                       "--batch", "4", "--eval-split", "0.25", "--out", str(out))
+    result = toy_train(
+        "vit-tiny",
+        "--images",
+        str(images),
+        "--image-size",
+        "8",
+        "--epochs",
+        "15",
+        "--batch",
+        "4",
+        "--eval-split",
+        "0.25",
+        "--out",
+        str(out),
+    )
     assert result.returncode == 0, result.stderr
     config = json.loads((out / "config.json").read_text())
     assert config["classes"] == ["horizontal", "vertical"] and config["model"]["channels"] == 3

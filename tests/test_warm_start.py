@@ -1,4 +1,5 @@
 """WarmStart: a small model whose embedding starts from SmolLM2's."""
+
 import json
 from pathlib import Path
 
@@ -6,13 +7,11 @@ import gguf
 import numpy as np
 import pytest
 
+import reference_llama as ref
 import toy
-from toy.recipes import WarmStart
-
 from cli_helpers import GATE_THREADS, toy_train
 from gguf_fixtures import write_llama_gguf
-
-import reference_llama as ref
+from toy.recipes import WarmStart
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -36,8 +35,7 @@ def test_the_saved_model_is_a_plain_llama_with_the_lens_folded_in(smollm2, tmp_p
 @pytest.mark.slow
 def test_pca_warm_start_beats_scratch_on_the_same_batches(smollm2, tmp_path):
     def last_losses(init):
-        result = toy_train("warm-start", "--init", init, "--steps", "60", "--json",
-                           "--out", str(tmp_path / init))
+        result = toy_train("warm-start", "--init", init, "--steps", "60", "--json", "--out", str(tmp_path / init))
         assert result.returncode == 0, result.stderr
         return np.mean(json.loads(result.stdout)["losses"][-10:])
 
@@ -47,8 +45,9 @@ def test_pca_warm_start_beats_scratch_on_the_same_batches(smollm2, tmp_path):
 
 
 def small_config(**changes):
-    return toy.ModelConfig(**{**dict(vocab=300, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1,
-                                     d_ff=32, donor_d_in=576), **changes})
+    return toy.ModelConfig(
+        **{**dict(vocab=300, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=32, donor_d_in=576), **changes}
+    )
 
 
 def test_the_warm_window_runs_from_realize_scratch_to_build(smollm2):
@@ -73,12 +72,13 @@ def test_donor_embed_width_reads_the_donor(smollm2):
 
 
 def test_pca_lens_keeps_the_top_principal_directions():
-    from toy.donor import pca_lens
+    from toy.formats.donor import pca_lens
+
     rng = np.random.default_rng(0)
     # variance concentrated on two known directions of a 6-wide table
     basis = np.linalg.qr(rng.normal(size=(6, 6)))[0]
     table = (rng.normal(size=(500, 2)) * [5.0, 2.0]) @ basis[:, :2].T + 0.01 * rng.normal(size=(500, 6))
-    lens = pca_lens(table.astype(np.float32), 2)           # [d_model, d_in]
+    lens = pca_lens(table.astype(np.float32), 2)  # [d_model, d_in]
     assert lens.shape == (2, 6)
     np.testing.assert_allclose(np.abs(lens @ basis[:, :2]), np.eye(2), atol=1e-2)
 
@@ -100,8 +100,10 @@ def donor_gguf(tmp_path, drop=(), vocab=300, width=32, arch="llama"):
 def test_cli_errors_name_the_donor_problem(smollm2, tmp_path):
     tokens = tmp_path / "t.tok"
     np.tile(np.arange(300, dtype="<i4"), 3).tofile(tokens)
-    run = lambda donor, *extra: toy_train("warm-start", "--donor", str(donor), "--corpus", str(tokens),
-                                          "--steps", "1", *extra)
+
+    def run(donor, *extra):
+        return toy_train("warm-start", "--donor", str(donor), "--corpus", str(tokens), "--steps", "1", *extra)
+
     assert_input_error(run(tmp_path / "missing.gguf"), "donor file not found")
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"not a gguf" * 20)

@@ -19,11 +19,11 @@ things in it:
     the file    truncated, a few bytes flipped, replaced by the base itself,
                 empty, or without tensors
 
-and feeds it to the two users of toy.adapter.read_adapter:
+and feeds it to the two users of toy.formats.adapter.read_adapter:
 
     toy-generate --model BASE --adapter ADAPTER   (a command: exit 0 or exit 2
                                                   with one line)
-    toy.merge.merge_lora(BASE, ADAPTER, OUT, dtype) with dtype f32, f16 or base
+    toy.formats.merge.merge_lora(BASE, ADAPTER, OUT, dtype) with dtype f32, f16 or base
                                                   (a callable: returns or
                                                   raises a one-line ToyError)
 
@@ -40,6 +40,7 @@ Not seen here: what ggml's own GGUF parser prints on the process's stderr
 
     cd tests && python -m fuzz.harness fuzz.fuzz_adapter --cases 100 -v
 """
+
 from __future__ import annotations
 
 import atexit
@@ -54,7 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: the fixtures
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the fixtures
 
 import gguf  # noqa: E402
 
@@ -72,11 +73,18 @@ V = gguf.GGUFValueType
 # quantized weights, so that merging with dtype "base" requantizes
 BASE_CFG = ref.Config(vocab=300, d_model=32, n_layers=2, n_heads=2, n_kv_heads=1, d_ff=64, untied=True)
 BASE_TYPES = {"blk.0.attn_q.weight": Q.Q8_0, "blk.1.ffn_down.weight": Q.Q4_1}
-# numpy (d_out, d_in) of each weight an adapter may adapt (toy.adapter.base_weight_shapes)
+# numpy (d_out, d_in) of each weight an adapter may adapt (toy.formats.adapter.base_weight_shapes)
 _D, _KV, _FF = BASE_CFG.d_model, BASE_CFG.n_kv_heads * BASE_CFG.head_dim, BASE_CFG.d_ff
-SHAPES = {"attn_q": (_D, _D), "attn_k": (_KV, _D), "attn_v": (_KV, _D), "attn_output": (_D, _D),
-          "ffn_gate": (_FF, _D), "ffn_up": (_FF, _D), "ffn_down": (_D, _FF)}
-MAX_RANK = min(min(s) for s in SHAPES.values())      # 16: the largest rank every weight takes
+SHAPES = {
+    "attn_q": (_D, _D),
+    "attn_k": (_KV, _D),
+    "attn_v": (_KV, _D),
+    "attn_output": (_D, _D),
+    "ffn_gate": (_FF, _D),
+    "ffn_up": (_FF, _D),
+    "ffn_down": (_D, _FF),
+}
+MAX_RANK = min(min(s) for s in SHAPES.values())  # 16: the largest rank every weight takes
 
 _BASE: Path | None = None
 
@@ -89,24 +97,27 @@ def base_path() -> Path:
         folder = Path(tempfile.mkdtemp(prefix="toy-fuzz-adapter-base-"))
         atexit.register(shutil.rmtree, folder, True)
         params = ref.init_params(BASE_CFG, np.random.default_rng(0), scale=0.3)
-        _BASE = write_llama_gguf(folder / "base.gguf", params, BASE_CFG, types=BASE_TYPES,
-                                 tokenizer=tiny_tokenizer(BASE_CFG.vocab))
+        _BASE = write_llama_gguf(
+            folder / "base.gguf", params, BASE_CFG, types=BASE_TYPES, tokenizer=tiny_tokenizer(BASE_CFG.vocab)
+        )
     return _BASE
 
 
 # ---- a draft of an adapter, and its file ------------------------------------------
 
+
 @dataclass
 class Draft:
     """What the adapter file will hold; the mutations edit it before it is
     written, or add byte-level edits made to the written file."""
-    meta: dict                           # key -> (value, GGUFValueType, array element type or None)
-    tensors: list                        # [name, numpy array, GGML type or None (the array's own)]
-    header_edits: list = field(default_factory=list)   # fn(bytearray, Layout): the file still parses
-    damage: list = field(default_factory=list)         # fn(bytearray, where the data starts): applied last
-    replaced_by: Path | None = None      # another file written in place of the adapter
-    valid: bool = True                   # every change keeps an adapter toy must accept
-    done: list = field(default_factory=list)           # what the mutations did, for the case's name
+
+    meta: dict  # key -> (value, GGUFValueType, array element type or None)
+    tensors: list  # [name, numpy array, GGML type or None (the array's own)]
+    header_edits: list = field(default_factory=list)  # fn(bytearray, Layout): the file still parses
+    damage: list = field(default_factory=list)  # fn(bytearray, where the data starts): applied last
+    replaced_by: Path | None = None  # another file written in place of the adapter
+    valid: bool = True  # every change keeps an adapter toy must accept
+    done: list = field(default_factory=list)  # what the mutations did, for the case's name
 
 
 def valid_draft(rng) -> Draft:
@@ -117,7 +128,7 @@ def valid_draft(rng) -> Draft:
     tensors = []
     for layer in range(BASE_CFG.n_layers):
         for slot in slots:
-            if rng.random() < 0.25:          # partial adapters are valid, as in llama.cpp
+            if rng.random() < 0.25:  # partial adapters are valid, as in llama.cpp
                 continue
             d_out, d_in = SHAPES[slot]
             name = f"blk.{layer}.{slot}.weight"
@@ -125,12 +136,16 @@ def valid_draft(rng) -> Draft:
             tensors.append([name + ".lora_b", nrng.normal(0, 0.1, (d_out, rank)).astype(np.float32), None])
     if not tensors:
         d_out, d_in = SHAPES[slots[0]]
-        tensors = [[f"blk.0.{slots[0]}.weight.lora_a", np.full((rank, d_in), 0.1, np.float32), None],
-                   [f"blk.0.{slots[0]}.weight.lora_b", np.full((d_out, rank), 0.1, np.float32), None]]
-    meta = {"general.architecture": ("llama", V.STRING, None),
-            "general.type": ("adapter", V.STRING, None),
-            "adapter.type": ("lora", V.STRING, None),
-            "adapter.lora.alpha": (float(rng.choice([1, 8, 16, 32])), V.FLOAT32, None)}
+        tensors = [
+            [f"blk.0.{slots[0]}.weight.lora_a", np.full((rank, d_in), 0.1, np.float32), None],
+            [f"blk.0.{slots[0]}.weight.lora_b", np.full((d_out, rank), 0.1, np.float32), None],
+        ]
+    meta = {
+        "general.architecture": ("llama", V.STRING, None),
+        "general.type": ("adapter", V.STRING, None),
+        "adapter.type": ("lora", V.STRING, None),
+        "adapter.lora.alpha": (float(rng.choice([1, 8, 16, 32])), V.FLOAT32, None),
+    }
     return Draft(meta, tensors)
 
 
@@ -140,7 +155,7 @@ def write(draft: Draft, path: Path) -> Path:
         shutil.copyfile(draft.replaced_by, path)
         return path
     writer = gguf.GGUFWriter(str(path), "llama")
-    writer.kv_data[0].clear()        # the architecture is in draft.meta, or deliberately not
+    writer.kv_data[0].clear()  # the architecture is in draft.meta, or deliberately not
     for key, (value, vtype, sub) in draft.meta.items():
         writer.add_key_value(key, value, vtype, sub_type=sub)
     # GGUFWriter refuses a name twice: the second is written as a stand-in of
@@ -150,7 +165,7 @@ def write(draft: Draft, path: Path) -> Path:
         written = name
         if name in seen:
             written = _stand_in(name, seen)
-            if written is None:      # "" twice: no name of the same length stands in for it
+            if written is None:  # "" twice: no name of the same length stands in for it
                 continue
             renames[written] = name
         seen.add(written)
@@ -162,7 +177,7 @@ def write(draft: Draft, path: Path) -> Path:
     buf = bytearray(path.read_bytes())
     for stand_in, name in renames.items():
         at, n = next(t["name"] for t in _layout(buf).tensors if t["name_bytes"] == stand_in.encode())
-        buf[at:at + n] = name.encode()
+        buf[at : at + n] = name.encode()
     for edit in draft.header_edits:
         edit(buf, _layout(buf))
     data_start = _layout(buf).data_start
@@ -186,10 +201,11 @@ def _stand_in(name: str, taken: set) -> str | None:
 
 # ---- mutations: each edits the draft and returns whether it is still valid --------
 
+
 def _floats(t) -> np.ndarray:
     """The tensor's values as float32 in their logical shape (a quantized
     tensor is held as its bytes); the tensor is made float32 from now on."""
-    with np.errstate(over="ignore", invalid="ignore"):     # an F64 1e300 becomes inf, quietly
+    with np.errstate(over="ignore", invalid="ignore"):  # an F64 1e300 becomes inf, quietly
         if t[2] is not None:
             t[1], t[2] = gguf.quants.dequantize(t[1], t[2]).astype(np.float32), None
         elif t[1].dtype != np.float32:
@@ -206,12 +222,50 @@ def _pairs(draft) -> list[str]:
     return sorted({t[0][: -len(".lora_a")] for t in draft.tensors if t[0].endswith((".lora_a", ".lora_b"))})
 
 
-OTHER_TENSORS = ["token_embd.weight", "output.weight", "output_norm.weight", "blk.0.attn_norm.weight",
-                 "blk.0.ffn_norm.weight", "blk.0.attn_q.bias", "blk.0.attn_qkv.weight", "rope_freqs.weight"]
-LAYERS = ["2", "3", "99", "999999999", "1000000000", "4294967296", "99999999999999999999", "-1", "01", "00",
-          "٠", "１", " 0", "0x0", "", "+1"]
-SUFFIXES = [".lora_A", ".lora_B", ".lora_a.weight", ".lora_ab", ".lora", ".lora_c", ".lora_a\x00", ".lora_a ",
-            ".lora_a\n", ".lora_", "", ".weight", ".lora_а", ".lora_b.lora_a"]
+OTHER_TENSORS = [
+    "token_embd.weight",
+    "output.weight",
+    "output_norm.weight",
+    "blk.0.attn_norm.weight",
+    "blk.0.ffn_norm.weight",
+    "blk.0.attn_q.bias",
+    "blk.0.attn_qkv.weight",
+    "rope_freqs.weight",
+]
+LAYERS = [
+    "2",
+    "3",
+    "99",
+    "999999999",
+    "1000000000",
+    "4294967296",
+    "99999999999999999999",
+    "-1",
+    "01",
+    "00",
+    "٠",
+    "１",
+    " 0",
+    "0x0",
+    "",
+    "+1",
+]
+SUFFIXES = [
+    ".lora_A",
+    ".lora_B",
+    ".lora_a.weight",
+    ".lora_ab",
+    ".lora",
+    ".lora_c",
+    ".lora_a\x00",
+    ".lora_a ",
+    ".lora_a\n",
+    ".lora_",
+    "",
+    ".weight",
+    ".lora_а",
+    ".lora_b.lora_a",
+]
 
 
 def m_name_other_tensor(rng, draft):
@@ -226,7 +280,7 @@ def m_name_layer(rng, draft):
     """A layer the base does not have, or a layer number written oddly."""
     t = _pick(rng, draft)
     parts = t[0].split(".")
-    if len(parts) < 2:            # a name an earlier mutation left without one
+    if len(parts) < 2:  # a name an earlier mutation left without one
         parts = ["blk", "0", *parts]
     parts[1] = rng.choice(LAYERS)
     t[0] = ".".join(parts)
@@ -261,7 +315,7 @@ def m_name_unicode(rng, draft):
     """Unicode where the name has ASCII: homoglyphs, accents, a zero-width space."""
     t = _pick(rng, draft)
     at = rng.randrange(len(t[0]) + 1)
-    t[0] = t[0][:at] + rng.choice(["а", "é", "\u200b", "ǉ", "🙂", "\ufeff", "ı"]) + t[0][at + 1:]
+    t[0] = t[0][:at] + rng.choice(["а", "é", "\u200b", "ǉ", "🙂", "\ufeff", "ı"]) + t[0][at + 1 :]
     return False
 
 
@@ -270,7 +324,7 @@ def m_name_long(rng, draft):
     t = _pick(rng, draft)
     n = rng.choice([63, 64, 65, 200, 5000])
     if rng.random() < 0.5:
-        t[0] = (t[0] + "." + "x" * n)[:n]             # the name itself, padded to n bytes
+        t[0] = (t[0] + "." + "x" * n)[:n]  # the name itself, padded to n bytes
     else:
         t[0] = "blk.0." + "y" * n + ".weight.lora_a"
     return False
@@ -326,9 +380,13 @@ def m_shape_dims(rng, draft):
     t = _pick(rng, draft)
     a = _floats(t)
     form = rng.choice(["flat", "1x", "x1", "4d", "5d"])
-    t[1] = {"flat": lambda: a.reshape(-1), "1x": lambda: a.reshape((1,) + a.shape),
-            "x1": lambda: a.reshape(a.shape + (1,)), "4d": lambda: a.reshape((1, 1) + a.shape),
-            "5d": lambda: a.reshape((1, 1, 1) + a.shape)}[form]()
+    t[1] = {
+        "flat": lambda: a.reshape(-1),
+        "1x": lambda: a.reshape((1,) + a.shape),
+        "x1": lambda: a.reshape(a.shape + (1,)),
+        "4d": lambda: a.reshape((1, 1) + a.shape),
+        "5d": lambda: a.reshape((1, 1, 1) + a.shape),
+    }[form]()
     return False
 
 
@@ -364,6 +422,7 @@ def m_shape_huge_header(rng, draft):
         ne = [struct.unpack_from("<q", buf, n.offset)[0] for n in tensor["ne"]]
         ne[min(dim, len(ne) - 1)] = value
         set_shape(buf, lay, tensor, ne)
+
     draft.header_edits.append(edit)
     return False
 
@@ -384,7 +443,7 @@ def m_type(rng, draft):
     else:
         qtype = Q[kind]
         block, _ = gguf.GGML_QUANT_SIZES[qtype]
-        if a.ndim == 0 or a.shape[-1] % block:      # the row does not fit the block: stays F32
+        if a.ndim == 0 or a.shape[-1] % block:  # the row does not fit the block: stays F32
             return True
         t[1], t[2] = gguf.quants.quantize(a, qtype), qtype
     return np.isfinite(a).all()
@@ -400,19 +459,37 @@ def m_type_number(rng, draft):
         tensor = _written(lay, draft, t)
         if tensor is not None:
             struct.pack_into("<I", buf, tensor["type"].offset, value)
+
     draft.header_edits.append(edit)
     return False
 
 
 ALPHAS = [  # (value, its GGUF type, whether toy must accept it)
-    (16.0, V.FLOAT32, True), (0.5, V.FLOAT64, True), (16, V.UINT32, True), (8, V.INT32, True),
-    (1, V.UINT8, True), (32, V.INT64, True),
-    ("16", V.STRING, False), ([16.0], V.ARRAY, False), ([16.0, 8.0], V.ARRAY, False), (True, V.BOOL, False),
-    (False, V.BOOL, False), (-16.0, V.FLOAT32, False), (0.0, V.FLOAT32, False), (-0.0, V.FLOAT32, False),
-    (0, V.UINT32, False), (-1, V.INT32, False), (float("nan"), V.FLOAT32, False),
-    (float("inf"), V.FLOAT32, False), (float("-inf"), V.FLOAT64, False), (1e39, V.FLOAT64, False),
-    (1e-50, V.FLOAT64, False), (1e-45, V.FLOAT32, False), (3e38, V.FLOAT32, False),
-    ((1 << 64) - 1, V.UINT64, False), (-(1 << 63), V.INT64, False),
+    (16.0, V.FLOAT32, True),
+    (0.5, V.FLOAT64, True),
+    (16, V.UINT32, True),
+    (8, V.INT32, True),
+    (1, V.UINT8, True),
+    (32, V.INT64, True),
+    ("16", V.STRING, False),
+    ([16.0], V.ARRAY, False),
+    ([16.0, 8.0], V.ARRAY, False),
+    (True, V.BOOL, False),
+    (False, V.BOOL, False),
+    (-16.0, V.FLOAT32, False),
+    (0.0, V.FLOAT32, False),
+    (-0.0, V.FLOAT32, False),
+    (0, V.UINT32, False),
+    (-1, V.INT32, False),
+    (float("nan"), V.FLOAT32, False),
+    (float("inf"), V.FLOAT32, False),
+    (float("-inf"), V.FLOAT64, False),
+    (1e39, V.FLOAT64, False),
+    (1e-50, V.FLOAT64, False),
+    (1e-45, V.FLOAT32, False),
+    (3e38, V.FLOAT32, False),
+    ((1 << 64) - 1, V.UINT64, False),
+    (-(1 << 63), V.INT64, False),
 ]
 
 
@@ -456,8 +533,9 @@ def m_metadata_extra(rng, draft):
     roll = rng.random()
     if roll < 0.4:
         key = rng.choice(["adapter.lora.rank", "general.name", "adapter.lora.dropout"])
-        draft.meta[key] = rng.choice([(8, V.UINT32, None), ("x" * 1000, V.STRING, None),
-                                      (list(range(100)), V.ARRAY, V.INT32)])
+        draft.meta[key] = rng.choice(
+            [(8, V.UINT32, None), ("x" * 1000, V.STRING, None), (list(range(100)), V.ARRAY, V.INT32)]
+        )
         return True
     if roll < 0.7:
         draft.meta["general.alignment"] = (rng.choice([0, 1, 3, 64, 1 << 31]), V.UINT32, None)
@@ -469,8 +547,9 @@ def m_metadata_extra(rng, draft):
 
     def edit(buf, lay):
         for at, n, role in lay.strings:
-            if role == "key" and bytes(buf[at:at + n]) == twin.encode():
-                buf[at:at + n] = key.encode()
+            if role == "key" and bytes(buf[at : at + n]) == twin.encode():
+                buf[at : at + n] = key.encode()
+
     draft.header_edits.append(edit)
     return False
 
@@ -481,7 +560,7 @@ def m_values(rng, draft):
     t = _pick(rng, draft)
     a = _floats(t).copy()
     value = rng.choice([np.nan, np.inf, -np.inf, 1e38, -3e38, 65504.0, 1e300, 0.0])
-    if value == 1e300:                # beyond float32: only an F64 tensor holds it
+    if value == 1e300:  # beyond float32: only an F64 tensor holds it
         a = a.astype(np.float64)
     if a.size:
         if rng.random() < 0.5:
@@ -494,9 +573,11 @@ def m_values(rng, draft):
 
 def m_truncate(rng, draft):
     def edit(buf, data_start):
-        cut = rng.choice([rng.randrange(len(buf) + 1), len(buf) - 1, len(buf) // 2, data_start,
-                          data_start - 1, 24, 8, 0])
+        cut = rng.choice(
+            [rng.randrange(len(buf) + 1), len(buf) - 1, len(buf) // 2, data_start, data_start - 1, 24, 8, 0]
+        )
         del buf[cut:]
+
     draft.damage.append(edit)
     return False
 
@@ -504,10 +585,12 @@ def m_truncate(rng, draft):
 def m_flip(rng, draft):
     """A few bytes set to random ones, mostly in the header (where a flip
     is seldom harmless)."""
+
     def edit(buf, data_start):
         for _ in range(rng.randint(1, 4) if buf else 0):
             end = min(data_start, len(buf)) if rng.random() < 0.8 else len(buf)
             buf[rng.randrange(end)] = rng.randrange(256)
+
     draft.damage.append(edit)
     return False
 
@@ -526,11 +609,30 @@ def m_replaced(rng, draft):
 
 
 MUTATIONS = [  # (mutation, how often it is drawn)
-    (m_name_other_tensor, 2), (m_name_layer, 3), (m_name_half, 3), (m_name_pair_out, 2),
-    (m_name_suffix, 2), (m_name_unicode, 2), (m_name_long, 2), (m_name_empty, 1), (m_name_duplicate, 2),
-    (m_shape_swap, 2), (m_shape_rank, 3), (m_shape_zero, 2), (m_shape_dims, 2), (m_shape_other_weight, 2),
-    (m_shape_huge_header, 2), (m_type, 4), (m_type_number, 2), (m_alpha, 4), (m_metadata, 3),
-    (m_metadata_extra, 2), (m_values, 3), (m_truncate, 2), (m_flip, 3), (m_replaced, 1),
+    (m_name_other_tensor, 2),
+    (m_name_layer, 3),
+    (m_name_half, 3),
+    (m_name_pair_out, 2),
+    (m_name_suffix, 2),
+    (m_name_unicode, 2),
+    (m_name_long, 2),
+    (m_name_empty, 1),
+    (m_name_duplicate, 2),
+    (m_shape_swap, 2),
+    (m_shape_rank, 3),
+    (m_shape_zero, 2),
+    (m_shape_dims, 2),
+    (m_shape_other_weight, 2),
+    (m_shape_huge_header, 2),
+    (m_type, 4),
+    (m_type_number, 2),
+    (m_alpha, 4),
+    (m_metadata, 3),
+    (m_metadata_extra, 2),
+    (m_values, 3),
+    (m_truncate, 2),
+    (m_flip, 3),
+    (m_replaced, 1),
 ]
 
 WITHOUT_TENSORS = {m_alpha, m_metadata, m_metadata_extra, m_truncate, m_flip, m_replaced}
@@ -543,7 +645,7 @@ def mutate(rng, draft: Draft) -> Draft:
     for _ in range(count):
         mutation = rng.choices([m for m, _ in MUTATIONS], weights=[w for _, w in MUTATIONS])[0]
         if not draft.tensors and mutation not in WITHOUT_TENSORS:
-            continue          # left with no tensors: nothing for this mutation to change
+            continue  # left with no tensors: nothing for this mutation to change
         keeps_valid = mutation(rng, draft)
         draft.valid = draft.valid and bool(keeps_valid)
         draft.done.append(mutation.__name__[2:])
@@ -551,6 +653,7 @@ def mutate(rng, draft: Draft) -> Draft:
 
 
 # ---- the cases --------------------------------------------------------------------
+
 
 def make_case(rng, workdir):
     base = base_path()
@@ -560,17 +663,20 @@ def make_case(rng, workdir):
     if draft.valid:
         return must_succeed(base, adapter, use, rng.choice(["f32", "f16", "base"]), draft.done)
     if use == "generate":
-        return ("toy-generate", ["hi", "--model", str(base), "--adapter", str(adapter),
-                                 "--max-new-tokens", "2", "--threads", "1"])
+        return (
+            "toy-generate",
+            ["hi", "--model", str(base), "--adapter", str(adapter), "--max-new-tokens", "2", "--threads", "1"],
+        )
     return merge_case(base, adapter, Path(workdir), rng.choice(["f32", "f16", "base"]), draft.done)
 
 
 def merge_case(base, adapter, workdir: Path, dtype: str, done: list):
     """merge_lora as a callable: refused, it leaves no file; done, it wrote
     a GGUF toy reads, with finite weights."""
+
     def merge():
         from toy import ToyError
-        from toy.merge import merge_lora
+        from toy.formats.merge import merge_lora
 
         before = set(os.listdir(workdir))
         out = workdir / "merged.gguf"
@@ -581,6 +687,7 @@ def merge_case(base, adapter, workdir: Path, dtype: str, done: list):
             assert not left, f"a refused merge left {sorted(left)}"
             raise
         check_merged(out)
+
     merge.__name__ = f"merge_lora(dtype={dtype}) after {'+'.join(done) or 'nothing'}"
     return merge
 
@@ -597,15 +704,16 @@ def quietly(fn, *args):
         except ToyError:
             raise
         finally:
-            if seen:       # an AssertionError in place of the result or the ToyError
+            if seen:  # an AssertionError in place of the result or the ToyError
                 raise AssertionError(f"a warning on stderr: {seen[0].category.__name__}: {seen[0].message}")
 
 
 def check_merged(out: Path) -> None:
     from gguf.quants import dequantize
-    from toy.session import read_gguf_config
 
-    read_gguf_config(out)                     # ggml parses it and checks every shape
+    from toy.native.session import read_gguf_config
+
+    read_gguf_config(out)  # ggml parses it and checks every shape
     for tensor in gguf.GGUFReader(str(out)).tensors:
         values = dequantize(tensor.data, tensor.tensor_type)
         assert np.isfinite(values).all(), f"the merged {tensor.name} holds values that are not finite"
@@ -613,10 +721,12 @@ def check_merged(out: Path) -> None:
 
 def must_succeed(base, adapter, use: str, dtype: str, done: list):
     """A valid adapter (every change kept it so): a refusal is a failure."""
+
     def accepted():
         from toy import ToyError
-        from toy.generate import generate, load_model
-        from toy.merge import merge_lora
+        from toy.formats.merge import merge_lora
+        from toy.generation.generate import generate
+        from toy.generation.model import load_model
 
         try:
             if use == "generate":
@@ -628,6 +738,8 @@ def must_succeed(base, adapter, use: str, dtype: str, done: list):
                 check_merged(out)
         except ToyError as err:
             raise AssertionError(f"a valid adapter was refused: {err}") from None
-    accepted.__name__ = f"valid adapter, {use}{'' if use == 'generate' else f' {dtype}'}, " \
-                        f"after {'+'.join(done) or 'nothing'}"
+
+    accepted.__name__ = (
+        f"valid adapter, {use}{'' if use == 'generate' else f' {dtype}'}, after {'+'.join(done) or 'nothing'}"
+    )
     return accepted

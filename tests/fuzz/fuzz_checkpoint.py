@@ -21,6 +21,7 @@ went (sentinels are planted inside and outside the run folder, and where
 symlinks and "written" entries point), and a refused resume changed nothing
 at all: the run is still there to resume once the damage is undone.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -45,10 +46,35 @@ NAME = "checkpoint"
 # small runs that stop after STOP_AFTER of their 8 steps (as a Ctrl-C would):
 # resuming them saves twice more (steps 4 and 6), so pruning runs too
 RECIPES = {
-    "from-scratch": ["--steps", "8", "--save-every", "2", "--threads", "2", "--seq", "16", "--batch", "1",
-                     "--d-model", "32"],
-    "vit-tiny": ["vit-tiny", "--steps", "8", "--save-every", "2", "--threads", "2", "--batch", "4",
-                 "--d-model", "16", "--layers", "1"],
+    "from-scratch": [
+        "--steps",
+        "8",
+        "--save-every",
+        "2",
+        "--threads",
+        "2",
+        "--seq",
+        "16",
+        "--batch",
+        "1",
+        "--d-model",
+        "32",
+    ],
+    "vit-tiny": [
+        "vit-tiny",
+        "--steps",
+        "8",
+        "--save-every",
+        "2",
+        "--threads",
+        "2",
+        "--batch",
+        "4",
+        "--d-model",
+        "16",
+        "--layers",
+        "1",
+    ],
 }
 STOP_AFTER = 3
 CHECKPOINT = f"step-{STOP_AFTER:08d}.npz"
@@ -62,6 +88,7 @@ BOMB_BYTES = 512 << 20
 
 
 # ---- running toy-train in this process ----------------------------------------
+
 
 class _StopAfter(io.StringIO):
     """stdout that sends SIGINT once the run printed step n: a run stopped
@@ -79,7 +106,8 @@ class _StopAfter(io.StringIO):
 
 def toy_train(argv: list[str], stdout=None, seconds: float | None = None) -> tuple[int, list[str]]:
     """toy-train's exit status and stderr lines; past `seconds`, a SIGINT."""
-    from toy import cli
+    from toy.cli import train as cli
+
     err = io.StringIO()
     previous = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
     if seconds:
@@ -95,12 +123,13 @@ def toy_train(argv: list[str], stdout=None, seconds: float | None = None) -> tup
 
 # ---- the valid runs every case starts from (once per worker) -------------------
 
+
 @dataclass
 class Base:
-    run: Path                 # a stopped run: run/checkpoint/step-00000003.npz, latest.json
-    arrays: dict              # the checkpoint's tensors, by name
-    state: dict               # its JSON record
-    root: Path                # the folder of the run: removed when the worker ends
+    run: Path  # a stopped run: run/checkpoint/step-00000003.npz, latest.json
+    arrays: dict  # the checkpoint's tensors, by name
+    state: dict  # its JSON record
+    root: Path  # the folder of the run: removed when the worker ends
 
     def bomb(self) -> Path:
         """The checkpoint with one tensor as a zip bomb (written when first asked for)."""
@@ -118,7 +147,7 @@ def base(recipe: str) -> Base:
         root = Path(tempfile.mkdtemp(prefix=f"toy-fuzz-checkpoint-{recipe}-"))
         atexit.register(shutil.rmtree, root, ignore_errors=True)
         here = os.getcwd()
-        os.chdir(root)          # the run's saved --out is "run", as a user's would be
+        os.chdir(root)  # the run's saved --out is "run", as a user's would be
         try:
             rc, err = toy_train([*RECIPES[recipe], "--out", "run"], stdout=_StopAfter(STOP_AFTER))
             assert rc == 130, (rc, err)
@@ -179,18 +208,20 @@ def _write_bomb(path: Path, arrays: dict, state: dict) -> None:
 
 # ---- one case -----------------------------------------------------------------
 
+
 @dataclass
 class Case:
     """One case's run (workdir/run) and what its mutations made of it."""
+
     workdir: Path
     base: Base
-    arrays: dict                                  # the checkpoint's tensors, written back if changed
-    state: object                                 # its record: a dict, or an array of other bytes
-    resume: str = "run"                           # what --resume names
+    arrays: dict  # the checkpoint's tensors, written back if changed
+    state: object  # its record: a dict, or an array of other bytes
+    resume: str = "run"  # what --resume names
     flags: list = field(default_factory=list)
-    recipe: list = field(default_factory=list)    # a recipe named before --resume
-    done: list = field(default_factory=list)      # what was changed, for the report
-    entries: dict = field(default_factory=dict)   # .npy bytes that replace an array's own
+    recipe: list = field(default_factory=list)  # a recipe named before --resume
+    done: list = field(default_factory=list)  # what was changed, for the report
+    entries: dict = field(default_factory=dict)  # .npy bytes that replace an array's own
 
     @property
     def run(self) -> Path:
@@ -220,8 +251,33 @@ def _replace(path: Path, data: bytes | str | None) -> None:
 
 
 # values of every JSON type, and numbers no field should hold
-ODD_VALUES = [None, True, False, 0, -1, 1, 2, 3, 2**31, 2**63, 2**64, 10**30, -10**30, 1.5, float("nan"),
-              float("inf"), -float("inf"), "", "3", "x" * 1000, [], [1], [[]], {}, {"a": 1}]
+ODD_VALUES = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2,
+    3,
+    2**31,
+    2**63,
+    2**64,
+    10**30,
+    -(10**30),
+    1.5,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    "",
+    "3",
+    "x" * 1000,
+    [],
+    [1],
+    [[]],
+    {},
+    {"a": 1},
+]
 
 
 def _odd(rng):
@@ -231,9 +287,26 @@ def _odd(rng):
 def _a_path(rng, case) -> str:
     """A path a damaged file may name: outside the folder, absolute, odd."""
     outside = case.workdir / "outside" / "sentinel.npz"
-    return rng.choice(["../../outside/sentinel.npz", str(outside), "/etc/passwd", "..", ".", "", "/",
-                       "../config.json", "step-3.npz", CHECKPOINT + "/..", CHECKPOINT + "\n", "a\x00b",
-                       "step-00000099.npz", "step-00000001.npz", "latest.json", "x" * 5000])
+    return rng.choice(
+        [
+            "../../outside/sentinel.npz",
+            str(outside),
+            "/etc/passwd",
+            "..",
+            ".",
+            "",
+            "/",
+            "../config.json",
+            "step-3.npz",
+            CHECKPOINT + "/..",
+            CHECKPOINT + "\n",
+            "a\x00b",
+            "step-00000099.npz",
+            "step-00000001.npz",
+            "latest.json",
+            "x" * 5000,
+        ]
+    )
 
 
 # -- the state record --
@@ -258,19 +331,20 @@ def state_step(rng, case):
     step = rng.choice([0, -2, 1, 2, 4, 7, 8, 9, 2**31, 10**20])
     case.state["step"] = step
     if rng.random() < 0.5 and 0 <= step < 100:
-        case.state["losses"] = (case.state["losses"] * 10)[:step]     # consistent, so it gets further
+        case.state["losses"] = (case.state["losses"] * 10)[:step]  # consistent, so it gets further
     if rng.random() < 0.3:
         case.state["steps"] = rng.choice([step, step - 1, 8, 2**31 - 1, 2**40])
         if rng.random() < 0.7 and isinstance(case.state["args"], dict):
-            case.state["args"]["steps"] = case.state["steps"]       # as toy writes it: the two agree
+            case.state["args"]["steps"] = case.state["steps"]  # as toy writes it: the two agree
     return f"state step={step} steps={case.state['steps']} losses={len(case.state['losses'])}"
 
 
 def state_losses(rng, case):
     losses = case.state["losses"]
     i = rng.randrange(len(losses))
-    losses[i] = rng.choice([float("nan"), float("inf"), -float("inf"), 10**400, -10**400, 1e308, 0, True,
-                            None, "5.5", [5.5], {}, 2**70])
+    losses[i] = rng.choice(
+        [float("nan"), float("inf"), -float("inf"), 10**400, -(10**400), 1e308, 0, True, None, "5.5", [5.5], {}, 2**70]
+    )
     return f"state losses[{i}]={str(losses[i])[:30]}"
 
 
@@ -318,8 +392,9 @@ def state_fingerprints(rng, case):
 
 
 def state_format(rng, case):
-    case.state["format"] = rng.choice(["toy/checkpoint-v2", "toy/checkpoint-v0", "", "toy/train-v1",
-                                       "TOY/CHECKPOINT-V1", None, 1])
+    case.state["format"] = rng.choice(
+        ["toy/checkpoint-v2", "toy/checkpoint-v0", "", "toy/train-v1", "TOY/CHECKPOINT-V1", None, 1]
+    )
     return f"state format={case.state['format']}"
 
 
@@ -327,9 +402,12 @@ def state_raw(rng, case):
     """The record not JSON, or JSON that is not an object, or stored as another array."""
     text = json.dumps(case.state).encode()
     choices = {
-        "cut": text[:rng.randrange(len(text))],
+        "cut": text[: rng.randrange(len(text))],
         "not utf-8": b"\xff\xfe" + text,
-        "list": b"[]", "null": b"null", "number": b"1", "empty": b"",
+        "list": b"[]",
+        "null": b"null",
+        "number": b"1",
+        "empty": b"",
         "deep": b"[" * 100000 + b"]" * 100000,
         "huge int": text.replace(b'"step": ', b'"step": ' + b"9" * 5000, 1),
         "huge float": text.replace(b'"step": ', b'"step": 1e999', 1),
@@ -353,6 +431,7 @@ def state_raw(rng, case):
 
 
 # -- the arrays --
+
 
 def _a_tensor(rng, case) -> str:
     return rng.choice(list(case.arrays))
@@ -380,19 +459,29 @@ def array_added(rng, case):
 def array_reshaped(rng, case):
     name = _a_tensor(rng, case)
     a = case.arrays[name]
-    shapes = [a.reshape(-1), a.reshape(1, *a.shape), a.T, a[:1], a[..., :0], np.float32(1.0),
-              np.zeros((0,), np.float32), np.zeros((2 ** 10, 2 ** 10), np.float32)]
+    shapes = [
+        a.reshape(-1),
+        a.reshape(1, *a.shape),
+        a.T,
+        a[:1],
+        a[..., :0],
+        np.float32(1.0),
+        np.zeros((0,), np.float32),
+        np.zeros((2**10, 2**10), np.float32),
+    ]
     case.arrays[name] = np.asarray(rng.choice(shapes))
     return f"{name} shape {case.arrays[name].shape}"
 
 
 def array_dtype(rng, case):
     name = _a_tensor(rng, case)
-    dtype = rng.choice(["float64", "float16", "int32", "int64", "bool", "complex64", ">f4", "uint8", "object",
-                        "U4", "V4"])
+    dtype = rng.choice(
+        ["float64", "float16", "int32", "int64", "bool", "complex64", ">f4", "uint8", "object", "U4", "V4"]
+    )
     a = case.arrays[name]
-    case.arrays[name] = (a.astype(object) if dtype == "object" else
-                         a.view(np.dtype(dtype)) if dtype in ("V4",) else a.astype(dtype))
+    case.arrays[name] = (
+        a.astype(object) if dtype == "object" else a.view(np.dtype(dtype)) if dtype in ("V4",) else a.astype(dtype)
+    )
     return f"{name} dtype {dtype}"
 
 
@@ -421,9 +510,10 @@ def array_claims(rng, case):
 
 # -- whole files and folders --
 
+
 def npz_cut(rng, case):
     data = case.npz.read_bytes()
-    case.npz.write_bytes(data[:rng.randrange(len(data))])
+    case.npz.write_bytes(data[: rng.randrange(len(data))])
     return "npz truncated"
 
 
@@ -438,8 +528,9 @@ def npz_flipped(rng, case):
 
 
 def npz_replaced(rng, case):
-    what = rng.choice(["empty", "text", "npy", "pickle", "directory", "missing", "zip of nothing", "bomb",
-                       "central size"])
+    what = rng.choice(
+        ["empty", "text", "npy", "pickle", "directory", "missing", "zip of nothing", "bomb", "central size"]
+    )
     if what == "directory":
         _replace(case.npz, None)
         case.npz.mkdir()
@@ -450,9 +541,17 @@ def npz_replaced(rng, case):
     else:
         buffer = io.BytesIO()
         zipfile.ZipFile(buffer, "w").close()
-        _replace(case.npz, {"empty": b"", "text": "not a checkpoint\n", "missing": None,
-                            "npy": _npy(np.zeros(3, np.float32)), "pickle": b"\x80\x04K\x01.",
-                            "zip of nothing": buffer.getvalue()}[what])
+        _replace(
+            case.npz,
+            {
+                "empty": b"",
+                "text": "not a checkpoint\n",
+                "missing": None,
+                "npy": _npy(np.zeros(3, np.float32)),
+                "pickle": b"\x80\x04K\x01.",
+                "zip of nothing": buffer.getvalue(),
+            }[what],
+        )
     return f"npz {what}"
 
 
@@ -461,7 +560,7 @@ def _claim_huge_entry_sizes(path: Path) -> None:
     data = bytearray(path.read_bytes())
     i = data.find(b"PK\x01\x02")
     while i >= 0:
-        data[i + 24:i + 28] = (2**32 - 2).to_bytes(4, "little")
+        data[i + 24 : i + 28] = (2**32 - 2).to_bytes(4, "little")
         i = data.find(b"PK\x01\x02", i + 4)
     path.write_bytes(bytes(data))
 
@@ -469,9 +568,28 @@ def _claim_huge_entry_sizes(path: Path) -> None:
 def latest_damaged(rng, case):
     """latest.json as anything but what toy writes."""
     pointer = json.loads(case.latest.read_text())
-    what = rng.choice(["invalid", "empty", "list", "null", "string", "deep", "file odd", "file path",
-                       "file missing", "no file", "written odd", "written path", "written long",
-                       "written not list", "directory", "missing", "symlink out", "not utf-8"])
+    what = rng.choice(
+        [
+            "invalid",
+            "empty",
+            "list",
+            "null",
+            "string",
+            "deep",
+            "file odd",
+            "file path",
+            "file missing",
+            "no file",
+            "written odd",
+            "written path",
+            "written long",
+            "written not list",
+            "directory",
+            "missing",
+            "symlink out",
+            "not utf-8",
+        ]
+    )
     if what == "file odd":
         pointer["file"] = _odd(rng)
     elif what == "file path":
@@ -488,8 +606,14 @@ def latest_damaged(rng, case):
         pointer["written"] = [f"step-{i:08d}.npz" for i in range(20000)]
     elif what == "written not list":
         pointer["written"] = _odd(rng)
-    text = {"invalid": "{\"file\": ", "empty": "", "list": "[]", "null": "null", "string": '"x"',
-            "deep": "[" * 100000 + "]" * 100000}.get(what, json.dumps(pointer))
+    text = {
+        "invalid": '{"file": ',
+        "empty": "",
+        "list": "[]",
+        "null": "null",
+        "string": '"x"',
+        "deep": "[" * 100000 + "]" * 100000,
+    }.get(what, json.dumps(pointer))
     if what == "directory":
         _replace(case.latest, None)
         case.latest.mkdir()
@@ -526,8 +650,9 @@ def written_points_out(rng, case):
 def where_toy_writes(rng, case):
     """Something already where the resume will write: a checkpoint or its
     temporary file as a symlink out of the run, or a folder."""
-    name = rng.choice(["step-00000004.npz", "step-00000004.npz.tmp", "latest.json.tmp",
-                       "step-00000006.npz", "step-00000006.npz.tmp"])
+    name = rng.choice(
+        ["step-00000004.npz", "step-00000004.npz.tmp", "latest.json.tmp", "step-00000006.npz", "step-00000006.npz.tmp"]
+    )
     _replace(case.folder / name, None)
     if rng.random() < 0.7:
         (case.folder / name).symlink_to(case.workdir / "outside" / "sentinel.npz")
@@ -556,11 +681,28 @@ def events_damaged(rng, case):
     """events.jsonl, which a resume cuts back to the checkpoint's step."""
     events = case.run / "events.jsonl"
     lines = events.read_text().splitlines()
-    what = rng.choice(["list line", "string step", "null step", "cut line", "not utf-8", "directory",
-                       "missing", "huge step", "nested"])
-    bad = {"list line": "[1, 2]", "string step": '{"step": "x"}', "null step": '{"step": null}',
-           "cut line": '{"step": 2, "lo', "huge step": '{"step": 1e999}', "nested": "[" * 100000,
-           "not utf-8": '{"step": 1, "x": "\udcff"}'}
+    what = rng.choice(
+        [
+            "list line",
+            "string step",
+            "null step",
+            "cut line",
+            "not utf-8",
+            "directory",
+            "missing",
+            "huge step",
+            "nested",
+        ]
+    )
+    bad = {
+        "list line": "[1, 2]",
+        "string step": '{"step": "x"}',
+        "null step": '{"step": null}',
+        "cut line": '{"step": 2, "lo',
+        "huge step": '{"step": 1e999}',
+        "nested": "[" * 100000,
+        "not utf-8": '{"step": 1, "x": "\udcff"}',
+    }
     if what == "directory":
         _replace(events, None)
         events.mkdir()
@@ -579,8 +721,16 @@ def resume_elsewhere(rng, case):
     downloads = case.workdir / "downloads"
     downloads.mkdir(exist_ok=True)
     copy_ = downloads / rng.choice([CHECKPOINT, "x.npz", "checkpoint"])
-    choices = ["run/checkpoint", f"run/checkpoint/{CHECKPOINT}", "downloads", str(case.run.resolve()),
-               "nowhere", "run/config.json", "run/checkpoint/latest.json", "."]
+    choices = [
+        "run/checkpoint",
+        f"run/checkpoint/{CHECKPOINT}",
+        "downloads",
+        str(case.run.resolve()),
+        "nowhere",
+        "run/config.json",
+        "run/checkpoint/latest.json",
+        ".",
+    ]
     case.resume = rng.choice(choices + [str(copy_.relative_to(case.workdir))] * 3)
     if case.resume.startswith("downloads/"):
         shutil.copyfile(case.npz, copy_)
@@ -589,11 +739,28 @@ def resume_elsewhere(rng, case):
 
 # options a resume may give again (how the run is carried out), and ones that
 # would change what it computes
-MAY_CHANGE = [["--threads", "1"], ["--keep", "3"], ["--keep", "1"], ["--save-every", "1"],
-              ["--save-every", "0"], ["--json"]]
-MAY_NOT = [["--steps", "1"], ["--steps", "2"], ["--steps", "3"], ["--steps", "8"], ["--steps", "9"],
-           ["--seq", "8"], ["--seq", "16"], ["--out", "run"], ["--overwrite"], ["--d-model", "64"],
-           ["--seed", "1"], ["--batch", "4"]]
+MAY_CHANGE = [
+    ["--threads", "1"],
+    ["--keep", "3"],
+    ["--keep", "1"],
+    ["--save-every", "1"],
+    ["--save-every", "0"],
+    ["--json"],
+]
+MAY_NOT = [
+    ["--steps", "1"],
+    ["--steps", "2"],
+    ["--steps", "3"],
+    ["--steps", "8"],
+    ["--steps", "9"],
+    ["--seq", "8"],
+    ["--seq", "16"],
+    ["--out", "run"],
+    ["--overwrite"],
+    ["--d-model", "64"],
+    ["--seed", "1"],
+    ["--batch", "4"],
+]
 
 
 def changed_options(rng, case):
@@ -608,13 +775,37 @@ def changed_options(rng, case):
 
 # (mutation, weight); the content ones change the record or arrays before the
 # file is written, the others change files on disk after
-CONTENT = [(state_field_odd, 6), (state_field_dropped, 2), (state_step, 4), (state_losses, 3), (state_rng, 5),
-           (state_args, 4), (state_fingerprints, 1), (state_format, 1), (state_raw, 4), (array_dropped, 2),
-           (array_renamed, 2), (array_added, 1), (array_reshaped, 3), (array_dtype, 3), (array_values, 5),
-           (array_claims, 2)]
-ON_DISK = [(npz_cut, 2), (npz_flipped, 3), (npz_replaced, 4), (latest_damaged, 8), (written_points_out, 3),
-           (where_toy_writes, 3), (other_runs_file, 4), (folder_damaged, 1), (events_damaged, 5),
-           (resume_elsewhere, 4), (changed_options, 10)]
+CONTENT = [
+    (state_field_odd, 6),
+    (state_field_dropped, 2),
+    (state_step, 4),
+    (state_losses, 3),
+    (state_rng, 5),
+    (state_args, 4),
+    (state_fingerprints, 1),
+    (state_format, 1),
+    (state_raw, 4),
+    (array_dropped, 2),
+    (array_renamed, 2),
+    (array_added, 1),
+    (array_reshaped, 3),
+    (array_dtype, 3),
+    (array_values, 5),
+    (array_claims, 2),
+]
+ON_DISK = [
+    (npz_cut, 2),
+    (npz_flipped, 3),
+    (npz_replaced, 4),
+    (latest_damaged, 8),
+    (written_points_out, 3),
+    (where_toy_writes, 3),
+    (other_runs_file, 4),
+    (folder_damaged, 1),
+    (events_damaged, 5),
+    (resume_elsewhere, 4),
+    (changed_options, 10),
+]
 
 
 def _write_checkpoint(case: Case) -> None:
@@ -630,6 +821,7 @@ def _write_checkpoint(case: Case) -> None:
 
 
 # ---- what must hold after the resume ------------------------------------------
+
 
 def _snapshot(workdir: Path) -> dict[str, str]:
     """Every file and link under workdir: relative path -> what it is."""
@@ -676,8 +868,11 @@ def _judge(rc: int, lines: list[str], before: dict, after: dict, owned: set[str]
         assert lines and lines[-1].startswith("toy-train: "), f"stopped, but {lines[-3:]}"
     else:
         assert rc == 0, f"exit {rc}: {lines[-3:]}"
-    lost = sorted(p for p in before if p not in owned and before[p] != after.get(p)
-                  and not any(p.startswith(o + "/") for o in owned))
+    lost = sorted(
+        p
+        for p in before
+        if p not in owned and before[p] != after.get(p) and not any(p.startswith(o + "/") for o in owned)
+    )
     assert not lost, f"exit {rc}, but a file the run does not own changed or went: {lost[:5]}"
     assert grew <= MAX_GROWTH_BYTES, f"exit {rc}, after reading {grew >> 20} MiB: inflated before checked"
 
@@ -686,8 +881,10 @@ def _resume(case: Case, argv: list[str]):
     """The case as the harness calls it: toy-train run in this process, then
     what must hold checked (AssertionError); a refusal is raised again as
     InputError, so that the harness counts it, under its message."""
+
     def resume():
-        from toy.errors import InputError
+        from toy.core.errors import InputError
+
         before, owned = _snapshot(case.workdir), _owned(case)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
         rc, lines = toy_train(argv, seconds=CASE_SECONDS)
@@ -695,6 +892,7 @@ def _resume(case: Case, argv: list[str]):
         _judge(rc, lines, before, _snapshot(case.workdir), owned, grew)
         if rc == 2:
             raise InputError(lines[0].removeprefix("toy-train: error: "))
+
     resume.__name__ = f"toy-train {' '.join(argv)[:120]} [{'; '.join(case.done)}]"
     return resume
 

@@ -8,6 +8,7 @@ with one line.
 Each case starts from a small valid command (one step, short sequences) so
 that what is accepted runs quickly, and changes one to three things in it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,19 +26,100 @@ BASE = {
 # how often each command is drawn: the GGUF recipes load a 135M model, the others are quick
 WEIGHTS = {"from-scratch": 5, "vit-tiny": 2, "lora": 1, "instruct": 1, "warm-start": 1, "toy-generate": 3}
 
-NUMBERS = ["0", "-1", "1", "2", "-0", "0.5", "1e-300", "1e309", "-1e309", "nan", "NaN", "inf", "-inf",
-           "2147483647", "2147483648", "-2147483649", "4294967296", "3000000000", "9223372036854775808",
-           "18446744073709551616", "99999999999999999999999999", "65536", "65537", "4097", "1024", "513",
-           "0x10", "1_000", " 7", "7 ", "１", "٣", "1e3", "1.0", "", " ", "abc", "--", "-", "=1"]
-PATHS = ["", ".", "/", "/dev/null", "/dev/zero", "/proc/self/mem", "nope/none.gguf", "a\nb", "x" * 5000,
-         "-", "--steps", "{instruct}", "{text}", "{dir}", "{empty}", "{binary}"]
-WORDS = ["", "q", "q,k,v,o,gate,up,down", "all", ",", "q,,q", "Q", "embd", "f32", "bf16", "cpu", "vulkan",
-         "cuda", "metal", "tpu", "fast", "stored", "gpt2", "llama", "pca", "donor", "scratch", "base",
-         "\x00", "é", "x" * 10000]
+NUMBERS = [
+    "0",
+    "-1",
+    "1",
+    "2",
+    "-0",
+    "0.5",
+    "1e-300",
+    "1e309",
+    "-1e309",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "2147483647",
+    "2147483648",
+    "-2147483649",
+    "4294967296",
+    "3000000000",
+    "9223372036854775808",
+    "18446744073709551616",
+    "99999999999999999999999999",
+    "65536",
+    "65537",
+    "4097",
+    "1024",
+    "513",
+    "0x10",
+    "1_000",
+    " 7",
+    "7 ",
+    "１",
+    "٣",
+    "1e3",
+    "1.0",
+    "",
+    " ",
+    "abc",
+    "--",
+    "-",
+    "=1",
+]
+PATHS = [
+    "",
+    ".",
+    "/",
+    "/dev/null",
+    "/dev/zero",
+    "/proc/self/mem",
+    "nope/none.gguf",
+    "a\nb",
+    "x" * 5000,
+    "-",
+    "--steps",
+    "{instruct}",
+    "{text}",
+    "{dir}",
+    "{empty}",
+    "{binary}",
+]
+WORDS = [
+    "",
+    "q",
+    "q,k,v,o,gate,up,down",
+    "all",
+    ",",
+    "q,,q",
+    "Q",
+    "embd",
+    "f32",
+    "bf16",
+    "cpu",
+    "vulkan",
+    "cuda",
+    "metal",
+    "tpu",
+    "fast",
+    "stored",
+    "gpt2",
+    "llama",
+    "pca",
+    "donor",
+    "scratch",
+    "base",
+    "\x00",
+    "é",
+    "x" * 10000,
+]
 
 
 def _parsers():
-    from toy import cli, generate_cli
+    from toy.cli import generate as generate_cli
+    from toy.cli import train as cli
+
     recipes = cli._recipe_parsers(cli.build_parser())
     return {**{name: recipes[name] for name in BASE}, "toy-generate": generate_cli.build_parser()}
 
@@ -67,8 +149,13 @@ def _files(workdir) -> dict:
     (workdir / "folder").mkdir()
     (workdir / "empty.txt").write_bytes(b"")
     (workdir / "junk.bin").write_bytes(bytes(range(256)) * 8)
-    return {"{instruct}": str(instruct), "{text}": str(text), "{dir}": str(workdir / "folder"),
-            "{empty}": str(workdir / "empty.txt"), "{binary}": str(workdir / "junk.bin")}
+    return {
+        "{instruct}": str(instruct),
+        "{text}": str(text),
+        "{dir}": str(workdir / "folder"),
+        "{empty}": str(workdir / "empty.txt"),
+        "{binary}": str(workdir / "junk.bin"),
+    }
 
 
 def make_case(rng, workdir):
@@ -76,8 +163,7 @@ def make_case(rng, workdir):
     command = rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()))[0]
     parser = _parsers()[command]
     if command == "toy-generate":
-        prog, argv = "toy-generate", [rng.choice(["Hello", "", " ", "x" * 3000, "\x00", "--"]),
-                                      "--max-new-tokens", "2"]
+        prog, argv = "toy-generate", [rng.choice(["Hello", "", " ", "x" * 3000, "\x00", "--"]), "--max-new-tokens", "2"]
     else:
         prog, argv = "toy-train", [command, *BASE[command], "--out", "run"]
     options = _options(parser)
@@ -89,11 +175,11 @@ def make_case(rng, workdir):
         if value is None:
             argv += [flag]
         elif roll < 0.08:
-            argv += [flag]                                  # the value left out
+            argv += [flag]  # the value left out
         elif roll < 0.16:
             argv += [f"{flag}={value}"]
         elif roll < 0.20:
-            argv += [flag[:-1], value]                      # misspelt
+            argv += [flag[:-1], value]  # misspelt
         else:
             argv += [flag, value]
     if rng.random() < 0.05:

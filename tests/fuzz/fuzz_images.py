@@ -28,6 +28,7 @@ harness sees what Python writes on stderr, not what a C library writes on
 fd 2 itself, as libtiff does: tests/test_image_input.py runs such a file as
 a user does.)
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -43,10 +44,12 @@ BASE = ["--steps", "1", "--batch", "2", "--d-model", "16", "--layers", "1", "--o
 
 # ---- valid pictures ----------------------------------------------------------
 
+
 def _picture(rng, mode: str, size: tuple[int, int]):
     """A picture of random pixels in `mode`."""
     import numpy as np
     from PIL import Image
+
     w, h = size
     if mode == "F":
         # floats as a scanner or a simulation writes them: any range, NaN and infinities
@@ -94,8 +97,7 @@ WRITERS = {
     "jpeg-RGB": (".jpg", "JPEG", lambda rng, s: _save(_picture(rng, "RGB", s), "JPEG")),
     "jpeg-L": (".jpeg", "JPEG", lambda rng, s: _save(_picture(rng, "L", s), "JPEG", quality=30)),
     "jpeg-CMYK": (".jpg", "JPEG", lambda rng, s: _save(_picture(rng, "CMYK", s), "JPEG")),
-    "jpeg-progressive": (".jpg", "JPEG",
-                         lambda rng, s: _save(_picture(rng, "RGB", s), "JPEG", progressive=True)),
+    "jpeg-progressive": (".jpg", "JPEG", lambda rng, s: _save(_picture(rng, "RGB", s), "JPEG", progressive=True)),
     "gif": (".gif", "GIF", lambda rng, s: _save(_picture(rng, "P", s), "GIF")),
     "gif-animated": (".gif", "GIF", lambda rng, s: _animated(rng, s, "GIF", "P")),
     "bmp-RGB": (".bmp", "BMP", lambda rng, s: _save(_picture(rng, "RGB", s), "BMP")),
@@ -105,13 +107,10 @@ WRITERS = {
     "tiff-16bit": (".tif", "TIFF", lambda rng, s: _save(_picture(rng, "I;16", s), "TIFF")),
     "tiff-pages": (".tif", "TIFF", _tiff_pages),
     # compressed TIFF is decoded by libtiff, C code that a damaged strip reaches
-    "tiff-lzw": (".tif", "TIFF", lambda rng, s: _save(_picture(rng, "RGB", s), "TIFF",
-                                                      compression="tiff_lzw")),
-    "tiff-jpeg": (".tif", "TIFF", lambda rng, s: _save(_picture(rng, "RGB", s), "TIFF",
-                                                       compression="jpeg")),
+    "tiff-lzw": (".tif", "TIFF", lambda rng, s: _save(_picture(rng, "RGB", s), "TIFF", compression="tiff_lzw")),
+    "tiff-jpeg": (".tif", "TIFF", lambda rng, s: _save(_picture(rng, "RGB", s), "TIFF", compression="jpeg")),
     "webp": (".webp", "WEBP", lambda rng, s: _save(_picture(rng, "RGB", s), "WEBP", quality=50)),
-    "webp-lossless": (".webp", "WEBP",
-                      lambda rng, s: _save(_picture(rng, "RGBA", s), "WEBP", lossless=True)),
+    "webp-lossless": (".webp", "WEBP", lambda rng, s: _save(_picture(rng, "RGBA", s), "WEBP", lossless=True)),
     "ppm": (".ppm", "PPM", lambda rng, s: _save(_picture(rng, "RGB", s), "PPM")),
     "pgm": (".pgm", "PPM", lambda rng, s: _save(_picture(rng, "L", s), "PPM")),
     "pbm": (".pbm", "PPM", lambda rng, s: _save(_picture(rng, "1", s), "PPM")),
@@ -124,10 +123,12 @@ WRITERS = {
 def png_bomb(width: int, height: int) -> bytes:
     """A valid greyscale PNG of width x height black pixels: zeros deflate
     about a thousandfold, so 8192 x 8192 is some 65 kB."""
+
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
     squeeze = zlib.compressobj(9)
-    row = bytes(width + 1)                       # filter byte 0, then the pixels
+    row = bytes(width + 1)  # filter byte 0, then the pixels
     data = b"".join(squeeze.compress(row) for _ in range(height)) + squeeze.flush()
     header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
@@ -135,14 +136,22 @@ def png_bomb(width: int, height: int) -> bytes:
 
 # ---- headers that lie about the size ------------------------------------------
 
+
 def claim_size(data: bytes, fmt: str, width: int, height: int) -> bytes:
     """data with its header claiming width x height (clipped to what the
     format's fields hold), or data unchanged where the header is not found."""
-    claim = {"PNG": _claim_png, "BMP": _claim_bmp, "GIF": _claim_gif, "JPEG": _claim_jpeg,
-             "PPM": _claim_ppm, "TIFF": _claim_tiff, "WEBP": _claim_webp}.get(fmt)
+    claim = {
+        "PNG": _claim_png,
+        "BMP": _claim_bmp,
+        "GIF": _claim_gif,
+        "JPEG": _claim_jpeg,
+        "PPM": _claim_ppm,
+        "TIFF": _claim_tiff,
+        "WEBP": _claim_webp,
+    }.get(fmt)
     try:
         return claim(bytearray(data), width, height) if claim else data
-    except (ValueError, IndexError, struct.error):    # cut or flipped already: nothing to claim
+    except (ValueError, IndexError, struct.error):  # cut or flipped already: nothing to claim
         return data
 
 
@@ -160,7 +169,7 @@ def _claim_bmp(data, width, height):
 
 
 def _claim_gif(data, width, height):
-    struct.pack_into("<HH", data, 6, min(width, 65535), min(height, 65535))   # the logical screen
+    struct.pack_into("<HH", data, 6, min(width, 65535), min(height, 65535))  # the logical screen
     return bytes(data)
 
 
@@ -168,7 +177,7 @@ def _claim_jpeg(data, width, height):
     at = 2
     while data[at] == 0xFF:
         marker, length = data[at + 1], struct.unpack_from(">H", data, at + 2)[0]
-        if marker in (0xC0, 0xC1, 0xC2):            # start of frame: precision, height, width
+        if marker in (0xC0, 0xC1, 0xC2):  # start of frame: precision, height, width
             struct.pack_into(">HH", data, at + 5, min(height, 65535), min(width, 65535))
             return bytes(data)
         at += 2 + length
@@ -177,7 +186,7 @@ def _claim_jpeg(data, width, height):
 
 def _claim_ppm(data, width, height):
     magic, rest = bytes(data[:2]), bytes(data[3:])
-    fields = 1 if magic == b"P4" else 2            # after the size: maxval, then pixels (P4: no maxval)
+    fields = 1 if magic == b"P4" else 2  # after the size: maxval, then pixels (P4: no maxval)
     tail = rest.split(b"\n", fields)[-1]
     maxval = b"" if magic == b"P4" else rest.split(b"\n", 2)[1] + b"\n"
     return magic + b"\n%d %d\n" % (width, height) + maxval + tail
@@ -191,43 +200,72 @@ def _claim_tiff(data, width, height):
         tag = struct.unpack_from("<H", data, entry)[0]
         if tag in (256, 257):
             value = min(width if tag == 256 else height, 2**32 - 1)
-            struct.pack_into("<HHII", data, entry, tag, 4, 1, value)      # as a LONG
+            struct.pack_into("<HHII", data, entry, tag, 4, 1, value)  # as a LONG
     return bytes(data)
 
 
 def _claim_webp(data, width, height):
-    lossy = data.find(b"\x9d\x01\x2a")                # VP8's key frame start code, then 14-bit sizes
+    lossy = data.find(b"\x9d\x01\x2a")  # VP8's key frame start code, then 14-bit sizes
     if lossy >= 0:
         struct.pack_into("<HH", data, lossy + 3, min(width, 16383), min(height, 16383))
-    lossless = data.find(b"VP8L")                     # signature 0x2f, then 14-bit (size - 1) fields
+    lossless = data.find(b"VP8L")  # signature 0x2f, then 14-bit (size - 1) fields
     if lossless >= 0:
         w, h = (max(0, min(v, 16384) - 1) for v in (width, height))
         bits = struct.unpack_from("<I", data, lossless + 9)[0] & ~((1 << 28) - 1)
         struct.pack_into("<I", data, lossless + 9, bits | w | h << 14)
-    extended = data.find(b"VP8X")                     # the canvas: 24-bit (size - 1) fields
+    extended = data.find(b"VP8X")  # the canvas: 24-bit (size - 1) fields
     if extended >= 0:
         w, h = (max(0, min(v, 2**24) - 1) for v in (width, height))
-        data[extended + 12:extended + 18] = w.to_bytes(3, "little") + h.to_bytes(3, "little")
+        data[extended + 12 : extended + 18] = w.to_bytes(3, "little") + h.to_bytes(3, "little")
     return bytes(data)
 
 
 # sizes a header may claim: past MAX_PIXELS, at it, just fitting, none
-CLAIMS = [(20000, 20000), (1, 10**9), (10**9, 1), (65535, 65535), (2**31 - 1, 2**31 - 1), (2**32 - 1, 1),
-          (8193, 8192), (8192, 8192), (4000, 3000), (0, 5), (5, 0), (0, 0)]
+CLAIMS = [
+    (20000, 20000),
+    (1, 10**9),
+    (10**9, 1),
+    (65535, 65535),
+    (2**31 - 1, 2**31 - 1),
+    (2**32 - 1, 1),
+    (8193, 8192),
+    (8192, 8192),
+    (4000, 3000),
+    (0, 5),
+    (5, 0),
+    (0, 0),
+]
 
 
 # ---- damage --------------------------------------------------------------------
 
+
 def damage(rng, data: bytes, fmt: str) -> bytes:
     """One way a file is spoilt."""
-    how = rng.choice(["cut", "cut", "cut", "flip", "flip", "flip", "claim", "claim", "claim", "empty", "text",
-                      "noise", "prefix", "cut-after-header"])
+    how = rng.choice(
+        [
+            "cut",
+            "cut",
+            "cut",
+            "flip",
+            "flip",
+            "flip",
+            "claim",
+            "claim",
+            "claim",
+            "empty",
+            "text",
+            "noise",
+            "prefix",
+            "cut-after-header",
+        ]
+    )
     # most cuts and flips spare the header: the file passes the scan and meets the decoder
     start = 0 if rng.random() < 0.3 else len(data) // 2
     if how == "cut":
-        return data[:rng.randrange(start, len(data))]
-    if how == "cut-after-header":                    # a header that reads, then nothing
-        return data[:rng.choice([8, 16, 33, 40, 64, 100])]
+        return data[: rng.randrange(start, len(data))]
+    if how == "cut-after-header":  # a header that reads, then nothing
+        return data[: rng.choice([8, 16, 33, 40, 64, 100])]
     if how == "flip":
         spoilt = bytearray(data)
         for _ in range(rng.randint(1, 8)):
@@ -235,22 +273,21 @@ def damage(rng, data: bytes, fmt: str) -> bytes:
         return bytes(spoilt)
     if how == "claim":
         spoilt = claim_size(data, fmt, *rng.choice(CLAIMS))
-        return spoilt[:rng.randrange(len(spoilt))] if rng.random() < 0.3 else spoilt
+        return spoilt[: rng.randrange(len(spoilt))] if rng.random() < 0.3 else spoilt
     if how == "empty":
         return b""
     if how == "text":
         return rng.choice([b"not a picture\n", b"<html><body>404 Not Found</body></html>\n", b"\x00" * 64])
     if how == "noise":
         return rng.randbytes(rng.randint(1, 2000))
-    return rng.randbytes(rng.randint(1, 16)) + data        # junk before the signature
+    return rng.randbytes(rng.randint(1, 16)) + data  # junk before the signature
 
 
 # ---- the folder ------------------------------------------------------------------
 
 # names as a download may spell them: spaces, a leading dash, non-ASCII, a
 # line break or a tab, bytes that are not UTF-8 (a Latin-1 zip), very long
-ODD_NAMES = ["image 1", "-dash", "ünïcödé", "日本", "new\nline", "tab\there", os.fsdecode(b"caf\xe9"),
-             "x" * 200]
+ODD_NAMES = ["image 1", "-dash", "ünïcödé", "日本", "new\nline", "tab\there", os.fsdecode(b"caf\xe9"), "x" * 200]
 
 
 def _name(rng, i: int) -> str:
@@ -282,19 +319,21 @@ def _fill_class(rng, folder, writers, size, spoil: float) -> None:
         if rng.random() < spoil:
             data = damage(rng, data, fmt)
         if rng.random() < 0.05:
-            suffix = rng.choice([".png", ".jpg", ".txt", ""])     # a name that lies about the format
+            suffix = rng.choice([".png", ".jpg", ".txt", ""])  # a name that lies about the format
         (folder / (_name(rng, i) + suffix)).write_bytes(data)
 
 
 def _oddities(rng, root, classes: list) -> None:
     """What else lies in a real folder, each now and then."""
+
     def inside():
         return root / rng.choice(classes) if classes else root
+
     odd = [
         lambda: (root / "README.txt").write_text("downloaded from somewhere\n"),
         lambda: (root / "stray.png").write_bytes(WRITERS["png-RGB"][2](rng, (4, 4))),
         lambda: (inside() / ".DS_Store").write_bytes(rng.randbytes(64)),
-        lambda: (inside() / "._img0.png").write_bytes(rng.randbytes(64)),       # macOS resource forks
+        lambda: (inside() / "._img0.png").write_bytes(rng.randbytes(64)),  # macOS resource forks
         lambda: _hidden_folder(rng, root),
         lambda: _nested(rng, inside()),
         lambda: (inside() / "labels.csv").write_text("file,label\nimg0.png,0\n"),
@@ -308,7 +347,7 @@ def _oddities(rng, root, classes: list) -> None:
         lambda: (inside() / "big-but-fine.png").write_bytes(png_bomb(*rng.choice(BOMBS))),
     ]
     for _ in range(rng.choices([0, 1, 2, 3], weights=[6, 4, 2, 1])[0]):
-        with contextlib.suppress(FileExistsError):        # the same oddity drawn twice
+        with contextlib.suppress(FileExistsError):  # the same oddity drawn twice
             rng.choice(odd)()
 
 
@@ -346,7 +385,7 @@ def make_folder(rng, root, mixed: bool) -> None:
     root.mkdir()
     roll = rng.random()
     if roll < 0.35:
-        writers = [rng.choice(list(WRITERS))]                   # one format, one mode
+        writers = [rng.choice(list(WRITERS))]  # one format, one mode
     elif roll < 0.7:
         writers = rng.sample(list(WRITERS), rng.randint(2, 4))
     else:
@@ -370,9 +409,8 @@ HUGE_SIZES = [4096, 8192, 65536, 65537, 100000]
 
 def _options(rng, mixed: bool) -> list[str]:
     argv, size = [], None
-    if rng.random() < (0.8 if mixed else 0.3):     # pictures of many sizes need it
-        size = rng.choices([rng.randrange(4, 33, 4), rng.randint(1, 32), rng.choice(HUGE_SIZES)],
-                           weights=[6, 2, 2])[0]
+    if rng.random() < (0.8 if mixed else 0.3):  # pictures of many sizes need it
+        size = rng.choices([rng.randrange(4, 33, 4), rng.randint(1, 32), rng.choice(HUGE_SIZES)], weights=[6, 2, 2])[0]
         argv += ["--image-size", str(size)]
     if rng.random() < 0.3:
         # a huge size keeps a small patch: its ViT is refused for memory, where a large

@@ -7,10 +7,10 @@ the GGUF layout: counts, lengths, dimensions, types and key values set to
 edge values, dimensions swapped, tensors retyped or renamed -- and feeds the
 result to what reads GGUFs in toy:
 
-    toy.session.read_gguf_config(path)
+    toy.native.session.read_gguf_config(path)
     toy.recipes.LoRA().realize(path, ...) and one training step
-    toy.donor.donor_embedding(path, ...), the warm start's donor
-    toy.tokenizer.GGUFTokenizer.from_gguf(path), when the seed has a tokenizer
+    toy.formats.donor.donor_embedding(path, ...), the warm start's donor
+    toy.text.tokenizer.GGUFTokenizer.from_gguf(path), when the seed has a tokenizer
 
 Each of them must either accept the file or raise ToyError with a one-line
 message. The cases run in a child process, so that a crash (an abort, a
@@ -20,6 +20,7 @@ case number, and the run goes on from the next case.
     python -m tests.fuzz.gguf_mutate --cases 20000 --seed 1
     python -m tests.fuzz.gguf_mutate --replay tests/fuzz/cases/*.gguf
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,14 +42,14 @@ CASES_DIR = HERE / "cases"
 
 # ---- the layout of a well-formed seed --------------------------------------
 
-_SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<B",
-           10: "<Q", 11: "<q", 12: "<d"}
+_SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<B", 10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
 
 
 @dataclass
 class Num:
     """A number in the file: where, its struct format, and what it is."""
+
     offset: int
     fmt: str
     role: str
@@ -57,12 +58,12 @@ class Num:
 @dataclass
 class Layout:
     nums: list[Num] = field(default_factory=list)
-    strings: list[tuple[int, int, str]] = field(default_factory=list)   # offset, length, role
-    tensors: list[dict] = field(default_factory=list)    # name (offset, len), ne [Num], type Num
-    kv_values: dict[str, Num] = field(default_factory=dict)   # scalar key -> its value
-    kv_types: dict[str, Num] = field(default_factory=dict)    # key -> its type (for arrays,
+    strings: list[tuple[int, int, str]] = field(default_factory=list)  # offset, length, role
+    tensors: list[dict] = field(default_factory=list)  # name (offset, len), ne [Num], type Num
+    kv_values: dict[str, Num] = field(default_factory=dict)  # scalar key -> its value
+    kv_types: dict[str, Num] = field(default_factory=dict)  # key -> its type (for arrays,
     #                                                           the element type)
-    infos_end: int = 0        # where the tensor infos end (padding follows)
+    infos_end: int = 0  # where the tensor infos end (padding follows)
     data_start: int = 0
 
 
@@ -82,7 +83,7 @@ def parse_layout(data: bytes) -> Layout:
         nonlocal pos
         n = num("<Q", role + "_len")
         lay.strings.append((pos, n, role))
-        text = data[pos:pos + n].decode("utf-8", "replace")
+        text = data[pos : pos + n].decode("utf-8", "replace")
         pos += n
         return text
 
@@ -123,8 +124,15 @@ def parse_layout(data: bytes) -> Layout:
         ttype = Num(pos, "<I", "tensor_type")
         num("<I", "tensor_type")
         num("<Q", "tensor_offset")
-        lay.tensors.append({"name": (name_at, len(name.encode())), "name_bytes": name.encode(),
-                            "dims_at": dims_at, "ne": ne, "type": ttype})
+        lay.tensors.append(
+            {
+                "name": (name_at, len(name.encode())),
+                "name_bytes": name.encode(),
+                "dims_at": dims_at,
+                "ne": ne,
+                "type": ttype,
+            }
+        )
     lay.infos_end = pos
     lay.data_start = (pos + alignment - 1) // alignment * alignment
     return lay
@@ -137,11 +145,44 @@ _BITS = {"<B": 8, "<b": 8, "<H": 16, "<h": 16, "<I": 32, "<i": 32, "<Q": 64, "<q
 
 def _edge_values(rng: random.Random, original: int, bits: int, file_size: int) -> int:
     top = (1 << bits) - 1
-    choices = [0, 1, 2, 3, 7, 8, 16, 31, 32, 33, 48, 64, 255, 256, 4096, 65535, 65536,
-               (1 << 24), (1 << 24) + 1, top >> 1, (top >> 1) + 1, top, top - 1,
-               original + 1, original - 1, original * 2, original // 2, original * 3,
-               file_size, file_size + 1, file_size - original, (1 << 31) - 1, 1 << 31, (1 << 32) - 1,
-               rng.getrandbits(bits), rng.randrange(0, 1024)]
+    choices = [
+        0,
+        1,
+        2,
+        3,
+        7,
+        8,
+        16,
+        31,
+        32,
+        33,
+        48,
+        64,
+        255,
+        256,
+        4096,
+        65535,
+        65536,
+        (1 << 24),
+        (1 << 24) + 1,
+        top >> 1,
+        (top >> 1) + 1,
+        top,
+        top - 1,
+        original + 1,
+        original - 1,
+        original * 2,
+        original // 2,
+        original * 3,
+        file_size,
+        file_size + 1,
+        file_size - original,
+        (1 << 31) - 1,
+        1 << 31,
+        (1 << 32) - 1,
+        rng.getrandbits(bits),
+        rng.randrange(0, 1024),
+    ]
     return rng.choice(choices) & top
 
 
@@ -158,7 +199,7 @@ def _write_num(buf: bytearray, num: Num, value) -> None:
 
 def _read_num(buf: bytes, num: Num):
     if num.offset + struct.calcsize(num.fmt) > len(buf):
-        return 0          # cut off by an earlier mutation
+        return 0  # cut off by an earlier mutation
     return struct.unpack_from(num.fmt, buf, num.offset)[0]
 
 
@@ -185,9 +226,8 @@ def m_random_bytes(rng, buf, lay):
 
 
 def m_truncate(rng, buf, lay):
-    cut = rng.choice([_meta_position(rng, buf, lay), len(buf) - rng.randint(1, 64),
-                      rng.randrange(len(buf))])
-    del buf[max(0, cut):]
+    cut = rng.choice([_meta_position(rng, buf, lay), len(buf) - rng.randint(1, 64), rng.randrange(len(buf))])
+    del buf[max(0, cut) :]
     return "truncate"
 
 
@@ -199,13 +239,13 @@ def m_insert(rng, buf, lay):
 
 def m_delete(rng, buf, lay):
     at = _meta_position(rng, buf, lay)
-    del buf[at:at + rng.randint(1, 16)]
+    del buf[at : at + rng.randint(1, 16)]
     return "delete"
 
 
 def m_duplicate(rng, buf, lay):
     start = _meta_position(rng, buf, lay)
-    chunk = bytes(buf[start:start + rng.randint(1, 64)])
+    chunk = bytes(buf[start : start + rng.randint(1, 64)])
     at = _meta_position(rng, buf, lay)
     buf[at:at] = chunk
     return "duplicate"
@@ -223,8 +263,22 @@ def m_number(rng, buf, lay):
 def m_type(rng, buf, lay):
     """A key/value, array element or tensor type set to another value, valid or not."""
     num = rng.choice([n for n in lay.nums if n.role in ("kv_type", "arr_type", "tensor_type")])
-    value = rng.choice([rng.randrange(-2, 45), rng.randrange(0, 13), rng.getrandbits(32),
-                        0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 13, 39, 40, 41, 64, 255])
+    value = rng.choice(
+        [
+            rng.randrange(-2, 45),
+            rng.randrange(0, 13),
+            rng.getrandbits(32),
+            0x7FFFFFFF,
+            0x80000000,
+            0xFFFFFFFF,
+            13,
+            39,
+            40,
+            41,
+            64,
+            255,
+        ]
+    )
     _write_num(buf, num, value)
     return f"type {num.role}={value & 0xFFFFFFFF}"
 
@@ -234,12 +288,28 @@ def m_key_value(rng, buf, lay):
     key = rng.choice(sorted(lay.kv_values))
     num = lay.kv_values[key]
     if num.fmt in ("<f", "<d"):
-        value = rng.choice([0.0, -0.0, -1.0, 1.0, float("nan"), float("inf"), float("-inf"),
-                            1e38, 1e-45, _read_num(buf, num) * 2])
+        value = rng.choice(
+            [0.0, -0.0, -1.0, 1.0, float("nan"), float("inf"), float("-inf"), 1e38, 1e-45, _read_num(buf, num) * 2]
+        )
     else:
         original = _read_num(buf, num)
-        value = rng.choice([original + 1, original - 1, original * 2, original // 2, 0, 1, 3, 5,
-                            (1 << 24), (1 << 24) + 1, (1 << 31) - 1, -1, rng.getrandbits(32)])
+        value = rng.choice(
+            [
+                original + 1,
+                original - 1,
+                original * 2,
+                original // 2,
+                0,
+                1,
+                3,
+                5,
+                (1 << 24),
+                (1 << 24) + 1,
+                (1 << 31) - 1,
+                -1,
+                rng.getrandbits(32),
+            ]
+        )
     _write_num(buf, num, value)
     return f"value {key}={value}"
 
@@ -292,7 +362,7 @@ def set_shape(buf: bytearray, lay: Layout, tensor: dict, shape: list[int]) -> bo
     # keep the data where it is: take the growth out of the padding (or give it back)
     pad_at = lay.infos_end
     if grow > 0:
-        del buf[pad_at:pad_at + grow]
+        del buf[pad_at : pad_at + grow]
     else:
         buf[pad_at:pad_at] = bytes(-grow)
     buf[start:end] = new
@@ -316,7 +386,7 @@ def m_rename(rng, buf, lay):
     new = bytearray(rng.choice([t["name_bytes"] for t in lay.tensors if len(t["name_bytes"]) == n]))
     if rng.random() < 0.5 and new.startswith(b"blk."):
         new[4] = ord(rng.choice("0123456789"))
-    buf[at:at + n] = new
+    buf[at : at + n] = new
     return "rename"
 
 
@@ -331,9 +401,26 @@ def m_string_bytes(rng, buf, lay):
     return f"string bytes {role}"
 
 
-MUTATIONS = [m_bit_flips, m_random_bytes, m_truncate, m_insert, m_delete, m_duplicate,
-             m_number, m_number, m_type, m_key_value, m_key_value, m_swap_dims, m_reshape, m_reshape,
-             m_retype_same_size, m_rename, m_string_bytes, m_string_bytes]
+MUTATIONS = [
+    m_bit_flips,
+    m_random_bytes,
+    m_truncate,
+    m_insert,
+    m_delete,
+    m_duplicate,
+    m_number,
+    m_number,
+    m_type,
+    m_key_value,
+    m_key_value,
+    m_swap_dims,
+    m_reshape,
+    m_reshape,
+    m_retype_same_size,
+    m_rename,
+    m_string_bytes,
+    m_string_bytes,
+]
 
 
 def mutate(data: bytes, lay: Layout, rng: random.Random) -> tuple[bytes, list[str]]:
@@ -348,9 +435,11 @@ def mutate(data: bytes, lay: Layout, rng: random.Random) -> tuple[bytes, list[st
 
 # ---- one case: every reader of GGUFs in toy --------------------------------
 
+
 def _check_error(e: BaseException) -> str | None:
     """None when e is an acceptable failure (a one-line ToyError), else why not."""
     import toy
+
     if not isinstance(e, toy.ToyError):
         return f"{type(e).__module__}.{type(e).__name__} instead of ToyError: {e!r}"[:400]
     message = str(e)
@@ -363,9 +452,10 @@ def run_readers(path: Path, tokenizer: bool) -> dict:
     """Feed one file to the readers; each result is 'ok', 'error: <message>'
     or 'BAD: <why>' (a failure that is not a one-line ToyError)."""
     import numpy as np
+
     import toy
-    from toy.session import read_gguf_config
-    from toy.tokenizer import GGUFTokenizer
+    from toy.native.session import read_gguf_config
+    from toy.text.tokenizer import GGUFTokenizer
 
     results = {}
 
@@ -376,7 +466,7 @@ def run_readers(path: Path, tokenizer: bool) -> dict:
             return True
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException as e:   # noqa: BLE001 -- a Rust panic is a BaseException
+        except BaseException as e:  # noqa: BLE001 -- a Rust panic is a BaseException
             bad = _check_error(e)
             results[name] = f"BAD: {bad}" if bad else f"error: {e}"
             return False
@@ -393,19 +483,23 @@ def run_readers(path: Path, tokenizer: bool) -> dict:
     attempt("lora", lora_step)
 
     def donor():
-        from toy.donor import donor_embed_width, donor_embedding
+        from toy.formats.donor import donor_embed_width, donor_embedding
+
         donor_embedding(path, donor_embed_width(path), 8)
 
     attempt("donor", donor)
     if tokenizer:
+
         def tok():
             t = GGUFTokenizer.from_gguf(path)
             t.decode(t.encode("the rain in spain"))
+
         attempt("tokenizer", tok)
     return results
 
 
 # ---- the child: runs cases, one line of JSON per case on its own pipe ------
+
 
 def _case_bytes(seeds: dict, seed: int, case: int) -> tuple[str, bytes, list[str]]:
     rng = random.Random(f"{seed}:{case}")
@@ -417,6 +511,7 @@ def _case_bytes(seeds: dict, seed: int, case: int) -> tuple[str, bytes, list[str
 
 def load_seeds(folder: Path) -> dict:
     from .seeds import SEEDS
+
     seeds = {}
     for name, (_, tokenizer) in SEEDS.items():
         data = (folder / f"{name}.gguf").read_bytes()
@@ -426,7 +521,7 @@ def load_seeds(folder: Path) -> dict:
 
 def worker(args) -> int:
     proto = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)          # anything the libraries print goes to stderr, not the protocol
+    os.dup2(2, 1)  # anything the libraries print goes to stderr, not the protocol
     work = Path(tempfile.mkdtemp(prefix="toy-fuzz-case-"))
     try:
         if args.replay:
@@ -442,8 +537,7 @@ def worker(args) -> int:
             path.write_bytes(data)
             proto.write(json.dumps({"case": case, "start": True}) + "\n")
             results = run_readers(path, tokenizer=seeds[name][2])
-            proto.write(json.dumps({"case": case, "seed_file": name, "mutations": done,
-                                    "results": results}) + "\n")
+            proto.write(json.dumps({"case": case, "seed_file": name, "mutations": done, "results": results}) + "\n")
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -451,14 +545,15 @@ def worker(args) -> int:
 
 # ---- the parent: starts children, watches for crashes and hangs ------------
 
+
 @dataclass
 class Report:
     cases: int = 0
-    accepted: int = 0                 # cases every reader accepted
-    toy_errors: int = 0               # reader results that were one-line ToyErrors
-    bad: list = field(default_factory=list)       # non-ToyError or multi-line: (case, detail)
-    crashes: list = field(default_factory=list)   # (case, returncode, stderr tail)
-    hangs: list = field(default_factory=list)     # case numbers
+    accepted: int = 0  # cases every reader accepted
+    toy_errors: int = 0  # reader results that were one-line ToyErrors
+    bad: list = field(default_factory=list)  # non-ToyError or multi-line: (case, detail)
+    crashes: list = field(default_factory=list)  # (case, returncode, stderr tail)
+    hangs: list = field(default_factory=list)  # case numbers
     messages: Counter = field(default_factory=Counter)
     seconds: float = 0.0
 
@@ -467,17 +562,27 @@ class Report:
         return len(self.bad) + len(self.crashes) + len(self.hangs)
 
     def summary(self) -> str:
-        return (f"{self.cases} cases in {self.seconds:.1f} s: {self.accepted} accepted, "
-                f"{self.toy_errors} ToyErrors, {len(self.bad)} bad errors, "
-                f"{len(self.crashes)} crashes, {len(self.hangs)} hangs")
+        return (
+            f"{self.cases} cases in {self.seconds:.1f} s: {self.accepted} accepted, "
+            f"{self.toy_errors} ToyErrors, {len(self.bad)} bad errors, "
+            f"{len(self.crashes)} crashes, {len(self.hangs)} hangs"
+        )
 
 
 def _worker_command(extra: list[str]) -> list[str]:
     return [sys.executable, "-m", "fuzz.gguf_mutate", "--worker", *extra]
 
 
-def _run_children(make_args, first: int, stop: int, report: Report, case_timeout: float,
-                  on_failure, log=None, deadline: float | None = None) -> None:
+def _run_children(
+    make_args,
+    first: int,
+    stop: int,
+    report: Report,
+    case_timeout: float,
+    on_failure,
+    log=None,
+    deadline: float | None = None,
+) -> None:
     """Run cases first..stop-1 in children, restarting after a crash or hang;
     past `deadline` (time.monotonic) the child is killed and TimeoutError raised."""
     from .harness import HUNG, child_env, watch_child
@@ -487,8 +592,13 @@ def _run_children(make_args, first: int, stop: int, report: Report, case_timeout
     next_case = first
     while next_case < stop:
         with tempfile.TemporaryFile() as err:
-            child = subprocess.Popen(_worker_command(make_args(next_case, stop)), stdout=subprocess.PIPE,
-                                     stderr=err, env=env, start_new_session=True)
+            child = subprocess.Popen(
+                _worker_command(make_args(next_case, stop)),
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=env,
+                start_new_session=True,
+            )
             current, hung = None, False
             for msg in watch_child(child, case_timeout, deadline):
                 if msg == HUNG:
@@ -517,8 +627,10 @@ def _run_children(make_args, first: int, stop: int, report: Report, case_timeout
             if current is None and not hung:
                 if rc != 0:
                     err.seek(0)
-                    raise RuntimeError(f"fuzz worker failed outside a case (exit {rc}):\n"
-                                       + err.read().decode(errors="replace")[-3000:])
+                    raise RuntimeError(
+                        f"fuzz worker failed outside a case (exit {rc}):\n"
+                        + err.read().decode(errors="replace")[-3000:]
+                    )
                 return
             err.seek(0)
             tail = err.read().decode(errors="replace")[-3000:]
@@ -532,8 +644,15 @@ def _run_children(make_args, first: int, stop: int, report: Report, case_timeout
             next_case = current + 1
 
 
-def fuzz(cases: int, seed: int = 0, start: int = 0, case_timeout: float = 30.0,
-         findings: Path | None = None, log=None, timeout: float | None = None) -> Report:
+def fuzz(
+    cases: int,
+    seed: int = 0,
+    start: int = 0,
+    case_timeout: float = 30.0,
+    findings: Path | None = None,
+    log=None,
+    timeout: float | None = None,
+) -> Report:
     """Run cases start..start+cases-1 of seed; failing inputs are saved in
     findings. timeout: seconds for the whole run (TimeoutError past it)."""
     deadline = time.monotonic() + timeout if timeout else None
@@ -541,6 +660,7 @@ def fuzz(cases: int, seed: int = 0, start: int = 0, case_timeout: float = 30.0,
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="toy-fuzz-seeds-") as tmp:
         from .seeds import write_seeds
+
         write_seeds(Path(tmp))
         seeds = None
 
@@ -570,8 +690,9 @@ def replay(paths: list[Path], case_timeout: float = 30.0) -> Report:
     t0 = time.perf_counter()
     for path in paths:
         one = Report()
-        _run_children(lambda first, stop, p=str(path): ["--replay", p], 0, 1, one, case_timeout,
-                      on_failure=lambda case, why: None)
+        _run_children(
+            lambda first, stop, p=str(path): ["--replay", p], 0, 1, one, case_timeout, on_failure=lambda case, why: None
+        )
         report.cases += one.cases
         report.accepted += one.accepted
         report.toy_errors += one.toy_errors
@@ -588,10 +709,18 @@ def main(argv=None) -> int:
     p.add_argument("--cases", type=int, default=2000, help="how many cases (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
     p.add_argument("--start", type=int, default=0, help="first case number (default 0)")
-    p.add_argument("--case-timeout", type=float, default=30.0,
-                   help="seconds one case may take before it counts as a hang (default 30)")
-    p.add_argument("--findings", type=Path, default=Path("fuzz-findings"),
-                   help="where failing inputs are saved (default ./fuzz-findings)")
+    p.add_argument(
+        "--case-timeout",
+        type=float,
+        default=30.0,
+        help="seconds one case may take before it counts as a hang (default 30)",
+    )
+    p.add_argument(
+        "--findings",
+        type=Path,
+        default=Path("fuzz-findings"),
+        help="where failing inputs are saved (default ./fuzz-findings)",
+    )
     p.add_argument("--replay", nargs="+", help="run these files through the readers instead")
     p.add_argument("--messages", action="store_true", help="print the ToyError messages seen, by count")
     # the child's side
@@ -604,8 +733,14 @@ def main(argv=None) -> int:
     if args.replay:
         report = replay([Path(x) for x in args.replay], args.case_timeout)
     else:
-        report = fuzz(args.cases, args.seed, args.start, args.case_timeout, args.findings,
-                      log=lambda s: print(s, file=sys.stderr, flush=True))
+        report = fuzz(
+            args.cases,
+            args.seed,
+            args.start,
+            args.case_timeout,
+            args.findings,
+            log=lambda s: print(s, file=sys.stderr, flush=True),
+        )
     if args.messages:
         for message, n in report.messages.most_common():
             print(f"{n:6d}  {message}")

@@ -26,6 +26,7 @@ replayed by its numbers alone:
 
     python -m fuzz.harness fuzz.fuzz_cli --seed 0 --start 17 --cases 1 -v
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,17 +50,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-COMMANDS = {"toy-train": "toy.cli", "toy-generate": "toy.generate_cli"}
+COMMANDS = {"toy-train": "toy.cli.train", "toy-generate": "toy.cli.generate"}
 EXIT_BAD_INPUT, EXIT_INTERRUPTED = 2, 130
 
 
 # ---- the child's side --------------------------------------------------------
 
+
 @contextlib.contextmanager
 def _native_stderr(lines: list):
     """What C code (tinynn, ggml, Pillow's libraries) prints on fd 2 during
     the block, appended to lines: a user sees it on stderr as Python's."""
-    from toy.errors import c_stderr_captured
+    from toy.core.errors import c_stderr_captured
+
     said = []
     try:
         with c_stderr_captured(said):
@@ -78,7 +81,7 @@ def _run_command(prog: str, argv: list[str], case_seconds: float | None) -> dict
     try:
         with _native_stderr(native), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             rc = main(list(argv))
-    except BaseException as exc:      # what a user would see as a traceback
+    except BaseException as exc:  # what a user would see as a traceback
         return {"kind": "traceback", "why": _exception_line(exc)}
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -89,10 +92,14 @@ def _run_command(prog: str, argv: list[str], case_seconds: float | None) -> dict
 
 def _run_callable(fn) -> dict:
     from toy import ToyError
+
     native = []
     try:
-        with _native_stderr(native), contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(io.StringIO()):
+        with (
+            _native_stderr(native),
+            contextlib.redirect_stdout(io.StringIO()),
+            contextlib.redirect_stderr(io.StringIO()),
+        ):
             fn()
     except ToyError as err:
         if native:
@@ -138,21 +145,24 @@ def worker(module: str, seed: int, start: int, stop: int, case_seconds: float | 
 
 # ---- the parent's side -------------------------------------------------------
 
+
 @dataclass
 class Report:
     name: str
     cases: int = 0
-    succeeded: int = 0       # exit 0, or the callable returned
-    refused: int = 0         # exit 2 with one line, or a one-line ToyError
-    stopped: int = 0         # a long run stopped by the case's SIGINT
-    failures: list = field(default_factory=list)      # (case, what, why)
+    succeeded: int = 0  # exit 0, or the callable returned
+    refused: int = 0  # exit 2 with one line, or a one-line ToyError
+    stopped: int = 0  # a long run stopped by the case's SIGINT
+    failures: list = field(default_factory=list)  # (case, what, why)
     messages: Counter = field(default_factory=Counter)
     seconds: float = 0.0
 
     def summary(self) -> str:
-        return (f"{self.name}: {self.cases} cases in {self.seconds:.0f} s: {self.succeeded} succeeded, "
-                f"{self.refused} refused in one line, {self.stopped} stopped by their time budget, "
-                f"{len(self.failures)} failures")
+        return (
+            f"{self.name}: {self.cases} cases in {self.seconds:.0f} s: {self.succeeded} succeeded, "
+            f"{self.refused} refused in one line, {self.stopped} stopped by their time budget, "
+            f"{len(self.failures)} failures"
+        )
 
     def details(self) -> str:
         return "\n".join(f"case {case}: {why}\n    {what}" for case, what, why in self.failures)
@@ -200,14 +210,18 @@ def _judge(result: dict, report: Report) -> str | None:
     return None
 
 
-HUNG = "hung"      # what watch_child yields for a child that went silent
+HUNG = "hung"  # what watch_child yields for a child that went silent
 
 
 def child_env() -> dict:
     """The environment of a worker child: tests/ importable, no gdb on aborts."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(HERE.parent)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
-    env.setdefault("GGML_NO_BACKTRACE", "1")      # ggml would run gdb on every abort
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [str(HERE.parent)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+        ),
+    )
+    env.setdefault("GGML_NO_BACKTRACE", "1")  # ggml would run gdb on every abort
     return env
 
 
@@ -236,8 +250,16 @@ def watch_child(child, hang_seconds: float, deadline: float | None):
             yield json.loads(line)
 
 
-def run(module: str, cases: int, seed: int = 0, start: int = 0, case_seconds: float | None = None,
-        hang_seconds: float = 60.0, timeout: float | None = None, log=None) -> Report:
+def run(
+    module: str,
+    cases: int,
+    seed: int = 0,
+    start: int = 0,
+    case_seconds: float | None = None,
+    hang_seconds: float = 60.0,
+    timeout: float | None = None,
+    log=None,
+) -> Report:
     """Run cases start..start+cases-1 of the fuzzer module; timeout: seconds
     for the whole run (TimeoutError past it)."""
     report = Report(module.rsplit(".", 1)[-1])
@@ -245,14 +267,31 @@ def run(module: str, cases: int, seed: int = 0, start: int = 0, case_seconds: fl
     t0 = time.perf_counter()
     next_case, stop = start, start + cases
     while next_case < stop:
-        command = [sys.executable, "-m", "fuzz.harness", "--worker", module, "--seed", str(seed),
-                   "--start", str(next_case), "--cases", str(stop - next_case)]
+        command = [
+            sys.executable,
+            "-m",
+            "fuzz.harness",
+            "--worker",
+            module,
+            "--seed",
+            str(seed),
+            "--start",
+            str(next_case),
+            "--cases",
+            str(stop - next_case),
+        ]
         if case_seconds:
             command += ["--case-seconds", str(case_seconds)]
         with tempfile.TemporaryFile() as err:
             # stdin is empty: a case that reads it (toy-generate --chat with no prompt) meets its end
-            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
-                                     env=child_env(), start_new_session=True)
+            child = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=child_env(),
+                start_new_session=True,
+            )
             current, hung = None, False
             for msg in watch_child(child, hang_seconds, deadline):
                 if msg == HUNG:
@@ -271,7 +310,7 @@ def run(module: str, cases: int, seed: int = 0, start: int = 0, case_seconds: fl
             child.wait()
             if current is None and child.returncode == 0:
                 break
-            if current is None:          # died between cases: the harness itself failed
+            if current is None:  # died between cases: the harness itself failed
                 err.seek(0)
                 raise RuntimeError(f"{report.name} worker failed: {err.read().decode()[-2000:]}")
             err.seek(0)
@@ -290,16 +329,27 @@ def main(argv=None) -> int:
     p.add_argument("--cases", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--start", type=int, default=0)
-    p.add_argument("--case-seconds", type=float, default=None,
-                   help="send SIGINT to a command after this long (a run may be legitimately long)")
+    p.add_argument(
+        "--case-seconds",
+        type=float,
+        default=None,
+        help="send SIGINT to a command after this long (a run may be legitimately long)",
+    )
     p.add_argument("--hang-seconds", type=float, default=60.0)
     p.add_argument("-v", "--verbose", action="store_true", help="a line per case")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         return worker(args.module, args.seed, args.start, args.start + args.cases, args.case_seconds)
-    report = run(args.module, args.cases, args.seed, args.start, args.case_seconds, args.hang_seconds,
-                 log=sys.stderr if args.verbose else None)
+    report = run(
+        args.module,
+        args.cases,
+        args.seed,
+        args.start,
+        args.case_seconds,
+        args.hang_seconds,
+        log=sys.stderr if args.verbose else None,
+    )
     print(report.summary())
     if report.failures:
         print(report.details())

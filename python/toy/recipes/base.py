@@ -4,12 +4,13 @@ thin over the session (reset, uploads, compute, download).
 A batch is a tuple of arrays whose last one is the labels: (token ids,
 positions, labels) for the language models, (patches, labels) for a ViT;
 each recipe's _upload_batch knows its inputs."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..config import ModelConfig, RecipeOptions
-from ..session import Session
+from ..core.config import ModelConfig, RecipeOptions
+from ..native.session import Session
 
 
 class TrainingRecipe:
@@ -19,28 +20,29 @@ class TrainingRecipe:
         self.opts: RecipeOptions | None = None
 
     def _upload_batch(self, seq_ids, positions, labels=None) -> None:
-        e = self.session
-        e.upload(e.tokens, np.asarray(seq_ids, dtype=np.int32))
-        e.upload(e.positions, np.asarray(positions, dtype=np.int32))
+        session = self.session
+        session.upload(session.tokens, np.asarray(seq_ids, dtype=np.int32))
+        session.upload(session.positions, np.asarray(positions, dtype=np.int32))
         if labels is not None:
-            e.upload(e.labels, np.asarray(labels, dtype=np.int32))
+            session.upload(session.labels, np.asarray(labels, dtype=np.int32))
 
-    def step(self, seq_ids: np.ndarray, positions: np.ndarray, labels: np.ndarray,
-             hp: np.ndarray, is_first: bool) -> float:
+    def step(
+        self, seq_ids: np.ndarray, positions: np.ndarray, labels: np.ndarray, hp: np.ndarray, is_first: bool
+    ) -> float:
         """One training step on a batch; arrays are int32 [t_batch, t_seq]
         (labels: the next token of each position), hp from toy.adamw_hp."""
         return self.step_batch((seq_ids, positions, labels), hp, is_first)
 
     def step_batch(self, batch: tuple, hp: np.ndarray, is_first: bool) -> float:
         """One training step on a batch tuple (labels last), whatever the model's inputs."""
-        e = self.session
+        session = self.session
         if is_first:
-            e.reset()
+            session.reset()
         self._upload_batch(*batch)
-        e.upload(e.hp, np.asarray(hp, dtype=np.float32))
-        e.compute_step()             # the gradients are written: no zeroing pass
+        session.upload(session.hp, np.asarray(hp, dtype=np.float32))
+        session.compute_step()  # the gradients are written: no zeroing pass
         self._computed(batch)
-        return float(e.download(e.loss))
+        return float(session.download(session.loss))
 
     def metrics(self) -> dict[str, float]:
         """What the log reports beside the loss for the steps since the last
@@ -56,8 +58,9 @@ class TrainingRecipe:
         n_rows = np.asarray(batch[-1]).size
         return n_rows / labelled if labelled else 0.0
 
-    def step_accumulated(self, micro_batches, hp: np.ndarray, is_first: bool,
-                         labelled: int | None = None, sum_over_ranks=None) -> float:
+    def step_accumulated(
+        self, micro_batches, hp: np.ndarray, is_first: bool, labelled: int | None = None, sum_over_ranks=None
+    ) -> float:
         """One optimizer step over several micro-batches (each a batch as for
         step, labels last): gradients add up in the graph's accumulators, and
         each micro-batch's loss is scaled so that the update is the one a
@@ -67,37 +70,38 @@ class TrainingRecipe:
         Data parallel: micro_batches are this rank's share, labelled counts
         the labelled rows of every rank's, and sum_over_ranks(array) sums
         over ranks; the gradients and losses are summed before the update."""
-        e = self.session
+        session = self.session
         if labelled is None:
             labelled = sum(int((np.asarray(b[-1]) != -1).sum()) for b in micro_batches)
         total = 0.0
         for j, batch in enumerate(micro_batches):
             if j == 0:
-                e.reset() if is_first else e.reset_grads_only()
+                session.reset() if is_first else session.reset_grads_only()
             self._upload_batch(*batch)
-            e.set_loss_scale(self._loss_scale(batch, micro_batches, labelled))
+            session.set_loss_scale(self._loss_scale(batch, micro_batches, labelled))
             if j < len(micro_batches) - 1 or sum_over_ranks is not None:
-                e.compute_gradients()
+                session.compute_gradients()
             else:
-                e.upload(e.hp, np.asarray(hp, dtype=np.float32))
-                e.compute_backward()
+                session.upload(session.hp, np.asarray(hp, dtype=np.float32))
+                session.compute_backward()
             self._computed(batch)
-            total += float(e.download(e.loss))
+            total += float(session.download(session.loss))
         if sum_over_ranks is not None:
             total = float(sum_over_ranks(np.array([total]))[0])
-            e.sum_gradients(sum_over_ranks)
-            e.upload(e.hp, np.asarray(hp, dtype=np.float32))
-            e.apply_update()
+            session.sum_gradients(sum_over_ranks)
+            session.upload(session.hp, np.asarray(hp, dtype=np.float32))
+            session.apply_update()
         return total
 
-    def evaluate(self, seq_ids: np.ndarray, positions: np.ndarray,
-                 labels: np.ndarray | None = None) -> tuple[np.ndarray, float | None]:
+    def evaluate(
+        self, seq_ids: np.ndarray, positions: np.ndarray, labels: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float | None]:
         """Forward only: logits [t_batch, t_seq, vocab] and, given labels, the loss."""
-        e = self.session
+        session = self.session
         self._upload_batch(seq_ids, positions, labels)
-        e.compute_forward()
-        logits = e.download(e.logits).reshape(self.opts.t_batch, self.opts.t_seq, self.cfg.vocab)
-        loss = float(e.download(e.loss)) if labels is not None else None
+        session.compute_forward()
+        logits = session.download(session.logits).reshape(self.opts.t_batch, self.opts.t_seq, self.cfg.vocab)
+        loss = float(session.download(session.loss)) if labels is not None else None
         return logits, loss
 
     def save(self, path) -> None:

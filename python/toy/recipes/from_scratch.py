@@ -1,9 +1,10 @@
 """FromScratch: a token model (llama, GPT-2, ...) from seeded random init,
 every weight trained."""
+
 from __future__ import annotations
 
-from ..config import ModelConfig, RecipeOptions
-from ..session import ModelDesc
+from ..core.config import ModelConfig, RecipeOptions
+from ..native.session import ModelDesc
 from .base import TrainingRecipe
 
 

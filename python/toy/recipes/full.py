@@ -5,17 +5,18 @@ into F32 trainable tensors of a llama model of the file's shape; the saved
 model keeps the base's metadata (tokenizer, chat template, hyper-parameters)
 and is written in F32, F16 or requantized to the base's types.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 import numpy as np
 
-from ..errors import TNN_ERR_ARG, ToyError
-from ..config import RecipeOptions
-from ..session import ModelDesc, read_gguf_config
-from ..gguf_file import read_gguf
-from ..merge import write_like_base
+from ..core.config import RecipeOptions
+from ..core.errors import TNN_ERR_ARG, ToyError
+from ..formats.gguf_file import read_gguf
+from ..formats.merge import write_like_base
+from ..native.session import ModelDesc, read_gguf_config
 from .base import TrainingRecipe
 
 
@@ -66,8 +67,7 @@ class FullFineTune(TrainingRecipe):
             shape = self.session.info(handle).shape
             weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
             if weight.size != int(np.prod(shape)):
-                raise ToyError(f"{gguf_path}: {name} holds {weight.size} values, the model "
-                               f"needs {shape}", TNN_ERR_ARG)
+                raise ToyError(f"{gguf_path}: {name} holds {weight.size} values, the model needs {shape}", TNN_ERR_ARG)
             self.session.upload(handle, weight.reshape(shape))
 
     def weights(self) -> dict[str, np.ndarray]:
@@ -80,7 +80,7 @@ class FullFineTune(TrainingRecipe):
         Each weight is downloaded only when it is written."""
         return write_like_base(read_gguf(self.base_path), path, _Downloads(self.session), dtype)
 
-    save_dtype = "f32"      # what save() (toy-train's final write) uses
+    save_dtype = "f32"  # what save() (toy-train's final write) uses
 
     def save(self, path) -> None:
         self.save_model(path, self.save_dtype)

@@ -1,14 +1,15 @@
 """LoRA: adapters trained on a frozen llama-family GGUF (llama, Qwen2/3,
 Gemma 3), kept in its stored types."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
 
 import numpy as np
 
-from ..errors import TNN_ERR_ARG, ToyError
-from ..config import ModelConfig, RecipeOptions
-from ..session import ModelDesc, read_gguf_config
+from ..core.config import ModelConfig, RecipeOptions
+from ..core.errors import TNN_ERR_ARG, ToyError
+from ..native.session import ModelDesc, read_gguf_config
 from .base import TrainingRecipe
 
 
@@ -23,9 +24,16 @@ class LoRA(TrainingRecipe):
     types in place: least memory, about half the speed.
     """
 
-    def realize(self, gguf, cfg: ModelConfig | None = None, rank: int = 8,
-                opts: RecipeOptions | None = None, alpha: float | None = None,
-                targets: tuple[str, ...] = ("q",), base_compute: str = "fast") -> None:
+    def realize(
+        self,
+        gguf,
+        cfg: ModelConfig | None = None,
+        rank: int = 8,
+        opts: RecipeOptions | None = None,
+        alpha: float | None = None,
+        targets: tuple[str, ...] = ("q",),
+        base_compute: str = "fast",
+    ) -> None:
         file_cfg = read_gguf_config(gguf, self.session.lib)
         if cfg is not None and cfg.to_dict() != file_cfg.to_dict():
             raise ToyError(f"the config given does not match {gguf}: {file_cfg}", TNN_ERR_ARG)
@@ -48,15 +56,15 @@ class LoRA(TrainingRecipe):
     @contextmanager
     def adapters_off(self):
         """Evaluate the base model alone: B is zeroed, then restored."""
-        e = self.session
-        saved = {h: e.download(h) for name, h in self.adapters().items() if name.endswith(".lora_b")}
+        session = self.session
+        saved = {h: session.download(h) for name, h in self.adapters().items() if name.endswith(".lora_b")}
         try:
             for h, value in saved.items():
-                e.upload(h, np.zeros_like(value))
+                session.upload(h, np.zeros_like(value))
             yield
         finally:
             for h, value in saved.items():
-                e.upload(h, value)
+                session.upload(h, value)
 
     def save_adapter(self, path) -> None:
         """The adapter as a GGUF LoRA file llama.cpp loads (--lora PATH)."""

@@ -10,10 +10,12 @@ reference. Both losses live in the one training graph (tnn_set_objective).
 A preference batch is the tuple (token ids, positions, reference
 log-probabilities [t_batch], labels), labels last as for every recipe.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from ..datasets.preference import summarize
 from .lora import LoRA
 
 
@@ -24,10 +26,19 @@ class PreferenceRecipe(LoRA):
 
     objective = ""
 
-    def realize(self, gguf, cfg=None, rank: int = 8, opts=None, alpha: float | None = None,
-                targets: tuple[str, ...] = ("q",), base_compute: str = "fast", beta: float = 0.1) -> None:
+    def realize(
+        self,
+        gguf,
+        cfg=None,
+        rank: int = 8,
+        opts=None,
+        alpha: float | None = None,
+        targets: tuple[str, ...] = ("q",),
+        base_compute: str = "fast",
+        beta: float = 0.1,
+    ) -> None:
         self.beta = float(beta)
-        self._margins: list[np.ndarray] = []     # the batches' since metrics()
+        self._margins: list[np.ndarray] = []  # the batches' since metrics()
         super().realize(gguf, cfg, rank, opts, alpha, targets, base_compute)
 
     def _objective(self) -> dict:
@@ -53,8 +64,7 @@ class PreferenceRecipe(LoRA):
     def margins(self, row_logps, reference, labels) -> np.ndarray:
         """Chosen minus rejected reward of each pair of a batch (padding left out)."""
         counts = (np.asarray(labels) >= 0).sum(axis=1)
-        rewards = self.rewards(np.asarray(row_logps, dtype=np.float64), np.asarray(reference, dtype=np.float64),
-                               counts)
+        rewards = self.rewards(np.asarray(row_logps, dtype=np.float64), np.asarray(reference, dtype=np.float64), counts)
         return (rewards[0::2] - rewards[1::2])[real_pairs(labels)]
 
     def metrics(self) -> dict[str, float]:
@@ -65,20 +75,11 @@ class PreferenceRecipe(LoRA):
 
     def evaluate_pairs(self, seq_ids, positions, labels, reference=None) -> tuple[float, np.ndarray]:
         """Forward only: the loss and each row's summed log-probability of its labelled tokens."""
-        e = self.session
+        session = self.session
         reference = np.zeros(len(labels), dtype=np.float32) if reference is None else reference
         self._upload_batch(seq_ids, positions, reference, labels)
-        e.compute_forward()
-        return float(e.download(e.loss)), e.download(e.row_logps).astype(np.float64)
-
-
-def summarize(margins) -> dict[str, float]:
-    """The reward margin (mean over pairs of the chosen answer's reward minus
-    the rejected one's) and the preference accuracy (the fraction of pairs
-    whose chosen answer has the higher reward)."""
-    if not len(margins):
-        return {"margin": 0.0, "accuracy": 0.0}
-    return {"margin": float(np.mean(margins)), "accuracy": float(np.mean(np.asarray(margins) > 0))}
+        session.compute_forward()
+        return float(session.download(session.loss)), session.download(session.row_logps).astype(np.float64)
 
 
 def real_pairs(labels) -> np.ndarray:

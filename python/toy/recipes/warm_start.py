@@ -1,14 +1,15 @@
 """WarmStart: a new, smaller llama model whose token embedding starts from a
 bigger donor's (same tokenizer), through a trainable lens when the widths
 differ. The warm window runs from realize_scratch to build."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from ..config import ModelConfig, RecipeOptions
-from ..donor import donor_embed_width, donor_embedding, pca_lens
-from ..errors import TNN_ERR_ARG, TNN_ERR_STATE, ToyError
-from ..session import ModelDesc
+from ..core.config import ModelConfig, RecipeOptions
+from ..core.errors import TNN_ERR_ARG, TNN_ERR_STATE, ToyError
+from ..formats.donor import donor_embed_width, donor_embedding, pca_lens
+from ..native.session import ModelDesc
 from .base import TrainingRecipe
 
 
@@ -18,7 +19,7 @@ class WarmStart(TrainingRecipe):
     def realize_scratch(self, cfg: ModelConfig, opts: RecipeOptions) -> None:
         """Allocate the random-init model; opens the warm window."""
         if cfg.donor_d_in and cfg.donor_d_in != cfg.d_model:
-            opts.untied = True      # a donor-width table cannot be the d_model-wide output
+            opts.untied = True  # a donor-width table cannot be the d_model-wide output
         self.cfg, self.opts = cfg, opts
         self.session.realize(ModelDesc.from_scratch(cfg, opts))
 

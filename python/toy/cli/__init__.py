@@ -1,0 +1,1 @@
+"""The command lines: toy-train (train), toy-generate (generate), toy-train plot (plot)."""

@@ -1,0 +1,101 @@
+"""Model and recipe options, as plain dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+ARCHITECTURES = ("llama", "gpt2")
+
+
+@dataclass
+class ModelConfig:
+    """The shape of a token model (tinynn's tnn_model_config), whatever its
+    architecture: the llama family (llama, Qwen2/3 and Gemma 3 through the
+    fields below), "llama-postnorm", or a GPT-2 (arch "gpt2": LayerNorm,
+    GELU MLP, learned positions; n_kv_heads = n_heads, rope_base unused,
+    rms_eps is the LayerNorm epsilon)."""
+
+    vocab: int = 256
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    n_kv_heads: int = 2
+    d_ff: int = 0  # 0: the llama default, about 8/3 d_model rounded to 32
+    rope_base: float = 10000.0
+    rms_eps: float = 1e-5
+    donor_d_in: int = 0  # warm start: the donor embedding's width (0: no donor)
+    arch: str = "llama"
+    head_dim: int = 0  # 0: d_model / n_heads (Qwen3's heads are wider)
+    rope_neox: bool = False  # RoPE on the pairs (i, i + head_dim/2): Qwen2, Qwen3
+    qk_norm: bool = False  # RMSNorm on each head of q and k: Qwen3, Gemma 3
+    # Gemma: embeddings x sqrt(d_model), GELU gate, norms after attention and MLP,
+    # sliding-window local layers (every swa_period-th layer global)
+    embd_scale: bool = False
+    ffn_gelu: bool = False
+    post_norms: bool = False
+    swa_window: int = 0
+    swa_period: int = 0
+    rope_base_swa: float = 0.0
+
+    def __post_init__(self):
+        if self.arch == "gpt2":
+            self.n_kv_heads = self.n_heads
+            self.d_ff = self.d_ff or 4 * self.d_model
+        if self.d_ff == 0:
+            self.d_ff = max(32, int(round(self.d_model * 8 / 3 / 32)) * 32)
+
+    @property
+    def head_width(self) -> int:
+        """The width of one attention head."""
+        return self.head_dim or self.d_model // self.n_heads
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class RecipeOptions:
+    """How a recipe realizes and trains a model."""
+
+    t_seq: int = 64  # tokens per sequence
+    t_batch: int = 4  # sequences per step
+    weight_dtype: str = "f32"
+    untied: bool = False  # separate output projection instead of the embedding
+    qkv_bias: bool = False
+    seed: int = 0
+    init_scale: float = 0.02
+    clip_norm: float = 0.0  # clip gradients to this global norm in the graph (0: off)
+    precision: str = "f32"  # "bf16": the dense products' operands in bfloat16 (tnn_set_precision)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ViTConfig:
+    """The shape of a ViT image classifier: square images of image_size
+    pixels and `channels` channels, cut into square patches of `patch`."""
+
+    n_classes: int = 10
+    image_size: int = 8
+    patch: int = 2
+    channels: int = 1
+    d_model: int = 64
+    n_layers: int = 2
+    n_heads: int = 4
+    d_ff: int = 0  # 0: 4 d_model
+    ln_eps: float = 1e-6
+
+    def __post_init__(self):
+        self.d_ff = self.d_ff or 4 * self.d_model
+
+    @property
+    def patch_dim(self) -> int:
+        return self.patch * self.patch * self.channels
+
+    @property
+    def n_patches(self) -> int:
+        return (self.image_size // self.patch) ** 2
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,307 @@
+"""Where each optimizer step's micro-batches come from.
+
+A source gives the number of steps, the micro-batches of each step, and a
+hook after each step (instruct reports perplexities at the end of an epoch).
+Its state() is what a checkpoint needs to draw the same batches after a
+resume; fingerprint() names the data, so a resume on other data is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..core.errors import InputError
+from .corpus import BatchSampler
+from .images import to_patches
+from .instruct import fit, split, to_rows
+from .preference import pair_rows, summarize
+
+
+class EpochQueue:
+    """Indices 0..n-1 drawn per_step at a time, epoch after epoch, each epoch
+    a fresh permutation by seed; a step may take the end of one epoch and
+    the start of the next."""
+
+    def __init__(self, n: int, per_step: int, seed: int):
+        self.n, self.per_step = n, per_step
+        self.rng = np.random.default_rng(seed)
+        self.queue: list[int] = []  # in drawing order
+
+    def take(self) -> list[int]:
+        if len(self.queue) < self.per_step:
+            self.queue += [int(i) for i in self.rng.permutation(self.n)]
+        chunk, self.queue = self.queue[: self.per_step], self.queue[self.per_step :]
+        return chunk
+
+    def state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "queue": self.queue}
+
+    def restore(self, state: dict) -> None:
+        queue = state["queue"]
+        if not isinstance(queue, list) or not all(type(i) is int and 0 <= i < self.n for i in queue):
+            raise ValueError("the queue names samples that are not there")
+        self.rng.bit_generator.state = state["rng"]
+        self.queue = list(queue)
+
+
+class CorpusSource:
+    """Random windows of a token corpus."""
+
+    def __init__(self, tokens: np.ndarray, name: str, args):
+        self.name, self.n_tokens = name, int(tokens.size)
+        self.sampler = BatchSampler(tokens, args.seq, args.batch, args.seed)
+        self.accum = args.grad_accum
+        self.tokens_per_step = args.seq * args.batch * args.grad_accum
+        self.steps = args.steps or 5
+
+    def next(self):
+        return [self.sampler.next() for _ in range(self.accum)]
+
+    def state(self) -> dict:
+        return {"rng": self.sampler.rng.bit_generator.state}
+
+    def restore(self, state: dict) -> None:
+        self.sampler.rng.bit_generator.state = state["rng"]
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.sampler.tokens.astype("<i4").tobytes()).hexdigest()
+
+    def before_training(self, recipe, run_dir) -> None:
+        pass
+
+    def after_step(self, step, recipe, run_dir) -> None:
+        pass
+
+
+class InstructSource:
+    """Epochs over instruction samples, shuffled by seed, with a held-out split."""
+
+    def __init__(self, samples, name: str, args, pad_id: int):
+        fitted = [fit(s, args.seq) for s in samples]
+        skipped = sum(f is None for f in fitted)
+        truncated = sum(f is not None and f is not s for f, s in zip(fitted, samples))
+        kept = [f for f in fitted if f is not None]
+        if not kept:
+            raise InputError(
+                f"no sample of {name} fits in --seq {args.seq}: every response is longer (give a larger --seq)"
+            )
+        if skipped or truncated:
+            print(
+                f"toy-train: {truncated} samples had their prompt cut from the left and {skipped} "
+                f"were skipped (response longer than --seq {args.seq})",
+                file=sys.stderr,
+            )
+        self.train, self.eval = split(kept, args.eval_split, args.seed)
+        self.name = name
+        self.n_tokens = int(sum(len(s.tokens) for s in kept))
+        self.args, self.pad_id = args, pad_id
+        self.per_step = args.batch * args.grad_accum
+        self.tokens_per_step = args.seq * self.per_step
+        self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
+        self.steps = args.steps or args.epochs * self.steps_per_epoch
+        self.order = EpochQueue(len(self.train), self.per_step, args.seed)
+
+    def next(self):
+        chunk = [self.train[i] for i in self.order.take()]
+        b = self.args.batch
+        return [self._pad(chunk[i : i + b]) for i in range(0, len(chunk), b)]
+
+    def state(self) -> dict:
+        return self.order.state()
+
+    def restore(self, state: dict) -> None:
+        self.order.restore(state)
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(Path(self.name).read_bytes()).hexdigest()
+
+    def _pad(self, rows):
+        """rows as (ids, positions, labels) [t_batch, t_seq]; missing rows are
+        padding with every label masked."""
+        ids, positions, labels = to_rows(rows, self.args.seq, self.pad_id)
+        n = self.args.batch - len(rows)
+        pad_ids = np.full((n, self.args.seq), self.pad_id, dtype=np.int32)
+        pad_labels = np.full((n, self.args.seq), -1, dtype=np.int32)
+        positions = np.tile(np.arange(self.args.seq, dtype=np.int32), (self.args.batch, 1))
+        return np.vstack([ids, pad_ids]), positions, np.vstack([labels, pad_labels])
+
+    def perplexity(self, recipe, samples) -> float:
+        """exp(mean loss over the labelled tokens of samples), forward only."""
+        total, count = 0.0, 0
+        b = self.args.batch
+        for i in range(0, len(samples), b):
+            ids, positions, labels = self._pad(samples[i : i + b])
+            _, loss = recipe.evaluate(ids, positions, labels)
+            n = int((labels != -1).sum())
+            total, count = total + loss * n, count + n
+        return math.exp(total / count) if count else float("nan")
+
+    def before_training(self, recipe, run_dir) -> None:
+        self.report(0, 0, recipe, run_dir)  # the base model's perplexities
+
+    def after_step(self, step, recipe, run_dir) -> None:
+        if step % self.steps_per_epoch and step != self.steps:
+            return
+        self.report(math.ceil(step / self.steps_per_epoch), step, recipe, run_dir)
+
+    def report(self, epoch, step, recipe, run_dir) -> None:
+        """Perplexities after an epoch; the eval one only when there is a held-out split."""
+        ppl = {"train_perplexity": self.perplexity(recipe, self.train)}
+        if self.eval:
+            ppl["eval_perplexity"] = self.perplexity(recipe, self.eval)
+        run_dir.event(epoch=epoch, step=step, **ppl)
+        said = ", ".join(f"{key.split('_')[0]} perplexity {value:.3f}" for key, value in ppl.items())
+        print(f"toy-train: epoch {epoch}: {said}", file=sys.stderr)
+
+
+class PreferenceSource:
+    """Epochs over preference pairs (dpo, orpo), shuffled by seed, with a
+    held-out split. A micro-batch is --batch pairs as rows, chosen then
+    rejected, with each row's reference log-probability: for DPO the base
+    model's, from one forward pass before the first step with the adapters
+    off, kept in the checkpoints so that a resume does not redo it; zeros
+    for ORPO, which has no reference. At the end the held-out pairs' loss,
+    reward margin and accuracy are reported."""
+
+    def __init__(self, pairs, name: str, args, pad_id: int, needs_reference: bool):
+        self.train, self.eval = split(pairs, args.eval_split, args.seed)
+        self.name, self.args, self.pad_id = name, args, pad_id
+        self.n_tokens = int(sum(len(p.chosen.tokens) + len(p.rejected.tokens) for p in pairs))
+        self.per_step = args.batch * args.grad_accum
+        self.tokens_per_step = 2 * args.seq * self.per_step
+        self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
+        self.steps = args.steps or args.epochs * self.steps_per_epoch
+        self.order = EpochQueue(len(self.train), self.per_step, args.seed)
+        self.needs_reference = needs_reference
+        # [pairs, 2]: each pair's chosen and rejected reference log-probabilities
+        self.reference = {"train": np.zeros((len(self.train), 2)), "eval": np.zeros((len(self.eval), 2))}
+
+    def _batch(self, part: str, indices):
+        pairs = getattr(self, part)
+        ids, positions, labels = pair_rows([pairs[i] for i in indices], self.args.batch, self.args.seq, self.pad_id)
+        reference = np.zeros(2 * self.args.batch, dtype=np.float32)
+        reference[: 2 * len(indices)] = self.reference[part][list(indices)].ravel()
+        return ids, positions, reference, labels
+
+    def _batches(self, part: str):
+        n, b = len(getattr(self, part)), self.args.batch
+        return [(range(i, min(i + b, n)), self._batch(part, range(i, min(i + b, n)))) for i in range(0, n, b)]
+
+    def next(self):
+        chunk = self.order.take()
+        b = self.args.batch
+        return [self._batch("train", chunk[i : i + b]) for i in range(0, len(chunk), b)]
+
+    def state(self) -> dict:
+        return {
+            "order": self.order.state(),
+            "reference": {part: values.tolist() for part, values in self.reference.items()},
+        }
+
+    def restore(self, state: dict) -> None:
+        reference = {}
+        for part in ("train", "eval"):
+            values = np.asarray(state["reference"][part], dtype=np.float64).reshape(-1, 2)
+            if values.shape != self.reference[part].shape or not np.isfinite(values).all():
+                raise ValueError("the reference log-probabilities do not fit these pairs")
+            reference[part] = values
+        self.order.restore(state["order"])
+        self.reference = reference
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(Path(self.name).read_bytes()).hexdigest()
+
+    def before_training(self, recipe, run_dir) -> None:
+        """DPO's reference: every pair's log-probabilities under the base model."""
+        if not self.needs_reference:
+            return
+        with recipe.adapters_off():
+            for part in ("train", "eval"):
+                for indices, (ids, positions, _, labels) in self._batches(part):
+                    _, row_logps = recipe.evaluate_pairs(ids, positions, labels)
+                    self.reference[part][list(indices)] = row_logps[: 2 * len(indices)].reshape(-1, 2)
+        print(
+            f"toy-train: reference log-probabilities of {len(self.train) + len(self.eval)} pairs from the base model",
+            file=sys.stderr,
+        )
+
+    def after_step(self, step, recipe, run_dir) -> None:
+        if step != self.steps or not self.eval:
+            return
+        losses, weights, margins = [], [], []
+        for indices, (ids, positions, reference, labels) in self._batches("eval"):
+            loss, row_logps = recipe.evaluate_pairs(ids, positions, labels, reference)
+            losses.append(loss)
+            weights.append(len(indices))
+            margins.append(recipe.margins(row_logps, reference, labels))
+        held_out = summarize(np.concatenate(margins))
+        held_out["loss"] = float(np.average(losses, weights=weights))
+        run_dir.event(step=step, eval_pairs=len(self.eval), **{f"eval_{key}": value for key, value in held_out.items()})
+        print(
+            f"toy-train: held-out ({len(self.eval)} pairs): loss {held_out['loss']:.4f}, reward margin "
+            f"{held_out['margin']:.4f}, accuracy {100 * held_out['accuracy']:.1f}%",
+            file=sys.stderr,
+        )
+
+
+class ImageSource:
+    """Epochs over labelled images, shuffled by seed, with a held-out split
+    whose accuracy is reported after every epoch."""
+
+    def __init__(self, images, labels, patch: int, train_idx, eval_idx, name: str, args):
+        self.images, self.labels, self.patch = images, labels, patch
+        self.train, self.eval = train_idx, eval_idx
+        self.eval_patches = to_patches(images[eval_idx], patch)
+        self.name, self.n_tokens = name, int(len(labels))  # "tokens": images, here
+        self.batch, self.accum = args.batch, args.grad_accum
+        self.per_step = self.batch * self.accum
+        self.tokens_per_step = self.per_step
+        self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
+        self.steps = args.steps or args.epochs * self.steps_per_epoch
+        self.order = EpochQueue(len(self.train), self.per_step, args.seed)
+        self.accuracy = None  # the last held-out accuracy
+
+    def next(self):
+        rows = self.train[np.array(self.order.take())]
+        patches = to_patches(self.images[rows], self.patch)
+        return [
+            (patches[i : i + self.batch], self.labels[rows[i : i + self.batch]])
+            for i in range(0, len(rows), self.batch)
+        ]
+
+    def state(self) -> dict:
+        return self.order.state()
+
+    def restore(self, state: dict) -> None:
+        self.order.restore(state)
+
+    def fingerprint(self) -> str:
+        digest = hashlib.sha256(self.images.tobytes())
+        digest.update(self.labels.astype("<i4").tobytes())
+        return digest.hexdigest()
+
+    def before_training(self, recipe, run_dir) -> None:
+        pass
+
+    def after_step(self, step, recipe, run_dir) -> None:
+        if step % self.steps_per_epoch and step != self.steps:
+            return
+        epoch = math.ceil(step / self.steps_per_epoch)
+        if not len(self.eval):
+            run_dir.event(epoch=epoch, step=step)
+            return
+        predicted = recipe.logits(self.eval_patches).argmax(axis=1)
+        correct = int((predicted == self.labels[self.eval]).sum())
+        self.accuracy = correct / len(self.eval)
+        run_dir.event(
+            epoch=epoch, step=step, eval_accuracy=self.accuracy, eval_correct=correct, eval_images=len(self.eval)
+        )
+        print(
+            f"toy-train: epoch {epoch}: held-out accuracy {100 * self.accuracy:.1f}% ({correct}/{len(self.eval)})",
+            file=sys.stderr,
+        )

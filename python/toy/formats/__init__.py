@@ -1,0 +1,1 @@
+"""GGUF files: reading and writing them, LoRA adapters, merging, donor embeddings."""

@@ -1,0 +1,263 @@
+"""LoRA adapters read from GGUF files and checked against the base they adapt.
+
+An adapter is as likely to come from the internet as from `toy-train lora`,
+so it is hostile input. read_adapter is the one reader: toy-generate
+--adapter (generate.load_model) and merge.merge_lora both go through it, and
+it refuses in one line (InputError) what the C core would abort on, or
+apply wrongly without a word:
+
+    not a GGUF, truncated or corrupt  (gguf_file's checks: ggml parses it first)
+    not an adapter                    general.type must be "adapter" and adapter.type
+                                      "lora" (a model given as the adapter says so)
+    another architecture              general.architecture, when the adapter has
+                                      it, must be the base's
+    alpha                             adapter.lora.alpha: present, a number, finite
+                                      and > 0 in float32, as the C core holds it
+                                      (1e39 is infinite there, 1e-50 zero)
+    a tensor we do not adapt          names other than blk.<layer>.<weight>.weight
+                                      .lora_a / .lora_b, <weight> one of SLOTS
+    a layer the base does not have
+    an A without its B, or a B without its A
+    shapes                            A [d_in, rank], B [rank, d_out] in GGUF order
+                                      ((rank, d_in) and (d_out, rank) in numpy's),
+                                      d_in and d_out those of the base's weight
+    rank                              1 <= rank <= min(d_in, d_out), the same in
+                                      every pair (the C core has one rank)
+    types                             F32, F16, BF16, F64 and the quantized types
+                                      gguf can dequantize are read (to float32);
+                                      integer types and the rest are refused
+    values                            NaN or infinity in A or B (in float32: F64
+                                      values beyond 3.4e38 are infinite there)
+
+Partial adapters are accepted, as llama.cpp accepts them: an adapter may
+adapt a weight in some layers only, or different weights in different
+layers. The session applies the union of the adapted weights in every layer,
+so where the adapter has no pair, A and B are zeros (Adapter.session_pairs):
+that weight is left as the base has it.
+
+The base's shapes come from its config as tinynn reads it
+(session.read_gguf_config, which also checks that every block tensor of the
+base has exactly those shapes), so the checks cost no pass over the base's
+tensors.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..core.errors import InputError, refusals_as_input_errors
+from ..native.session import LORA_TARGETS, read_gguf_config
+from .gguf_file import one_line, read_gguf, read_metadata
+
+# the base weights an adapter may adapt (tinynn/block.c's SLOT_NAMES), by their
+# GGUF name in a block -> the LoRA target (session.LORA_TARGETS) that adapts them
+SLOTS = {
+    "attn_q": "q",
+    "attn_k": "k",
+    "attn_v": "v",
+    "attn_output": "o",
+    "ffn_gate": "gate",
+    "ffn_up": "up",
+    "ffn_down": "down",
+}
+_TENSOR_NAME = re.compile(r"blk\.(0|[1-9][0-9]{0,8})\.(" + "|".join(SLOTS) + r")\.weight\.lora_(a|b)")
+_FORM = "blk.<layer>.<" + "|".join(SLOTS) + ">.weight.lora_a / .lora_b"
+
+
+@dataclass
+class Adapter:
+    """A checked adapter: A and B as float32 arrays in numpy order."""
+
+    path: Path
+    alpha: float
+    rank: int
+    pairs: dict[str, tuple[np.ndarray, np.ndarray]]  # "blk.3.attn_q.weight" -> (A (rank, d_in), B (d_out, rank))
+    n_layers: int  # the base's
+    shapes: dict[str, tuple[int, int]]  # "attn_q" -> the base weight's (d_out, d_in)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The LoRA targets ("q", "down", ...) adapted in at least one layer, in the C core's order."""
+        slots = {name.split(".")[2] for name in self.pairs}
+        return tuple(t for t in LORA_TARGETS if t in {SLOTS[s] for s in slots})
+
+    def session_pairs(self):
+        """(weight name, A, B) for every tensor pair a session realized with
+        self.rank and self.targets holds: the adapter's, or zeros where it has
+        none (B = 0 leaves the base's weight as it is)."""
+        slots = [s for s, t in SLOTS.items() if t in self.targets]
+        for layer in range(self.n_layers):
+            for slot in slots:
+                name = f"blk.{layer}.{slot}.weight"
+                if name in self.pairs:
+                    yield (name, *self.pairs[name])
+                else:
+                    d_out, d_in = self.shapes[slot]
+                    yield (name, np.zeros((self.rank, d_in), np.float32), np.zeros((d_out, self.rank), np.float32))
+
+
+def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
+    """The (d_out, d_in) of each adaptable weight of a base of config cfg
+    (tinynn/block.c's block_layout, in numpy order)."""
+    d, ff = cfg.d_model, cfg.d_ff
+    q, kv = cfg.n_heads * cfg.head_width, cfg.n_kv_heads * cfg.head_width
+    return {
+        "attn_q": (q, d),
+        "attn_k": (kv, d),
+        "attn_v": (kv, d),
+        "attn_output": (d, q),
+        "ffn_gate": (ff, d),
+        "ffn_up": (ff, d),
+        "ffn_down": (d, ff),
+    }
+
+
+def read_adapter(adapter_path, base_path) -> Adapter:
+    """The adapter at adapter_path, checked against the base GGUF at
+    base_path (see the module's docstring); InputError in one line otherwise."""
+    path = Path(adapter_path)
+    with refusals_as_input_errors():
+        cfg = read_gguf_config(base_path)
+    meta = read_metadata(path, "adapter ")
+    alpha = _check_metadata(path, meta, base_path)
+    reader = read_gguf(path, "adapter ")
+    shapes = base_weight_shapes(cfg)
+    found: dict[str, dict[str, np.ndarray]] = {}  # weight -> {"a": A, "b": B}
+    for tensor in reader.tensors:
+        weight, which, array = _checked_tensor(path, tensor, cfg.n_layers, shapes)
+        found.setdefault(weight, {})[which] = array
+    if not found:
+        raise InputError(f"adapter {path} holds no LoRA tensors")
+    pairs, rank, first = {}, None, None
+    for weight, ab in found.items():
+        for have, lack in (("a", "b"), ("b", "a")):
+            if lack not in ab:
+                raise InputError(f"adapter {path}: {weight}.lora_{have} has no {weight}.lora_{lack}")
+        a, b = ab["a"], ab["b"]
+        if a.shape[0] != b.shape[1]:
+            raise InputError(
+                f"adapter {path}: {weight}.lora_a has rank {a.shape[0]} and its "
+                f".lora_b rank {b.shape[1]} (A is [d_in, rank], B [rank, d_out])"
+            )
+        if rank is None:
+            rank, first = a.shape[0], weight
+        elif a.shape[0] != rank:
+            raise InputError(
+                f"adapter {path}: {weight} has rank {a.shape[0]} and {first} rank "
+                f"{rank}: toy applies one rank to every pair"
+            )
+        pairs[weight] = (a, b)
+    return Adapter(path, alpha, rank, pairs, cfg.n_layers, shapes)
+
+
+def _check_metadata(path: Path, meta: dict, base_path) -> float:
+    """The adapter's alpha, once its type and architecture are those of a
+    LoRA adapter for the base."""
+    kind, lora = meta.get("general.type"), meta.get("adapter.type")
+    if kind != "adapter" or lora != "lora":
+        if kind == "model":
+            raise InputError(f"{path} is a model (general.type 'model'), not a LoRA adapter")
+        raise InputError(
+            f"{path} is not a LoRA adapter (general.type {_shown(kind)}, adapter.type "
+            f"{_shown(lora)}; an adapter has 'adapter' and 'lora')"
+        )
+    arch = meta.get("general.architecture")
+    if arch is not None:
+        base_arch = _architecture(base_path)
+        if arch != base_arch:
+            raise InputError(
+                f"adapter {path} is for the architecture {_shown(arch)} and the base {base_path} is {_shown(base_arch)}"
+            )
+    if "adapter.lora.alpha" not in meta:
+        raise InputError(f"adapter {path} has no adapter.lora.alpha")
+    alpha = meta["adapter.lora.alpha"]
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise InputError(f"adapter {path}: adapter.lora.alpha is {_shown(alpha)}, not a number")
+    with np.errstate(over="ignore"):  # 1e39 becomes inf, refused below (numpy would warn on stderr)
+        held = np.float32(alpha)  # the value the C core applies: 1e-50 is 0 there
+    if not (math.isfinite(held) and held > 0):
+        raise InputError(
+            f"adapter {path}: adapter.lora.alpha is {alpha}; it must be > 0 and finite "
+            "in float32, as the C core holds it (1e39 is infinite there, 1e-50 zero)"
+        )
+    return float(held)
+
+
+def _checked_tensor(path: Path, tensor, n_layers: int, shapes) -> tuple[str, str, np.ndarray]:
+    """(base weight name, "a" or "b", the values as float32 in numpy order)
+    of one of the adapter's tensors, checked alone."""
+    import gguf
+    from gguf.quants import dequantize
+
+    name = str(tensor.name)
+    match = _TENSOR_NAME.fullmatch(name)
+    if match is None:
+        raise InputError(
+            f"adapter {path} has a tensor {_shown(name)} that toy does not adapt (LoRA tensors are named {_FORM})"
+        )
+    layer, slot, which = int(match[1]), match[2], match[3]
+    if layer >= n_layers:
+        raise InputError(
+            f"adapter {path}: {name} is for layer {layer}, and the base has {n_layers} layers (0 to {n_layers - 1})"
+        )
+    d_out, d_in = shapes[slot]
+    ne = [int(n) for n in tensor.shape]  # GGUF order: ne[0] first
+    want = [d_in, "rank"] if which == "a" else ["rank", d_out]
+    free = 1 if which == "a" else 0  # where the rank is
+    if len(ne) != 2 or any(n != w for i, (n, w) in enumerate(zip(ne, want)) if i != free):
+        raise InputError(
+            f"adapter {path}: {name} has the shape {ne}; the base's {slot}.weight "
+            f"[{d_in}, {d_out}] takes [{', '.join(map(str, want))}]"
+        )
+    if not 1 <= ne[free] <= min(d_in, d_out):  # checked before converting: bounds the memory
+        raise InputError(
+            f"adapter {path}: {name} has rank {ne[free]}; the base's {slot}.weight "
+            f"[{d_in}, {d_out}] takes a rank from 1 to {min(d_in, d_out)}"
+        )
+    kind = tensor.tensor_type
+    integer = {
+        gguf.GGMLQuantizationType.I8,
+        gguf.GGMLQuantizationType.I16,
+        gguf.GGMLQuantizationType.I32,
+        gguf.GGMLQuantizationType.I64,
+    }
+    try:
+        if kind in integer:
+            raise NotImplementedError
+        # F64 beyond float32 becomes inf, and a quantized block's inf scale NaN: refused below,
+        # where numpy would warn on stderr first
+        with np.errstate(over="ignore", invalid="ignore"):
+            if kind in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16, gguf.GGMLQuantizationType.F64):
+                array = np.asarray(tensor.data, dtype=np.float32)
+            else:  # BF16 and the quantized types
+                array = dequantize(tensor.data, kind).astype(np.float32)
+    except NotImplementedError:
+        raise InputError(
+            f"adapter {path}: {name} is of type {kind.name}, which toy does not read "
+            "(F32, F16, BF16 or a quantized type gguf dequantizes)"
+        ) from None
+    array = np.ascontiguousarray(array.reshape(ne[::-1]))
+    if not np.isfinite(array).all():
+        raise InputError(
+            f"adapter {path}: {name} holds NaN or infinite values (in float32, as toy "
+            "applies them): the adapter is damaged, or its training diverged"
+        )
+    return f"blk.{layer}.{slot}.weight", which, array
+
+
+def _architecture(gguf_path) -> str | None:
+    """A GGUF's general.architecture, the walk of its key/values stopped there."""
+    value = read_metadata(gguf_path, "base ", until=lambda key, _: key == "general.architecture").get(
+        "general.architecture"
+    )
+    return value if isinstance(value, str) else None
+
+
+def _shown(value) -> str:
+    """A value read from the file, quoted and on one line."""
+    return one_line(repr(value), 80)

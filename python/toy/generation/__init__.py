@@ -1,0 +1,1 @@
+"""Generating text: loading a model, sampling, streaming, generate and Chat."""

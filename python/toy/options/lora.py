@@ -1,0 +1,143 @@
+"""toy-train lora: low-rank adapters trained on a frozen GGUF, kept in its
+stored (quantized) types, on a text or token corpus."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core import bounds
+from ..core.config import RecipeOptions
+from ..datasets.batches import CorpusSource
+from ..datasets.corpus import check_corpus
+from ..formats.merge import DTYPES
+from ..native.session import LORA_TARGETS
+from ..recipes import LoRA
+from . import common as options
+
+HELP = "train LoRA adapters on a GGUF model you already run (quantized)"
+
+
+@dataclass(kw_only=True)
+class LoRAOptions(options.AdapterOptions):
+    recipe: str = "lora"
+    corpus: str | None = None  # None: the embedded corpus, through the model's tokenizer
+    lr: float = 1e-3
+    clip_norm: float = 0.0
+
+
+def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
+    """The adapter's options, with the recipe's own defaults."""
+    options.add_init_scale(p, defaults)
+    lora = p.add_argument_group("lora")
+    options.add_model_option(lora, defaults)
+    lora.add_argument("--rank", "--lora-r", type=bounds.option("rank"), default=defaults.rank, help="adapter rank")
+    lora.add_argument(
+        "--alpha",
+        "--lora-alpha",
+        type=bounds.option("alpha"),
+        default=defaults.alpha,
+        help="scale numerator (default 2*rank)",
+    )
+    lora.add_argument(
+        "--targets",
+        "--target-modules",
+        type=targets_option,
+        default=defaults.targets,
+        help="comma-separated projections to adapt: q,k,v,o,gate,up,down, or all; "
+        "PEFT's names (q_proj, ..., all-linear) too",
+    )
+    lora.add_argument(
+        "--merge",
+        choices=DTYPES,
+        default=defaults.merge,
+        help="also write merged.gguf: base + adapter in f32, f16 or the base's type",
+    )
+    lora.add_argument(
+        "--base-compute",
+        choices=("fast", "stored"),
+        default=defaults.base_compute,
+        help="fast (default): train through transposed Q8_0 copies of the base's "
+        "matrices; stored: the stored types only (least memory, about half the speed)",
+    )
+
+
+# PEFT's module names (llama, Qwen, Gemma) -> toy's targets
+PEFT_NAMES = {
+    "q_proj": "q",
+    "k_proj": "k",
+    "v_proj": "v",
+    "o_proj": "o",
+    "gate_proj": "gate",
+    "up_proj": "up",
+    "down_proj": "down",
+}
+ALL_TARGETS = ("all", "all-linear")
+
+
+def targets_option(text: str) -> str:
+    """--targets as toy's comma-separated names: PEFT's q_proj ... down_proj
+    and all-linear (or all: the seven projections) translated; other names
+    are left for the recipe to refuse with the list of targets."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if any(name in ALL_TARGETS for name in names):
+        return ",".join(LORA_TARGETS)
+    return ",".join(PEFT_NAMES.get(name, name) for name in names)
+
+
+def add_options(p) -> None:
+    defaults = LoRAOptions()
+    options.add_training_options(p, defaults)
+    add_adapter_options(p, defaults)
+
+
+def check(args: LoRAOptions) -> None:
+    pass
+
+
+def realize(args: options.AdapterOptions, recipe_class=LoRA, rows: int | None = None, **recipe_options):
+    """The LoRA recipe (or a subclass: DPO, ORPO) on --model, its base's path
+    and the config it records. rows: sequences per micro-batch (default --batch)."""
+    model = options.base_model(args)
+    targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
+    opts = RecipeOptions(
+        t_seq=args.seq,
+        t_batch=rows or args.batch,
+        seed=args.seed,
+        init_scale=args.init_scale,
+        clip_norm=args.clip_norm,
+        precision=getattr(args, "precision", "f32"),
+    )
+    recipe = recipe_class(args.device, args.threads)
+    options.realize_or_input_error(
+        recipe.realize,
+        model,
+        None,
+        args.rank,
+        opts,
+        alpha=args.alpha,
+        targets=targets,
+        base_compute=args.base_compute,
+        **recipe_options,
+    )
+    config = {
+        "model": recipe.cfg.to_dict(),
+        "options": opts.to_dict(),
+        "base": str(model),
+        "lora": {
+            "rank": recipe.rank,
+            "alpha": recipe.alpha,
+            "targets": list(recipe.targets),
+            "base_compute": recipe.base_compute,
+        },
+    }
+    return recipe, model, config
+
+
+def prepare(args: LoRAOptions) -> options.Prepared:
+    recipe, model, config = realize(args)
+    tokens, corpus_name = options.gguf_corpus(args, model)
+    check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
+    return recipe, CorpusSource(tokens, corpus_name, args), config, "adapter.gguf"
+
+
+COMMAND = options.RecipeCommand(HELP, LoRAOptions, add_options, check, prepare)

@@ -1,0 +1,1 @@
+"""Text: tokenizers, chat templates (sandboxed Jinja) and conversations rendered with them."""

@@ -1,0 +1,363 @@
+"""One toy-train run: the step loop with its logs, checkpoints, Ctrl-C and
+progress bar.
+
+stdout gets one `step N: loss=X` line per step (or, with --json, one object
+at the end); everything else goes to stderr. A resumed run starts after the
+checkpoint's step and prints the lines the uninterrupted run would have.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import signal
+import sys
+import threading
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from ..core.errors import EXIT_STOPPED, InputError
+from ..core.version import __version__
+from ..formats.merge import merge_lora
+from ..options import COMMANDS, TrainingOptions
+from . import parallel
+from .checkpoint import Checkpoint, Checkpoints, file_sha256
+from .divergence import DivergenceWatch
+from .optim import adamw_hp
+from .plot import LossPlot
+from .rundir import QuietRunDir, RunDir
+
+LOG_FORMAT = "toy/train-v1"
+
+
+def learning_rate(step: int, args: TrainingOptions) -> float:
+    """Linear warmup to --lr, then constant or cosine decay to --min-lr."""
+    if args.warmup and step <= args.warmup:
+        return args.lr * step / args.warmup
+    if args.min_lr is None:
+        return args.lr
+    span = max(args.steps - args.warmup, 1)
+    progress = min((step - args.warmup) / span, 1.0)
+    return args.min_lr + 0.5 * (args.lr - args.min_lr) * (1 + math.cos(math.pi * progress))
+
+
+class StopOnSignal:
+    """Turns the first SIGINT or SIGTERM into a request to stop after the
+    current step (`.signum`); a second one acts as usual (Ctrl-C raises
+    KeyboardInterrupt, SIGTERM kills), so a stuck run can still be stopped.
+    Under mpiexec a Ctrl-C reaches a rank twice (from the terminal and
+    forwarded by the launcher): signals within `echo` seconds of the first
+    count as that one."""
+
+    def __init__(self, echo: float = 0.0):
+        self.signum = None
+        self._saved = {}
+        self._echo, self._first = echo, None
+
+    def _on_signal(self, signum, frame):
+        if self._first is None:
+            self.signum, self._first = signum, time.monotonic()
+            if self._echo:
+                return
+        elif time.monotonic() - self._first < self._echo:
+            return
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler)
+        if self._echo:  # a second, later signal: act as it would have
+            signal.raise_signal(signum)
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in EXIT_STOPPED:
+                self._saved[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler)
+
+
+class Progress:
+    """A progress bar on stderr (step, loss, tokens/s, time left), only when
+    stderr is a terminal: logs and pipes stay clean."""
+
+    def __init__(self, first_step: int, steps: int, tokens_per_step: int, quiet: bool = False):
+        self.bar = None
+        if quiet or not sys.stderr.isatty():
+            return
+        from tqdm import tqdm
+
+        self.bar = tqdm(
+            total=steps * tokens_per_step,
+            initial=(first_step - 1) * tokens_per_step,
+            unit="tok",
+            unit_scale=True,
+            file=sys.stderr,
+            leave=True,
+            ncols=shutil.get_terminal_size().columns,
+        )
+        self.steps, self.tokens_per_step = steps, tokens_per_step
+
+    def print_line(self, text: str) -> None:
+        """A line on stdout, with the bar lifted out of its way when both share a terminal."""
+        if self.bar is not None and sys.stdout.isatty():
+            with self.bar.external_write_mode(file=sys.stdout):
+                sys.stdout.write(text)
+        else:
+            sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def update(self, step: int, loss: float) -> None:
+        if self.bar is not None:
+            self.bar.set_description(f"step {step}/{self.steps} loss {loss:.4f}", refresh=False)
+            self.bar.update(self.tokens_per_step)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class Fingerprints:
+    """sha256 of the model file and the data, computed once, when first needed."""
+
+    def __init__(self, model_file, source):
+        self.model_file, self.source, self._value = model_file, source, None
+
+    def get(self) -> dict:
+        if self._value is None:
+            self._value = {"data": self.source.fingerprint()}
+            if self.model_file:
+                self._value["model"] = file_sha256(self.model_file)
+        return self._value
+
+    def check(self, saved: dict, checkpoint: Checkpoint) -> None:
+        now = self.get()
+        for what, path in (("model", self.model_file), ("data", self.source.name)):
+            if (what not in now and what in saved) or (what in now and not _is_sha256(saved.get(what))):
+                raise InputError(
+                    f"checkpoint {checkpoint.path} is damaged: its {what} fingerprint "
+                    f"{str(saved.get(what))[:40]!r} is not the sha256 of its run's {what} file; "
+                    "start again without --resume"
+                )
+            if saved.get(what) != now.get(what):
+                raise InputError(
+                    f"the {what} file {path} changed since {checkpoint.path} was "
+                    f"written (its sha256 differs); resume with the file the run used"
+                )
+
+
+def _is_sha256(value) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
+
+
+def _run_config(args, recipe, source, recipe_config, run_dir) -> dict:
+    return {
+        "format": LOG_FORMAT,
+        "recipe": args.recipe,
+        "run_id": run_dir.run_id,
+        "toy_version": __version__,
+        "device": args.device,
+        "threads": recipe.session.threads,
+        "corpus": source.name,
+        "corpus_tokens": source.n_tokens,
+        "steps": args.steps,
+        "grad_accum": args.grad_accum,
+        "lr": args.lr,
+        "warmup": args.warmup,
+        "min_lr": args.min_lr,
+        "weight_decay": args.weight_decay,
+        "beta1": args.beta1,
+        "beta2": args.beta2,
+        "clip_norm": args.clip_norm,
+        "precision": getattr(args, "precision", "f32"),
+        "save_every": args.save_every,
+        **recipe_config,
+    }
+
+
+def _one_step(recipe, source, step: int, lr: float, args, ranks) -> float:
+    hp = adamw_hp(step, lr, args.beta1, args.beta2, 1e-8, args.weight_decay)
+    micro_batches = source.next()
+    if ranks is not None:
+        # every rank drew the same micro-batches; each trains on its share
+        share = len(micro_batches) // ranks.size
+        labelled = sum(int((np.asarray(b[-1]) != -1).sum()) for b in micro_batches)
+        ranks.begin_step(step)
+        return recipe.step_accumulated(
+            micro_batches[ranks.rank * share : (ranks.rank + 1) * share], hp, step == 1, labelled, ranks.sum
+        )
+    if len(micro_batches) == 1:
+        return recipe.step_batch(micro_batches[0], hp, is_first=(step == 1))
+    return recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
+
+
+def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: bool = True) -> int:
+    """Train args.steps steps (after the checkpoint's, when resuming); returns the exit status.
+    log_lines=False leaves the `step N: loss=X` lines out of stdout (the Python API's runs).
+    Under mpiexec with N ranks, data parallel (toy.training.parallel): rank 0 alone
+    prints and writes the run directory."""
+    ranks = parallel.world(args)
+    lead = ranks is None or ranks.rank == 0
+    recipe, source, recipe_config, weights_name = COMMANDS[args.recipe].prepare(args)
+    args.steps = source.steps
+    fingerprints = Fingerprints(recipe_config.get("base") or recipe_config.get("donor"), source)
+    if checkpoint is None:
+        run_dir = (
+            RunDir.create(args.out, args.recipe, args.seed, getattr(args, "overwrite", False))
+            if lead
+            else QuietRunDir()
+        )
+        config = _run_config(args, recipe, source, recipe_config, run_dir)
+        if ranks is not None:
+            config["ranks"] = ranks.size
+        run_dir.write_json("config.json", config)
+        losses: list[float] = []
+        if lead:
+            source.before_training(recipe, run_dir)
+        checkpoints = Checkpoints(run_dir.path, args.keep) if lead else None
+    else:
+        # everything read and checked before the run directory is touched: a
+        # refused resume leaves the run as it was
+        fingerprints.check(checkpoint.state["fingerprints"], checkpoint)
+        done = checkpoint.state["step"]
+        recipe.session.reset()  # the loss gradient seeded; moments then overwritten
+        checkpoint.restore(recipe.session)
+        try:
+            source.restore(checkpoint.state["source"])
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError):
+            raise InputError(
+                f"checkpoint {checkpoint.path} is damaged: its data position does not fit this data"
+            ) from None
+        losses = list(checkpoint.state["losses"])
+        checkpoints = Checkpoints.resuming(checkpoint, args.keep) if lead else None
+        run_dir = RunDir.reopen(checkpoint.run_path, done) if lead else QuietRunDir()
+        if lead:
+            print(f"toy-train: resuming {run_dir.path} after step {done} of {args.steps}", file=sys.stderr)
+
+    # loss.svg, drawn from events.jsonl at every checkpoint, on a stop and at the end
+    loss_plot = LossPlot(run_dir.path) if lead else None
+
+    def save_checkpoint(step: int):
+        if checkpoints is None:
+            return None
+        saved = checkpoints.save(
+            recipe.session,
+            {
+                "step": step,
+                "steps": args.steps,
+                "losses": losses,
+                "source": source.state(),
+                "args": asdict(args),
+                "fingerprints": fingerprints.get(),
+            },
+        )
+        loss_plot.update()
+        return saved
+
+    tokens_per_step = source.tokens_per_step
+    first_step = len(losses) + 1
+    progress = Progress(first_step, args.steps, tokens_per_step, quiet=not lead)
+    diverging = DivergenceWatch(args.lr)
+    started = time.perf_counter()
+    try:
+        with StopOnSignal(echo=2.0 if ranks is not None else 0.0) as stop:
+            # decided once after each step, so that the checkpoint and the stop
+            # agree (and, with ranks, every rank stops after the same step)
+            stopping = ranks is None and stop.signum is not None
+            for step in range(first_step, args.steps + 1):
+                if stopping:
+                    break
+                lr = learning_rate(step, args)
+                t0 = time.perf_counter()
+                copies_before, bytes_before = recipe.session.transfers()
+                loss = _one_step(recipe, source, step, lr, args, ranks)
+                seconds = time.perf_counter() - t0
+                losses.append(loss)
+                metrics = recipe.metrics()  # dpo, orpo: the reward margin and accuracy
+                if not args.json and lead and log_lines:
+                    said = "".join(f" {name}={value:.6f}" for name, value in metrics.items())
+                    progress.print_line(f"step {step}: loss={loss:.6f}{said}\n")
+                event = dict(step=step, loss=loss, **metrics, lr=lr, tokens=tokens_per_step, seconds=round(seconds, 6))
+                if recipe.session.grad_norm is not None:
+                    event["grad_norm"] = float(recipe.session.download(recipe.session.grad_norm))
+                copies, nbytes = recipe.session.transfers()
+                # host<->device copies of the step: its inputs in, the loss (and norm) out
+                event["transfers"], event["transfer_bytes"] = copies - copies_before, nbytes - bytes_before
+                run_dir.event(**event)
+                if lead:
+                    diverging.see(step, loss)
+                progress.update(step, loss)
+                if lead:
+                    source.after_step(step, recipe, run_dir)
+                if ranks is None:
+                    stopping = stop.signum is not None
+                else:
+                    # every rank stops after the same step, whichever was signalled (a
+                    # signal landing after this vote counts at the next step's)
+                    stopping = ranks.any(stop.signum is not None)
+                    if stopping and stop.signum is None:
+                        stop.signum = signal.SIGTERM
+                if step < args.steps and (stopping or (args.save_every and step % args.save_every == 0)):
+                    save_checkpoint(step)
+            stopped = stop.signum if stopping and len(losses) < args.steps else None
+        progress.close()
+        if stopped is not None:
+            if lead:
+                loss_plot.update()
+            return _report_stop(stopped, len(losses), args.steps, run_dir) if lead else EXIT_STOPPED[stopped]
+        elapsed = time.perf_counter() - started
+        if not lead:
+            return 0
+        weights_path = run_dir.path / weights_name
+        recipe.save(weights_path)
+        if getattr(args, "merge", None):
+            merge_lora(recipe_config["base"], weights_path, run_dir.path / "merged.gguf", args.merge)
+        loss_plot.write()
+    finally:
+        progress.close()
+        run_dir.close()
+
+    trained = args.steps - first_step + 1
+    tok_per_s = tokens_per_step * trained / max(elapsed, 1e-9)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "format": LOG_FORMAT,
+                    "run_id": run_dir.run_id,
+                    "run_dir": str(run_dir.path),
+                    "recipe": args.recipe,
+                    "steps": args.steps,
+                    "losses": losses,
+                    "final_loss": losses[-1],
+                    "tokens_per_second": tok_per_s,
+                    "weights": str(weights_path),
+                }
+            )
+        )
+    if args.device != "cpu":
+        print(
+            f"toy-train: {event['transfers']} host<->{args.device} copies per step "
+            f"({event['transfer_bytes']:,} bytes), the rest of the step on the device",
+            file=sys.stderr,
+        )
+    print(f"toy-train: {trained} steps, {tok_per_s:,.0f} tokens/s, wrote {run_dir.path}", file=sys.stderr)
+    return 0
+
+
+def _report_stop(signum, done: int, steps: int, run_dir) -> int:
+    name = signal.Signals(signum).name
+    if done == 0:
+        print(f"toy-train: stopped by {name} before the first step; nothing to resume", file=sys.stderr)
+    else:
+        print(
+            f"toy-train: stopped by {name} after step {done} of {steps}; checkpoint saved, "
+            f"resume with: toy-train --resume {run_dir.path}",
+            file=sys.stderr,
+        )
+    return EXIT_STOPPED[signum]
