@@ -25,6 +25,7 @@ A name defined by several files (the backend entry points: every
 csrc/backend_<name>.c defines the same calls, one per library) is used
 through all of them.
 """
+
 import os
 import re
 import sys
@@ -34,14 +35,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Folders from the bottom up: a folder may use the names of the folders
 # before it (and its own files' names, without a cycle), never those after.
 LAYERS = [
-    "tinynn",           # tinynn.h, the public header (declarations only)
-    "tinynn/core",      # errors, logging, the tensor table and counted copies
-    "tinynn/cpu",       # the CPU kernel layer, and a session's CPU state (state.c)
-    "csrc",             # one file per backend (libtinynn_<backend>)
-    "tinynn/gguf",      # GGUF files: reading, mapping, writing shared metadata
-    "tinynn/models",    # primitives -> blocks -> architectures, families, a frozen base
-    "tinynn/graph",     # rewrites of a built training graph
-    "tinynn/session",   # the session: new/free/realize, train, generate, save, checks
+    "tinynn",  # tinynn.h, the public header (declarations only)
+    "tinynn/core",  # errors, logging, the tensor table and counted copies
+    "tinynn/cpu",  # the CPU kernel layer, and a session's CPU state (state.c)
+    "csrc",  # one file per backend (libtinynn_<backend>)
+    "tinynn/gguf",  # GGUF files: reading, mapping, writing shared metadata
+    "tinynn/models",  # primitives -> blocks -> architectures, families, a frozen base
+    "tinynn/graph",  # rewrites of a built training graph
+    "tinynn/session",  # the session: new/free/realize, train, generate, save, checks
 ]
 
 # The one upward include allowed: the session struct's layout, which the
@@ -105,7 +106,7 @@ def top_level(text):
             if depth == 0:
                 j = i + 1
                 # a definition ends at its brace; an initializer at its ';'
-                rest = text[j:j + 200].lstrip()
+                rest = text[j : j + 200].lstrip()
                 if rest.startswith(";") or text[start:brace].rstrip().endswith("="):
                     continue
                 items.append((text[start:brace], text[brace:j]))
@@ -124,7 +125,7 @@ def defined_names(head):
     if re.search(r"\b(extern|typedef)\b", head):
         return None
     m = re.search(r"\b(tnn_[A-Za-z0-9_]+)\s*\(", head)
-    if m and "=" not in head[:m.start()]:
+    if m and "=" not in head[: m.start()]:
         return m.group(1)
     m = re.search(r"\b(tnn_[A-Za-z0-9_]+)\s*(\[[^\]]*\])?\s*=", head)
     if m:
@@ -159,7 +160,7 @@ def find_cycle(graph):
         stack.append(u)
         for v in sorted(graph.get(u, ())):
             if color.get(v) == 1:
-                return stack[stack.index(v):] + [v]
+                return stack[stack.index(v) :] + [v]
             if v not in color:
                 found = visit(v)
                 if found:
@@ -222,8 +223,7 @@ def main():
     for (f, g), names in sorted(labels.items()):
         lf, lg = layer_of(f), layer_of(g)
         if lf is not None and lg is not None and lg > lf:
-            errors.append(f"{f} calls up into {g} ({', '.join(names)}): "
-                          f"{LAYERS[lf]} may use only the folders below it")
+            errors.append(f"{f} calls up into {g} ({', '.join(names)}): {LAYERS[lf]} may use only the folders below it")
 
     # #include "..." between our headers and files
     inc_graph, struct_readers = {}, []
@@ -241,7 +241,12 @@ def main():
             if target:
                 inc_graph[f].add(target)
                 lf, lg = layer_of(f), layer_of(target)
-                if target == SESSION_STRUCT and f.endswith(".c") and lf is not None and lf >= LAYERS.index("tinynn/models"):
+                if (
+                    target == SESSION_STRUCT
+                    and f.endswith(".c")
+                    and lf is not None
+                    and lf >= LAYERS.index("tinynn/models")
+                ):
                     struct_readers.append(f)
                 elif lf is not None and lg is not None and lg > lf:
                     errors.append(f"{f} includes {target}: {LAYERS[lf]} may include only the folders below it")
@@ -259,9 +264,12 @@ def main():
             print("check_c_layers: " + e)
         return 1
     n_edges = sum(len(v) for v in graph.values())
-    print(f"check_c_layers: ok: {len(c_files)} C files, {len(headers)} headers, {n_edges} calls between files, "
-          f"no cycles, every call downward ({' < '.join(os.path.basename(l) for l in LAYERS)}); "
-          f"{sum(1 for f in struct_readers if not f.startswith('tinynn/session/'))} files below session/ read the session struct")
+    order = " < ".join(os.path.basename(layer) for layer in LAYERS)
+    n_readers = sum(1 for f in struct_readers if not f.startswith("tinynn/session/"))
+    print(
+        f"check_c_layers: ok: {len(c_files)} C files, {len(headers)} headers, {n_edges} calls between files, "
+        f"no cycles, every call downward ({order}); {n_readers} files below session/ read the session struct"
+    )
     return 0
 
 

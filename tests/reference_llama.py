@@ -69,6 +69,11 @@ def as_config(cfg) -> Config:
         kw = {n: cfg[n] for n in names if n in cfg}
     else:
         kw = {n: getattr(cfg, n) for n in names if hasattr(cfg, n)}
+    if "rms_eps" not in kw:
+        # toy's ModelConfig calls it norm_eps (RMSNorm's here, LayerNorm's for GPT-2)
+        source = cfg if isinstance(cfg, dict) else vars(cfg)
+        if "norm_eps" in source:
+            kw["rms_eps"] = source["norm_eps"]
     c = Config(**kw)
     c.untied = bool(c.untied)
     c.qkv_bias = bool(c.qkv_bias)

@@ -1,11 +1,13 @@
 """The model families toy reads from GGUF are one table in the C core
 (tinynn/models/families.c), exported as tnn_family_count / tnn_family_info:
 read here through cffi as Python will read it."""
+
 import pytest
 
 import toy
-from toy._native import check, ffi, library
-
+from toy.core.ffi import ffi
+from toy.native.families import families as python_families
+from toy.native.library import check, library
 
 
 def families():
@@ -16,10 +18,16 @@ def families():
         check(lib, lib.tnn_family_info(i, info))
         text = lambda p: None if p == ffi.NULL else ffi.string(p).decode()  # noqa: E731
         out[text(info.gguf_arch)] = dict(
-            arch=text(info.arch), generates=bool(info.generates), rope_neox=bool(info.rope_neox),
-            embd_scale=bool(info.embd_scale), ffn_gelu=bool(info.ffn_gelu), post_norms=bool(info.post_norms),
-            swa_period=info.swa_period, tokenizer_kinds=text(info.tokenizer_kinds).split(","),
-            default_chat_template=text(info.default_chat_template))
+            arch=text(info.arch),
+            generates=bool(info.generates),
+            rope_neox=bool(info.rope_neox),
+            embd_scale=bool(info.embd_scale),
+            ffn_gelu=bool(info.ffn_gelu),
+            post_norms=bool(info.post_norms),
+            swa_period=info.swa_period,
+            tokenizer_kinds=text(info.tokenizer_kinds).split(","),
+            default_chat_template=text(info.default_chat_template),
+        )
     return out
 
 
@@ -33,11 +41,29 @@ def test_the_table_lists_the_families_toy_reads():
     assert table["llama"]["tokenizer_kinds"] == ["gpt2", "llama"] and gemma["tokenizer_kinds"] == ["llama"]
 
 
-def test_gemma3_carries_the_default_chat_template_python_uses():
-    from toy.instruct import GEMMA_TURNS
+def test_gemma3_carries_gemmas_turn_format_as_its_default_chat_template():
+    from toy.text.chat_template import ChatTemplate
+
     table = families()
-    assert table["gemma3"]["default_chat_template"] == GEMMA_TURNS
     assert [name for name, f in table.items() if f["default_chat_template"]] == ["gemma3"]
+    template = ChatTemplate(table["gemma3"]["default_chat_template"])
+    text = template.render(
+        messages=[{"role": "user", "content": " Hi "}, {"role": "assistant", "content": "Hello."}],
+        add_generation_prompt=False,
+        bos_token="",
+        eos_token="",
+    )
+    assert text == "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\nHello.<end_of_turn>\n"
+
+
+def test_python_reads_the_same_table():
+    """toy.native.families is what generation and the chat formatter ask."""
+    table = families()
+    assert list(python_families()) == list(table)
+    for name, entry in python_families().items():
+        assert entry.generates == table[name]["generates"]
+        assert list(entry.tokenizer_kinds) == table[name]["tokenizer_kinds"]
+        assert entry.default_chat_template == table[name]["default_chat_template"]
 
 
 def test_an_index_outside_the_table_is_refused():

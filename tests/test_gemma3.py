@@ -65,7 +65,7 @@ def write_gguf(model, path):
         n_kv_heads=cfg.num_key_value_heads,
         d_ff=cfg.intermediate_size,
         rope_base=1e6,
-        rms_eps=cfg.rms_norm_eps,
+        norm_eps=cfg.rms_norm_eps,
     )
     return write_llama_gguf(
         path, params, spec, arch="gemma3", head_dim=HEAD_DIM, extra_u32={"attention.sliding_window": WINDOW}
@@ -231,7 +231,7 @@ def test_toy_train_instruct_runs_on_gemma3(gemma_270m, tmp_path):
         str(tmp_path / "run"),
     )
     assert result.returncode == 0, result.stderr
-    assert "using Gemma's turn format" in result.stderr
+    assert "has no chat template; using the gemma3 family's default chat template" in result.stderr
     losses = [float(line.split("=")[1]) for line in result.stdout.splitlines()]
     assert len(losses) == 3 and all(np.isfinite(losses))
     adapter = gguf.GGUFReader(str(tmp_path / "run" / "adapter.gguf"))

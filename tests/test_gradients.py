@@ -30,7 +30,7 @@ def ref_config(untied: bool, qkv_bias: bool) -> ref.Config:
         n_kv_heads=c.n_kv_heads,
         d_ff=c.d_ff,
         rope_base=c.rope_base,
-        rms_eps=c.rms_eps,
+        rms_eps=c.norm_eps,
         untied=untied,
         qkv_bias=qkv_bias,
     )
@@ -164,7 +164,7 @@ def test_one_training_step_is_the_textbook_adamw_update():
         else:
             session.reset_grads_only()
         session.upload(session.hp, toy.adamw_hp(step, lr, beta1, beta2, eps, wd))
-        session.compute_backward()
+        session.compute_accumulated_step()
         for name, handle in params.items():
             grad = session.download(session.grad_of(handle)).astype(np.float64)
             m, v = moments[name]
@@ -225,7 +225,7 @@ def test_gradient_clipping_in_the_graph_scales_the_update_by_max_norm_over_norm(
     session.reset()
     lr, beta1, beta2, eps = 0.01, 0.9, 0.999, 1e-8
     session.upload(session.hp, toy.adamw_hp(1, lr, beta1, beta2, eps, 0.0))
-    session.compute_backward()
+    session.compute_accumulated_step()
     grads = {name: session.download(session.grad_of(h)).astype(np.float64) for name, h in params.items()}
     norm = np.sqrt(sum((g**2).sum() for g in grads.values()))
     assert float(session.download(session.grad_norm)) == pytest.approx(norm, rel=1e-5)
@@ -247,7 +247,7 @@ def test_clipping_leaves_small_gradients_alone():
         upload_batch(session, *batch())
         session.reset()
         session.upload(session.hp, toy.adamw_hp(1, 0.01))
-        session.compute_backward()
+        session.compute_accumulated_step()
     for name, handle in plain.params().items():
         np.testing.assert_array_equal(plain.download(handle), clipped.download(clipped.find(name)))
 
@@ -300,7 +300,7 @@ def test_a_step_that_writes_its_gradients_equals_zeroing_then_adding(arch):
                 e.reset_grads_only()
             recipe._upload_batch(ids[:, :-1], np.tile(np.arange(16, dtype=np.int32), (2, 1)), ids[:, 1:])
             e.upload(e.hp, np.asarray(toy.adamw_hp(step, 1e-2), dtype=np.float32))
-            e.compute_step() if writes else e.compute_backward()
+            e.compute_step() if writes else e.compute_accumulated_step()
             losses.append(float(e.download(e.loss)))
         state = {n: (e.download(h), e.download(e.grad_of(h))) for n, h in e.params().items()}
         return losses, state

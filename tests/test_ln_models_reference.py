@@ -46,7 +46,7 @@ def test_gpt2_logits_loss_and_every_gradient_match_the_reference():
     session.reset()
     session.compute_gradients()
 
-    cfg = SimpleNamespace(n_layers=GPT2.n_layers, n_heads=GPT2.n_heads, eps=GPT2.rms_eps)
+    cfg = SimpleNamespace(n_layers=GPT2.n_layers, n_heads=GPT2.n_heads, eps=GPT2.norm_eps)
     loss_ref, grads_ref, logits_ref = ref.gpt2_loss_and_grads(params, cfg, tokens, positions, labels)
     assert float(session.download(session.loss)) == pytest.approx(loss_ref, rel=1e-5)
     session.compute_forward()

@@ -107,7 +107,7 @@ def test_lora_loss_logits_and_adapter_gradients_match_the_reference(smollm2, deq
         n_kv_heads=cfg.n_kv_heads,
         d_ff=cfg.d_ff,
         rope_base=cfg.rope_base,
-        rms_eps=cfg.rms_eps,
+        rms_eps=cfg.norm_eps,
         untied=False,
         qkv_bias=False,
     )

@@ -68,7 +68,7 @@ def write_gguf(model, arch: str, path):
         n_kv_heads=cfg.num_key_value_heads,
         d_ff=cfg.intermediate_size,
         rope_base=ROPE_BASE,
-        rms_eps=cfg.rms_norm_eps,
+        norm_eps=cfg.rms_norm_eps,
     )
     head_dim = getattr(cfg, "head_dim", None) if arch == "qwen3" else None
     return write_llama_gguf(path, params, spec, arch=arch, head_dim=head_dim)

@@ -48,10 +48,10 @@ def test_calls_out_of_order_are_refused():
     with pytest.raises(toy.ToyError, match="realize called twice"):
         session.realize(ModelDesc.from_scratch(SMALL, OPTS))
     with pytest.raises(toy.ToyError, match="before build"):
-        session.compute_backward()
+        session.compute_accumulated_step()
     session.build()
     with pytest.raises(toy.ToyError, match="before graph_reset"):
-        session.compute_backward()
+        session.compute_accumulated_step()
     with pytest.raises(toy.ToyError, match="first graph_reset"):
         session.reset_grads_only()
     with pytest.raises(toy.ToyError, match="twice"):

@@ -13,7 +13,7 @@ class ModelConfig:
     architecture: the llama family (llama, Qwen2/3 and Gemma 3 through the
     fields below), "llama-postnorm", or a GPT-2 (arch "gpt2": LayerNorm,
     GELU MLP, learned positions; n_kv_heads = n_heads, rope_base unused,
-    rms_eps is the LayerNorm epsilon)."""
+    norm_eps is the LayerNorm epsilon)."""
 
     vocab: int = 256
     d_model: int = 64
@@ -22,7 +22,7 @@ class ModelConfig:
     n_kv_heads: int = 2
     d_ff: int = 0  # 0: the llama default, about 8/3 d_model rounded to 32
     rope_base: float = 10000.0
-    rms_eps: float = 1e-5
+    norm_eps: float = 1e-5
     donor_d_in: int = 0  # warm start: the donor embedding's width (0: no donor)
     arch: str = "llama"
     head_dim: int = 0  # 0: d_model / n_heads (Qwen3's heads are wider)

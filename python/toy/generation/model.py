@@ -9,12 +9,10 @@ from pathlib import Path
 from ..core.config import RecipeOptions
 from ..core.errors import InputError
 from ..formats.gguf_file import read_metadata
+from ..native.families import generating_families
 from ..native.session import ModelDesc, Session, read_gguf_config
 from ..text.chat import ChatFormatter
 from ..text.tokenizer import BYTE_VOCAB, ByteTokenizer, GGUFTokenizer
-
-# what generation runs: the architectures with a cached decoder in tinynn
-DECODER_ARCHITECTURES = ("llama", "qwen2", "qwen3", "gemma3")
 
 
 class GGUFModel:
@@ -34,17 +32,15 @@ def _check_architecture(gguf_path) -> None:
     (before the C core names it in words about training)."""
     meta = read_metadata(gguf_path, "model ", until=lambda key, _: key == "general.architecture")
     arch = meta.get("general.architecture")
+    decoded = ", ".join(generating_families())
     if arch == "gpt2":
         raise InputError(
             f"{gguf_path} is a GPT-2 model (toy-train --arch gpt2): generation runs "
-            f"llama-family models only ({', '.join(DECODER_ARCHITECTURES)}); toy has no cached "
+            f"llama-family models only ({decoded}); toy has no cached "
             "GPT-2 decoder"
         )
     if arch == "vit":
-        raise InputError(
-            f"{gguf_path} is a ViT image classifier: generation runs language models "
-            f"({', '.join(DECODER_ARCHITECTURES)})"
-        )
+        raise InputError(f"{gguf_path} is a ViT image classifier: generation runs language models ({decoded})")
 
 
 def load_model(

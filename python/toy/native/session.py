@@ -4,6 +4,7 @@ A Session holds the C session and the handles of its inputs and outputs;
 it does no math of its own. What it realizes is a ModelDesc, tinynn's
 tnn_model_desc. Arrays cross into C without copies (ffi.from_buffer).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,16 +23,21 @@ _KINDS = enum_values("tnn_tensor_kind")
 KIND_PARAM, KIND_LOSS = _KINDS["TNN_KIND_PARAM"], _KINDS["TNN_KIND_LOSS"]
 KIND_MOMENT, KIND_GRAD_NORM = _KINDS["TNN_KIND_MOMENT"], _KINDS["TNN_KIND_GRAD_NORM"]
 # what a training step minimises: "cross_entropy", "dpo", "orpo" (tnn_set_objective)
-OBJECTIVES = {name.removeprefix("TNN_OBJECTIVE_").lower(): value
-              for name, value in enum_values("tnn_objective").items()}
+OBJECTIVES = {
+    name.removeprefix("TNN_OBJECTIVE_").lower(): value for name, value in enum_values("tnn_objective").items()
+}
 
 # enum tnn_lora_target by CLI name: "q" for TNN_LORA_Q, ...
-LORA_TARGETS = {name[len("TNN_LORA_"):].lower(): value
-                for name, value in sorted(enum_values("tnn_lora_target").items(), key=lambda kv: kv[1])}
+LORA_TARGETS = {
+    name[len("TNN_LORA_") :].lower(): value
+    for name, value in sorted(enum_values("tnn_lora_target").items(), key=lambda kv: kv[1])
+}
 
 # enum tnn_base_compute by name: "fast", "stored"
-BASE_COMPUTE = {name[len("TNN_BASE_"):].lower(): value
-                for name, value in sorted(enum_values("tnn_base_compute").items(), key=lambda kv: kv[1])}
+BASE_COMPUTE = {
+    name[len("TNN_BASE_") :].lower(): value
+    for name, value in sorted(enum_values("tnn_base_compute").items(), key=lambda kv: kv[1])
+}
 
 # ggml type ids the session can hand back as numpy arrays
 _NUMPY_DTYPE = {0: np.float32, 1: np.float16, 24: np.int8, 25: np.int16, 26: np.int32}
@@ -43,7 +49,7 @@ class TensorInfo:
     name: str
     kind: int
     ggml_type: int
-    shape: tuple          # numpy order: the slowest axis first
+    shape: tuple  # numpy order: the slowest axis first
     nbytes: int
 
 
@@ -72,15 +78,15 @@ class ModelDesc:
 
     The constructors check what the C core would refuse less clearly."""
 
-    arch: str = ""                       # from scratch: the architecture
-    config: ModelConfig | None = None    # token models from scratch
-    opts: RecipeOptions | None = None    # token models: batch shape, init, seed
+    arch: str = ""  # from scratch: the architecture
+    config: ModelConfig | None = None  # token models from scratch
+    opts: RecipeOptions | None = None  # token models: batch shape, init, seed
     vit_config: ViTConfig | None = None
-    t_batch: int = 0                     # ViT: images per step
-    seed: int = 0                        # ViT
-    init_scale: float = 0.02             # ViT
+    t_batch: int = 0  # ViT: images per step
+    seed: int = 0  # ViT
+    init_scale: float = 0.02  # ViT
     base_gguf: str | os.PathLike | None = None
-    rank: int = 0                        # LoRA over base_gguf
+    rank: int = 0  # LoRA over base_gguf
     alpha: float = 0.0
     targets: tuple[str, ...] = ()
     base_compute: str = "fast"
@@ -88,8 +94,7 @@ class ModelDesc:
     @classmethod
     def from_scratch(cls, cfg: ModelConfig, opts: RecipeOptions) -> ModelDesc:
         if opts.weight_dtype != "f32":
-            raise ToyError(f"weight_dtype '{opts.weight_dtype}' cannot be trained: "
-                           "trainable weights are f32")
+            raise ToyError(f"weight_dtype '{opts.weight_dtype}' cannot be trained: trainable weights are f32")
         bounds.check_fields(cfg)
         bounds.check_fields(opts)
         return cls(arch=cfg.arch, config=cfg, opts=opts)
@@ -97,8 +102,7 @@ class ModelDesc:
     @classmethod
     def vit(cls, cfg: ViTConfig, t_batch: int, seed: int = 0, init_scale: float = 0.02) -> ModelDesc:
         if cfg.image_size % cfg.patch:
-            raise ToyError(f"the patch size {cfg.patch} must divide the image size {cfg.image_size}",
-                           TNN_ERR_ARG)
+            raise ToyError(f"the patch size {cfg.patch} must divide the image size {cfg.image_size}", TNN_ERR_ARG)
         bounds.check_fields(cfg)
         bounds.check("t_batch", t_batch, "t_batch")
         bounds.check("init_scale", init_scale)
@@ -106,24 +110,30 @@ class ModelDesc:
         return cls(arch="vit", vit_config=cfg, t_batch=t_batch, seed=seed, init_scale=init_scale)
 
     @classmethod
-    def lora(cls, gguf_path, opts: RecipeOptions, rank: int, alpha: float,
-             targets: tuple[str, ...], base_compute: str = "fast") -> ModelDesc:
+    def lora(
+        cls,
+        gguf_path,
+        opts: RecipeOptions,
+        rank: int,
+        alpha: float,
+        targets: tuple[str, ...],
+        base_compute: str = "fast",
+    ) -> ModelDesc:
         """base_compute "fast" makes transposed copies of the base's matrices
         (and Q8_0 forward copies of Q5_1 / K-quant ones); "stored" computes
         with the stored types in place (less memory, slower)."""
         unknown = [t for t in targets if t not in LORA_TARGETS]
         if unknown:
-            raise ToyError(f"unknown LoRA target '{unknown[0]}': choose from "
-                           f"{','.join(LORA_TARGETS)}", TNN_ERR_ARG)
+            raise ToyError(f"unknown LoRA target '{unknown[0]}': choose from {','.join(LORA_TARGETS)}", TNN_ERR_ARG)
         if base_compute not in BASE_COMPUTE:
-            raise ToyError(f"unknown base_compute '{base_compute}': choose from "
-                           f"{', '.join(BASE_COMPUTE)}", TNN_ERR_ARG)
+            raise ToyError(f"unknown base_compute '{base_compute}': choose from {', '.join(BASE_COMPUTE)}", TNN_ERR_ARG)
         bounds.check_fields(opts)
-        if rank or targets:                  # rank 0, no targets: the base alone
+        if rank or targets:  # rank 0, no targets: the base alone
             bounds.check("rank", rank)
             bounds.check("alpha", alpha)
-        return cls(base_gguf=gguf_path, opts=opts, rank=rank, alpha=alpha, targets=tuple(targets),
-                   base_compute=base_compute)
+        return cls(
+            base_gguf=gguf_path, opts=opts, rank=rank, alpha=alpha, targets=tuple(targets), base_compute=base_compute
+        )
 
     @classmethod
     def base(cls, gguf_path, base_compute: str = "fast") -> ModelDesc:
@@ -153,7 +163,7 @@ class ModelDesc:
         c.vocab, c.d_model, c.n_layers = cfg.vocab, cfg.d_model, cfg.n_layers
         c.n_heads, c.n_kv_heads, c.d_ff = cfg.n_heads, cfg.n_kv_heads, cfg.d_ff
         c.t_seq, c.t_batch = opts.t_seq, opts.t_batch
-        c.rope_base, c.norm_eps, c.init_scale = cfg.rope_base, cfg.rms_eps, opts.init_scale
+        c.rope_base, c.norm_eps, c.init_scale = cfg.rope_base, cfg.norm_eps, opts.init_scale
         c.untied, c.qkv_bias = int(opts.untied), int(opts.qkv_bias)
         c.donor_d_in = cfg.donor_d_in
         c.head_dim, c.rope_neox, c.qk_norm = cfg.head_dim, int(cfg.rope_neox), int(cfg.qk_norm)
@@ -168,19 +178,26 @@ def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
     this machine has; cfg: the token model's shape (from its GGUF for a base)."""
     if desc.vit_config is not None:
         vit = desc.vit_config
-        check_fits(plan.vit_training_bytes(vit, desc.t_batch),
-                   f"a ViT of {vit.n_patches:,} patches per image and {desc.t_batch} images per step",
-                   "use a smaller --batch, --image-size or model")
+        check_fits(
+            plan.vit_training_bytes(vit, desc.t_batch),
+            f"a ViT of {vit.n_patches:,} patches per image and {desc.t_batch} images per step",
+            "use a smaller --batch, --image-size or model",
+        )
         return
     opts = desc.opts
     tokens = f"{opts.t_batch} x {opts.t_seq} tokens per step"
     if desc.base_gguf is None:
-        check_fits(plan.token_training_bytes(cfg, opts.t_seq, opts.t_batch, opts.untied),
-                   f"a model of {plan.token_params(cfg, opts.untied):,} parameters trained on {tokens}",
-                   "use a smaller --d-model, --layers, --seq or --batch")
+        check_fits(
+            plan.token_training_bytes(cfg, opts.t_seq, opts.t_batch, opts.untied),
+            f"a model of {plan.token_params(cfg, opts.untied):,} parameters trained on {tokens}",
+            "use a smaller --d-model, --layers, --seq or --batch",
+        )
     elif desc.rank > 0:
-        check_fits(plan.token_activation_bytes(cfg, opts.t_seq, opts.t_batch),
-                   f"LoRA on {os.fspath(desc.base_gguf)} with {tokens}", "use a smaller --seq or --batch")
+        check_fits(
+            plan.token_activation_bytes(cfg, opts.t_seq, opts.t_batch),
+            f"LoRA on {os.fspath(desc.base_gguf)} with {tokens}",
+            "use a smaller --seq or --batch",
+        )
 
 
 class Session:
@@ -195,16 +212,16 @@ class Session:
         self.threads = threads or default_threads()
         out = ffi.new("tnn_session **")
         status = self.lib.tnn_session_new(self.threads, out)
-        if status == TNN_ERR_BACKEND and device != "cpu":   # the library loads, the device does not
+        if status == TNN_ERR_BACKEND and device != "cpu":  # the library loads, the device does not
             raise NoDevice(f"--device {device}: " + ffi.string(self.lib.tnn_last_error()).decode())
         check(self.lib, status)
         self._session = ffi.gc(out[0], self.lib.tnn_session_free)
         self.tokens = self.positions = self.images = None
         self.n_ctx = 0
-        self.token_config = None    # the realized token model's shape (None for a ViT)
+        self.token_config = None  # the realized token model's shape (None for a ViT)
         self.loss = self.labels = self.hp = self.logits = None
-        self.reference_logps = self.row_logps = None   # a preference objective's (build)
-        self._gradients = None      # sum_gradients' host buffer
+        self.reference_logps = self.row_logps = None  # a preference objective's (build)
+        self._gradients = None  # sum_gradients' host buffer
 
     def _check(self, status: int) -> None:
         check(self.lib, status)
@@ -229,13 +246,12 @@ class Session:
         """Donor rows into the token embedding; only inside the warm window."""
         buffer = np.ascontiguousarray(buffer, dtype=np.float32)
         if buffer.size < n_floats:
-            raise ToyError(f"upload_donor: the buffer holds {buffer.size} floats, not {n_floats}",
-                           TNN_ERR_ARG)
-        self._check(self.lib.tnn_upload_donor(self._session, ffi.cast("float *", ffi.from_buffer(buffer)),
-                                              n_floats))
+            raise ToyError(f"upload_donor: the buffer holds {buffer.size} floats, not {n_floats}", TNN_ERR_ARG)
+        self._check(self.lib.tnn_upload_donor(self._session, ffi.cast("float *", ffi.from_buffer(buffer)), n_floats))
 
-    def build(self, clip_norm: float = 0.0, precision: str = "f32", objective: str = "cross_entropy",
-              beta: float = 0.1) -> None:
+    def build(
+        self, clip_norm: float = 0.0, precision: str = "f32", objective: str = "cross_entropy", beta: float = 0.1
+    ) -> None:
         """Bake the training step; clip_norm > 0 clips gradients by their global
         norm inside the graph (self.grad_norm then holds the pre-clip norm);
         precision "bf16" takes the dense products in bfloat16 (tnn_set_precision);
@@ -247,7 +263,7 @@ class Session:
         if clip_norm:
             self._check(self.lib.tnn_enable_grad_clipping(self._session, clip_norm))
         if precision != "f32":
-            with refusals_as_input_errors():     # a CPU without bf16 products: the option is what is wrong
+            with refusals_as_input_errors():  # a CPU without bf16 products: the option is what is wrong
                 self._check(self.lib.tnn_set_precision(self._session, precision.encode()))
         handles = [ffi.new("int32_t *") for _ in range(4)]
         self._check(self.lib.tnn_build_training_step(self._session, *handles))
@@ -272,8 +288,7 @@ class Session:
         info = self.info(handle)
         dtype = _NUMPY_DTYPE.get(info.ggml_type)
         if dtype is None:
-            raise ToyError(f"tensor '{info.name}' has ggml type {info.ggml_type}, "
-                           "which has no numpy equivalent")
+            raise ToyError(f"tensor '{info.name}' has ggml type {info.ggml_type}, which has no numpy equivalent")
         out = np.empty(info.shape, dtype=dtype)
         self._check(self.lib.tnn_download(self._session, handle, ffi.from_buffer(out), out.nbytes))
         return out
@@ -281,11 +296,15 @@ class Session:
     def kv_init(self, n_ctx: int) -> None:
         """A KV cache of n_ctx positions for decode (generation)."""
         if not 1 <= n_ctx <= bounds.TOKENS_PER_STEP:
-            raise ToyError(f"the context must be between 1 and {bounds.TOKENS_PER_STEP:,} tokens, "
-                           f"got {n_ctx}", TNN_ERR_ARG)
+            raise ToyError(
+                f"the context must be between 1 and {bounds.TOKENS_PER_STEP:,} tokens, got {n_ctx}", TNN_ERR_ARG
+            )
         if self.token_config is not None:
-            check_fits(plan.kv_cache_bytes(self.token_config, n_ctx), f"a KV cache of {n_ctx:,} positions",
-                       "generate fewer tokens (--max-new-tokens) or give a shorter prompt")
+            check_fits(
+                plan.kv_cache_bytes(self.token_config, n_ctx),
+                f"a KV cache of {n_ctx:,} positions",
+                "generate fewer tokens (--max-new-tokens) or give a shorter prompt",
+            )
         self._check(self.lib.tnn_kv_init(self._session, n_ctx))
         self.n_ctx = n_ctx
 
@@ -293,9 +312,16 @@ class Session:
         """Logits [vocab] of the last of tokens, run at n_past.. over the KV cache."""
         tokens = np.ascontiguousarray(tokens, dtype=np.int32)
         out = np.empty(vocab, dtype=np.float32)
-        self._check(self.lib.tnn_decode(self._session, ffi.cast("int32_t *", ffi.from_buffer(tokens)),
-                                        tokens.size, n_past, ffi.cast("float *", ffi.from_buffer(out)),
-                                        vocab))
+        self._check(
+            self.lib.tnn_decode(
+                self._session,
+                ffi.cast("int32_t *", ffi.from_buffer(tokens)),
+                tokens.size,
+                n_past,
+                ffi.cast("float *", ffi.from_buffer(out)),
+                vocab,
+            )
+        )
         return out
 
     def decode_adapters(self, on: bool) -> None:
@@ -305,7 +331,7 @@ class Session:
     def set_loss_scale(self, scale: float) -> None:
         self._check(self.lib.tnn_set_loss_scale(self._session, scale))
 
-    def compute_backward(self) -> None:
+    def compute_accumulated_step(self) -> None:
         self._check(self.lib.tnn_compute_accumulated_step(self._session))
 
     def profile_step(self) -> list[tuple[float, int, str]]:
@@ -353,15 +379,13 @@ class Session:
             out = np.empty(self.gradients_size(), dtype=np.float32)
         if out.dtype != np.float32 or not out.flags.c_contiguous:
             raise ToyError("gradients: out must be a contiguous float32 array", TNN_ERR_ARG)
-        self._check(self.lib.tnn_download_gradients(self._session, ffi.cast("float *", ffi.from_buffer(out)),
-                                                    out.size))
+        self._check(self.lib.tnn_download_gradients(self._session, ffi.cast("float *", ffi.from_buffer(out)), out.size))
         return out
 
     def set_gradients(self, flat: np.ndarray) -> None:
         """Overwrite every trainable gradient from one array laid out as gradients() gives it."""
         flat = np.ascontiguousarray(flat, dtype=np.float32)
-        self._check(self.lib.tnn_upload_gradients(self._session, ffi.cast("float *", ffi.from_buffer(flat)),
-                                                  flat.size))
+        self._check(self.lib.tnn_upload_gradients(self._session, ffi.cast("float *", ffi.from_buffer(flat)), flat.size))
 
     def sum_gradients(self, sum_over_ranks) -> None:
         """Every trainable gradient replaced by sum_over_ranks of it: one
@@ -381,8 +405,7 @@ class Session:
             dims.pop()
         if kind[0] in (KIND_LOSS, KIND_GRAD_NORM):
             dims = []
-        return TensorInfo(handle, ffi.string(name).decode(), kind[0], gtype[0],
-                          tuple(reversed(dims)), nbytes[0])
+        return TensorInfo(handle, ffi.string(name).decode(), kind[0], gtype[0], tuple(reversed(dims)), nbytes[0])
 
     def handles(self, kind: int | None = None) -> list[int]:
         count = ffi.new("int32_t *")
@@ -423,10 +446,24 @@ def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
     lib = lib or library("cpu")
     c = ffi.new("tnn_model_config *")
     check(lib, lib.tnn_gguf_model_config(os.fsencode(gguf_path), c))
-    cfg = ModelConfig(vocab=c.vocab, d_model=c.d_model, n_layers=c.n_layers, n_heads=c.n_heads,
-                      n_kv_heads=c.n_kv_heads, d_ff=c.d_ff, rope_base=c.rope_base, rms_eps=c.norm_eps,
-                      head_dim=c.head_dim, rope_neox=bool(c.rope_neox), qk_norm=bool(c.qk_norm),
-                      embd_scale=bool(c.embd_scale), ffn_gelu=bool(c.ffn_gelu), post_norms=bool(c.post_norms),
-                      swa_window=c.swa_window, swa_period=c.swa_period, rope_base_swa=c.rope_base_swa)
+    cfg = ModelConfig(
+        vocab=c.vocab,
+        d_model=c.d_model,
+        n_layers=c.n_layers,
+        n_heads=c.n_heads,
+        n_kv_heads=c.n_kv_heads,
+        d_ff=c.d_ff,
+        rope_base=c.rope_base,
+        norm_eps=c.norm_eps,
+        head_dim=c.head_dim,
+        rope_neox=bool(c.rope_neox),
+        qk_norm=bool(c.qk_norm),
+        embd_scale=bool(c.embd_scale),
+        ffn_gelu=bool(c.ffn_gelu),
+        post_norms=bool(c.post_norms),
+        swa_window=c.swa_window,
+        swa_period=c.swa_period,
+        rope_base_swa=c.rope_base_swa,
+    )
     cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
     return cfg

@@ -83,7 +83,7 @@ class TrainingRecipe:
                 session.compute_gradients()
             else:
                 session.upload(session.hp, np.asarray(hp, dtype=np.float32))
-                session.compute_backward()
+                session.compute_accumulated_step()
             self._computed(batch)
             total += float(session.download(session.loss))
         if sum_over_ranks is not None:

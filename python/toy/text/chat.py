@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..formats.gguf_file import read_metadata
+from ..native.families import family
 
 
 @dataclass
@@ -30,17 +31,6 @@ class Sample:
         return int(untrained[-1]) + 1 if untrained.size else 0
 
 
-# Gemma's documented turn format: <start_of_turn>{user|model}\n...<end_of_turn>\n,
-# the assistant's role called "model" and a system message folded in as the user's
-GEMMA_TURNS = (
-    "{% for m in messages %}"
-    "{% set role = 'model' if m['role'] == 'assistant' else 'user' %}"
-    "<start_of_turn>{{ role }}\n{{ m['content'] | trim }}<end_of_turn>\n"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
-)
-
-
 class ChatFormatter:
     """Renders conversations with a GGUF's tokenizer.chat_template (Jinja),
     in chat_template's guarded sandbox: the template is hostile input."""
@@ -53,13 +43,18 @@ class ChatFormatter:
 
     @classmethod
     def from_gguf(cls, path, tokenizer) -> ChatFormatter:
-        """The GGUF's chat template; for a Gemma 3 GGUF without one (the base
-        models ship none), Gemma's turn format."""
+        """The GGUF's chat template; for a GGUF without one, its family's
+        default where the family table has one (Gemma 3's base models ship
+        none: Gemma's turn format)."""
         meta = read_metadata(path)
         template = meta.get("tokenizer.chat_template")
-        if template is None and meta.get("general.architecture") == "gemma3":
-            print(f"toy: {path} has no chat template; using Gemma's turn format", file=sys.stderr)
-            template = GEMMA_TURNS
+        entry = family(meta.get("general.architecture"))
+        if template is None and entry is not None and entry.default_chat_template is not None:
+            print(
+                f"toy: {path} has no chat template; using the {entry.gguf_arch} family's default chat template",
+                file=sys.stderr,
+            )
+            template = entry.default_chat_template
         if template is None:
             raise InputError(f"{path} has no tokenizer.chat_template: instruct needs a chat model")
         if not isinstance(template, str):
