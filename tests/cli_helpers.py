@@ -2,6 +2,9 @@
 
 import subprocess
 import sys
+from pathlib import Path
+
+GOLDEN = Path(__file__).parent / "golden"
 
 # --threads changes the low bits of the gradients (ggml splits reductions by
 # thread), so every byte-gated run pins it.
@@ -16,3 +19,22 @@ def toy_train(*args, cwd=None, timeout=600):
     return subprocess.run(
         [sys.executable, "-m", "toy.cli.train", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout
     )
+
+
+def _cpu_has_avx512() -> bool:
+    """Whether this CPU reports AVX-512F (Linux; elsewhere assumed, as the goldens were recorded)."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            return any(line.startswith("flags") and " avx512f" in line for line in cpuinfo)
+    except OSError:
+        return True
+
+
+def golden_log(name: str) -> str:
+    """The golden loss log of tests/golden/<name>, or of golden/avx2/<name> on a
+    CPU without AVX-512 where that file exists: ggml's ops, compiled for the
+    building CPU, sum in another order there (golden/avx2/README.md)."""
+    avx2 = GOLDEN / "avx2" / name
+    if avx2.is_file() and not _cpu_has_avx512():
+        return avx2.read_text()
+    return (GOLDEN / name).read_text()

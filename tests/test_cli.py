@@ -8,16 +8,15 @@ import gguf
 import numpy as np
 import pytest
 
-from cli_helpers import GATE_THREADS, toy_train
+from cli_helpers import GATE_THREADS, golden_log, toy_train
 
-GOLDEN = Path(__file__).parent / "golden"
 LOG_LINE = re.compile(r"^step \d+: loss=\d+\.\d{6}$")
 
 
 def test_default_command_matches_the_golden_log(tmp_path):
     result = toy_train("--threads", GATE_THREADS, "--out", str(tmp_path / "run"))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (GOLDEN / "from-scratch-cpu.txt").read_text()
+    assert result.stdout == golden_log("from-scratch-cpu.txt")
 
 
 def test_same_command_gives_the_same_bytes(tmp_path):

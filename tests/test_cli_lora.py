@@ -1,17 +1,15 @@
 """toy-train lora on SmolLM2-135M Q4_1, as a user runs it."""
 
 import json
-from pathlib import Path
 
 import gguf
 import numpy as np
 import pytest
 
 import reference_llama as ref
-from cli_helpers import GATE_THREADS, toy_train
+from cli_helpers import GATE_THREADS, golden_log, toy_train
 from gguf_fixtures import write_llama_gguf
 
-GOLDEN = Path(__file__).parent / "golden"
 LORA_GATE = ("lora", "--threads", GATE_THREADS, "--steps", "8", "--seq", "32", "--batch", "2")
 
 
@@ -19,7 +17,7 @@ def test_lora_gate_matches_the_golden_log_and_writes_an_adapter(smollm2, tmp_pat
     out = tmp_path / "run"
     result = toy_train(*LORA_GATE, "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (GOLDEN / "lora-smollm2-cpu.txt").read_text()
+    assert result.stdout == golden_log("lora-smollm2-cpu.txt")
 
     reader = gguf.GGUFReader(out / "adapter.gguf")
     f = reader.fields
@@ -44,7 +42,7 @@ def test_every_cpu_level_gives_the_golden_bytes(smollm2, tmp_path, monkeypatch, 
     monkeypatch.setenv("TNN_CPU_VARIANT", level)
     result = toy_train(*LORA_GATE, "--out", str(tmp_path / "run"))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (GOLDEN / "lora-smollm2-cpu.txt").read_text()
+    assert result.stdout == golden_log("lora-smollm2-cpu.txt")
 
 
 def test_lora_learns_a_repeated_text(smollm2, tmp_path):

@@ -1,24 +1,21 @@
 """toy-train --arch gpt2 as a user runs it: the golden log, a GGUF in
 llama.cpp's GPT-2 layout, and the options that belong to llama only."""
 
-from pathlib import Path
-
 import gguf
 import numpy as np
 import pytest
 
 import toy
-from cli_helpers import GATE_THREADS, toy_train
+from cli_helpers import GATE_THREADS, golden_log, toy_train
 from toy.recipes import FromScratch
 
-GOLDEN = Path(__file__).parent / "golden"
 GATE = ("--arch", "gpt2", "--threads", GATE_THREADS, "--steps", "20")
 
 
 def test_gpt2_matches_the_golden_log_and_learns(tmp_path):
     result = toy_train(*GATE, "--out", str(tmp_path / "run"))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (GOLDEN / "from-scratch-gpt2-cpu.txt").read_text()
+    assert result.stdout == golden_log("from-scratch-gpt2-cpu.txt")
     losses = [float(line.split("=")[1]) for line in result.stdout.splitlines()]
     assert losses[-1] < losses[0] - 1.0
 

@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 
 import toy
-from cli_helpers import GATE_THREADS, INSTRUCT_FIRST_DEFAULTS, toy_train
+from cli_helpers import GATE_THREADS, INSTRUCT_FIRST_DEFAULTS, golden_log, toy_train
 from toy.datasets.instruct import fit, read_jsonl, split, to_rows
 from toy.text.chat import ChatFormatter, Sample
 from toy.text.tokenizer import GGUFTokenizer
 
 DATA = Path(__file__).parent / "data" / "instruct-small.jsonl"
-GOLDEN = Path(__file__).parent / "golden"
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +134,7 @@ def test_instruct_matches_its_golden_log_and_reports_perplexity(smollm2, tmp_pat
         str(out),
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (GOLDEN / "instruct-smollm2-cpu.txt").read_text()
+    assert result.stdout == golden_log("instruct-smollm2-cpu.txt")
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     steps = [e for e in events if "loss" in e]
     epochs = [e for e in events if "epoch" in e]

@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 
 import toy
-from cli_helpers import GATE_THREADS, toy_train
+from cli_helpers import GATE_THREADS, golden_log, toy_train
 from toy.core.errors import InputError
 from toy.datasets.preference import fit_pairs, pair_rows, read_pairs, tokenize_pairs
 from toy.text.chat import ChatFormatter
 from toy.text.tokenizer import GGUFTokenizer
 
 DATA = Path(__file__).parent / "data" / "preferences-small.jsonl"
-GOLDEN = Path(__file__).parent / "golden"
 SMALL_RUN = (
     "--threads",
     GATE_THREADS,
@@ -122,7 +121,7 @@ def test_the_log_matches_its_golden_bytes_and_the_run_reports_held_out_pairs(smo
     out = tmp_path / "run"
     result = toy_train(recipe, *SMALL_RUN, "--out", str(out))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (GOLDEN / f"{recipe}-smollm2-cpu.txt").read_text()
+    assert result.stdout == golden_log(f"{recipe}-smollm2-cpu.txt")
     lines = result.stdout.splitlines()
     assert all(
         line.startswith(f"step {i}: loss=") and " margin=" in line and " accuracy=" in line

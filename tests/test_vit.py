@@ -3,23 +3,21 @@ a model load_vit reads back, a folder of the user's own images, and one-line
 errors for bad image folders."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import toy
-from cli_helpers import GATE_THREADS, toy_train
+from cli_helpers import GATE_THREADS, golden_log, toy_train
 from toy.datasets.images import held_out_split, load_digits
 
-GOLDEN = Path(__file__).parent / "golden"
 PIL = pytest.importorskip("PIL.Image")
 
 
 def test_vit_matches_the_golden_log(tmp_path):
     result = toy_train("vit-tiny", "--threads", GATE_THREADS, "--steps", "12", "--out", str(tmp_path / "run"))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (GOLDEN / "vit-tiny-digits-cpu.txt").read_text()
+    assert result.stdout == golden_log("vit-tiny-digits-cpu.txt")
 
 
 @pytest.fixture(scope="module")

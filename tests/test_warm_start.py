@@ -1,7 +1,6 @@
 """WarmStart: a small model whose embedding starts from SmolLM2's."""
 
 import json
-from pathlib import Path
 
 import gguf
 import numpy as np
@@ -9,18 +8,16 @@ import pytest
 
 import reference_llama as ref
 import toy
-from cli_helpers import GATE_THREADS, toy_train
+from cli_helpers import GATE_THREADS, golden_log, toy_train
 from gguf_fixtures import write_llama_gguf
 from toy.recipes import WarmStart
-
-GOLDEN = Path(__file__).parent / "golden"
 
 
 @pytest.mark.parametrize("init", ["scratch", "donor", "pca"])
 def test_each_init_mode_matches_its_golden_log(smollm2, tmp_path, init):
     result = toy_train("warm-start", "--init", init, "--threads", GATE_THREADS, "--out", str(tmp_path / "run"))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (GOLDEN / f"warm-start-{init}-cpu.txt").read_text()
+    assert result.stdout == golden_log(f"warm-start-{init}-cpu.txt")
 
 
 def test_the_saved_model_is_a_plain_llama_with_the_lens_folded_in(smollm2, tmp_path):
