@@ -4,9 +4,9 @@ ggml's stock autodiff writes the gradients of every matrix product as
 out_prod, which runs at about half the speed of the matmul kernels and exists
 for F32 only on CUDA. vendor/patches/0002 turns them into mul_mat of
 transposed copies, and tinynn/models/frozen_copies.c gives a frozen base a transposed copy
-made once; on a CPU with AVX512-VNNI, the products with the frozen base run
-on tinynn's packed integer kernels (tinynn/cpu/qgemm_avx512.c) as custom nodes, and the
-frozen head and the cross-entropy become one node (tinynn/cpu/head_loss_avx512.c).
+made once; on an x86-64 with AVX2 or later, the products with the frozen base run
+on tinynn's packed integer kernels (tinynn/cpu/qgemm_*.c) as custom nodes, and the
+frozen head and the cross-entropy become one node (tinynn/cpu/head_loss_*.c).
 These tests read the ops of a real training step.
 """
 
@@ -16,16 +16,16 @@ import numpy as np
 import pytest
 
 import toy
+from toy.core.ffi import ffi
+from toy.native.library import library
 from toy.recipes import FromScratch, LoRA
 
 
 def cpu_has_packed_products() -> bool:
-    """tinynn/cpu/qgemm_avx512.c runs on x86 CPUs with AVX512-VNNI (and the BW/VL sets)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text().split()
-    except OSError:
-        return False
-    return all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512_vnni"))
+    """Whether this CPU runs tinynn's packed integer products (tinynn/cpu/qgemm_*.c:
+    AVX2 and later on x86-64), as the kernel layer itself chooses them."""
+    answer = library("cpu").tnn_cpu_kernel_choice(b"qgemm")
+    return answer != ffi.NULL and ffi.string(answer).decode() != "none"
 
 
 def profiled_ops(recipe) -> dict[str, int]:

@@ -3,7 +3,7 @@
 The block between TNN_CDEF_BEGIN and TNN_CDEF_END of tinynn.h is declared
 verbatim, so the header stays the single source of truth for the calls,
 the structs and the enum values (status codes, tensor kinds, LoRA targets).
-Nothing here loads a library: _native.py does that.
+Nothing here loads a library: toy.native.library does that.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ from ..core.errors import InputError, refusals_as_input_errors
 from ..native.session import LORA_TARGETS, read_gguf_config
 from .gguf_file import one_line, read_gguf, read_metadata
 
-# the base weights an adapter may adapt (tinynn/block.c's SLOT_NAMES), by their
+# the base weights an adapter may adapt (tinynn/models/block.c's SLOT_NAMES), by their
 # GGUF name in a block -> the LoRA target (session.LORA_TARGETS) that adapts them
 SLOTS = {
     "attn_q": "q",
@@ -103,7 +103,7 @@ class Adapter:
 
 def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
     """The (d_out, d_in) of each adaptable weight of a base of config cfg
-    (tinynn/block.c's block_layout, in numpy order)."""
+    (tinynn/models/block.c's block_layout, in numpy order)."""
     d, ff = cfg.d_model, cfg.d_ff
     q, kv = cfg.n_heads * cfg.head_width, cfg.n_kv_heads * cfg.head_width
     return {

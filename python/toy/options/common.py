@@ -21,6 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from ..core import bounds
+from ..core.config import ModelConfig
 from ..core.errors import InputError, refusals_as_input_errors
 from ..core.models import default_model_path
 from ..datasets.batches import InstructSource
@@ -102,6 +103,20 @@ class ShapeOptions(TokenOptions):
     untied: bool = False
     qkv_bias: bool = False
     rope_base: float = 10000.0
+
+    def model_config(self, vocab: int, **more) -> ModelConfig:
+        """The model these options shape, over a vocabulary of vocab tokens
+        (more: ModelConfig's other fields, e.g. arch or donor_d_in)."""
+        return ModelConfig(
+            vocab=vocab,
+            d_model=self.d_model,
+            n_layers=self.layers,
+            n_heads=self.heads,
+            n_kv_heads=self.kv_heads,
+            d_ff=self.d_ff,
+            rope_base=self.rope_base,
+            **more,
+        )
 
 
 @dataclass(kw_only=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.config import ARCHITECTURES, ModelConfig, RecipeOptions
+from ..core.config import ARCHITECTURES, RecipeOptions
 from ..core.errors import InputError
 from ..datasets.batches import CorpusSource
 from ..datasets.corpus import check_corpus, default_corpus, load_corpus
@@ -65,16 +65,7 @@ def prepare(args: FromScratchOptions) -> options.Prepared:
         tokens, corpus_name = load_corpus(args.corpus), args.corpus
     vocab = max(BYTE_VOCAB, int(tokens.max()) + 1 if tokens.size else BYTE_VOCAB)
     check_corpus(tokens, args.seq, vocab, corpus_name)
-    cfg = ModelConfig(
-        vocab=vocab,
-        d_model=args.d_model,
-        n_layers=args.layers,
-        n_heads=args.heads,
-        n_kv_heads=args.kv_heads,
-        d_ff=args.d_ff,
-        rope_base=args.rope_base,
-        arch=args.arch,
-    )
+    cfg = args.model_config(vocab, arch=args.arch)
     opts = RecipeOptions(
         t_seq=args.seq,
         t_batch=args.batch,

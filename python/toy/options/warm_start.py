@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.config import ModelConfig, RecipeOptions
+from ..core.config import RecipeOptions
 from ..core.errors import InputError
 from ..core.models import default_model_path
 from ..datasets.batches import CorpusSource
@@ -63,16 +63,7 @@ def prepare(args: WarmStartOptions) -> options.Prepared:
     if args.corpus is None or Path(args.corpus).suffix not in TOKEN_SUFFIXES:
         vocab = GGUFTokenizer.from_gguf(donor).vocab_size
     check_corpus(tokens, args.seq, vocab, corpus_name)
-    cfg = ModelConfig(
-        vocab=vocab,
-        d_model=args.d_model,
-        n_layers=args.layers,
-        n_heads=args.heads,
-        n_kv_heads=args.kv_heads,
-        d_ff=args.d_ff,
-        rope_base=args.rope_base,
-        donor_d_in=donor_width,
-    )
+    cfg = args.model_config(vocab, donor_d_in=donor_width)
     # untied in every mode, so that the modes differ only in the embedding's start
     opts = RecipeOptions(
         t_seq=args.seq,
