@@ -107,12 +107,14 @@ class ShapeOptions(TokenOptions):
     def model_config(self, vocab: int, **more) -> ModelConfig:
         """The model these options shape, over a vocabulary of vocab tokens
         (more: ModelConfig's other fields, e.g. arch or donor_d_in)."""
+        # check_shape resolves a llama's kv_heads; GPT-2 has none: a k/v per head
+        kv_heads = self.kv_heads if self.kv_heads is not None else self.heads
         return ModelConfig(
             vocab=vocab,
             d_model=self.d_model,
             n_layers=self.layers,
             n_heads=self.heads,
-            n_kv_heads=self.kv_heads,
+            n_kv_heads=kv_heads,
             d_ff=self.d_ff,
             rope_base=self.rope_base,
             **more,
