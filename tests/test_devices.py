@@ -147,11 +147,13 @@ def test_an_adapter_trained_on_the_device_is_the_cpu_ones_twin(smollm2, runs, de
     # AdamW moves every entry by about lr per step in the sign of its gradient,
     # so a gradient near zero that the two backends round apart puts one entry
     # a whole step apart: compare whole matrices. B starts at zero (lavapipe,
-    # Q4_1 base: worst relative difference 0.099, correlation 0.995); A from
-    # the same seeded init, which dominates it.
+    # Q4_1 base: worst relative difference 0.099, correlation 0.995 beside an
+    # AVX-512 CPU; worst correlation 0.9886, blk.0.attn_v's B, beside an
+    # AVX2-only CPU, whose own run rounds otherwise); A from the same seeded
+    # init, which dominates it. Unrelated matrices correlate near 0.
     for a, b in zip(got.tensors, expected.tensors):
         assert np.linalg.norm(a.data - b.data) < 0.2 * np.linalg.norm(b.data), a.name
-        assert np.corrcoef(a.data.ravel(), b.data.ravel())[0, 1] > 0.99, a.name
+        assert np.corrcoef(a.data.ravel(), b.data.ravel())[0, 1] > 0.98, a.name
 
 
 @pytest.mark.parametrize("device", DEVICES)
