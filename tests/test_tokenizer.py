@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from toy.core.errors import InputError
 from toy.text.tokenizer import GGUFTokenizer
 
 TEXTS = [
@@ -54,10 +55,89 @@ def test_matches_transformers_when_installed(smollm2, tokenizer):
 def test_qwen2_pre_tokenizer_splits_as_llama_cpps_qwen2_regex():
     """Qwen2/Qwen3 GGUFs say tokenizer.ggml.pre = "qwen2": contractions in
     any case, single digits, newlines apart from the spaces after them."""
-    from toy.text.tokenizer import _pre_tokenizer
+    from tokenizers import pre_tokenizers
 
-    pieces = [p for p, _ in _pre_tokenizer("qwen2").pre_tokenize_str("Hello, world's 2024 IT'S\n\n  ok")]
-    assert pieces == ["Hello", ",", "Ġworld", "'s", "Ġ", "2", "0", "2", "4", "ĠIT", "'S", "ĊĊ", "Ġ", "Ġok"]
+    from toy.text.tokenizer import PRE_TOKENIZERS, _regex_splits
+
+    split = pre_tokenizers.Sequence(_regex_splits(PRE_TOKENIZERS["qwen2"].regexes))
+    pieces = [p for p, _ in split.pre_tokenize_str("Hello, world's 2024 IT'S\n\n  ok")]
+    assert pieces == ["Hello", ",", " world", "'s", " ", "2", "0", "2", "4", " IT", "'S", "\n\n", " ", " ok"]
+
+
+# llama.cpp's tokenizer tests: a vocabulary GGUF, texts (.inp) and the ids
+# transformers gives them (.out); every decoder vocabulary among them
+LLAMA_CPP_VOCABULARIES = [
+    "llama-spm", "llama-bpe", "phi-3", "qwen2", "qwen35", "gpt-2", "gemma-4", "deepseek-llm",
+    "deepseek-coder", "falcon", "mpt", "starcoder", "refact", "command-r",
+]  # fmt: skip
+
+
+def llama_cpp_cases(models, name):
+    """(text, ids) pairs of llama.cpp's test for one vocabulary."""
+    texts = (models / f"ggml-vocab-{name}.gguf.inp").read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")
+    lines = (models / f"ggml-vocab-{name}.gguf.out").read_text(encoding="utf-8").split("\n")
+    return [(text, [int(i) for i in line.split()]) for text, line in zip(texts, lines)]
+
+
+@pytest.mark.parametrize("name", LLAMA_CPP_VOCABULARIES)
+def test_every_llama_cpp_test_text_tokenizes_to_its_reference_ids(llama_cpp_models, name):
+    """As llama.cpp's test-tokenizer-0: no BOS, special tokens' text left as
+    text; tokenizer.ggml.pre picks the pre-tokenizer."""
+    tokenizer = GGUFTokenizer.from_gguf(llama_cpp_models / f"ggml-vocab-{name}.gguf")
+    cases = llama_cpp_cases(llama_cpp_models, name)
+    assert len(cases) >= 46
+    wrong = [text for text, ids in cases if tokenizer.encode(text, add_bos=False, parse_special=False) != ids]
+    assert wrong == []
+    for text, ids in cases:
+        assert tokenizer.decode(ids) == text or name in ("gemma-4", "deepseek-llm", "deepseek-coder", "falcon")
+
+
+def test_an_encoder_vocabulary_is_refused_by_name(llama_cpp_models):
+    with pytest.raises(InputError, match="'bert' belongs to an encoder"):
+        GGUFTokenizer.from_gguf(llama_cpp_models / "ggml-vocab-bert-bge.gguf")
+
+
+def test_an_unknown_pre_tokenizer_is_refused_with_the_supported_list(tmp_path):
+    import reference_llama as ref
+    from gguf_fixtures import tiny_tokenizer, write_llama_gguf
+
+    cfg = ref.Config(vocab=300, d_model=8, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=16)
+    params = ref.init_params(cfg, np.random.default_rng(0))
+    path = write_llama_gguf(
+        tmp_path / "odd.gguf", params, cfg, tokenizer=dict(tiny_tokenizer(300), pre="no-such-regex")
+    )
+    with pytest.raises(
+        InputError, match=r"pre-tokenizer 'no-such-regex' is not supported \(supported: default, llama3"
+    ):
+        GGUFTokenizer.from_gguf(path)
+
+
+def test_user_defined_and_control_tokens_are_matched_whole_in_byte_level_vocabularies(llama_cpp_models):
+    """Qwen's added tokens are USER_DEFINED (<think> in Qwen3, [PAD151646]
+    in this vocabulary) and <|im_end|> CONTROL: llama.cpp matches both
+    whole, and USER_DEFINED even when special tokens are not parsed."""
+    tokenizer = GGUFTokenizer.from_gguf(llama_cpp_models / "ggml-vocab-qwen35.gguf")
+    added, end = tokenizer.tokens.index("[PAD151646]"), tokenizer.tokens.index("<|im_end|>")
+    assert tokenizer.encode("a[PAD151646]b<|im_end|>", add_bos=False)[1::2] == [added, end]
+    assert tokenizer.encode("[PAD151646]", add_bos=False, parse_special=False) == [added]
+    assert end not in tokenizer.encode("<|im_end|>", add_bos=False, parse_special=False)
+
+
+def test_bos_follows_the_gguf_or_llama_cpps_default(llama_cpp_models):
+    """Llama 3 takes BOS by llama.cpp's default for its pre-tokenizer; Qwen2 does not."""
+    llama3 = GGUFTokenizer.from_gguf(llama_cpp_models / "ggml-vocab-llama-bpe.gguf")
+    qwen2 = GGUFTokenizer.from_gguf(llama_cpp_models / "ggml-vocab-qwen2.gguf")
+    assert llama3.encode("hi")[0] == llama3.bos_id == 128000
+    assert qwen2.encode("hi") == qwen2.encode("hi", add_bos=False)
+
+
+def test_offsets_say_where_each_token_came_from(llama_cpp_models):
+    for name in ("llama-spm", "llama-bpe", "qwen2", "gemma-4"):
+        tokenizer = GGUFTokenizer.from_gguf(llama_cpp_models / f"ggml-vocab-{name}.gguf")
+        text = "Hello world! 1234 caf\u00e9\n\n  ok"
+        ids, spans = tokenizer.encode_with_offsets(text, add_bos=False)
+        assert [s for s, _ in spans] == sorted(s for s, _ in spans) and spans[-1][1] == len(text)
+        assert "".join(tokenizer.decode([i]) for i in ids[-1:]).strip() == text[spans[-1][0] : spans[-1][1]].strip()
 
 
 def sentencepiece_gguf(path):
@@ -76,11 +156,11 @@ def test_sentencepiece_tokenizer_merges_by_score_and_falls_back_to_bytes(tmp_pat
     spm, path = sentencepiece_gguf(tmp_path / "spm.gguf")
     tok = GGUFTokenizer.from_gguf(path)
     piece = {t: i for i, t in enumerate(spm["tokens"])}
-    assert tok.encode("the band") == [piece["\u2581the"], piece["\u2581b"], piece["and"]]
-    assert tok.encode("é") == [piece["\u2581"], piece["<0xC3>"], piece["<0xA9>"]]
+    assert tok.encode("the band") == [tok.bos_id, piece["\u2581the"], piece["\u2581b"], piece["and"]]
+    assert tok.encode("é", add_bos=False) == [piece["\u2581"], piece["<0xC3>"], piece["<0xA9>"]]
     for text in ("the band", "é and the thing", "x"):
-        assert tok.decode(tok.encode(text)) == text
-    assert tok.bos_id == 1 and tok.eos_id is None
+        assert tok.decode(tok.encode(text, add_bos=False)) == text
+    assert tok.bos_id == 1 and tok.eos_id == 2  # llama.cpp's SentencePiece defaults
 
 
 def test_sentencepiece_tokenizer_matches_llama_cpp(tmp_path):

@@ -61,39 +61,51 @@ class ChatFormatter:
             raise InputError(f"{path}: tokenizer.chat_template is not a string")
         return cls(template, tokenizer)
 
-    def render(self, messages, add_generation_prompt=False) -> str:
-        """The conversation as the template prints it: InputError (one line)
-        for a template that fails, loops or grows without bound on it."""
+    def render(self, messages, add_generation_prompt=False, tools=None) -> str:
+        """The conversation as the template prints it, with the tokenizer's
+        real BOS and EOS text (a template that closes an answer with
+        {{ eos_token }} writes EOS): InputError (one line) for a template
+        that fails, loops or grows without bound on it."""
+        extra = {} if tools is None else {"tools": tools}
         return self.template.render(
-            messages=messages, add_generation_prompt=add_generation_prompt, bos_token="", eos_token=""
+            messages=messages,
+            add_generation_prompt=add_generation_prompt,
+            bos_token=self._token_text(self.tokenizer.bos_id),
+            eos_token=self._token_text(self.tokenizer.eos_id),
+            **extra,
         )
 
-    def sample(self, messages) -> Sample:
+    def _token_text(self, token_id) -> str:
+        tokens = getattr(self.tokenizer, "tokens", None)
+        return "" if token_id is None or tokens is None else tokens[token_id]
+
+    def sample(self, messages, tools=None) -> Sample:
         """The conversation's tokens, the assistant's turns marked as trained.
 
-        The template renders the conversation up to each assistant turn (with
-        the generation prompt) and through it; the difference is the turn's
-        text. Each piece is tokenized on its own, so a turn's tokens are
-        exactly what the model would generate after its prompt."""
-        full = self.render(messages)
-        pieces, cursor = [], 0  # (text, trained)
+        The conversation is rendered once and tokenized once, so the tokens
+        are the ones llama.cpp sees when it runs the rendered text. Where each
+        answer lies in the text comes from two more renders: up to the answer
+        (with the generation prompt) and through it; the characters between
+        are the answer and whatever the template closes it with (an
+        end-of-turn token, EOS), which the model must learn to write. A token
+        is trained when its text starts inside an answer."""
+        full = self.render(messages, tools=tools)
+        answers, cursor = [], 0  # [start, end) of each answer in full
         for i, message in enumerate(messages):
             if message["role"] != "assistant":
                 continue
-            before = self.render(messages[:i], add_generation_prompt=True)
-            through = self.render(messages[: i + 1])
+            before = self.render(messages[:i], add_generation_prompt=True, tools=tools)
+            through = self.render(messages[: i + 1], tools=tools)
             if not (through.startswith(before) and full.startswith(through) and len(before) >= cursor):
                 raise InputError(
                     "the chat template renders a conversation's start differently "
                     "inside the whole conversation; cannot find where a response starts"
                 )
-            pieces += [(full[cursor : len(before)], False), (through[len(before) :], True)]
+            answers.append((len(before), len(through)))
             cursor = len(through)
-        pieces.append((full[cursor:], False))
-        tokens, trained = [], []
-        for text, is_trained in pieces:
-            # BOS (where the model takes one) starts the conversation, not each piece
-            ids = self.tokenizer.encode(text, add_bos=None if not tokens else False) if text else []
-            tokens += ids
-            trained += [is_trained] * len(ids)
-        return Sample(np.asarray(tokens, dtype=np.int32), np.asarray(trained, dtype=bool))
+        ids, spans = self.tokenizer.encode_with_offsets(full)
+        starts = np.asarray([start if end > start else -1 for start, end in spans], dtype=np.int64)
+        trained = np.zeros(len(ids), dtype=bool)
+        for start, end in answers:
+            trained |= (starts >= start) & (starts < end)
+        return Sample(np.asarray(ids, dtype=np.int32), trained)

@@ -1,72 +1,175 @@
-"""The tokenizer stored in a GGUF, built on the `tokenizers` library: GPT-2
-style byte-level BPE from tokenizer.ggml.tokens / merges with the
-pre-tokenizer named by tokenizer.ggml.pre (SmolLM2, Qwen), or SentencePiece
-BPE from the tokens and their scores (Gemma)."""
+"""The tokenizer stored in a GGUF, tokenizing as llama.cpp tokenizes.
+
+A GGUF names its tokenizer twice: tokenizer.ggml.model says the vocabulary
+type (byte-level BPE "gpt2", SentencePiece "llama", Gemma 4's "gemma4"), and
+tokenizer.ggml.pre, for BPE, the pre-tokenizer: the regular expressions that
+cut text into words before the merges run. Both tables below are data, one
+row per name llama.cpp accepts (src/llama-vocab.cpp); the merges themselves
+run in the `tokenizers` library. What llama.cpp does around them is done
+here, in the same order:
+
+  1. special tokens (CONTROL, USER_DEFINED and UNKNOWN) are cut out of the
+     text first, longest first, each matched whole wherever it occurs
+     (parse_special=False leaves CONTROL and UNKNOWN as text, as llama.cpp's
+     own tokenizer tests do);
+  2. each remaining fragment is tokenized on its own: SentencePiece prefixes
+     it with a space where the vocabulary says add_space_prefix;
+  3. BOS (and EOS) are added as tokenizer.ggml.add_bos_token / add_eos_token
+     say, llama.cpp's defaults for the vocabulary where the key is absent.
+
+encode_with_offsets() also says which characters of the text each token
+came from: instruct data is rendered once and tokenized once, and the
+trained tokens are those whose text lies in an assistant turn.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.errors import InputError
 from ..formats.gguf_file import one_line, read_metadata
 
-# tokenizer.ggml.pre -> how text is split before BPE: GPT-2's regex, after
-# splitting digits one by one for SmolLM; Qwen2/Qwen3 have a regex of their
-# own (llama.cpp's LLAMA_VOCAB_PRE_TYPE_QWEN2: contractions in any case,
-# single digits, letters with one leading non-letter)
-_QWEN2_SPLIT = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
-    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+# llama.cpp's token types (tokenizer.ggml.token_type)
+_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED = 1, 2, 3, 4
+# matched whole in text, as llama.cpp's special-token cache (every vocabulary type)
+_SPECIAL_KINDS = (_CONTROL, _USER_DEFINED, _UNKNOWN)
+
+# the contractions of the Llama 3 / Qwen family of regexes, in any case
+_CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)"
+_GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
+_LLAMA3 = _CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+_QWEN2 = _CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+_QWEN35 = (
+    _CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
-_PRE_TOKENIZERS = {"smollm": "digits", "gpt2": "gpt2", "default": "gpt2", "qwen2": "qwen2"}
+_TEKKEN = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+_CJK = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"  # DeepSeek's runs of CJK and Hangul
 
 
-def _pre_tokenizer(kind: str):
+@dataclass(frozen=True)
+class PreTokenizer:
+    """How a byte-level BPE vocabulary cuts text into words: each regex in
+    turn splits every piece so far into its matches and the text between
+    them (llama.cpp's unicode_regex_split; `tokenizers`' Split "isolated")."""
+
+    regexes: tuple[str, ...]
+    ignore_merges: bool = False  # a word that is itself a token is that token (Llama 3)
+    add_bos: bool = False  # llama.cpp's default where the GGUF has no add_bos_token
+
+
+_LLAMA3_ROW = PreTokenizer((_LLAMA3,), ignore_merges=True, add_bos=True)
+_GPT2_ROW = PreTokenizer((_GPT2,))
+_DIGITS_GPT2_ROW = PreTokenizer((r"\p{N}", _GPT2))  # StarCoder, SmolLM, Command R: single digits
+_QWEN2_ROW = PreTokenizer((_QWEN2,))
+
+# tokenizer.ggml.pre -> its pre-tokenizer, for every name below as llama.cpp reads it
+PRE_TOKENIZERS: dict[str, PreTokenizer] = {
+    # a BPE GGUF without the key gets llama.cpp's default, not GPT-2's
+    "default": PreTokenizer((r"[\p{P}\$\+<=>\^~\|]+", _GPT2, r"\p{N}+", "[0-9][0-9][0-9]")),
+    **dict.fromkeys(("llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "lfm2"), _LLAMA3_ROW),
+    **dict.fromkeys(("dbrx", "smaug-bpe"), PreTokenizer((_LLAMA3,))),
+    "deepseek-llm": PreTokenizer(
+        (
+            r"[\r\n]",
+            r"\s?[A-Za-z\u00b5\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af"
+            r"\u0370-\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-\u03f5"
+            r"\u03f7-\u0481\u048a-\u052f\u0531-\u0556\u10a0-\u10c5\u13a0-\u13f5\u13f8-\u13fd\u1c90-\u1cba"
+            r"\u1cbd-\u1cbf\u1d00-\u1d2b\u1d6b-\u1d77\u1d79-\u1d9a\u1e00-\u1f15\u1f18-\u1f1d\u1f20-\u1f45"
+            r"\u1f48-\u1f4d\u1f50-\u1f57\u1f59\u1f5b\u1f5d\u1f5f-\u1f7d\u1f80-\u1fb4\u1fb6-\u1fbc\u1fbe"
+            r"\u1fc2-\u1fc4\u1fc6-\u1fcc\u1fd0-\u1fd3\u1fd6-\u1fdb\u1fe0-\u1fec\u1ff2-\u1ff4\u1ff6-\u1ffc"
+            r"\u2102\u2107\u210a-\u2113\u2115\u2119-\u211d\u2124\u2126\u2128\u212a-\u212d\u212f-\u2134\u2139"
+            r"\u213c-\u213f\u2145-\u2149\u214e\u2183\u2184\u2c00-\u2c7b\u2c7e-\u2ce4\u2ceb-\u2cee\u2cf2\u2cf3"
+            r"\ua640-\ua66d\ua680-\ua69b\ua722-\ua76f\ua771-\ua787\ua78b-\ua78e\uab70-\uabbf\ufb00-\ufb06"
+            r"\ufb13-\ufb17\uff21-\uff3a\uff41-\uff5a\U00010400-\U0001044f\U000104b0-\U000104d3"
+            r"\U000104d8-\U000104fb\U00010c80-\U00010cb2\U00010cc0-\U00010cf2\U000118a0-\U000118df"
+            r"\U0001e900-\U0001e943]+",
+            r"\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+",
+            r"\s+$",
+            _CJK,
+            r"\p{N}+",
+        )
+    ),
+    "deepseek-coder": PreTokenizer((r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", _CJK, r"\p{N}")),
+    "falcon": PreTokenizer(
+        (
+            r"[\p{P}\$\+<=>\^~\|`]+",
+            r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)",
+            "[0-9][0-9][0-9]",
+        )
+    ),
+    **dict.fromkeys(
+        ("starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"), _DIGITS_GPT2_ROW
+    ),
+    **dict.fromkeys(("gpt-2", "gpt2", "phi-2", "mpt", "olmo", "jais", "trillion", "exaone4", "a.x-4.0"), _GPT2_ROW),
+    **dict.fromkeys(("qwen2", "deepseek-r1-qwen", "stablelm2", "megrez", "hunyuan", "solar-open"), _QWEN2_ROW),
+    "qwen35": PreTokenizer((_QWEN35,)),
+    **dict.fromkeys(("chatglm-bpe", "glm4"), PreTokenizer((_LLAMA3,), ignore_merges=True)),
+    "tekken": PreTokenizer((_TEKKEN,), ignore_merges=True, add_bos=True),
+}
+
+# tokenizer.ggml.pre names of encoders: not language models toy can train
+_ENCODER_MODELS = ("bert", "t5")
+
+
+def _regex_splits(regexes):
     from tokenizers import Regex, pre_tokenizers
 
-    if kind == "qwen2":
-        return pre_tokenizers.Sequence(
-            [
-                pre_tokenizers.Split(Regex(_QWEN2_SPLIT), behavior="isolated"),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ]
-        )
-    steps = [pre_tokenizers.Digits(individual_digits=True)] if kind == "digits" else []
-    steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True))
-    return pre_tokenizers.Sequence(steps)
+    return [pre_tokenizers.Split(Regex(r), behavior="isolated") for r in regexes]
 
 
-_NORMAL, _CONTROL, _USER_DEFINED = 1, 3, 4  # llama.cpp token types
+def _byte_level_bpe(tokens: list[str], merges: list[str], pre: PreTokenizer):
+    """GPT-2 style byte-level BPE: text bytes mapped to printable characters,
+    the merges as stored, ranked by their order."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers
+
+    tok = Tokenizer(_bpe(tokens, merges, ignore_merges=pre.ignore_merges))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        _regex_splits(pre.regexes) + [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    )
+    tok.decoder = decoders.ByteLevel()
+    return tok
 
 
-def _byte_level_bpe(tokens: list[str], merges: list[str], pre: str):
-    """GPT-2 style byte-level BPE (SmolLM2, Qwen): the merges as stored."""
-    from tokenizers import Tokenizer, decoders, models
+def _bpe(tokens, merges, **options):
+    from tokenizers import models
 
-    if pre not in _PRE_TOKENIZERS:
-        raise InputError(
-            f"pre-tokenizer {one_line(repr(pre))} is not supported (supported: {', '.join(_PRE_TOKENIZERS)})"
-        )
     pairs = [tuple(m.split(" ", 1)) for m in merges]
     if any(len(pair) != 2 for pair in pairs):
         raise InputError("a tokenizer merge is not two tokens separated by a space")
     vocab = {tok: i for i, tok in enumerate(tokens)}
     try:
-        tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False))
+        return models.BPE(vocab=vocab, merges=pairs, fuse_unk=False, **options)
     except Exception as err:  # noqa: BLE001 -- tokenizers raises plain Exception
         raise InputError(f"the tokenizer's vocabulary and merges do not fit together: {one_line(err)}") from None
-    tok.pre_tokenizer = _pre_tokenizer(_PRE_TOKENIZERS[pre])
-    tok.decoder = decoders.ByteLevel()
+
+
+def _gemma4_bpe(tokens: list[str], merges: list[str]):
+    """Gemma 4's BPE: SentencePiece-style text (spaces as U+2581, raw UTF-8,
+    unknown bytes as <0xNN>) with ranked merges, run over each run of
+    newlines and each run of other text; a run of newlines that is a token
+    is that token."""
+    from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
+
+    tok = Tokenizer(_bpe(tokens, merges, byte_fallback=True))
+    tok.normalizer = normalizers.Replace(" ", "\u2581")
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[^\n]+|\n+"), behavior="isolated")
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()])
     return tok
 
 
 def _sentencepiece_bpe(
     tokens: list[str], scores: list[float], types: list[int], unk_id: int | None, add_space_prefix: bool
 ):
-    """SentencePiece BPE as llama.cpp's "llama" tokenizer runs it (Gemma):
-    spaces become U+2581, adjacent pieces merge best score first, bytes
-    outside the vocabulary fall back to <0xNN> tokens. The merges are every
-    split of a normal piece into two pieces, ranked by that piece's score."""
+    """SentencePiece BPE as llama.cpp's "llama" tokenizer runs it: spaces
+    become U+2581, adjacent pieces merge best score first, bytes outside the
+    vocabulary fall back to <0xNN> tokens. The merges are every split of a
+    normal piece into two pieces, ranked by that piece's score."""
     from tokenizers import Tokenizer, decoders, models, normalizers
 
     vocab = {tok: i for i, tok in enumerate(tokens)}
@@ -75,7 +178,7 @@ def _sentencepiece_bpe(
     for i in ranked:
         piece = tokens[i]
         merges += [(piece[:k], piece[k:]) for k in range(1, len(piece)) if piece[:k] in vocab and piece[k:] in vocab]
-    unk = tokens[unk_id] if unk_id is not None else None
+    unk = tokens[unk_id] if unk_id is not None and 0 <= unk_id < len(tokens) else None
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=unk, fuse_unk=True, byte_fallback=True))
     steps = [normalizers.Replace(" ", "\u2581")]
     if add_space_prefix:
@@ -98,14 +201,20 @@ END_OF_TURN = (
     "<|endoftext|>",
     "<|eom_id|>",
     "<EOT>",
+    "<turn|>",
     "<|end\u2581of\u2581sentence|>",
 )
 
+VOCABULARY_TYPES = ("gpt2 (byte-level BPE)", "llama (SentencePiece)", "gemma4")
+
 
 class GGUFTokenizer:
-    """The tokenizer a GGUF stores: byte-level BPE ("gpt2") or SentencePiece
-    BPE ("llama"), its control tokens (and, for SentencePiece, its
-    user-defined ones, as llama.cpp does) matched as one token each in text."""
+    """The tokenizer a GGUF stores, as llama.cpp runs it (module docstring).
+
+    tok = GGUFTokenizer.from_gguf("model.gguf")
+    ids = tok.encode("Hello world")              # BOS first where the model takes one
+    ids, spans = tok.encode_with_offsets(text)   # each token's [start, end) in text
+    """
 
     def __init__(
         self,
@@ -115,24 +224,24 @@ class GGUFTokenizer:
         bos_id: int | None,
         eos_id: int | None,
         add_bos: bool,
-        whole_kinds=(_CONTROL,),
+        add_eos: bool = False,
         eot_id: int | None = None,
+        rstrip: frozenset = frozenset(),
     ):
-        from tokenizers import AddedToken
-
         for name, token_id in (("BOS", bos_id), ("EOS", eos_id)):
             if token_id is not None and not 0 <= token_id < len(tokens):
                 raise InputError(f"the tokenizer's {name} id {token_id} is not one of its {len(tokens)} tokens")
-        added = [
-            AddedToken(t, special=kind == _CONTROL, normalized=False)
-            for t, kind in zip(tokens, token_types)
-            if kind in whole_kinds
-        ]
-        if added:
-            tok.add_special_tokens(added)
         self._tok = tok
+        self.tokens = tokens
         self.vocab_size = len(tokens)
-        self.bos_id, self.eos_id, self.add_bos = bos_id, eos_id, add_bos
+        self.bos_id, self.eos_id = bos_id, eos_id
+        self.add_bos = add_bos and bos_id is not None
+        self.add_eos = add_eos and eos_id is not None
+        # the special tokens, longest first (ties by id: the same order every run)
+        special = [i for i, kind in enumerate(token_types) if kind in _SPECIAL_KINDS and tokens[i]]
+        self._special = sorted(special, key=lambda i: (-len(tokens[i]), i))
+        self._types = token_types
+        self._rstrip = rstrip  # special tokens that eat the whitespace after them (Phi-3)
         # where generation stops: EOS, the file's end-of-turn token, and the known end-of-turn controls
         ends = {
             i for i, (text, kind) in enumerate(zip(tokens, token_types)) if kind == _CONTROL and text in END_OF_TURN
@@ -151,30 +260,57 @@ class GGUFTokenizer:
     @classmethod
     def _from_fields(cls, path, f) -> GGUFTokenizer:
         model = f.get("tokenizer.ggml.model", "none")
-        if model not in ("gpt2", "llama"):
+        if model in _ENCODER_MODELS:
             raise InputError(
-                f"{path}: tokenizer {one_line(repr(model))} is not supported (byte-level "
-                "BPE 'gpt2' or SentencePiece 'llama'); pass a packed int32 --corpus instead"
+                f"{path}: tokenizer {one_line(repr(model))} belongs to an encoder (BERT, T5), "
+                "which toy does not train; toy trains decoder language models"
+            )
+        if model not in ("gpt2", "llama", "gemma4"):
+            raise InputError(
+                f"{path}: tokenizer {one_line(repr(model))} is not supported (supported: "
+                f"{', '.join(VOCABULARY_TYPES)}); pass a packed int32 --corpus instead"
             )
         tokens = list(f["tokenizer.ggml.tokens"])
         types = [int(t) for t in f.get("tokenizer.ggml.token_type", [_NORMAL] * len(tokens))]
         if not all(isinstance(t, str) for t in tokens) or len(types) != len(tokens):
             raise InputError(f"{path}: tokenizer.ggml.tokens / token_type are not one string and one type per token")
-        whole_kinds = (_CONTROL,)
+        add_bos, rstrip = False, frozenset()
         if model == "gpt2":
-            tok = _byte_level_bpe(tokens, list(f["tokenizer.ggml.merges"]), f.get("tokenizer.ggml.pre", "default"))
+            pre_name = f.get("tokenizer.ggml.pre", "default")
+            pre = PRE_TOKENIZERS.get(pre_name)
+            if pre is None:
+                raise InputError(
+                    f"{path}: pre-tokenizer {one_line(repr(pre_name))} is not supported "
+                    f"(supported: {', '.join(PRE_TOKENIZERS)})"
+                )
+            tok = _byte_level_bpe(tokens, list(f["tokenizer.ggml.merges"]), pre)
+            add_bos = pre.add_bos
+        elif model == "gemma4":
+            tok = _gemma4_bpe(tokens, list(f["tokenizer.ggml.merges"]))
+            add_bos = True
         else:
-            whole_kinds = (_CONTROL, _USER_DEFINED)
             scores = [float(x) for x in f["tokenizer.ggml.scores"]]
             tok = _sentencepiece_bpe(
                 tokens,
                 scores,
                 types,
-                f.get("tokenizer.ggml.unknown_token_id"),
+                f.get("tokenizer.ggml.unknown_token_id", 0),
                 bool(f.get("tokenizer.ggml.add_space_prefix", True)),
             )
-        add_bos = bool(f.get("tokenizer.ggml.add_bos_token", False))
+            add_bos = True
+            if any(name in str(f.get("general.name", "")).lower() for name in ("phi-3", "phi3")):
+                # llama.cpp: Phi-3's special tokens eat the whitespace after them, but for these
+                keep = {"<unk>", "<s>", "<|endoftext|>"}
+                rstrip = frozenset(
+                    i
+                    for i, (t, k) in enumerate(zip(tokens, types))
+                    if (k in _SPECIAL_KINDS or t == "</s>") and t not in keep
+                )
+        add_bos = bool(f.get("tokenizer.ggml.add_bos_token", add_bos))
+        add_eos = bool(f.get("tokenizer.ggml.add_eos_token", False))
         bos, eos = f.get("tokenizer.ggml.bos_token_id"), f.get("tokenizer.ggml.eos_token_id")
+        if model == "llama":  # SentencePiece's ids where the file names none
+            bos, eos = 1 if bos is None else bos, 2 if eos is None else eos
         eot = f.get("tokenizer.ggml.eot_token_id")
         return cls(
             tok,
@@ -183,25 +319,94 @@ class GGUFTokenizer:
             None if bos is None else int(bos),
             None if eos is None else int(eos),
             add_bos,
-            whole_kinds,
+            add_eos,
             None if eot is None else int(eot),
+            rstrip,
         )
 
-    def encode(self, text: str, add_bos: bool | None = None) -> list[int]:
-        ids = self._tok.encode(text, add_special_tokens=False).ids
-        if (self.add_bos if add_bos is None else add_bos) and self.bos_id is not None:
-            ids = [self.bos_id] + ids
-        return ids
+    # ---- text -> tokens -----------------------------------------------------------
+
+    def _fragments(self, text: str, parse_special: bool):
+        """The text cut at its special tokens: (start, end, token id or None)
+        in order, None for text to tokenize. llama.cpp's partition: each
+        special token, longest first, splits every text fragment left so far."""
+        fragments = [(0, len(text), None)]
+        for token_id in self._special:
+            if not parse_special and self._types[token_id] != _USER_DEFINED:
+                continue
+            piece = self.tokens[token_id]
+            out = []
+            for start, end, kind in fragments:
+                if kind is not None or piece not in text[start:end]:
+                    out.append((start, end, kind))
+                    continue
+                at = start
+                while (hit := text.find(piece, at, end)) >= 0:
+                    if hit > at:
+                        out.append((at, hit, None))
+                    out.append((hit, hit + len(piece), token_id))
+                    at = hit + len(piece)
+                    if token_id in self._rstrip:
+                        while at < end and text[at].isspace():
+                            at += 1
+                if at < end:
+                    out.append((at, end, None))
+            fragments = out
+        return fragments
+
+    def encode_with_offsets(self, text: str, add_bos: bool | None = None, parse_special: bool = True):
+        """(ids, spans): the tokens of text and, for each, the [start, end)
+        of the characters it came from (BOS and EOS: an empty span at the
+        start and the end)."""
+        ids: list[int] = []
+        spans: list[tuple[int, int]] = []
+        if add_bos is None and parse_special and self.add_bos and text.startswith(self.tokens[self.bos_id]):
+            add_bos = False  # a chat template wrote BOS already: one, not two
+        if self.add_bos if add_bos is None else add_bos:
+            if self.bos_id is None:
+                raise InputError("the model takes no BOS token, yet one was asked for")
+            ids.append(self.bos_id)
+            spans.append((0, 0))
+        for start, end, token_id in self._fragments(text, parse_special):
+            if token_id is not None:
+                ids.append(token_id)
+                spans.append((start, end))
+                continue
+            encoding = self._tok.encode(text[start:end], add_special_tokens=False)
+            ids += encoding.ids
+            spans += [(start + a, start + b) for a, b in encoding.offsets]
+        if self.add_eos and (add_bos is None or add_bos):
+            ids.append(self.eos_id)
+            spans.append((len(text), len(text)))
+        return ids, spans
+
+    def encode(self, text: str, add_bos: bool | None = None, parse_special: bool = True) -> list[int]:
+        """The tokens of text; add_bos=None adds BOS (and EOS) as the GGUF
+        says (BOS only where the text does not start with its text), False
+        adds neither."""
+        return self.encode_with_offsets(text, add_bos, parse_special)[0]
 
     def decode(self, ids) -> str:
-        return self._tok.decode(list(map(int, ids)), skip_special_tokens=False)
+        """The text of ids, special tokens written as their text."""
+        parts, run = [], []
+        for i in map(int, ids):
+            if 0 <= i < self.vocab_size and self._types[i] in _SPECIAL_KINDS:
+                if run:
+                    parts.append(self._tok.decode(run, skip_special_tokens=False))
+                    run = []
+                parts.append(self.tokens[i])
+            else:
+                run.append(i)
+        if run:
+            parts.append(self._tok.decode(run, skip_special_tokens=False))
+        return "".join(parts)
 
     def encode_corpus(self, text: str) -> np.ndarray:
         """A text file's tokens for training: documents split on blank lines
         would lose cross-document context, so the text is encoded whole,
         with one EOS at its end."""
         ids = self.encode(text)
-        if self.eos_id is not None:
+        if self.eos_id is not None and not (ids and ids[-1] == self.eos_id):
             ids.append(self.eos_id)
         return np.asarray(ids, dtype=np.int32)
 
