@@ -177,3 +177,9 @@ def test_tojson_refuses_before_building_a_huge_indent():
     # 200,000 short lists, each item on a line indented 100 spaces: far over the size limit
     with pytest.raises(InputError, match="tojson filter"):
         render("{{ ([[1]] * 200000) | tojson(indent=100) }}")
+
+
+def test_strftime_now_refuses_a_format_that_could_print_too_much():
+    # strftime may print 256 characters for each of its format's: a long format is refused before
+    with pytest.raises(InputError, match="strftime_now"):
+        render("{{ strftime_now('%c' * 100000) }}")
