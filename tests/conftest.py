@@ -97,3 +97,9 @@ def reference_models_dir() -> Path:
 @pytest.fixture(scope="session")
 def llama_cpp_models() -> Path:
     return reference_models_dir()
+
+
+def require_reference(module_name: str):
+    """A reference package, imported; the test skips without it (fails in CI,
+    where TOY_REQUIRE_REFERENCES=1)."""
+    return pytest.importorskip(module_name)

@@ -26,23 +26,38 @@ either renders or fails with one InputError line:
 
 Constant folding is off (optimized=False, and finalize needs the context),
 so nothing of the template runs at compile time, outside these guards.
-Templates may call raise_exception(message), the Hugging Face convention
-for refusing a conversation.
+
+The language is the one Hugging Face transformers renders chat templates in
+(apply_chat_template), since that is what a model's authors wrote theirs
+against: blocks trimmed (trim_blocks, lstrip_blocks), {% break %} and
+{% continue %}, {% generation %} (transformers marks the assistant's text
+with it; here it renders its body), raise_exception(message) to refuse a
+conversation, strftime_now(format), tojson as json.dumps (keys in their
+order, nothing HTML-escaped), namespace() without _names, a dict() with
+fromkeys only. tools and documents are None unless given, and messages are
+passed as apply_chat_template passes them: keys whose value is None
+dropped, a message's reasoning (reasoning_content, thinking or reasoning)
+under the names templates read. One difference on purpose: strftime_now
+tells the time of STRFTIME_NOW, not the clock's, so that the same
+conversation renders the same bytes on any day.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import sys
 import types
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from functools import update_wrapper
 
-from jinja2 import pass_context
+from jinja2 import nodes, pass_context
 from jinja2.compiler import CodeGenerator
 from jinja2.exceptions import SecurityError
+from jinja2.ext import Extension, loopcontrols
 from jinja2.runtime import markup_join, str_join
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEscapeFormatter, SandboxedFormatter
 from jinja2.utils import Namespace, _PassArg
@@ -65,6 +80,16 @@ CHARS_PER_STEP = 1024  # what building a value costs in steps: its text per KiB 
 ITEMS_PER_STEP = 1  # ... and its items one each
 
 TEMPLATE_FILE = "<template>"  # the compiled template's co_filename (from_string)
+
+# what strftime_now(format) formats: a fixed moment (transformers reads the
+# clock), so that a render depends on its inputs only
+STRFTIME_NOW = datetime(2025, 1, 1, 12, 0, 0)
+# strftime's text is at most 256 times its format's (CPython gives up past that)
+STRFTIME_GROWTH = 256
+
+# the names apply_chat_template passes a message's reasoning under: the first
+# is what most templates read, gpt-oss's reads "thinking"
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
 @dataclass(frozen=True)
@@ -90,7 +115,12 @@ class ChatTemplate:
             raise InputError(f"the model's chat template does not parse: {_describe(err)}") from None
 
     def render(self, **variables) -> str:
-        """The rendered text; InputError (one line) for whatever goes wrong."""
+        """The rendered text; InputError (one line) for whatever goes wrong.
+
+        The variables are the template's (messages, add_generation_prompt,
+        bos_token, eos_token, tools, ...), passed as transformers'
+        apply_chat_template passes them."""
+        variables = _as_transformers_passes(variables)
         render = _Render(self.limits)
         token = _active.set(render)
         previous = sys.gettrace()
@@ -131,6 +161,69 @@ class TemplateRefusal(Exception):
 
 def raise_exception(message=""):
     raise TemplateRefusal(str(message))
+
+
+def _as_transformers_passes(variables: dict) -> dict:
+    """The variables with the defaults and message shapes transformers'
+    apply_chat_template gives a template: tools and documents None and no
+    generation prompt unless asked; in each message, keys whose value is
+    None dropped (templates test `is defined`) and its reasoning under every
+    name in REASONING_FIELDS that templates read. The caller's messages are
+    not changed."""
+    variables = {"tools": None, "documents": None, "add_generation_prompt": False, **variables}
+    messages = variables.get("messages")
+    if isinstance(messages, (list, tuple)):
+        variables["messages"] = [_as_transformers_message(m) if isinstance(m, dict) else m for m in messages]
+    return variables
+
+
+def _as_transformers_message(message: dict) -> dict:
+    message = {key: value for key, value in message.items() if value is not None}
+    reasoning = next((message[key] for key in REASONING_FIELDS if key in message), None)
+    if reasoning is not None:
+        # "thinking" first unless given, "reasoning_content" always: transformers' order of keys
+        message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+    return message
+
+
+def strftime_now(format):  # noqa: A002 (the name templates pass it by)
+    """STRFTIME_NOW in format (a C strftime format)."""
+    if isinstance(format, str):
+        _current().refuse_over(len(format) * STRFTIME_GROWTH, "strftime_now()")
+    return STRFTIME_NOW.strftime(format)
+
+
+def tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+    """The tojson filter as transformers has it: json.dumps, keys in the
+    order given (jinja's own sorts them and escapes < > & ' for HTML); its
+    arguments in transformers' order."""
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+class _DictGlobal:
+    """dict() and dict.fromkeys() for templates, and no more of the type."""
+
+    def __call__(self, *args, **kwargs):
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args, **kwargs):
+        return dict.fromkeys(*args, **kwargs)
+
+
+class _GenerationBlock(Extension):
+    """{% generation %}...{% endgeneration %}: transformers finds the
+    assistant's text by it; the body renders as it stands. A call block, as
+    in transformers, so that what the body sets stays in it there and here."""
+
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
+
+    def _body(self, caller):
+        return caller()
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -367,11 +460,24 @@ def _finalize(context, value):
 
 
 class _BoundedNamespace(Namespace):
-    """namespace(): its attributes, set one at a time, within the size limit."""
+    """namespace(): its attributes, set one at a time, within the size limit;
+    none named _... (transformers refuses them too)."""
+
+    def __init__(*args, **kwargs):  # noqa: N805 (Namespace's spelling: a `self` keyword is an attribute)
+        self, attrs = args[0], dict(*args[1:], **kwargs)
+        for name in attrs:
+            _refuse_private(name)
+        Namespace.__init__(self, attrs)
 
     def __setitem__(self, name, value):
+        _refuse_private(name)
         super().__setitem__(name, value)
         _current().checked(self, f"namespace attribute {one_line(name, 40)}")
+
+
+def _refuse_private(name) -> None:
+    if isinstance(name, str) and name.startswith("_"):
+        raise SecurityError(f"a namespace attribute may not start with _ ({one_line(name, 40)!r})")
 
 
 class _SizedFormats:
@@ -416,11 +522,21 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
     code_generator_class = _GuardedCodeGenerator
 
     def __init__(self):
-        super().__init__(optimized=False, finalize=_finalize)
+        # transformers' language: blocks trimmed, break and continue, {% generation %}
+        super().__init__(
+            optimized=False,
+            finalize=_finalize,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            extensions=[loopcontrols, _GenerationBlock],
+        )
+        self.filters["tojson"] = tojson
         self.filters = {name: _guarded_filter(name, f) for name, f in self.filters.items()}
         self.globals.pop("lipsum", None)  # lorem ipsum: no use in a chat template, and costly
         self.globals["namespace"] = _BoundedNamespace
+        self.globals["dict"] = _DictGlobal()
         self.globals["raise_exception"] = raise_exception
+        self.globals["strftime_now"] = strftime_now
 
     def call_binop(self, context, operator, left, right):
         """+ * ** %, their result's size checked before they build it."""
@@ -641,11 +757,17 @@ def _estimate_batch(render, args, kwargs, skip):
 
 
 def _estimate_tojson(render, args, kwargs, skip):
-    indent = _arg(args, kwargs, skip + 1, "indent")
+    # tojson(value, ensure_ascii, indent, separators, sort_keys), as transformers orders them
+    ensure_ascii = _arg(args, kwargs, skip + 1, "ensure_ascii", False)
+    indent = _arg(args, kwargs, skip + 2, "indent")
+    separators = _arg(args, kwargs, skip + 3, "separators")
     width = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
     size = render.measure(_arg(args, kwargs, skip, "value"))
-    # each item on its own line, indented by its depth
-    render.refuse_over(size.total + size.nodes * (size.depth + 1) * max(width, 0), "the tojson filter")
+    # \ud83d\ude00: 12 characters for one, where ascii is ensured
+    text = size.chars * (12 if ensure_ascii else 1) + 2 * size.nodes
+    between = render.measure(separators).total if isinstance(separators, (list, tuple)) else 2
+    # each item on its own line, indented by its depth, separators between
+    render.refuse_over(text + size.nodes * ((size.depth + 1) * max(width, 0) + between), "the tojson filter")
     return args
 
 
