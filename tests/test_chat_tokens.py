@@ -71,3 +71,64 @@ def test_a_sentencepiece_answer_does_not_start_with_a_lone_space_token(llama_cpp
     trained = sample.tokens[sample.trained].tolist()
     assert tokenizer.decode(trained) == "Mara Quill founded it. </s>"
     assert tokenizer.tokens[trained[0]] == "\u2581Mar" and trained[-1] == tokenizer.eos_id
+
+
+def test_a_tool_conversation_trains_the_calls_and_answers_not_the_tool_results(llama_cpp_models, tmp_path):
+    """A JSONL line with tools, an assistant's tool_calls and a tool message,
+    in the shape transformers takes, rendered by Qwen 2.5's own template."""
+    import json
+
+    from toy.datasets.instruct import read_jsonl
+
+    line = {
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "island_population",
+                    "description": "How many people live on an island",
+                    "parameters": {"type": "object", "properties": {"island": {"type": "string"}}},
+                },
+            }
+        ],
+        "messages": [
+            {"role": "user", "content": "How many people live on Vell?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "island_population", "arguments": {"island": "Vell"}}}
+                ],
+            },
+            {"role": "tool", "content": "4127"},
+            {"role": "assistant", "content": "About 4,127 people live on Vell."},
+        ],
+    }
+    data = tmp_path / "tools.jsonl"
+    data.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    (conversation,) = read_jsonl(data)
+    assert conversation.tools == line["tools"]
+    tokenizer = GGUFTokenizer.from_gguf(llama_cpp_models / "ggml-vocab-qwen2.gguf")
+    template = (llama_cpp_models / "templates" / "Qwen-Qwen2.5-7B-Instruct.jinja").read_text(encoding="utf-8")
+    formatter = ChatFormatter(template, tokenizer)
+    sample = formatter.sample(conversation)
+    text = formatter.render(conversation, tools=conversation.tools)
+    assert "island_population" in text.split("<|im_start|>user")[0]  # the tools are in the system turn
+    assert sample.tokens.tolist() == tokenizer.encode(text)
+    trained = tokenizer.decode(sample.tokens[sample.trained])
+    assert trained == (
+        '<tool_call>\n{"name": "island_population", "arguments": {"island": "Vell"}}\n</tool_call><|im_end|>\n'
+        "About 4,127 people live on Vell.<|im_end|>\n"
+    )
+    assert "4127" in tokenizer.decode(sample.tokens[~sample.trained])  # the tool's result: context, not trained
+
+
+def test_a_malformed_tool_call_is_one_line(tmp_path):
+    from toy.core.errors import InputError
+    from toy.datasets.instruct import read_jsonl
+
+    data = tmp_path / "bad.jsonl"
+    call = {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": 3}}]}
+    data.write_text('{"messages": [' + __import__("json").dumps(call) + "]}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.jsonl:1: 'tool_calls' must be an assistant's list of"):
+        read_jsonl(data)

@@ -253,30 +253,27 @@ def test_trl_and_alpaca_shaped_lines_read_as_prompt_and_response(tmp_path):
     ]
 
 
-def test_a_model_that_takes_a_bos_gets_one_at_the_start_of_the_conversation_only():
-    """Gemma's tokenizer adds BOS: a response piece must not start with one
-    (the adapter would learn to answer '<bos>...')."""
-    from toy.text.chat import ChatFormatter
+def test_a_model_that_takes_a_bos_gets_one_at_the_start_of_the_conversation_only(tmp_path):
+    """A SentencePiece tokenizer adds BOS (Llama 2, Gemma): the conversation
+    starts with one, and no answer does (the adapter would learn to answer
+    '<s>...')."""
+    from test_tokenizer import sentencepiece_gguf
 
-    class Tokenizer:
-        bos_id, add_bos = 1, True
-
-        def encode(self, text, add_bos=None):
-            return ([self.bos_id] if (self.add_bos if add_bos is None else add_bos) else []) + [
-                ord(c) + 10 for c in text
-            ]
-
+    _, path = sentencepiece_gguf(tmp_path / "spm.gguf")
+    tokenizer = GGUFTokenizer.from_gguf(path)
     formatter = ChatFormatter(
         "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
         "{% if add_generation_prompt %}<assistant>{% endif %}",
-        Tokenizer(),
+        tokenizer,
     )
     sample = formatter.sample(
         [
             {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": "yo"},
+            {"role": "assistant", "content": "the band"},
             {"role": "user", "content": "and"},
-            {"role": "assistant", "content": "ok"},
+            {"role": "assistant", "content": "thing"},
         ]
     )
-    assert list(sample.tokens).count(1) == 1 and sample.tokens[0] == 1
+    assert tokenizer.add_bos and sample.tokens[0] == tokenizer.bos_id
+    assert list(sample.tokens).count(tokenizer.bos_id) == 1
+    assert tokenizer.decode(sample.tokens[sample.trained]) == "the bandthing"

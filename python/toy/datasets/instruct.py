@@ -21,12 +21,12 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.machine import check_fits
-from ..text.chat import Sample
+from ..text.chat import Conversation, Sample
 
 IGNORE = -1
 
 
-def read_jsonl(path) -> list[list[dict]]:
+def read_jsonl(path) -> list[Conversation]:
     """Conversations from a JSONL file; a malformed line names file and line."""
     return [_conversation(obj, where) for obj, where in read_jsonl_objects(path)]
 
@@ -71,24 +71,21 @@ def read_jsonl_objects(path) -> list[tuple[object, str]]:
     return objects
 
 
-def _conversation(obj, where: str) -> list[dict]:
-    """The messages of one line's object: {"messages": [...]} or {"prompt", "response"}."""
+def _conversation(obj, where: str) -> Conversation:
+    """The messages of one line's object: {"messages": [...], "tools": [...]}
+    (tools optional), {"prompt", "response"} or {"instruction", "output"}."""
     if not isinstance(obj, dict):
         raise InputError(f"{where}: expected a JSON object")
     if "messages" in obj:
-        messages = obj["messages"]
-        if (
-            not isinstance(messages, list)
-            or not messages
-            or not all(
-                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-                for m in messages
-            )
-        ):
+        messages = [_message(m, where) for m in obj["messages"]] if isinstance(obj["messages"], list) else None
+        if not messages:
             raise InputError(f"{where}: 'messages' must be a list of {{role, content}} strings")
         if messages[-1]["role"] != "assistant":
             raise InputError(f"{where}: the last message must be the assistant's response")
-        messages = [{"role": m["role"], "content": m["content"]} for m in messages]
+        tools = obj.get("tools")
+        if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
+            raise InputError(f"{where}: 'tools' must be a list of objects (function schemas, as transformers takes)")
+        messages = Conversation(messages, tools)
     elif isinstance(obj.get("prompt"), str) and isinstance(obj.get("response", obj.get("completion")), str):
         messages = [
             {"role": "user", "content": obj["prompt"]},
@@ -107,20 +104,56 @@ def _conversation(obj, where: str) -> list[dict]:
             f"{where}: expected 'prompt' and 'response' (or 'completion') strings, "
             "'instruction' and 'output', or 'messages'"
         )
-    for m in messages:
-        for text in (m["role"], m["content"]):
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate escape such as "\ud800"
-                raise InputError(
-                    f"{where}: a string holds an unpaired surrogate "
-                    f"(\\u{ord(text[_first_surrogate(text)]):04x}), which is not text"
-                ) from None
-    return messages
+    conversation = messages if isinstance(messages, Conversation) else Conversation(messages)
+    _check_text(conversation, where)
+    return conversation
 
 
-def _first_surrogate(text: str) -> int:
-    return next(i for i, c in enumerate(text) if 0xD800 <= ord(c) <= 0xDFFF)
+def _message(m, where: str) -> dict:
+    """One message as the chat template takes it: role and content strings;
+    an assistant's tool_calls ([{"type": "function", "function": {"name",
+    "arguments"}}], content then may be null) and a tool message's
+    tool_call_id / name, as transformers takes them."""
+    if not (isinstance(m, dict) and isinstance(m.get("role"), str)):
+        raise InputError(f"{where}: 'messages' must be a list of {{role, content}} strings")
+    calls = m.get("tool_calls")
+    if calls is not None:
+        if m["role"] != "assistant" or not isinstance(calls, list) or not all(_is_call(c) for c in calls):
+            raise InputError(
+                f"{where}: 'tool_calls' must be an assistant's list of "
+                '{"type": "function", "function": {"name": ..., "arguments": {...}}}'
+            )
+    content = m.get("content")
+    if not (isinstance(content, str) or (content is None and calls)):
+        raise InputError(f"{where}: 'messages' must be a list of {{role, content}} strings")
+    out = {"role": m["role"], "content": content}
+    if calls is not None:
+        out["tool_calls"] = calls
+    for key in ("tool_call_id", "name"):
+        if key in m:
+            if not isinstance(m[key], str):
+                raise InputError(f"{where}: a message's '{key}' must be a string")
+            out[key] = m[key]
+    return out
+
+
+def _is_call(call) -> bool:
+    function = call.get("function") if isinstance(call, dict) else None
+    return (
+        isinstance(function, dict)
+        and isinstance(function.get("name"), str)
+        and isinstance(function.get("arguments"), (dict, str))
+    )
+
+
+def _check_text(conversation: Conversation, where: str) -> None:
+    """Every string in it is text: JSON's "\\ud800" escapes are not."""
+    try:
+        json.dumps([conversation, conversation.tools], ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as err:  # a lone surrogate escape such as "\ud800"
+        raise InputError(
+            f"{where}: a string holds an unpaired surrogate (\\u{ord(err.object[err.start]):04x}), which is not text"
+        ) from None
 
 
 def fit(sample: Sample, t_seq: int) -> Sample | None:

@@ -31,6 +31,16 @@ class Sample:
         return int(untrained[-1]) + 1 if untrained.size else 0
 
 
+class Conversation(list):
+    """A conversation's messages (it is their list) and the tools its
+    assistant may call (function schemas, as transformers takes them; None
+    where there are none)."""
+
+    def __init__(self, messages=(), tools=None):
+        super().__init__(messages)
+        self.tools = tools
+
+
 class ChatFormatter:
     """Renders conversations with a GGUF's tokenizer.chat_template (Jinja),
     in chat_template's guarded sandbox: the template is hostile input."""
@@ -88,7 +98,12 @@ class ChatFormatter:
         (with the generation prompt) and through it; the characters between
         are the answer and whatever the template closes it with (an
         end-of-turn token, EOS), which the model must learn to write. A token
-        is trained when its text starts inside an answer."""
+        is trained when its text starts inside an answer. A tool's results
+        (role "tool") are not an answer and are not trained; an assistant's
+        tool calls are. tools: the conversation's own (Conversation.tools)
+        unless given."""
+        if tools is None:
+            tools = getattr(messages, "tools", None)
         full = self.render(messages, tools=tools)
         answers, cursor = [], 0  # [start, end) of each answer in full
         for i, message in enumerate(messages):
