@@ -71,7 +71,33 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
     return TNN_OK;
 }
 
+int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where) {
+    for (int64_t i = 0; i < n; ++i) {
+        if (!(factors[i] > 0.0f) || !isfinite(factors[i])) {
+            return tnn_fail(TNN_ERR_ARG, "%s: RoPE factor %lld of %s is %g, not a finite positive number", where,
+                            (long long) i, TNN_ROPE_FREQS, factors[i]);
+        }
+    }
+    return TNN_OK;
+}
+
 /* ---- create ----------------------------------------------------------------- */
+
+/* Every block reads the model's RoPE factors (or none), as llama.cpp's
+ * layers do. */
+static void share_rope_freqs(struct tnn_llama * m) {
+    for (int32_t l = 0; l < m->cfg->n_layers; ++l) {
+        m->blocks[l].rope_freqs = m->rope_freqs;
+    }
+}
+
+/* A model created here with cfg->rope_freqs: the factors [head_dim/2], not
+ * trained (ggml has no gradient for them), 1 until uploaded. */
+static int add_rope_freqs(tnn_session * s, struct tnn_llama * m) {
+    m->rope_freqs = ggml_new_tensor_1d(s->model.ctx, GGML_TYPE_F32, tnn_head_dim(m->cfg) / 2);
+    ggml_set_name(m->rope_freqs, TNN_ROPE_FREQS);
+    return tnn_table_add(&s->tensors, m->rope_freqs, TNN_KIND_ROPE_FREQS, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
+}
 
 /* A llama struct for s->model, its blocks not yet filled. */
 static struct tnn_llama * new_llama(tnn_session * s) {
@@ -145,6 +171,11 @@ int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
         status = tnn_add_param(s, m->output);
     }
     m->head = m->output ? m->output : m->token_embd;
+    m->rope_freqs = NULL;
+    if (cfg->rope_freqs && status == TNN_OK) {
+        status = add_rope_freqs(s, m);
+    }
+    share_rope_freqs(m);
     return status != TNN_OK ? status : tnn_add_token_inputs(s);
 }
 
@@ -192,6 +223,9 @@ static int bind_base(tnn_session * s, struct tnn_llama * m) {
             return status;
         }
     }
+    /* checked (shape, type, values) when the file was opened (gguf_config.c) */
+    m->rope_freqs = cfg->rope_freqs ? ggml_get_tensor(base, TNN_ROPE_FREQS) : NULL;
+    share_rope_freqs(m);
     return TNN_OK;
 }
 

@@ -28,13 +28,15 @@ struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x)
 }
 
 struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * positions,
-                              float rope_base, bool neox) {
+                              struct ggml_tensor * freq_factors, float rope_base, bool neox) {
     const int head_dim = (int) x->ne[0];
     /* GGML_ROPE_TYPE_NORMAL rotates adjacent pairs, as llama.cpp does for the
      * llama architecture, NEOX the two halves' pairs (i, i + head_dim/2) for
-     * Qwen; no context extension (YaRN) terms. */
+     * Qwen; no context extension (YaRN) terms. freq_factors [head_dim/2]
+     * (llama 3) divide pair i's angle pos * rope_base^(-2i/head_dim); ggml's
+     * ROPE backward reads them from the same source (src2). */
     const int mode = neox ? GGML_ROPE_TYPE_NEOX : GGML_ROPE_TYPE_NORMAL;
-    return ggml_rope_ext(ctx, x, positions, NULL, head_dim, mode, 0, rope_base,
+    return ggml_rope_ext(ctx, x, positions, freq_factors, head_dim, mode, 0, rope_base,
                          /*freq_scale*/ 1.0f, /*ext_factor*/ 0.0f, /*attn_factor*/ 1.0f,
                          /*beta_fast*/ 32.0f, /*beta_slow*/ 1.0f);
 }
