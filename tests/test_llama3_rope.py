@@ -10,13 +10,16 @@ must then differ), cached decoding, LoRA on a Q8_0 copy, and llama.cpp
 where llama-cpp-python is installed. Skips without torch and transformers
 (neither is a dependency of toy)."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import toy
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
 from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name
-from toy.native.session import read_gguf_config
+from toy.native.session import ModelDesc, read_gguf_config
 from toy.recipes import FullFineTune, LoRA
 
 gguf = pytest.importorskip("gguf")
@@ -103,7 +106,7 @@ def to_llama_cpp_rows(name, rows):
     return rows.reshape(heads, 2, half, *rows.shape[1:]).swapaxes(1, 2).reshape(rows.shape)
 
 
-def write_gguf(model, path, factors=FACTORS, types=None):
+def write_gguf(model, path, factors=FACTORS, types=None, arch="llama"):
     """The model as llama.cpp's converter writes a Llama 3.1 (factors=None:
     the same file without rope_freqs.weight); types: name -> quantization."""
     params = {}
@@ -122,7 +125,7 @@ def write_gguf(model, path, factors=FACTORS, types=None):
         rope_base=ROPE_THETA,
         norm_eps=1e-5,
     )
-    return write_llama_gguf(path, params, spec, types=types, tokenizer=tiny_tokenizer(VOCAB))
+    return write_llama_gguf(path, params, spec, arch=arch, types=types, tokenizer=tiny_tokenizer(VOCAB))
 
 
 def hf_logits(model, ids, positions=None):
@@ -270,3 +273,70 @@ def test_llama_cpp_runs_the_file_as_toy_does(tmp_path, model, ids):
     llm.eval(ids[0, :-1].tolist())
     theirs = np.array(llm.scores[:T], dtype=np.float32)
     np.testing.assert_allclose(theirs, ours, atol=1e-3 * np.abs(ours).max())
+
+
+# ---- bad factors: refused in one line before any graph -----------------------
+
+
+def with_nan(factors):
+    bad = factors.copy()
+    bad[5] = np.nan
+    return bad
+
+
+BAD_FACTORS = {
+    "one per head dim": (np.ones(HEAD_DIM, np.float32), "has shape [16, 1, 1, 1], expected [8]: one RoPE factor per"),
+    "a matrix": (np.ones((2, HEAD_DIM // 2), np.float32), "has shape [8, 2, 1, 1], expected [8]"),
+    "a NaN": (with_nan(FACTORS), "RoPE factor 5 of rope_freqs.weight is nan, not a finite positive number"),
+    "a zero": (np.where(FACTORS == 1, 0, FACTORS).astype(np.float32), "RoPE factor 0 of rope_freqs.weight is 0"),
+    "an infinity": (FACTORS * np.inf, "RoPE factor 0 of rope_freqs.weight is inf"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_FACTORS)
+def test_bad_factors_are_refused_in_one_line(tmp_path, model, case):
+    factors, phrase = BAD_FACTORS[case]
+    path = write_gguf(model, tmp_path / "bad.gguf", factors=factors)
+    for recipe in ("lora", "full"):
+        result = subprocess.run(
+            [sys.executable, "-m", "toy.cli.train", recipe, "--model", str(path), "--steps", "1"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert result.returncode == 2, result.stderr[-2000:]
+        assert result.stdout == ""
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("toy-train: error: "), result.stderr
+        assert phrase in result.stderr
+    with pytest.raises(toy.ToyError, match="rope_freqs.weight"):
+        toy.load_model(path)
+
+
+def test_factors_of_another_type_or_family_are_refused(tmp_path, model):
+    f16 = write_gguf(model, tmp_path / "f16.gguf", types={ROPE_FREQS: gguf.GGMLQuantizationType.F16})
+    with pytest.raises(toy.ToyError, match="tensor rope_freqs.weight has type f16, expected F32"):
+        read_gguf_config(f16)
+    # llama.cpp reads no factors for Qwen2 either: a file with them is refused, not run without them
+    qwen2 = write_gguf(model, tmp_path / "qwen2.gguf", arch="qwen2")
+    with pytest.raises(toy.ToyError, match="rope_freqs.weight: qwen2 models have no RoPE frequency factors"):
+        read_gguf_config(qwen2)
+
+
+def test_a_model_made_with_factors_checks_their_upload_and_saves_them(tmp_path):
+    """A model made here with rope_freqs (as FullFineTune makes one) holds
+    the factors as a frozen tensor, 1 until uploaded; an upload is checked,
+    and the saved model carries them."""
+    recipe = FullFineTune("cpu", threads=1)
+    cfg = toy.ModelConfig(vocab=VOCAB, d_model=D_MODEL, n_heads=N_HEADS, n_kv_heads=N_KV_HEADS, rope_freqs=True)
+    recipe.session.realize(ModelDesc.from_scratch(cfg, toy.RecipeOptions(t_seq=4, t_batch=1)))
+    e = recipe.session
+    handle = e.find(ROPE_FREQS)
+    assert ROPE_FREQS not in e.params()  # never trained
+    np.testing.assert_array_equal(e.download(handle), np.ones(HEAD_DIM // 2, np.float32))
+    with pytest.raises(toy.ToyError, match="upload: RoPE factor 5 of rope_freqs.weight is nan"):
+        e.upload(handle, with_nan(FACTORS))
+    e.upload(handle, FACTORS)
+    e.save_gguf(tmp_path / "saved.gguf")
+    assert read_gguf_config(tmp_path / "saved.gguf").rope_freqs
+    saved = {t.name: t for t in gguf.GGUFReader(str(tmp_path / "saved.gguf")).tensors}
+    np.testing.assert_array_equal(saved[ROPE_FREQS].data, FACTORS)

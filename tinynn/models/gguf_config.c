@@ -63,7 +63,14 @@ static int read_rope_freqs(struct ggml_context * tensors, const struct tnn_famil
         return tnn_fail(TNN_ERR_ARG, "tensor %s has type %s, expected F32", TNN_ROPE_FREQS,
                         ggml_type_name(t->type));
     }
-    return check_shape(t, head_dim / 2, 1);
+    if (t->ne[0] != head_dim / 2 || ggml_nelements(t) != head_dim / 2) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "tensor %s has shape [%lld, %lld, %lld, %lld], expected [%lld]: one RoPE factor per "
+                        "pair of the head's %lld dims",
+                        TNN_ROPE_FREQS, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
+                        (long long) t->ne[3], (long long) (head_dim / 2), (long long) head_dim);
+    }
+    return TNN_OK;
 }
 
 /* The factors themselves, read from the file: finite and positive. */
