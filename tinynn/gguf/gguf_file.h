@@ -25,8 +25,7 @@ int tnn_gguf_check_extent(struct gguf_context * g, struct ggml_context * tensors
 int tnn_gguf_check_types(struct ggml_context * tensors);
 /* The first nbytes of tensor name's data, read from the file at path (a
  * small tensor checked before the file is mapped); the extent checked first. */
-int tnn_gguf_read_tensor(struct gguf_context * g, const char * path, const char * name, void * out,
-                         size_t nbytes);
+int tnn_gguf_read_tensor(struct gguf_context * g, const char * path, const char * name, void * out, size_t nbytes);
 /* general.architecture of an opened GGUF, or NULL. */
 const char * tnn_gguf_arch(struct gguf_context * g);
 

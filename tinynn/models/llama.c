@@ -71,16 +71,6 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
     return TNN_OK;
 }
 
-int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where) {
-    for (int64_t i = 0; i < n; ++i) {
-        if (!(factors[i] > 0.0f) || !isfinite(factors[i])) {
-            return tnn_fail(TNN_ERR_ARG, "%s: RoPE factor %lld of %s is %g, not a finite positive number", where,
-                            (long long) i, TNN_ROPE_FREQS, factors[i]);
-        }
-    }
-    return TNN_OK;
-}
-
 /* ---- create ----------------------------------------------------------------- */
 
 /* Every block reads the model's RoPE factors (or none), as llama.cpp's

@@ -26,6 +26,9 @@ struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor 
  * RoPE scaling; checked by tnn_check_rope_freqs before it gets here). */
 struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * positions,
                               struct ggml_tensor * freq_factors, float rope_base, bool neox);
+/* tnn_rope's factors[n] (from where: a file, an upload) finite and
+ * positive; returns TNN_OK or records the first bad one. */
+int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where);
 /* gate, up [d_ff, n] -> silu(gate) * up */
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
 /* gate, up [d_ff, n] -> gelu(gate) * up (Gemma) */
@@ -337,9 +340,6 @@ static inline struct tnn_llama * tnn_llama_of(const struct tnn_model * model) {
 }
 /* Check a config; returns TNN_OK or records why not. */
 int tnn_check_token_model_config(const tnn_model_config * cfg);
-/* RoPE factors factors[n] (from where: a file, an upload) finite and
- * positive; returns TNN_OK or records the first bad one. */
-int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where);
 /* A llama's parameters with random init, for its own create or a variant's. */
 int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc);
 /* tokens int32 [n] -> their embedding rows [d, n] (through the lens, scaled

@@ -1,4 +1,5 @@
-/* Primitives: the small ggml sub-graphs a llama block is made of. Each has a
+/* Primitives: the small ggml sub-graphs a llama block is made of (and the
+ * check of RoPE's factors before they reach one). Each has a
  * backward pass in ggml, so everything built from them trains. */
 #include "models/models.h"
 
@@ -39,6 +40,16 @@ struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
     return ggml_rope_ext(ctx, x, positions, freq_factors, head_dim, mode, 0, rope_base,
                          /*freq_scale*/ 1.0f, /*ext_factor*/ 0.0f, /*attn_factor*/ 1.0f,
                          /*beta_fast*/ 32.0f, /*beta_slow*/ 1.0f);
+}
+
+int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where) {
+    for (int64_t i = 0; i < n; ++i) {
+        if (!(factors[i] > 0.0f) || !isfinite(factors[i])) {
+            return tnn_fail(TNN_ERR_ARG, "%s: RoPE factor %lld of %s is %g, not a finite positive number", where,
+                            (long long) i, TNN_ROPE_FREQS, factors[i]);
+        }
+    }
+    return TNN_OK;
 }
 
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up) {
