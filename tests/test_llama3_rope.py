@@ -261,6 +261,22 @@ def test_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, model, id
     assert losses[-1] < losses[0] - 0.5, losses
 
 
+def test_toy_train_full_keeps_the_factors_in_the_model_it_writes(tmp_path, model):
+    """toy-train full on the file: the written model carries the base's
+    factors unchanged (they are not trained), and reads back as Llama 3."""
+    path = write_gguf(model, tmp_path / "llama3.gguf")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the rain in spain stays mainly in the plain. " * 40)
+    args = ["full", "--model", str(path), "--corpus", str(corpus), "--steps", "2", "--seq", "16", "--batch", "1"]
+    result = subprocess.run(
+        [sys.executable, "-m", "toy.cli.train", *args, "--out", str(tmp_path / "run")], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    written = {t.name: t for t in gguf.GGUFReader(str(tmp_path / "run" / "model.gguf")).tensors}
+    np.testing.assert_array_equal(written[ROPE_FREQS].data, FACTORS)
+    assert read_gguf_config(tmp_path / "run" / "model.gguf").rope_freqs
+
+
 def test_llama_cpp_runs_the_file_as_toy_does(tmp_path, model, ids):
     """llama.cpp (where llama-cpp-python is installed) reads the same file's
     factors: its logits are toy's."""

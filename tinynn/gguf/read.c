@@ -141,9 +141,9 @@ int tnn_gguf_read_tensor(struct gguf_context * g, const char * path, const char 
     if (f == NULL) {
         return tnn_fail(TNN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     }
-    const bool read = fseeko(f, offset, SEEK_SET) == 0 && fread(out, 1, nbytes, f) == nbytes;
+    const bool ok = fseeko(f, offset, SEEK_SET) == 0 && fread(out, 1, nbytes, f) == nbytes;
     fclose(f);
-    return read ? TNN_OK : tnn_fail(TNN_ERR_IO, "cannot read tensor %s of %s", name, path);
+    return ok ? TNN_OK : tnn_fail(TNN_ERR_IO, "cannot read tensor %s of %s", name, path);
 }
 
 /* ggml's GGUF parser says why it refuses a file on stderr, in lines of its
