@@ -33,9 +33,11 @@ def gguf_name(hf_name: str, table: dict) -> str:
     return table[key].format(i=layer)
 
 
-def assert_toy_matches(model, path, ids, table, skip=()):
+def assert_toy_matches(model, path, ids, table, skip=(), to_gguf=None):
     """Logits, loss and every gradient of toy's session on the GGUF at path
-    equal (to float32 rounding) those of the transformers model on ids [1, T+1]."""
+    equal (to float32 rounding) those of the transformers model on ids [1, T+1].
+    to_gguf(name, array): a transformers gradient in the GGUF's layout where
+    the file reorders a weight (llama's q and k rows); None: as it is."""
     import torch
 
     model.zero_grad()
@@ -49,12 +51,14 @@ def assert_toy_matches(model, path, ids, table, skip=()):
     logits, ours = recipe.evaluate(ids[:, :-1], np.arange(t, dtype=np.int32)[None], ids[:, 1:])
     expected = out.logits[0].detach().numpy()
     np.testing.assert_allclose(logits[0], expected, atol=1e-4 * np.abs(expected).max())
-    assert ours == pytest.approx(float(loss), rel=1e-5)
+    assert ours == pytest.approx(float(loss.detach()), rel=1e-5)
 
     e = recipe.session
     e.reset()
     e.compute_gradients()
     grads = {gguf_name(n, table): p.grad.numpy() for n, p in model.named_parameters()}
+    if to_gguf is not None:
+        grads = {name: to_gguf(name, grad) for name, grad in grads.items()}
     for name in skip:
         grads.pop(name, None)
     assert set(grads) == set(e.params())

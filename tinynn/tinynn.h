@@ -65,7 +65,10 @@ enum tnn_tensor_kind {
     TNN_KIND_GRAD_NORM = 10, /* output: float32 [1], the global gradient norm before clipping */
     TNN_KIND_IMAGES = 11, /* input: float32 [patch_dim, n_patches, t_batch] (ViT) */
     TNN_KIND_REFERENCE = 12, /* input: float32 [t_batch], reference log-probabilities (DPO) */
-    TNN_KIND_ROW_LOGPS = 13  /* output: float32 [t_batch], each row's summed log-probability */
+    TNN_KIND_ROW_LOGPS = 13, /* output: float32 [t_batch], each row's summed log-probability */
+    TNN_KIND_ROPE_FREQS = 14 /* frozen: float32 [head_dim/2], RoPE's per-pair frequency factors
+                                (rope_freqs.weight of a model created with rope_freqs = 1);
+                                they start at 1, and an upload must be finite and positive */
 };
 
 /* LoRA targets: the projections of a block that can carry an adapter. */
@@ -119,6 +122,10 @@ typedef struct tnn_model_config {
     int32_t swa_period;   /* with swa_window: layer l is global (full causal attention, base
                              rope_base) when l % swa_period == swa_period - 1, else local */
     float rope_base_swa;/* with swa_window: the local layers' RoPE base */
+    int32_t rope_freqs;   /* 1: RoPE divides pair i's angle by factor i of rope_freqs.weight,
+                             float32 [head_dim/2], frozen (llama 3's RoPE scaling, llama.cpp's
+                             freq_factors): a GGUF base's own tensor, or for a model created
+                             here one of kind TNN_KIND_ROPE_FREQS to upload */
 } tnn_model_config;
 
 /* The last error message of the calling thread ("" when none). */

@@ -23,6 +23,9 @@ struct gguf_context * tnn_gguf_parse(const char * path, struct gguf_init_params 
 int tnn_gguf_check_extent(struct gguf_context * g, struct ggml_context * tensors, const char * path);
 /* Every matrix has a type toy trains through, every vector is F32. */
 int tnn_gguf_check_types(struct ggml_context * tensors);
+/* The first nbytes of tensor name's data, read from the file at path (a
+ * small tensor checked before the file is mapped); the extent checked first. */
+int tnn_gguf_read_tensor(struct gguf_context * g, const char * path, const char * name, void * out, size_t nbytes);
 /* general.architecture of an opened GGUF, or NULL. */
 const char * tnn_gguf_arch(struct gguf_context * g);
 

@@ -130,6 +130,22 @@ int tnn_gguf_check_types(struct ggml_context * tensors) {
     return TNN_OK;
 }
 
+int tnn_gguf_read_tensor(struct gguf_context * g, const char * path, const char * name, void * out,
+                         size_t nbytes) {
+    const int64_t id = gguf_find_tensor(g, name);
+    if (id < 0) {
+        return tnn_fail(TNN_ERR_ARG, "tensor %s is missing", name);
+    }
+    const off_t offset = (off_t) (gguf_get_data_offset(g) + gguf_get_tensor_offset(g, id));
+    FILE * f = fopen(path, "rb");
+    if (f == NULL) {
+        return tnn_fail(TNN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    }
+    const bool ok = fseeko(f, offset, SEEK_SET) == 0 && fread(out, 1, nbytes, f) == nbytes;
+    fclose(f);
+    return ok ? TNN_OK : tnn_fail(TNN_ERR_IO, "cannot read tensor %s of %s", name, path);
+}
+
 /* ggml's GGUF parser says why it refuses a file on stderr, in lines of its
  * own; while it parses, the first of them is kept here instead, to become
  * part of the one-line error. */

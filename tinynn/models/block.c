@@ -167,8 +167,8 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
         k = tnn_rms_norm(ctx, k, b->k_norm, cfg->norm_eps);
     }
     const float rope_base = b->local ? cfg->rope_base_swa : cfg->rope_base;
-    q = tnn_rope(ctx, q, positions, rope_base, cfg->rope_neox);
-    k = tnn_rope(ctx, k, positions, rope_base, cfg->rope_neox);
+    q = tnn_rope(ctx, q, positions, b->rope_freqs, rope_base, cfg->rope_neox);
+    k = tnn_rope(ctx, k, positions, b->rope_freqs, rope_base, cfg->rope_neox);
     struct ggml_tensor * attn;
     if (kv == NULL) {
         attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch);

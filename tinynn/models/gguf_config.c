@@ -44,6 +44,43 @@ static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, i
     return status != TNN_OK ? status : check_shape(norm, d_model, 1);
 }
 
+/* llama 3's RoPE factors, where the family reads them: TNN_ROPE_FREQS is
+ * F32 [head_dim/2] (ggml's rope asserts on another type, and a longer one
+ * would be read short). Sets c->rope_freqs; the values are checked by
+ * check_rope_freq_values once the file's extent is known. */
+static int read_rope_freqs(struct ggml_context * tensors, const struct tnn_family * family, int64_t head_dim,
+                           tnn_model_config * c) {
+    const struct ggml_tensor * t = ggml_get_tensor(tensors, TNN_ROPE_FREQS);
+    c->rope_freqs = t != NULL;
+    if (t == NULL) {
+        return TNN_OK;
+    }
+    if (!family->rope_freqs) {
+        return tnn_fail(TNN_ERR_ARG, "tensor %s: %s models have no RoPE frequency factors", TNN_ROPE_FREQS,
+                        family->gguf_arch);
+    }
+    if (t->type != GGML_TYPE_F32) {
+        return tnn_fail(TNN_ERR_ARG, "tensor %s has type %s, expected F32", TNN_ROPE_FREQS,
+                        ggml_type_name(t->type));
+    }
+    if (t->ne[0] != head_dim / 2 || ggml_nelements(t) != head_dim / 2) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "tensor %s has shape [%lld, %lld, %lld, %lld], expected [%lld]: one RoPE factor per "
+                        "pair of the head's %lld dims",
+                        TNN_ROPE_FREQS, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
+                        (long long) t->ne[3], (long long) (head_dim / 2), (long long) head_dim);
+    }
+    return TNN_OK;
+}
+
+/* The factors themselves, read from the file: finite and positive. */
+static int check_rope_freq_values(struct gguf_context * g, const char * path, const tnn_model_config * c) {
+    const int64_t n = tnn_head_dim(c) / 2;   /* at most 2048 (read_config) */
+    float factors[2048];
+    int status = tnn_gguf_read_tensor(g, path, TNN_ROPE_FREQS, factors, (size_t) n * sizeof(float));
+    return status != TNN_OK ? status : tnn_check_rope_freqs(factors, n, path);
+}
+
 /* "<arch>.<name>": the arch's own key */
 static const char * arch_key(char * buf, size_t cap, const char * arch, const char * name) {
     snprintf(buf, cap, "%s.%s", arch, name);
@@ -52,7 +89,8 @@ static const char * arch_key(char * buf, size_t cap, const char * arch, const ch
 
 /* The family's config from its GGUF: the hyper-parameters under the keys
  * its entry names (models/families.c), what differs as its entry says, and
- * what the file's tensors show (q/k/v biases, q/k norms, an untied head). */
+ * what the file's tensors show (q/k/v biases, q/k norms, an untied head,
+ * RoPE factors). */
 static int read_config(struct gguf_context * g, struct ggml_context * tensors, tnn_model_config * c) {
     const char * arch = tnn_gguf_arch(g);
     if (arch == NULL) {
@@ -116,6 +154,9 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->embd_scale = family->embd_scale;
     c->ffn_gelu = family->ffn_gelu;
     c->post_norms = family->post_norms && ggml_get_tensor(tensors, "blk.0.post_attention_norm.weight") != NULL;
+    if ((status = read_rope_freqs(tensors, family, head_dim, c))) {
+        return status;
+    }
     if (family->swa_period > 0) {
         int64_t window;
         if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->swa_window), 0, &window)) ||
@@ -149,7 +190,8 @@ int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context
         return TNN_ERR_ARG;
     }
     if ((status = tnn_gguf_check_extent(g, tensors, path)) || (status = read_config(g, tensors, cfg)) ||
-        (status = tnn_gguf_check_types(tensors))) {
+        (status = tnn_gguf_check_types(tensors)) ||
+        (cfg->rope_freqs && (status = check_rope_freq_values(g, path, cfg)))) {
         gguf_free(g);
         ggml_free(tensors);
         return status;

@@ -73,6 +73,22 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
 
 /* ---- create ----------------------------------------------------------------- */
 
+/* Every block reads the model's RoPE factors (or none), as llama.cpp's
+ * layers do. */
+static void share_rope_freqs(struct tnn_llama * m) {
+    for (int32_t l = 0; l < m->cfg->n_layers; ++l) {
+        m->blocks[l].rope_freqs = m->rope_freqs;
+    }
+}
+
+/* A model created here with cfg->rope_freqs: the factors [head_dim/2], not
+ * trained (ggml has no gradient for them), 1 until uploaded. */
+static int add_rope_freqs(tnn_session * s, struct tnn_llama * m) {
+    m->rope_freqs = ggml_new_tensor_1d(s->model.ctx, GGML_TYPE_F32, tnn_head_dim(m->cfg) / 2);
+    ggml_set_name(m->rope_freqs, TNN_ROPE_FREQS);
+    return tnn_table_add(&s->tensors, m->rope_freqs, TNN_KIND_ROPE_FREQS, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
+}
+
 /* A llama struct for s->model, its blocks not yet filled. */
 static struct tnn_llama * new_llama(tnn_session * s) {
     void * blocks = NULL;
@@ -145,6 +161,11 @@ int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
         status = tnn_add_param(s, m->output);
     }
     m->head = m->output ? m->output : m->token_embd;
+    m->rope_freqs = NULL;
+    if (cfg->rope_freqs && status == TNN_OK) {
+        status = add_rope_freqs(s, m);
+    }
+    share_rope_freqs(m);
     return status != TNN_OK ? status : tnn_add_token_inputs(s);
 }
 
@@ -192,6 +213,9 @@ static int bind_base(tnn_session * s, struct tnn_llama * m) {
             return status;
         }
     }
+    /* checked (shape, type, values) when the file was opened (gguf_config.c) */
+    m->rope_freqs = cfg->rope_freqs ? ggml_get_tensor(base, TNN_ROPE_FREQS) : NULL;
+    share_rope_freqs(m);
     return TNN_OK;
 }
 

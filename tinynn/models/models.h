@@ -21,9 +21,14 @@ struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor 
                                   float eps);
 /* x [head_dim, n_heads, n_tokens], positions int32 [n_tokens] -> rotated x:
  * adjacent pairs (llama.cpp's NORM mode, llama) or, neox, the pairs
- * (i, i + head_dim/2) (NEOX mode: Qwen2, Qwen3) */
+ * (i, i + head_dim/2) (NEOX mode: Qwen2, Qwen3). freq_factors F32
+ * [head_dim/2] or NULL: pair i's angle divided by freq_factors[i] (llama 3's
+ * RoPE scaling; checked by tnn_check_rope_freqs before it gets here). */
 struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * positions,
-                              float rope_base, bool neox);
+                              struct ggml_tensor * freq_factors, float rope_base, bool neox);
+/* tnn_rope's factors[n] (from where: a file, an upload) finite and
+ * positive; returns TNN_OK or records the first bad one. */
+int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where);
 /* gate, up [d_ff, n] -> silu(gate) * up */
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
 /* gate, up [d_ff, n] -> gelu(gate) * up (Gemma) */
@@ -76,6 +81,8 @@ struct tnn_block {
     struct ggml_tensor *q_norm, *k_norm;            /* [hd] per-head RMSNorm weights or NULL */
     struct ggml_tensor *post_attn_norm, *post_ffn_norm;  /* [d] or NULL (Gemma 3) */
     bool local;                                       /* sliding-window attention (Gemma 3) */
+    struct ggml_tensor * rope_freqs;                  /* [hd/2] RoPE factors, the model's (every
+                                                         layer shares them, as in llama.cpp), or NULL */
     struct ggml_tensor * wo;                          /* [n_heads*hd, d_model] */
     struct ggml_tensor * ffn_norm;                    /* [d_model] */
     struct ggml_tensor *w_gate, *w_up;              /* [d_model, d_ff] */
@@ -246,6 +253,10 @@ struct tnn_family_keys {
         .rope_base_swa = "rope.local.freq_base",        \
     }
 
+/* llama 3's RoPE scaling as llama.cpp stores it: one factor per pair of
+ * head dims, F32 [head_dim/2], each pair's angle divided by its factor. */
+#define TNN_ROPE_FREQS "rope_freqs.weight"
+
 /* A model family a GGUF names in general.architecture, as data: one file
  * each (family_<name>.c) and a line in families.c. What the file's tensors
  * show (q/k/v biases, q/k norms, an untied head) is found there instead. */
@@ -258,6 +269,8 @@ struct tnn_family {
     bool embd_scale;                     /* embeddings scaled by sqrt(d_model) */
     bool ffn_gelu;                       /* GEGLU feed-forward, else SwiGLU */
     bool post_norms;                     /* norms after attention and FFN, where the file has them */
+    bool rope_freqs;                     /* its GGUFs may carry TNN_ROPE_FREQS (llama 3's RoPE
+                                            scaling); a file of another family with one is refused */
     int32_t swa_period;                  /* every swa_period-th layer global, the rest sliding
                                             window; 0: no sliding window */
     float rope_base_swa;                 /* the local layers' RoPE base when the file has none */
@@ -318,6 +331,7 @@ struct tnn_llama {
     struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */
     struct ggml_tensor * head;         /* what logits are computed with: output, or
                                           token_embd when tied, or a fast copy of either */
+    struct ggml_tensor * rope_freqs;   /* [head_dim/2] F32, frozen (TNN_ROPE_FREQS), or NULL */
 };
 
 /* The llama of a model built on one (every frozen GGUF base is). */

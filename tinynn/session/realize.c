@@ -41,7 +41,8 @@ static void fill_normal(float * out, int64_t n, float scale, uint64_t seed, uint
 static bool is_norm_or_bias(const struct ggml_tensor * t) { return ggml_n_dims(t) == 1; }
 
 /* Norm weights start at 1, biases (norm biases too) at 0, LoRA B at 0 (step
- * 1 sees exactly the base model), every other matrix N(0, init_scale^2). */
+ * 1 sees exactly the base model), every other matrix N(0, init_scale^2);
+ * RoPE factors (not trained) at 1, plain RoPE until uploaded. */
 static int init_parameters(tnn_session * s) {
     const tnn_model_config * cfg = &s->model.cfg;
     int64_t max_elems = 0;
@@ -55,11 +56,14 @@ static int init_parameters(tnn_session * s) {
     }
     for (int32_t h = 0; h < s->tensors.n; ++h) {
         struct ggml_tensor * t = s->tensors.entries[h].tensor;
-        if (s->tensors.entries[h].kind != TNN_KIND_PARAM) {
+        const int32_t kind = s->tensors.entries[h].kind;
+        if (kind != TNN_KIND_PARAM && kind != TNN_KIND_ROPE_FREQS) {
             continue;
         }
         const int64_t n = ggml_nelements(t);
-        if (strstr(t->name, ".lora_b") != NULL) {
+        if (kind == TNN_KIND_ROPE_FREQS) {
+            for (int64_t i = 0; i < n; ++i) host[i] = 1.0f;
+        } else if (strstr(t->name, ".lora_b") != NULL) {
             for (int64_t i = 0; i < n; ++i) host[i] = 0.0f;
         } else if (is_norm_or_bias(t)) {
             const float value = strstr(t->name, "norm.weight") ? 1.0f : 0.0f;

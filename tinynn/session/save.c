@@ -19,6 +19,10 @@ static void set_adapter_metadata(struct gguf_context * gguf, const tnn_lora_conf
     gguf_set_val_f32(gguf, "adapter.lora.alpha", lora->alpha);
 }
 
+/* What a saved model holds: its parameters and its RoPE factors (a
+ * frozen base's tensors stay in the base's file). */
+static bool is_saved(int32_t kind) { return kind == TNN_KIND_PARAM || kind == TNN_KIND_ROPE_FREQS; }
+
 int tnn_save_gguf(tnn_session * s, const char * path) {
     if (s == NULL || path == NULL || path[0] == '\0') {
         return tnn_fail(TNN_ERR_ARG, "save_gguf: no path given");
@@ -40,7 +44,7 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
     size_t total = 0;
     int32_t n_params = 0;
     for (int32_t h = 0; h < s->tensors.n; ++h) {
-        if (s->tensors.entries[h].kind == TNN_KIND_PARAM) {
+        if (is_saved(s->tensors.entries[h].kind)) {
             total += 2 * (ggml_nbytes(s->tensors.entries[h].tensor) + ggml_tensor_overhead() + 64);
             n_params++;
         }
@@ -60,7 +64,7 @@ int tnn_save_gguf(tnn_session * s, const char * path) {
     }
     for (int32_t h = 0; h < s->tensors.n; ++h) {
         struct ggml_tensor * t = s->tensors.entries[h].tensor;
-        if (s->tensors.entries[h].kind != TNN_KIND_PARAM) {
+        if (!is_saved(s->tensors.entries[h].kind)) {
             continue;
         }
         struct ggml_tensor * out = arch->gguf_tensor && !s->model.has_lora ? arch->gguf_tensor(host, &s->model, t)

@@ -156,6 +156,12 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
                 }
             }
             break;
+        case TNN_KIND_ROPE_FREQS:
+            status = tnn_check_rope_freqs((const float *) data, ggml_nelements(e->tensor), "upload");
+            if (status != TNN_OK) {
+                return status;
+            }
+            break;
         case TNN_KIND_POSITIONS:
             /* GPT-2's positions index its learned table (RoPE takes any) */
             if (s->model.arch->learned_positions) {

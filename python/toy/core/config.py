@@ -36,6 +36,9 @@ class ModelConfig:
     swa_window: int = 0
     swa_period: int = 0
     rope_base_swa: float = 0.0
+    # Llama 3.1-3.3: RoPE's pair i turns rope_freqs[i] times slower (rope_freqs.weight
+    # [head_dim/2], frozen: a GGUF's own, or uploaded to a model made here)
+    rope_freqs: bool = False
 
     def __post_init__(self):
         if self.arch == "gpt2":

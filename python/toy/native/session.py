@@ -169,6 +169,7 @@ class ModelDesc:
         c.head_dim, c.rope_neox, c.qk_norm = cfg.head_dim, int(cfg.rope_neox), int(cfg.qk_norm)
         c.embd_scale, c.ffn_gelu, c.post_norms = int(cfg.embd_scale), int(cfg.ffn_gelu), int(cfg.post_norms)
         c.swa_window, c.swa_period, c.rope_base_swa = cfg.swa_window, cfg.swa_period, cfg.rope_base_swa
+        c.rope_freqs = int(cfg.rope_freqs)
         c.seed = opts.seed
         return desc, keep
 
@@ -464,6 +465,7 @@ def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
         swa_window=c.swa_window,
         swa_period=c.swa_period,
         rope_base_swa=c.rope_base_swa,
+        rope_freqs=bool(c.rope_freqs),
     )
     cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
     return cfg

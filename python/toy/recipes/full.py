@@ -19,6 +19,8 @@ from ..formats.merge import write_like_base
 from ..native.session import ModelDesc, read_gguf_config
 from .base import TrainingRecipe
 
+ROPE_FREQS = "rope_freqs.weight"  # llama 3's RoPE factors (tinynn's TNN_ROPE_FREQS)
+
 
 class _Downloads(Mapping):
     """The session's parameters by name, each downloaded when looked up."""
@@ -57,10 +59,15 @@ class FullFineTune(TrainingRecipe):
         self.session.build(opts.clip_norm, opts.precision)
 
     def _load_weights(self, gguf_path) -> None:
+        """Every parameter from the file, and its RoPE factors (Llama 3.1-3.3),
+        which the forward reads but nothing trains."""
         from gguf.quants import dequantize
 
         stored = {t.name: t for t in read_gguf(gguf_path).tensors}
-        for name, handle in self.session.params().items():
+        handles = dict(self.session.params())
+        if self.cfg.rope_freqs:
+            handles[ROPE_FREQS] = self.session.find(ROPE_FREQS)
+        for name, handle in handles.items():
             tensor = stored.get(name)
             if tensor is None:
                 raise ToyError(f"{gguf_path} has no tensor {name}", TNN_ERR_ARG)
