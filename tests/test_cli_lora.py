@@ -110,6 +110,16 @@ def test_unsupported_architecture(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    ("arch", "why"), [("qwen35", "Gated DeltaNet"), ("mamba", "GGML_OP_SSM_SCAN"), ("rwkv7", "GGML_OP_RWKV_WKV7")]
+)
+def test_a_family_with_layers_ggml_cannot_differentiate_is_refused_by_name(tmp_path, arch, why):
+    path = tiny_gguf(tmp_path, arch=arch)
+    assert_input_error(
+        toy_train("lora", "--model", str(path)), f"architecture '{arch}' cannot be trained: its", why, "differentiate"
+    )
+
+
 def test_unsupported_tensor_type(tmp_path):
     path = tiny_gguf(tmp_path, types={"blk.0.attn_q.weight": gguf.GGMLQuantizationType.BF16})
     assert_input_error(toy_train("lora", "--model", str(path)), "blk.0.attn_q.weight", "BF16".lower())

@@ -29,6 +29,38 @@ const struct tnn_family * tnn_family_find(const char * gguf_arch) {
     return NULL;
 }
 
+/* Families whose layers toy cannot train at all, and why: each needs a ggml op
+ * that ggml_build_backward_expand cannot differentiate (no case for it in
+ * ggml_compute_backward). Refused by name before anything is allocated. */
+static const struct {
+    const char * gguf_arch;
+    const char * why;
+} UNTRAINABLE[] = {
+    { "qwen35", "its Gated DeltaNet (linear attention) layers use GGML_OP_GATED_DELTA_NET and GGML_OP_SSM_CONV" },
+    { "qwen35moe",
+      "its Gated DeltaNet (linear attention) layers use GGML_OP_GATED_DELTA_NET and GGML_OP_SSM_CONV" },
+    { "qwen3next",
+      "its Gated DeltaNet (linear attention) layers use GGML_OP_GATED_DELTA_NET and GGML_OP_SSM_CONV" },
+    { "mamba", "its state-space layers use GGML_OP_SSM_CONV and GGML_OP_SSM_SCAN" },
+    { "mamba2", "its state-space layers use GGML_OP_SSM_CONV and GGML_OP_SSM_SCAN" },
+    { "jamba", "its Mamba layers use GGML_OP_SSM_CONV and GGML_OP_SSM_SCAN" },
+    { "falcon-h1", "its Mamba-2 layers use GGML_OP_SSM_CONV and GGML_OP_SSM_SCAN" },
+    { "granitehybrid", "its Mamba-2 layers use GGML_OP_SSM_CONV and GGML_OP_SSM_SCAN" },
+    { "nemotron_h", "its Mamba-2 layers use GGML_OP_SSM_CONV and GGML_OP_SSM_SCAN" },
+    { "lfm2", "its short-convolution layers use GGML_OP_SSM_CONV" },
+    { "rwkv6", "its time-mixing layers use GGML_OP_RWKV_WKV6" },
+    { "rwkv7", "its time-mixing layers use GGML_OP_RWKV_WKV7" },
+};
+
+const char * tnn_family_untrainable(const char * gguf_arch) {
+    for (size_t i = 0; i < sizeof(UNTRAINABLE) / sizeof(UNTRAINABLE[0]); ++i) {
+        if (strcmp(UNTRAINABLE[i].gguf_arch, gguf_arch) == 0) {
+            return UNTRAINABLE[i].why;
+        }
+    }
+    return NULL;
+}
+
 const char * tnn_family_names(void) {
     static char names[256];
     if (names[0] == '\0') {

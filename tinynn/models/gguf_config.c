@@ -97,6 +97,11 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         return tnn_fail(TNN_ERR_ARG, "the GGUF has no general.architecture");
     }
     const struct tnn_family * family = tnn_family_find(arch);
+    const char * untrainable = tnn_family_untrainable(arch);
+    if (family == NULL && untrainable != NULL) {
+        return tnn_fail(TNN_ERR_ARG, "architecture '%s' cannot be trained: %s, which ggml cannot differentiate",
+                        arch, untrainable);
+    }
     if (family == NULL) {
         return tnn_fail(TNN_ERR_ARG, "unsupported architecture '%.40s': toy trains %s", arch, tnn_family_names());
     }

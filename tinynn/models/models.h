@@ -280,6 +280,9 @@ struct tnn_family {
 
 /* The family of a general.architecture, or NULL. */
 const struct tnn_family * tnn_family_find(const char * gguf_arch);
+/* Why a GGUF architecture cannot be trained at all (an op ggml cannot
+ * differentiate), or NULL where that is not known of it. */
+const char * tnn_family_untrainable(const char * gguf_arch);
 /* Every family's name, ", "-separated (for messages). */
 const char * tnn_family_names(void);
 /* The family at index (0 .. tnn_family_count() - 1), or NULL. */
