@@ -122,7 +122,7 @@ def tiny_tokenizer(vocab: int) -> dict:
         "tokens": tokens,
         "merges": merges,
         "token_types": types,
-        "pre": "gpt2",
+        "pre": "gpt-2",  # llama.cpp's name for GPT-2's regex
         "bos_id": vocab - 1,
         "eos_id": vocab - 1,
     }

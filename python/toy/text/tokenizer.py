@@ -106,14 +106,14 @@ PRE_TOKENIZERS: dict[str, PreTokenizer] = {
     **dict.fromkeys(
         ("starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"), _DIGITS_GPT2_ROW
     ),
-    **dict.fromkeys(("gpt-2", "gpt2", "phi-2", "mpt", "olmo", "jais", "trillion", "exaone4", "a.x-4.0"), _GPT2_ROW),
+    **dict.fromkeys(("gpt-2", "phi-2", "mpt", "olmo", "jais", "trillion", "exaone4", "a.x-4.0"), _GPT2_ROW),
     **dict.fromkeys(("qwen2", "deepseek-r1-qwen", "stablelm2", "megrez", "hunyuan", "solar-open"), _QWEN2_ROW),
     "qwen35": PreTokenizer((_QWEN35,)),
     **dict.fromkeys(("chatglm-bpe", "glm4"), PreTokenizer((_LLAMA3,), ignore_merges=True)),
     "tekken": PreTokenizer((_TEKKEN,), ignore_merges=True, add_bos=True),
 }
 
-# tokenizer.ggml.pre names of encoders: not language models toy can train
+# tokenizer.ggml.model names of encoders: not language models toy can train
 _ENCODER_MODELS = ("bert", "t5")
 
 
