@@ -291,6 +291,34 @@ def test_llama_cpp_runs_the_file_as_toy_does(tmp_path, model, ids):
     np.testing.assert_allclose(theirs, ours, atol=1e-3 * np.abs(ours).max())
 
 
+def test_llama_cpp_loads_our_adapter_with_our_logits(tmp_path, model, ids):
+    """An adapter trained on the file runs in llama.cpp, which applies the
+    same factors: its logits with the adapter are toy's."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    path = write_gguf(model, tmp_path / "llama3.gguf")
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=("q", "k", "v", "o"))
+    positions = np.arange(T, dtype=np.int32)[None]
+    for step in range(1, 11):
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
+    ours, _ = recipe.evaluate(ids[:, :-1], positions)
+    assert np.abs(ours[0] - toy_logits(path, ids[:, :-1])).max() > 1e-2  # the adapter changed something
+    recipe.save_adapter(tmp_path / "adapter.gguf")
+    llm = llama_cpp.Llama(
+        model_path=str(path),
+        lora_path=str(tmp_path / "adapter.gguf"),
+        n_ctx=T,
+        logits_all=True,
+        n_threads=1,
+        verbose=False,
+        seed=0,
+        flash_attn=False,
+    )
+    llm.eval(ids[0, :-1].tolist())
+    theirs = np.array(llm.scores[:T], dtype=np.float32)
+    np.testing.assert_allclose(theirs, ours[0], atol=1e-3 * np.abs(ours).max())
+
+
 # ---- bad factors: refused in one line before any graph -----------------------
 
 
