@@ -24,6 +24,7 @@ trained tokens are those whose text lies in an assistant turn.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -240,6 +241,13 @@ class GGUFTokenizer:
         # the special tokens, longest first (ties by id: the same order every run)
         special = [i for i, kind in enumerate(token_types) if kind in _SPECIAL_KINDS and tokens[i]]
         self._special = sorted(special, key=lambda i: (-len(tokens[i]), i))
+        # the special tokens by length, and the characters they start with: finding which of
+        # them a text holds is then one pass over the text, not one per token (Gemma has 6,000)
+        self._special_by_length: dict[int, dict[str, int]] = {}
+        for i in special:
+            self._special_by_length.setdefault(len(tokens[i]), {})[tokens[i]] = i
+        starts = sorted({tokens[i][0] for i in special})
+        self._special_start = re.compile("[" + "".join(re.escape(c) for c in starts) + "]") if starts else None
         self._types = token_types
         self._rstrip = rstrip  # special tokens that eat the whitespace after them (Phi-3)
         # where generation stops: EOS, the file's end-of-turn token, and the known end-of-turn controls
@@ -331,7 +339,10 @@ class GGUFTokenizer:
         in order, None for text to tokenize. llama.cpp's partition: each
         special token, longest first, splits every text fragment left so far."""
         fragments = [(0, len(text), None)]
+        present = self._specials_in(text)
         for token_id in self._special:
+            if token_id not in present:
+                continue
             if not parse_special and self._types[token_id] != _USER_DEFINED:
                 continue
             piece = self.tokens[token_id]
@@ -353,6 +364,20 @@ class GGUFTokenizer:
                     out.append((at, end, None))
             fragments = out
         return fragments
+
+    def _specials_in(self, text: str) -> set[int]:
+        """The special tokens that occur in text (a fragment is a piece of
+        text, so no other can occur in one)."""
+        present: set[int] = set()
+        if self._special_start is None:
+            return present
+        for start in self._special_start.finditer(text):
+            at = start.start()
+            for length, table in self._special_by_length.items():
+                found = table.get(text[at : at + length])
+                if found is not None:
+                    present.add(found)
+        return present
 
     def encode_with_offsets(self, text: str, add_bos: bool | None = None, parse_special: bool = True):
         """(ids, spans): the tokens of text and, for each, the [start, end)
