@@ -67,3 +67,21 @@ def assert_toy_matches(model, path, ids, table, skip=(), to_gguf=None):
         np.testing.assert_allclose(
             e.download(e.grad_of(handle)), grads[name], atol=1e-4 * scale + 1e-8, err_msg=f"gradient of {name}"
         )
+
+
+def llama_cpp_logits(path, ids, adapter=None) -> np.ndarray:
+    """llama.cpp's logits (llama-cpp-python) at every position of ids [T],
+    for the GGUF at path, with a LoRA adapter GGUF where given: [T, vocab]."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    llm = llama_cpp.Llama(
+        model_path=str(path),
+        lora_path=None if adapter is None else str(adapter),
+        n_ctx=len(ids),
+        logits_all=True,
+        n_threads=1,
+        verbose=False,
+        seed=0,
+        flash_attn=False,
+    )
+    llm.eval([int(i) for i in ids])
+    return np.array(llm.scores[: len(ids)], dtype=np.float32)

@@ -18,7 +18,7 @@ import pytest
 
 import toy
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
-from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name
+from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name, llama_cpp_logits
 from toy.native.session import ModelDesc, read_gguf_config
 from toy.recipes import FullFineTune, LoRA
 
@@ -280,21 +280,16 @@ def test_toy_train_full_keeps_the_factors_in_the_model_it_writes(tmp_path, model
 def test_llama_cpp_runs_the_file_as_toy_does(tmp_path, model, ids):
     """llama.cpp (where llama-cpp-python is installed) reads the same file's
     factors: its logits are toy's."""
-    llama_cpp = pytest.importorskip("llama_cpp")
     path = write_gguf(model, tmp_path / "llama3.gguf")
     ours = toy_logits(path, ids[:, :-1])
-    llm = llama_cpp.Llama(
-        model_path=str(path), n_ctx=T, logits_all=True, n_threads=1, verbose=False, seed=0, flash_attn=False
-    )
-    llm.eval(ids[0, :-1].tolist())
-    theirs = np.array(llm.scores[:T], dtype=np.float32)
+    theirs = llama_cpp_logits(path, ids[0, :-1])
     np.testing.assert_allclose(theirs, ours, atol=1e-3 * np.abs(ours).max())
 
 
 def test_llama_cpp_loads_our_adapter_with_our_logits(tmp_path, model, ids):
     """An adapter trained on the file runs in llama.cpp, which applies the
     same factors: its logits with the adapter are toy's."""
-    llama_cpp = pytest.importorskip("llama_cpp")
+    pytest.importorskip("llama_cpp")
     path = write_gguf(model, tmp_path / "llama3.gguf")
     recipe = LoRA("cpu", threads=1)
     recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=("q", "k", "v", "o"))
@@ -304,18 +299,7 @@ def test_llama_cpp_loads_our_adapter_with_our_logits(tmp_path, model, ids):
     ours, _ = recipe.evaluate(ids[:, :-1], positions)
     assert np.abs(ours[0] - toy_logits(path, ids[:, :-1])).max() > 1e-2  # the adapter changed something
     recipe.save_adapter(tmp_path / "adapter.gguf")
-    llm = llama_cpp.Llama(
-        model_path=str(path),
-        lora_path=str(tmp_path / "adapter.gguf"),
-        n_ctx=T,
-        logits_all=True,
-        n_threads=1,
-        verbose=False,
-        seed=0,
-        flash_attn=False,
-    )
-    llm.eval(ids[0, :-1].tolist())
-    theirs = np.array(llm.scores[:T], dtype=np.float32)
+    theirs = llama_cpp_logits(path, ids[0, :-1], tmp_path / "adapter.gguf")
     np.testing.assert_allclose(theirs, ours[0], atol=1e-3 * np.abs(ours).max())
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import toy
 from gguf_fixtures import write_llama_gguf
-from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name
+from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name, llama_cpp_logits
 from toy.recipes import LoRA
 
 torch = pytest.importorskip("torch")
@@ -107,7 +107,7 @@ def test_lora_on_qwen_trains_and_writes_an_adapter_for_its_architecture(tmp_path
 
 @pytest.mark.parametrize("arch", ["qwen2", "qwen3"])
 def test_llama_cpp_loads_our_adapter(tmp_path, arch):
-    llama_cpp = pytest.importorskip("llama_cpp")
+    pytest.importorskip("llama_cpp")
     path = write_gguf(hf_model(arch, tied=False), arch, tmp_path / f"{arch}.gguf")
     recipe = LoRA("cpu", threads=1)
     recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=("q", "v"))
@@ -117,18 +117,7 @@ def test_llama_cpp_loads_our_adapter(tmp_path, arch):
         recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
     ours, _ = recipe.evaluate(ids[:, :-1], positions)
     recipe.save_adapter(tmp_path / "adapter.gguf")
-    llm = llama_cpp.Llama(
-        model_path=str(path),
-        lora_path=str(tmp_path / "adapter.gguf"),
-        n_ctx=T,
-        logits_all=True,
-        n_threads=1,
-        verbose=False,
-        seed=0,
-        flash_attn=False,
-    )
-    llm.eval(ids[0, :-1].tolist())
-    theirs = np.array(llm.scores[:T], dtype=np.float32)
+    theirs = llama_cpp_logits(path, ids[0, :-1], tmp_path / "adapter.gguf")
     np.testing.assert_allclose(theirs, ours[0], atol=2e-2 * np.abs(ours).max())
 
 
