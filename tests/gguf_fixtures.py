@@ -5,14 +5,23 @@ import numpy as np
 
 
 def write_llama_gguf(
-    path, params, cfg, arch="llama", types=None, tokenizer=None, head_dim=None, extra_u32=None, chat_template=None
+    path,
+    params,
+    cfg,
+    arch="llama",
+    types=None,
+    tokenizer=None,
+    head_dim=None,
+    extra_u32=None,
+    chat_template=None,
+    extra_f32=None,
 ):
     """params: name -> numpy array in (out, in) layout, as in reference_llama.
     types: name -> gguf.GGMLQuantizationType to quantize a tensor (default F32).
     tokenizer: a dict from tiny_tokenizer() to store a GPT-2 style tokenizer
     (without one the file says tokenizer.ggml.model "none": raw token ids).
     head_dim: written as <arch>.attention.key_length.
-    extra_u32: more keys, "<arch>." prepended (e.g. {"attention.sliding_window": 4}).
+    extra_u32, extra_f32: more keys, "<arch>." prepended (e.g. {"attention.sliding_window": 4}).
     chat_template: stored as tokenizer.chat_template."""
     writer = gguf.GGUFWriter(str(path), arch)
     writer.add_block_count(cfg.n_layers)
@@ -26,6 +35,8 @@ def write_llama_gguf(
     writer.add_context_length(64)
     for key, value in (extra_u32 or {}).items():
         writer.add_uint32(f"{arch}.{key}", value)
+    for key, value in (extra_f32 or {}).items():
+        writer.add_float32(f"{arch}.{key}", value)
     if head_dim is not None:
         writer.add_key_length(head_dim)
         writer.add_value_length(head_dim)

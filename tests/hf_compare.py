@@ -1,7 +1,10 @@
 """Comparing toy with a transformers model of the same weights: the GGUF name
-of a transformers parameter, and one check of logits, loss and every weight's
-gradient through toy's full fine-tuning session (which trains every tensor
-of the file). Used by test_qwen.py and test_gemma3.py; needs torch."""
+of a transformers parameter and its rows in llama.cpp's order, one check of
+logits, loss and every weight's gradient through toy's full fine-tuning
+session (which trains every tensor of the file), toy's and transformers'
+logits, a Q8_0 copy of a model, llama.cpp's logits. Used by the family tests
+(test_qwen, test_gemma2, test_gemma3, test_llama3_rope, test_smollm3);
+needs torch."""
 
 import numpy as np
 import pytest
@@ -26,11 +29,82 @@ LLAMA_LIKE_NAMES = {
 }
 
 
+# Gemma's norms: one before and one after each sub-layer
+GEMMA_NAMES = {
+    **LLAMA_LIKE_NAMES,
+    "model.layers.{i}.post_attention_layernorm.weight": "blk.{i}.post_attention_norm.weight",
+    "model.layers.{i}.pre_feedforward_layernorm.weight": "blk.{i}.ffn_norm.weight",
+    "model.layers.{i}.post_feedforward_layernorm.weight": "blk.{i}.post_ffw_norm.weight",
+}
+
+
 def gguf_name(hf_name: str, table: dict) -> str:
     """table maps transformers names to GGUF names, with {i} for the layer."""
     layer = hf_name.split(".")[2] if hf_name.startswith("model.layers.") else None
     key = hf_name.replace(f".{layer}.", ".{i}.", 1) if layer else hf_name
     return table[key].format(i=layer)
+
+
+def llama_cpp_rows(name: str, rows, n_heads: int, n_kv_heads: int):
+    """transformers' q/k rows (per head, the two halves of the rotary pairs)
+    in llama.cpp's order (per head, each pair adjacent), as llama.cpp's
+    converter permutes them for the llama architecture (and SmolLM3); other
+    tensors as they are. Applies to weights and to their gradients alike."""
+    heads = {"attn_q": n_heads, "attn_k": n_kv_heads}.get(name.split(".")[-2])
+    if heads is None:
+        return rows
+    half = rows.shape[0] // heads // 2
+    return rows.reshape(heads, 2, half, *rows.shape[1:]).swapaxes(1, 2).reshape(rows.shape)
+
+
+def randomize(model, norm_offset=1.0):
+    """Weights larger than transformers' init, so that logits differ enough
+    to compare: matrices N(0, 0.1), vectors N(0, 0.3), norms shifted by
+    norm_offset (0 for Gemma, whose norms scale by 1 + w). Seeded: the same
+    model every call."""
+    import torch
+
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(torch.randn_like(p) * (0.1 if p.ndim == 2 else 0.3) + (norm_offset if "norm" in name else 0.0))
+    return model.float().eval()
+
+
+def q8_0_copy(model):
+    """A copy of the transformers model with each matrix as a Q8_0 file
+    stores it (quantized, then dequantized)."""
+    import copy
+
+    import gguf
+    import torch
+
+    q8_0 = gguf.GGMLQuantizationType.Q8_0
+    quantized = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in quantized.parameters():
+            if p.ndim == 2:
+                w = p.numpy().astype(np.float32)
+                p.copy_(torch.from_numpy(gguf.quants.dequantize(gguf.quants.quantize(w, q8_0), q8_0)))
+    return quantized
+
+
+def hf_logits(model, ids, positions=None) -> np.ndarray:
+    """transformers' logits [T, vocab] for ids [1, T] (at positions [1, T])."""
+    import torch
+
+    positions = None if positions is None else torch.tensor(positions, dtype=torch.long)
+    with torch.no_grad():
+        return model(torch.tensor(ids, dtype=torch.long), position_ids=positions).logits[0].numpy()
+
+
+def toy_logits(path, ids) -> np.ndarray:
+    """toy's logits [T, vocab] for ids [1, T] on the GGUF at path."""
+    t = ids.shape[1]
+    recipe = FullFineTune("cpu", threads=1)
+    recipe.realize(path, toy.RecipeOptions(t_seq=t, t_batch=1))
+    logits, _ = recipe.evaluate(ids, np.arange(t, dtype=np.int32)[None])
+    return logits[0]
 
 
 def assert_toy_matches(model, path, ids, table, skip=(), to_gguf=None):

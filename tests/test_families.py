@@ -33,19 +33,22 @@ def families():
 
 def test_the_table_lists_the_families_toy_reads():
     table = families()
-    assert list(table) == ["llama", "qwen2", "qwen3", "gemma3"]
+    assert list(table) == ["llama", "qwen2", "qwen3", "gemma3", "gemma2", "smollm3"]
     assert all(f["arch"] == "llama" and f["generates"] for f in table.values())
-    assert [name for name, f in table.items() if f["rope_neox"]] == ["qwen2", "qwen3", "gemma3"]
-    gemma = table["gemma3"]
-    assert gemma["embd_scale"] and gemma["ffn_gelu"] and gemma["post_norms"] and gemma["swa_period"] == 6
-    assert table["llama"]["tokenizer_kinds"] == ["gpt2", "llama"] and gemma["tokenizer_kinds"] == ["llama"]
+    assert [name for name, f in table.items() if f["rope_neox"]] == ["qwen2", "qwen3", "gemma3", "gemma2"]
+    for name, period in (("gemma3", 6), ("gemma2", 2)):
+        gemma = table[name]
+        assert gemma["embd_scale"] and gemma["ffn_gelu"] and gemma["post_norms"] and gemma["swa_period"] == period
+        assert gemma["tokenizer_kinds"] == ["llama"]
+    assert table["llama"]["tokenizer_kinds"] == ["gpt2", "llama"] and table["smollm3"]["tokenizer_kinds"] == ["gpt2"]
 
 
-def test_gemma3_carries_gemmas_turn_format_as_its_default_chat_template():
+def test_gemma_carries_its_turn_format_as_its_default_chat_template():
     from toy.text.chat_template import ChatTemplate
 
     table = families()
-    assert [name for name, f in table.items() if f["default_chat_template"]] == ["gemma3"]
+    assert [name for name, f in table.items() if f["default_chat_template"]] == ["gemma3", "gemma2"]
+    assert table["gemma2"]["default_chat_template"] == table["gemma3"]["default_chat_template"]
     template = ChatTemplate(table["gemma3"]["default_chat_template"])
     text = template.render(
         messages=[{"role": "user", "content": " Hi "}, {"role": "assistant", "content": "Hello."}],

@@ -11,7 +11,7 @@ import pytest
 
 import toy
 from gguf_fixtures import write_llama_gguf
-from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name
+from hf_compare import GEMMA_NAMES, assert_toy_matches, gguf_name
 from toy.formats.merge import merge_lora
 from toy.recipes import LoRA
 
@@ -19,12 +19,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 T, WINDOW, HEAD_DIM = 12, 4, 16
-HF_TO_GGUF = {
-    **LLAMA_LIKE_NAMES,
-    "model.layers.{i}.post_attention_layernorm.weight": "blk.{i}.post_attention_norm.weight",
-    "model.layers.{i}.pre_feedforward_layernorm.weight": "blk.{i}.ffn_norm.weight",
-    "model.layers.{i}.post_feedforward_layernorm.weight": "blk.{i}.post_ffw_norm.weight",
-}
+HF_TO_GGUF = GEMMA_NAMES
 
 
 def hf_gemma3():

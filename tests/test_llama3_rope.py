@@ -18,7 +18,17 @@ import pytest
 
 import toy
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
-from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name, llama_cpp_logits
+from hf_compare import (
+    LLAMA_LIKE_NAMES,
+    assert_toy_matches,
+    gguf_name,
+    hf_logits,
+    llama_cpp_logits,
+    llama_cpp_rows,
+    q8_0_copy,
+    randomize,
+    toy_logits,
+)
 from toy.native.session import ModelDesc, read_gguf_config
 from toy.recipes import FullFineTune, LoRA
 
@@ -86,24 +96,11 @@ def hf_model():
         rms_norm_eps=1e-5,
         tie_word_embeddings=False,
     )
-    torch.manual_seed(0)
-    model = transformers.LlamaForCausalLM(config).float().eval()
-    with torch.no_grad():  # larger weights than the default init: logits worth comparing
-        for name, p in model.named_parameters():
-            p.copy_(torch.randn_like(p) * (0.1 if p.ndim == 2 else 0.3) + (1.0 if "norm" in name else 0.0))
-    return model
+    return randomize(transformers.LlamaForCausalLM(config))
 
 
 def to_llama_cpp_rows(name, rows):
-    """transformers' q/k rows (per head, the two halves of the rotary pairs)
-    in llama.cpp's order (per head, each pair adjacent), as llama.cpp's
-    converter permutes them for the llama architecture; other tensors as
-    they are. Applies to weights and to their gradients alike."""
-    heads = {"attn_q": N_HEADS, "attn_k": N_KV_HEADS}.get(name.split(".")[-2])
-    if heads is None:
-        return rows
-    half = rows.shape[0] // heads // 2
-    return rows.reshape(heads, 2, half, *rows.shape[1:]).swapaxes(1, 2).reshape(rows.shape)
+    return llama_cpp_rows(name, rows, N_HEADS, N_KV_HEADS)
 
 
 def write_gguf(model, path, factors=FACTORS, types=None, arch="llama"):
@@ -126,20 +123,6 @@ def write_gguf(model, path, factors=FACTORS, types=None, arch="llama"):
         norm_eps=1e-5,
     )
     return write_llama_gguf(path, params, spec, arch=arch, types=types, tokenizer=tiny_tokenizer(VOCAB))
-
-
-def hf_logits(model, ids, positions=None):
-    positions = None if positions is None else torch.tensor(positions, dtype=torch.long)
-    with torch.no_grad():
-        return model(torch.tensor(ids, dtype=torch.long), position_ids=positions).logits[0].numpy()
-
-
-def toy_logits(path, ids):
-    t = ids.shape[1]
-    recipe = FullFineTune("cpu", threads=1)
-    recipe.realize(path, toy.RecipeOptions(t_seq=t, t_batch=1))
-    logits, _ = recipe.evaluate(ids, np.arange(t, dtype=np.int32)[None])
-    return logits[0]
 
 
 @pytest.fixture(scope="module")
@@ -223,17 +206,6 @@ def test_kv_cache_decoding_matches_transformers(tmp_path, model, ids):
         np.testing.assert_allclose(e.decode(tokens[i : i + 1], i, VOCAB), expected[i], atol=atol)
 
 
-def dequantized_q8_0(model):
-    """transformers' model with each matrix as a Q8_0 file stores it."""
-    quantized = hf_model()
-    with torch.no_grad():
-        for p in quantized.parameters():
-            if p.ndim == 2:
-                w = p.numpy().astype(np.float32)
-                p.copy_(torch.from_numpy(gguf.quants.dequantize(gguf.quants.quantize(w, Q8_0), Q8_0)))
-    return quantized
-
-
 def test_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, model, ids):
     """LoRA over a Q8_0 copy (its factors F32), at positions 32 apart as in
     a long context (up to 2016, where the slowed pairs have turned): before
@@ -241,7 +213,7 @@ def test_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, model, id
     int8 activations' rounding, far closer than plain RoPE's; then it trains."""
     types = {gguf_name(n, HF_TO_GGUF): Q8_0 for n, p in model.named_parameters() if p.ndim == 2}
     positions = np.arange(T, dtype=np.int32)[None] * 32
-    expected = hf_logits(dequantized_q8_0(model), ids[:, :-1], positions)
+    expected = hf_logits(q8_0_copy(model), ids[:, :-1], positions)
 
     def lora(factors):
         recipe = LoRA("cpu", threads=1)

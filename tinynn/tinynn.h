@@ -126,6 +126,13 @@ typedef struct tnn_model_config {
                              float32 [head_dim/2], frozen (llama 3's RoPE scaling, llama.cpp's
                              freq_factors): a GGUF base's own tensor, or for a model created
                              here one of kind TNN_KIND_ROPE_FREQS to upload */
+    int32_t no_rope_period;/* 0, or layer l applies no RoPE where (l + 1) % no_rope_period
+                              == 0 (SmolLM3: every fourth layer) */
+    float attn_scale;   /* 0: attention scores scaled by 1 / sqrt(head width); else this
+                           scale (Gemma 2 and 3 at 27 B: 1 / sqrt(d_model / n_heads)) */
+    float attn_softcap; /* 0, or scores capped to cap * tanh(score / cap) before the
+                           mask and the softmax (Gemma 2) */
+    float final_softcap;/* 0, or logits capped to cap * tanh(logit / cap) (Gemma 2) */
 } tnn_model_config;
 
 /* The last error message of the calling thread ("" when none). */

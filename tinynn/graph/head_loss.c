@@ -19,7 +19,8 @@
  * The products are those of the packed head (two int8 levels both ways, as
  * tnn_use_fast_copies runs them), so only the softmax's summation order
  * differs from the unfused graph. Runs when the session's kernels have
- * head_loss and the head has packed copies; the forward graph
+ * head_loss, the head has packed copies and its logits are not capped
+ * (Gemma 2); the forward graph
  * (tnn_compute_forward) keeps the logits. */
 #include "session/session.h"
 
@@ -33,7 +34,8 @@ static const struct tnn_frozen_pair * packed_head(const tnn_session * s) {
 }
 
 bool tnn_head_loss_fusable(const tnn_session * s) {
-    return s->cpu.kernels.head_loss != NULL && packed_head(s) != NULL;
+    /* capped logits (Gemma 2) are not the head's products */
+    return s->cpu.kernels.head_loss != NULL && packed_head(s) != NULL && s->model.cfg.final_softcap == 0.0f;
 }
 
 /* dst [d + 1, n]: per token, dL/dh and the loss (see the top of the file).

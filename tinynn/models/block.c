@@ -2,9 +2,11 @@
  * gated MLP, each with a residual connection, and optional LoRA adapters on
  * its projections. The family's variants are config flags: q/k/v biases
  * (Qwen2), per-head q/k norms (Qwen3, Gemma 3), NEOX RoPE, a GELU gate, norms
- * after attention and MLP and sliding-window local layers (Gemma 3). */
+ * after attention and MLP and sliding-window local layers (Gemma 2, 3),
+ * soft-capped attention scores (Gemma 2), layers without RoPE (SmolLM3). */
 #include "models/models.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
@@ -25,6 +27,11 @@ struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
         &b->wq, &b->wk, &b->wv, &b->wo, &b->w_gate, &b->w_up, &b->w_down,
     };
     return fields[slot];
+}
+
+/* Whether a layer rotates q and k (SmolLM3 leaves every fourth alone). */
+static bool has_rope(const tnn_model_config * cfg, int32_t layer) {
+    return cfg->no_rope_period <= 0 || (layer + 1) % cfg->no_rope_period != 0;
 }
 
 /* Whether a layer attends through a sliding window (Gemma 3's local layers). */
@@ -87,6 +94,7 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t l
     }
     b->lora_scale = 0.0f;
     b->local = is_local(cfg, layer);
+    b->rope = has_rope(cfg, layer);
 }
 
 int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer, const tnn_model_config * cfg) {
@@ -112,6 +120,7 @@ int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t laye
     }
     b->lora_scale = 0.0f;
     b->local = is_local(cfg, layer);
+    b->rope = has_rope(cfg, layer);
     return TNN_OK;
 }
 
@@ -166,15 +175,18 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
         q = tnn_rms_norm(ctx, q, b->q_norm, cfg->norm_eps);
         k = tnn_rms_norm(ctx, k, b->k_norm, cfg->norm_eps);
     }
-    const float rope_base = b->local ? cfg->rope_base_swa : cfg->rope_base;
-    q = tnn_rope(ctx, q, positions, b->rope_freqs, rope_base, cfg->rope_neox);
-    k = tnn_rope(ctx, k, positions, b->rope_freqs, rope_base, cfg->rope_neox);
+    if (b->rope) {
+        const float rope_base = b->local ? cfg->rope_base_swa : cfg->rope_base;
+        q = tnn_rope(ctx, q, positions, b->rope_freqs, rope_base, cfg->rope_neox);
+        k = tnn_rope(ctx, k, positions, b->rope_freqs, rope_base, cfg->rope_neox);
+    }
+    const float scale = cfg->attn_scale > 0.0f ? cfg->attn_scale : 1.0f / sqrtf((float) head_dim);
     struct ggml_tensor * attn;
     if (kv == NULL) {
-        attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch);
+        attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch, scale, cfg->attn_softcap);
     } else {
         /* the new keys and values go into the cache, then all are attended */
-        attn = tnn_attention_cached(ctx, q, k, v, kv);
+        attn = tnn_attention_cached(ctx, q, k, v, kv, scale, cfg->attn_softcap);
     }
     return linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
 }

@@ -9,13 +9,12 @@
 #include <string.h>
 
 /* each defined in the family's own file */
-extern const struct tnn_family tnn_family_llama, tnn_family_qwen2, tnn_family_qwen3, tnn_family_gemma3;
+extern const struct tnn_family tnn_family_llama, tnn_family_qwen2, tnn_family_qwen3, tnn_family_gemma3,
+    tnn_family_gemma2, tnn_family_smollm3;
 
 static const struct tnn_family * const FAMILIES[] = {
-    &tnn_family_llama,
-    &tnn_family_qwen2,
-    &tnn_family_qwen3,
-    &tnn_family_gemma3,
+    &tnn_family_llama,  &tnn_family_qwen2,  &tnn_family_qwen3,
+    &tnn_family_gemma3, &tnn_family_gemma2, &tnn_family_smollm3,
 };
 
 #define N_FAMILIES ((int32_t) (sizeof(FAMILIES) / sizeof(FAMILIES[0])))

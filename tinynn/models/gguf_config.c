@@ -4,6 +4,7 @@
 #include "models/models.h"
 #include "gguf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -164,13 +165,27 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     }
     if (family->swa_period > 0) {
         int64_t window;
-        if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->swa_window), 0, &window)) ||
+        if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->swa_window), family->swa_window,
+                                        &window)) ||
             (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->rope_base_swa), family->rope_base_swa,
                                          &c->rope_base_swa))) {
             return status;
         }
         c->swa_window = (int32_t) window;
         c->swa_period = family->swa_period;
+        if (c->rope_base_swa == 0.0f) {
+            c->rope_base_swa = c->rope_base;
+        }
+    }
+    if ((status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->attn_softcap), family->attn_softcap,
+                                     &c->attn_softcap)) ||
+        (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->final_softcap), family->final_softcap,
+                                     &c->final_softcap))) {
+        return status;
+    }
+    c->no_rope_period = family->no_rope_period;
+    if (family->wide_query_layers > 0 && n_layers == family->wide_query_layers) {
+        c->attn_scale = 1.0f / sqrtf((float) (d_model / n_heads));
     }
     c->t_seq = 1;
     c->t_batch = 1;

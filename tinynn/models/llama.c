@@ -65,6 +65,23 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
                         "and a positive rope_base_swa (got %d, %d, %g)",
                         c->swa_window, c->swa_period, c->rope_base_swa);
     }
+    if (c->no_rope_period < 0 || c->no_rope_period > 1024) {
+        return tnn_fail(TNN_ERR_ARG, "no_rope_period must be between 0 and 1024, got %d", c->no_rope_period);
+    }
+    const struct {
+        const char * name;
+        float value;
+    } non_negative[] = {
+        { "attn_scale", c->attn_scale },
+        { "attn_softcap", c->attn_softcap },
+        { "final_softcap", c->final_softcap },
+    };
+    for (size_t i = 0; i < sizeof(non_negative) / sizeof(non_negative[0]); ++i) {
+        if (!(non_negative[i].value >= 0.0f) || !isfinite(non_negative[i].value)) {
+            return tnn_fail(TNN_ERR_ARG, "%s must be 0 (off) or positive, got %g", non_negative[i].name,
+                            non_negative[i].value);
+        }
+    }
     if ((int64_t) c->t_seq * c->t_batch > (1 << 20)) {
         return tnn_fail(TNN_ERR_ARG, "t_seq * t_batch must be at most %d tokens", 1 << 20);
     }
@@ -321,7 +338,8 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
         x = ggml_view_2d(ctx, x, x->ne[0], x->ne[1] - first, x->nb[1], (size_t) first * x->nb[1]);
     }
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->norm_eps);
-    return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n - first] */
+    struct ggml_tensor * logits = ggml_mul_mat(ctx, m->head, x);          /* [vocab, n - first] */
+    return cfg->final_softcap > 0.0f ? tnn_softcap(ctx, logits, cfg->final_softcap) : logits;
 }
 
 /* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */

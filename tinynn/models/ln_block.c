@@ -4,6 +4,7 @@
  * GPT-2 and bidirectional for ViT; everything else is the same. */
 #include "models/models.h"
 
+#include <math.h>
 #include <stdio.h>
 
 void tnn_ln_block_create(struct ggml_context * ctx, struct tnn_ln_block * b, int32_t layer, int64_t d,
@@ -58,7 +59,8 @@ struct ggml_tensor * tnn_ln_block_forward(struct ggml_context * ctx, const struc
     struct ggml_tensor * q = ggml_reshape_3d(ctx, qkv_part(ctx, b, 0, h), head_dim, n_heads, n);
     struct ggml_tensor * k = ggml_reshape_3d(ctx, qkv_part(ctx, b, 1, h), head_dim, n_heads, n);
     struct ggml_tensor * v = ggml_reshape_3d(ctx, qkv_part(ctx, b, 2, h), head_dim, n_heads, n);
-    struct ggml_tensor * attn = tnn_attention(ctx, q, k, v, causal_mask, t_seq, t_batch);  /* [d, n] */
+    struct ggml_tensor * attn = tnn_attention(ctx, q, k, v, causal_mask, t_seq, t_batch,
+                                              1.0f / sqrtf((float) head_dim), 0.0f);   /* [d, n] */
     x = ggml_add(ctx, x, linear(ctx, b->wo, b->bo, attn));
 
     /* MLP */

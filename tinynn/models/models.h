@@ -33,23 +33,26 @@ int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where);
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
 /* gate, up [d_ff, n] -> gelu(gate) * up (Gemma) */
 struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
-/* Causal grouped-query attention.
+/* x -> cap * tanh(x / cap): Gemma 2's soft-capping of scores and logits */
+struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor * x, float cap);
+/* Causal grouped-query attention: softmax(scale q.k, capped to softcap
+ * where softcap > 0, + mask) v.
  * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch],
  * causal_mask [t_seq, t_seq] (0 on and below the diagonal, -inf above)
  * -> [head_dim*n_heads, t_seq*t_batch] */
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                    struct ggml_tensor * v, struct ggml_tensor * causal_mask, int32_t t_seq,
-                                   int32_t t_batch);
+                                   int32_t t_batch, float scale, float softcap);
 /* Causal GQA attention of n new queries over a KV cache: writes the new keys
  * and values into the cache rows kv->kv_rows, then attends over the first
  * kv->n_kv cache positions under kv->kq_mask (0 where a query may look,
  * -inf elsewhere), with one flash-attention op or, where the backend lacks
- * it, two mul_mats and a softmax.
+ * it, two mul_mats and a softmax; scale and softcap as for tnn_attention.
  * q [head_dim, n_heads, n], k, v [head_dim, n_kv_heads, n] -> [head_dim*n_heads, n] */
 struct tnn_kv_step;
 struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
                                           struct ggml_tensor * k, struct ggml_tensor * v,
-                                          const struct tnn_kv_step * kv);
+                                          const struct tnn_kv_step * kv, float scale, float softcap);
 /* x [d, n] -> (x - mean(x)) / sqrt(var(x) + eps) * weight + bias, per column */
 struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weight,
                                     struct ggml_tensor * bias, float eps);
@@ -80,7 +83,9 @@ struct tnn_block {
     struct ggml_tensor *bq, *bk, *bv;              /* biases or NULL */
     struct ggml_tensor *q_norm, *k_norm;            /* [hd] per-head RMSNorm weights or NULL */
     struct ggml_tensor *post_attn_norm, *post_ffn_norm;  /* [d] or NULL (Gemma 3) */
-    bool local;                                       /* sliding-window attention (Gemma 3) */
+    bool local;                                       /* sliding-window attention (Gemma 2, 3) */
+    bool rope;                                        /* q and k rotated (SmolLM3: not every
+                                                         fourth layer) */
     struct ggml_tensor * rope_freqs;                  /* [hd/2] RoPE factors, the model's (every
                                                          layer shares them, as in llama.cpp), or NULL */
     struct ggml_tensor * wo;                          /* [n_heads*hd, d_model] */
@@ -235,6 +240,7 @@ struct tnn_family_keys {
     const char * rope_dim;          /* optional: the head width (partial RoPE is refused) */
     const char *rope_base, *norm_eps;
     const char *swa_window, *rope_base_swa;   /* read where swa_period > 0 */
+    const char *attn_softcap, *final_softcap; /* optional: the family's defaults */
 };
 
 /* llama.cpp's keys, which every family toy reads so far uses. */
@@ -250,7 +256,9 @@ struct tnn_family_keys {
         .rope_base = "rope.freq_base",                  \
         .norm_eps = "attention.layer_norm_rms_epsilon", \
         .swa_window = "attention.sliding_window",       \
-        .rope_base_swa = "rope.local.freq_base",        \
+        .rope_base_swa = "rope.freq_base_swa",          \
+        .attn_softcap = "attn_logit_softcapping",       \
+        .final_softcap = "final_logit_softcapping",     \
     }
 
 /* llama 3's RoPE scaling as llama.cpp stores it: one factor per pair of
@@ -273,7 +281,15 @@ struct tnn_family {
                                             scaling); a file of another family with one is refused */
     int32_t swa_period;                  /* every swa_period-th layer global, the rest sliding
                                             window; 0: no sliding window */
-    float rope_base_swa;                 /* the local layers' RoPE base when the file has none */
+    float rope_base_swa;                 /* the local layers' RoPE base when the file has none
+                                            (0: the global layers') */
+    int32_t swa_window;                  /* the window when the file has none (0: no window) */
+    int32_t no_rope_period;              /* every no_rope_period-th layer without RoPE (0: none) */
+    float attn_softcap, final_softcap;   /* soft caps when the file has none (0: no cap) */
+    int32_t wide_query_layers;           /* the layer count of the size whose scores scale by
+                                            1 / sqrt(d_model / n_heads), not 1 / sqrt(head
+                                            width) (Gemma's 27 B; 0: none): llama.cpp knows
+                                            it by that count, the file does not say */
     const char * tokenizer_kinds;        /* tokenizer.ggml.model values its GGUFs carry */
     const char * default_chat_template;  /* Jinja, for a GGUF without one, or NULL */
 };

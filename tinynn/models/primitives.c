@@ -52,6 +52,11 @@ int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where) {
     return TNN_OK;
 }
 
+struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor * x, float cap) {
+    /* tanh's backward is vendor/patches/0007 */
+    return ggml_scale(ctx, ggml_tanh(ctx, ggml_scale(ctx, x, 1.0f / cap)), cap);
+}
+
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up) {
     return ggml_swiglu_split(ctx, gate, up);
 }
@@ -73,7 +78,7 @@ static struct ggml_tensor * heads_to_batch(struct ggml_context * ctx, struct ggm
 
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                    struct ggml_tensor * v, struct ggml_tensor * causal_mask, int32_t t_seq,
-                                   int32_t t_batch) {
+                                   int32_t t_batch, float scale, float softcap) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n_kv_heads = k->ne[1];
 
     struct ggml_tensor * q3 = heads_to_batch(ctx, q, t_seq, t_batch);   /* [hd, T, H*B] */
@@ -87,10 +92,14 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
      * KV*B key matrices over H/KV consecutive query matrices, so query head h
      * reads kv head h / (H/KV), as llama.cpp does. */
     struct ggml_tensor * scores = ggml_mul_mat(ctx, k3, q3);            /* [T_k, T_q, H*B] */
+    if (softcap > 0.0f) {
+        /* Gemma 2: the scaled scores capped before the mask and the softmax */
+        scores = tnn_softcap(ctx, ggml_scale(ctx, scores, scale), softcap);
+        scale = 1.0f;
+    }
     /* causal: the mask adds -inf above the diagonal inside the softmax, so
      * no masked copy of the scores is kept for the backward */
-    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, causal_mask, 1.0f / sqrtf((float) head_dim),
-                                                     0.0f);
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, causal_mask, scale, 0.0f);
     struct ggml_tensor * out = ggml_mul_mat(ctx, vt, weights);          /* [hd, T_q, H*B] */
 
     out = ggml_reshape_4d(ctx, out, head_dim, t_seq, n_heads, t_batch);
@@ -100,7 +109,7 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
 
 struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
                                           struct ggml_tensor * k, struct ggml_tensor * v,
-                                          const struct tnn_kv_step * kv) {
+                                          const struct tnn_kv_step * kv, float scale, float softcap) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n = q->ne[2];
     const int64_t n_kv_heads = k->ne[1];
     /* the new keys and values [hd, KV, n] -> [hd, n, KV], scattered into the
@@ -114,16 +123,19 @@ struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml
     struct ggml_tensor * values = ggml_view_3d(ctx, v_all, head_dim, kv->n_kv, n_kv_heads, v_all->nb[1],
                                                v_all->nb[2], 0);
     struct ggml_tensor * q3 = ggml_permute(ctx, q, 0, 2, 1, 3);                /* [hd, n, H] */
-    const float scale = 1.0f / sqrtf((float) head_dim);
     struct ggml_tensor * out;
     if (kv->flash) {
         /* one op: online softmax over the unmasked keys; query head h reads
          * kv head h / (H/KV); the result is already [hd, H, n] */
-        out = ggml_flash_attn_ext(ctx, q3, keys, values, kv->kq_mask, scale, 0.0f, 0.0f);
+        out = ggml_flash_attn_ext(ctx, q3, keys, values, kv->kq_mask, scale, 0.0f, softcap);
         return ggml_reshape_2d(ctx, out, head_dim * n_heads, n);
     }
     /* mul_mat broadcasts each kv head over H/KV consecutive query heads */
     struct ggml_tensor * scores = ggml_mul_mat(ctx, keys, q3);                 /* [n_kv, n, H] */
+    if (softcap > 0.0f) {
+        scores = tnn_softcap(ctx, ggml_scale(ctx, scores, scale), softcap);
+        scale = 1.0f;
+    }
     struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, kv->kq_mask, scale, 0.0f);
     struct ggml_tensor * vt = ggml_cont(ctx, ggml_transpose(ctx, values));     /* [n_kv, hd, KV] */
     out = ggml_mul_mat(ctx, vt, weights);                                      /* [hd, n, H] */

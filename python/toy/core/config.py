@@ -39,6 +39,11 @@ class ModelConfig:
     # Llama 3.1-3.3: RoPE's pair i turns rope_freqs[i] times slower (rope_freqs.weight
     # [head_dim/2], frozen: a GGUF's own, or uploaded to a model made here)
     rope_freqs: bool = False
+    no_rope_period: int = 0  # SmolLM3: every fourth layer without RoPE
+    attn_scale: float = 0.0  # 0: 1/sqrt(head width); Gemma's 27 B: 1/sqrt(d_model/n_heads)
+    # Gemma 2: attention scores and logits capped to cap * tanh(x / cap) (0: no cap)
+    attn_softcap: float = 0.0
+    final_softcap: float = 0.0
 
     def __post_init__(self):
         if self.arch == "gpt2":

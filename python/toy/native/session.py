@@ -170,6 +170,8 @@ class ModelDesc:
         c.embd_scale, c.ffn_gelu, c.post_norms = int(cfg.embd_scale), int(cfg.ffn_gelu), int(cfg.post_norms)
         c.swa_window, c.swa_period, c.rope_base_swa = cfg.swa_window, cfg.swa_period, cfg.rope_base_swa
         c.rope_freqs = int(cfg.rope_freqs)
+        c.no_rope_period, c.attn_scale = cfg.no_rope_period, cfg.attn_scale
+        c.attn_softcap, c.final_softcap = cfg.attn_softcap, cfg.final_softcap
         c.seed = opts.seed
         return desc, keep
 
@@ -466,6 +468,10 @@ def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
         swa_period=c.swa_period,
         rope_base_swa=c.rope_base_swa,
         rope_freqs=bool(c.rope_freqs),
+        no_rope_period=c.no_rope_period,
+        attn_scale=c.attn_scale,
+        attn_softcap=c.attn_softcap,
+        final_softcap=c.final_softcap,
     )
     cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
     return cfg
