@@ -107,6 +107,23 @@ def toy_logits(path, ids) -> np.ndarray:
     return logits[0]
 
 
+def full_fine_tune(path, ids, out, steps=5) -> np.ndarray:
+    """Fine-tune every weight of the GGUF at path on ids [1, T+1] for a few
+    steps, write the model to out with the base's metadata, and return
+    toy's logits [T, vocab] after training (checked to differ from before)."""
+    t = ids.shape[1] - 1
+    positions = np.arange(t, dtype=np.int32)[None]
+    recipe = FullFineTune("cpu", threads=1)
+    recipe.realize(path, toy.RecipeOptions(t_seq=t, t_batch=1, seed=0))
+    before, _ = recipe.evaluate(ids[:, :-1], positions)
+    for step in range(1, steps + 1):
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-3), step == 1)
+    after, _ = recipe.evaluate(ids[:, :-1], positions)
+    assert np.abs(after - before).max() > 1e-2 * np.abs(before).max()
+    recipe.save_model(out)
+    return after[0]
+
+
 def assert_toy_matches(model, path, ids, table, skip=(), to_gguf=None):
     """Logits, loss and every gradient of toy's session on the GGUF at path
     equal (to float32 rounding) those of the transformers model on ids [1, T+1].

@@ -18,6 +18,7 @@ from gguf_fixtures import tiny_tokenizer, write_llama_gguf
 from hf_compare import (
     GEMMA_NAMES,
     assert_toy_matches,
+    full_fine_tune,
     gguf_name,
     hf_logits,
     llama_cpp_logits,
@@ -192,3 +193,12 @@ def test_llama_cpp_loads_our_adapter_with_our_logits(tmp_path, model, ids):
     assert gguf.GGUFReader(str(tmp_path / "adapter.gguf")).fields["general.architecture"].contents() == "gemma2"
     theirs = llama_cpp_logits(path, ids[0, :-1], tmp_path / "adapter.gguf")
     np.testing.assert_allclose(theirs, ours[0], atol=1e-3 * np.abs(ours).max())
+
+
+def test_full_fine_tuning_writes_a_model_llama_cpp_runs_with_our_logits(tmp_path, model, ids):
+    pytest.importorskip("llama_cpp")
+    path = write_gguf(model, tmp_path / "gemma2.gguf")
+    ours = full_fine_tune(path, ids, tmp_path / "tuned.gguf")
+    np.testing.assert_allclose(
+        llama_cpp_logits(tmp_path / "tuned.gguf", ids[0, :-1]), ours, atol=1e-3 * np.abs(ours).max()
+    )

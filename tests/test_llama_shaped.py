@@ -20,6 +20,7 @@ from gguf_fixtures import tiny_sentencepiece, tiny_tokenizer, write_llama_gguf
 from hf_compare import (
     LLAMA_LIKE_NAMES,
     assert_toy_matches,
+    full_fine_tune,
     gguf_name,
     hf_logits,
     llama_cpp_logits,
@@ -180,3 +181,12 @@ def test_llama_cpp_loads_our_adapter_with_our_logits(tmp_path, family, ids):
     assert gguf.GGUFReader(str(tmp_path / "adapter.gguf")).fields["general.architecture"].contents() == family.arch
     theirs = llama_cpp_logits(path, ids[0, :-1], tmp_path / "adapter.gguf")
     np.testing.assert_allclose(theirs, ours[0], atol=1e-3 * np.abs(ours).max())
+
+
+def test_full_fine_tuning_writes_a_model_llama_cpp_runs_with_our_logits(tmp_path, family, ids):
+    pytest.importorskip("llama_cpp")
+    path = family.write_gguf(tmp_path / "model.gguf")
+    ours = full_fine_tune(path, ids, tmp_path / "tuned.gguf")
+    np.testing.assert_allclose(
+        llama_cpp_logits(tmp_path / "tuned.gguf", ids[0, :-1]), ours, atol=1e-3 * np.abs(ours).max()
+    )
