@@ -202,3 +202,12 @@ def test_full_fine_tuning_writes_a_model_llama_cpp_runs_with_our_logits(tmp_path
     np.testing.assert_allclose(
         llama_cpp_logits(tmp_path / "tuned.gguf", ids[0, :-1]), ours, atol=1e-3 * np.abs(ours).max()
     )
+
+
+@pytest.mark.parametrize("cap", [-1.0, float("nan"), float("inf")])
+def test_a_bad_cap_in_the_file_is_refused_in_one_line(tmp_path, model, cap):
+    path = write_gguf(model, tmp_path / "bad.gguf", caps=(cap, FINAL_CAP))
+    recipe = LoRA("cpu", threads=1)
+    with pytest.raises(toy.ToyError, match=r"^attn_softcap must be 0 \(off\) or positive, got") as error:
+        recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
+    assert "\n" not in str(error.value)
