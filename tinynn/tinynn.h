@@ -126,6 +126,10 @@ typedef struct tnn_model_config {
                              float32 [head_dim/2], frozen (llama 3's RoPE scaling, llama.cpp's
                              freq_factors): a GGUF base's own tensor, or for a model created
                              here one of kind TNN_KIND_ROPE_FREQS to upload */
+    int32_t fused_qkv;    /* 1: q, k, v are one weight attn_qkv [d_model, (n_heads + 2 n_kv_heads)
+                             * head_dim], their rows stacked in that order (Phi-3) */
+    int32_t fused_gate_up;/* 1: the MLP's gate and up are one weight ffn_up [d_model, 2 d_ff],
+                             gate rows first (Phi-3) */
 } tnn_model_config;
 
 /* The last error message of the calling thread ("" when none). */

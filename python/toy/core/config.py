@@ -39,6 +39,9 @@ class ModelConfig:
     # Llama 3.1-3.3: RoPE's pair i turns rope_freqs[i] times slower (rope_freqs.weight
     # [head_dim/2], frozen: a GGUF's own, or uploaded to a model made here)
     rope_freqs: bool = False
+    # Phi-3: q/k/v stored as one attn_qkv, gate/up as one ffn_up (tinynn's fused_qkv, fused_gate_up)
+    fused_qkv: bool = False
+    fused_gate_up: bool = False
 
     def __post_init__(self):
         if self.arch == "gpt2":

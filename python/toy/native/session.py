@@ -170,6 +170,7 @@ class ModelDesc:
         c.embd_scale, c.ffn_gelu, c.post_norms = int(cfg.embd_scale), int(cfg.ffn_gelu), int(cfg.post_norms)
         c.swa_window, c.swa_period, c.rope_base_swa = cfg.swa_window, cfg.swa_period, cfg.rope_base_swa
         c.rope_freqs = int(cfg.rope_freqs)
+        c.fused_qkv, c.fused_gate_up = int(cfg.fused_qkv), int(cfg.fused_gate_up)
         c.seed = opts.seed
         return desc, keep
 
@@ -466,6 +467,8 @@ def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
         swa_period=c.swa_period,
         rope_base_swa=c.rope_base_swa,
         rope_freqs=bool(c.rope_freqs),
+        fused_qkv=bool(c.fused_qkv),
+        fused_gate_up=bool(c.fused_gate_up),
     )
     cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
     return cfg
