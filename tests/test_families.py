@@ -33,9 +33,9 @@ def families():
 
 def test_the_table_lists_the_families_toy_reads():
     table = families()
-    assert list(table) == ["llama", "qwen2", "qwen3", "gemma3"]
+    assert list(table) == ["llama", "qwen2", "qwen3", "gemma3", "phi3"]
     assert all(f["arch"] == "llama" and f["generates"] for f in table.values())
-    assert [name for name, f in table.items() if f["rope_neox"]] == ["qwen2", "qwen3", "gemma3"]
+    assert [name for name, f in table.items() if f["rope_neox"]] == ["qwen2", "qwen3", "gemma3", "phi3"]
     gemma = table["gemma3"]
     assert gemma["embd_scale"] and gemma["ffn_gelu"] and gemma["post_norms"] and gemma["swa_period"] == 6
     assert table["llama"]["tokenizer_kinds"] == ["gpt2", "llama"] and gemma["tokenizer_kinds"] == ["llama"]

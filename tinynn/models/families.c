@@ -13,11 +13,7 @@ extern const struct tnn_family tnn_family_llama, tnn_family_qwen2, tnn_family_qw
 extern const struct tnn_family tnn_family_phi3;
 
 static const struct tnn_family * const FAMILIES[] = {
-    &tnn_family_llama,
-    &tnn_family_qwen2,
-    &tnn_family_qwen3,
-    &tnn_family_gemma3,
-    &tnn_family_phi3,
+    &tnn_family_llama, &tnn_family_qwen2, &tnn_family_qwen3, &tnn_family_gemma3, &tnn_family_phi3,
 };
 
 #define N_FAMILIES ((int32_t) (sizeof(FAMILIES) / sizeof(FAMILIES[0])))

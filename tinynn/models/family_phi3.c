@@ -13,5 +13,5 @@ const struct tnn_family tnn_family_phi3 = {
     .keys = TNN_LLAMA_CPP_KEYS,
     .rope_neox = true,
     .fused = true,
-    .tokenizer_kinds = "llama,gpt2",
+    .tokenizer_kinds = "llama",
 };

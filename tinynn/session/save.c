@@ -73,7 +73,8 @@ static size_t fused_pairs_bytes(const tnn_session * s, const struct tnn_fused_we
         for (int f = 0; f < n_fused; ++f) {
             int64_t d_in, d_out;
             int present;
-            const int64_t r = fused_pair_shape(&tnn_llama_of(&s->model)->blocks[l], &fused[f], &d_in, &d_out, &present);
+            const int64_t r = fused_pair_shape(&tnn_llama_of(&s->model)->blocks[l], &fused[f], &d_in, &d_out,
+                                               &present);
             bytes += (size_t) (r * (d_in + d_out)) * sizeof(float) + 2 * (ggml_tensor_overhead() + 64);
         }
     }

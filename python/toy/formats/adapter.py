@@ -76,9 +76,7 @@ SLOTS = {
 }
 # weights a base may store fused (tnn_fused_weights), and the slots whose rows they stack, in order
 FUSED = {"attn_qkv": ("attn_q", "attn_k", "attn_v"), "ffn_up": ("ffn_gate", "ffn_up")}
-_TENSOR_NAME = re.compile(
-    r"blk\.(0|[1-9][0-9]{0,8})\.(" + "|".join([*SLOTS, "attn_qkv"]) + r")\.weight\.lora_(a|b)"
-)
+_TENSOR_NAME = re.compile(r"blk\.(0|[1-9][0-9]{0,8})\.(" + "|".join([*SLOTS, "attn_qkv"]) + r")\.weight\.lora_(a|b)")
 _FORM = "blk.<layer>.<" + "|".join(SLOTS) + ">.weight.lora_a / .lora_b"
 
 
@@ -113,7 +111,6 @@ class Adapter:
                 else:
                     d_out, d_in = self.shapes[slot]
                     yield (name, np.zeros((self.rank, d_in), np.float32), np.zeros((d_out, self.rank), np.float32))
-
 
     def base_names(self) -> list[str]:
         """The base's tensors the adapter changes (a fused weight where one of its slots is adapted)."""
