@@ -346,3 +346,59 @@ def test_what_toy_cannot_run_is_refused_in_one_line(tmp_path, model, case):
         assert result.returncode == 2, result.stderr[-2000:]
         assert result.stderr.count("\n") == 1 and result.stderr.startswith("toy-train: error: "), result.stderr
         assert phrase in result.stderr, result.stderr
+
+
+def write_adapter(path, pairs, alpha):
+    """An adapter as llama.cpp reads one: pairs name -> (A (rank, d_in), B (d_out, rank))."""
+    writer = gguf.GGUFWriter(str(path), "phi3")
+    writer.add_string("general.type", "adapter")
+    writer.add_string("adapter.type", "lora")
+    writer.add_float32("adapter.lora.alpha", alpha)
+    for name, (a, b) in pairs.items():
+        writer.add_tensor(f"{name}.lora_a", a.astype(np.float32))
+        writer.add_tensor(f"{name}.lora_b", b.astype(np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def test_a_dense_fused_adapter_of_mixed_ranks_is_read_exactly(tmp_path, path, ids):
+    """An adapter as PEFT on Phi-3's qkv_proj / gate_up_proj gives (B dense
+    over the fused rows, not toy's block-diagonal one), its pairs of
+    different ranks, each scaled by alpha / its own rank as llama.cpp does:
+    merge_lora adds exactly those products, and toy-generate's session (the
+    pairs split and padded to one rank) computes the merged model's logits,
+    which are llama.cpp's with the adapter."""
+    rng = np.random.default_rng(5)
+    alpha, fused_rows = 6.0, {"attn_qkv": Q_WIDTH + 2 * KV_WIDTH, "ffn_up": 2 * D_FF}
+    ranks = {"attn_qkv": 3, "ffn_up": 5, "attn_output": 2}
+    pairs = {}
+    for weight, rank in ranks.items():
+        d_out, d_in = fused_rows.get(weight, D_MODEL), D_MODEL if weight != "attn_output" else Q_WIDTH
+        pairs[f"blk.1.{weight}.weight"] = (rng.normal(0, 0.1, (rank, d_in)), rng.normal(0, 0.1, (d_out, rank)))
+    adapter = write_adapter(tmp_path / "dense.gguf", pairs, alpha)
+    merged = toy.merge_lora(path, adapter, tmp_path / "merged.gguf")
+    base = {t.name: t for t in gguf.GGUFReader(str(path)).tensors}
+    written = {t.name: t for t in gguf.GGUFReader(str(merged)).tensors}
+    for name, (a, b) in pairs.items():
+        want = np.asarray(base[name].data) + alpha / a.shape[0] * (b @ a)
+        np.testing.assert_allclose(np.asarray(written[name].data), want, atol=1e-5)
+    expected = toy_logits(merged, ids[:, :-1])
+    atol = 1e-3 * np.abs(expected).max()
+    assert np.abs(expected - toy_logits(path, ids[:, :-1])).max() > 20 * atol  # the adapter matters
+    session = toy.load_model(path, adapter).session
+    session.kv_init(T)
+    np.testing.assert_allclose(session.decode(ids[0, :T], 0, VOCAB), expected[-1], atol=1e-4 * np.abs(expected).max())
+    theirs = llama_cpp_logits(path, ids[0, :-1], adapter)
+    np.testing.assert_allclose(theirs, expected, atol=atol)
+
+
+def test_an_adapter_for_separate_q_k_v_is_refused_over_fused_weights(tmp_path, path):
+    a, b = np.ones((2, D_MODEL)), np.ones((Q_WIDTH, 2))
+    adapter = write_adapter(tmp_path / "separate.gguf", {"blk.0.attn_q.weight": (a, b)}, 2.0)
+    with pytest.raises(
+        toy.InputError, match="adapts attn_q, and the base stores attn_q, attn_k, attn_v as one attn_qkv"
+    ):
+        toy.load_model(path, adapter)

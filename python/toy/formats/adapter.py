@@ -298,6 +298,12 @@ def _checked_tensor(path: Path, tensor, n_layers: int, shapes) -> tuple[str, str
         raise InputError(
             f"adapter {path}: {name} is for layer {layer}, and the base has {n_layers} layers (0 to {n_layers - 1})"
         )
+    if slot not in shapes:  # attn_qkv over a base with separate q, k, v, or attn_q over a fused one
+        if slot in FUSED:
+            stored = f"{', '.join(FUSED[slot])} apart"
+        else:
+            stored = next(f"{', '.join(slots)} as one {f}" for f, slots in FUSED.items() if slot in slots)
+        raise InputError(f"adapter {path}: {name} adapts {slot}, and the base stores {stored}")
     d_out, d_in = shapes[slot]
     ne = [int(n) for n in tensor.shape]  # GGUF order: ne[0] first
     want = [d_in, "rank"] if which == "a" else ["rank", d_out]
