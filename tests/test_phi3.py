@@ -220,6 +220,33 @@ def test_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, model, id
     assert losses[-1] < losses[0] - 0.5, losses
 
 
+@pytest.mark.parametrize("kind", ["Q4_0", "Q5_1"])
+def test_lora_reads_the_fused_rows_stored_as_through_the_fast_copies(tmp_path, model, ids, kind):
+    """The fast copies (packed panels, transposes, Q8_0 forward copies of
+    slow types) are made from row ranges of the fused quantized matrices:
+    loss and every adapter gradient equal those of the base computed as
+    stored (the views multiplied directly), to the copies' 8-bit rounding."""
+    qtype = gguf.GGMLQuantizationType[kind]
+    path = write_gguf(model, tmp_path / f"{kind}.gguf", types={n: qtype for n in q8_0_types(model)})
+    positions = np.arange(T, dtype=np.int32)[None]
+    results = []
+    for base_compute in ("stored", "fast"):
+        recipe = LoRA("cpu", threads=1)
+        opts = toy.RecipeOptions(t_seq=T, t_batch=1, seed=3, init_scale=0.3)
+        recipe.realize(path, None, 2, opts, targets=ALL_TARGETS, base_compute=base_compute)
+        recipe._upload_batch(ids[:, :-1], positions, ids[:, 1:])
+        e = recipe.session
+        e.reset()
+        e.compute_gradients()
+        grads = {n: e.download(e.grad_of(h)) for n, h in recipe.adapters().items() if n.endswith(".lora_b")}
+        results.append((recipe.evaluate(ids[:, :-1], positions, ids[:, 1:])[1], grads))
+    (stored_loss, stored), (fast_loss, fast) = results
+    assert fast_loss == pytest.approx(stored_loss, rel=1e-3)
+    for name, grad in stored.items():
+        cosine = (grad * fast[name]).sum() / np.linalg.norm(grad) / np.linalg.norm(fast[name])
+        assert cosine > 0.99, (name, cosine)
+
+
 def trained_adapter(path, ids, out, targets=ALL_TARGETS):
     """A LoRA trained 10 steps on ids over the file, saved at out: (recipe, its logits)."""
     recipe = LoRA("cpu", threads=1)
