@@ -138,7 +138,7 @@ def test_logits_and_every_gradient_match_transformers(model, path, ids):
     assert_toy_matches(model, path, ids, HF_TO_GGUF)
 
 
-def test_the_file_says_phi3_and_sliding_window_is_ignored_as_llama_cpp_does(tmp_path, model, ids):
+def test_a_sliding_window_is_ignored_as_llama_cpp_ignores_it(tmp_path, model, ids):
     """Phi-3's config.json carries a sliding window (2047) that llama.cpp
     ignores; toy reads the same file the same way."""
     windowed = write_gguf(model, tmp_path / "window.gguf", extra_u32={"attention.sliding_window": 8})
