@@ -133,6 +133,10 @@ typedef struct tnn_model_config {
     float attn_softcap; /* 0, or scores capped to cap * tanh(score / cap) before the
                            mask and the softmax (Gemma 2) */
     float final_softcap;/* 0, or logits capped to cap * tanh(logit / cap) (Gemma 2) */
+    int32_t fused_qkv;    /* 1: q, k, v are one weight attn_qkv [d_model, (n_heads + 2 n_kv_heads)
+                             * head_dim], their rows stacked in that order (Phi-3) */
+    int32_t fused_gate_up;/* 1: the MLP's gate and up are one weight ffn_up [d_model, 2 d_ff],
+                             gate rows first (Phi-3) */
 } tnn_model_config;
 
 /* The last error message of the calling thread ("" when none). */

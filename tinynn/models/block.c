@@ -39,7 +39,7 @@ static bool is_local(const tnn_model_config * cfg, int32_t layer) {
     return cfg->swa_window > 0 && cfg->swa_period > 0 && layer % cfg->swa_period != cfg->swa_period - 1;
 }
 
-#define MAX_BLOCK_TENSORS 20
+#define MAX_BLOCK_TENSORS 24
 
 /* The shape every block tensor must have, ggml order (ne1 = 0: a vector). */
 struct block_tensor {
@@ -55,11 +55,13 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, stru
     const int64_t q_width = head_dim * cfg->n_heads;
     const int64_t kv_width = head_dim * cfg->n_kv_heads;
     const bool bias = cfg->qkv_bias, qk_norm = cfg->qk_norm, post = cfg->post_norms;
+    const bool fused_qkv = cfg->fused_qkv, fused_ffn = cfg->fused_gate_up;
     const struct block_tensor layout[] = {
         { &b->attn_norm, "attn_norm.weight", d, 0, true },
-        { &b->wq, "attn_q.weight", d, q_width, true },
-        { &b->wk, "attn_k.weight", d, kv_width, true },
-        { &b->wv, "attn_v.weight", d, kv_width, true },
+        { &b->wq, "attn_q.weight", d, q_width, !fused_qkv },
+        { &b->wk, "attn_k.weight", d, kv_width, !fused_qkv },
+        { &b->wv, "attn_v.weight", d, kv_width, !fused_qkv },
+        { &b->wqkv, "attn_qkv.weight", d, q_width + 2 * kv_width, fused_qkv },
         { &b->bq, "attn_q.bias", q_width, 0, bias },
         { &b->bk, "attn_k.bias", kv_width, 0, bias },
         { &b->bv, "attn_v.bias", kv_width, 0, bias },
@@ -68,14 +70,49 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, stru
         { &b->wo, "attn_output.weight", q_width, d, true },
         { &b->post_attn_norm, "post_attention_norm.weight", d, 0, post },
         { &b->ffn_norm, "ffn_norm.weight", d, 0, true },
-        { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, true },
-        { &b->w_up, "ffn_up.weight", d, cfg->d_ff, true },
+        { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, !fused_ffn },
+        { &b->w_up, "ffn_up.weight", d, cfg->d_ff, !fused_ffn },
+        { &b->w_gate_up, "ffn_up.weight", d, 2 * (int64_t) cfg->d_ff, fused_ffn },
         { &b->w_down, "ffn_down.weight", cfg->d_ff, d, true },
         { &b->post_ffn_norm, "post_ffw_norm.weight", d, 0, post },
     };
     const int n = (int) (sizeof(layout) / sizeof(layout[0]));
     for (int i = 0; i < n; ++i) out[i] = layout[i];
     return n;
+}
+
+int tnn_fused_weights(const tnn_model_config * cfg, struct tnn_fused_weight * out) {
+    int n = 0;
+    if (cfg->fused_qkv) {
+        out[n++] = (struct tnn_fused_weight){ "attn_qkv", TNN_LORA_SLOT_Q, 3 };
+    }
+    if (cfg->fused_gate_up) {
+        out[n++] = (struct tnn_fused_weight){ "ffn_up", TNN_LORA_SLOT_GATE, 2 };
+    }
+    return n;
+}
+
+/* rows [first, first + n) of the matrix w [d_in, rows] */
+static struct ggml_tensor * row_view(struct ggml_context * ctx, struct ggml_tensor * w, int64_t first, int64_t n,
+                                     int32_t layer, const char * name) {
+    struct ggml_tensor * v = ggml_view_2d(ctx, w, w->ne[0], n, w->nb[1], (size_t) first * w->nb[1]);
+    ggml_format_name(v, "blk.%d.%s.weight (view)", layer, name);
+    return v;
+}
+
+void tnn_block_fused_views(struct ggml_context * views, struct tnn_block * b, int32_t layer) {
+    if (b->wqkv) {
+        /* the rows are q's, then k's, then v's; k and v are equally wide */
+        const int64_t kv_width = (b->wqkv->ne[1] - b->wo->ne[0]) / 2, q_width = b->wo->ne[0];
+        b->wq = row_view(views, b->wqkv, 0, q_width, layer, "attn_q");
+        b->wk = row_view(views, b->wqkv, q_width, kv_width, layer, "attn_k");
+        b->wv = row_view(views, b->wqkv, q_width + kv_width, kv_width, layer, "attn_v");
+    }
+    if (b->w_gate_up) {
+        const int64_t d_ff = b->w_gate_up->ne[1] / 2;
+        b->w_gate = row_view(views, b->w_gate_up, 0, d_ff, layer, "ffn_gate");
+        b->w_up = row_view(views, b->w_gate_up, d_ff, d_ff, layer, "ffn_up");
+    }
 }
 
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
@@ -92,6 +129,7 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t l
                                : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, e->ne0);
         ggml_format_name(*e->field, "blk.%d.%s", layer, e->name);
     }
+    tnn_block_fused_views(ctx, b, layer);
     b->lora_scale = 0.0f;
     b->local = is_local(cfg, layer);
     b->rope = has_rope(cfg, layer);

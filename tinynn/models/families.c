@@ -10,11 +10,11 @@
 
 /* each defined in the family's own file */
 extern const struct tnn_family tnn_family_llama, tnn_family_qwen2, tnn_family_qwen3, tnn_family_gemma3,
-    tnn_family_gemma2, tnn_family_smollm3;
+    tnn_family_gemma2, tnn_family_smollm3, tnn_family_phi3;
 
 static const struct tnn_family * const FAMILIES[] = {
-    &tnn_family_llama,  &tnn_family_qwen2,  &tnn_family_qwen3,
-    &tnn_family_gemma3, &tnn_family_gemma2, &tnn_family_smollm3,
+    &tnn_family_llama,  &tnn_family_qwen2,   &tnn_family_qwen3, &tnn_family_gemma3,
+    &tnn_family_gemma2, &tnn_family_smollm3, &tnn_family_phi3,
 };
 
 #define N_FAMILIES ((int32_t) (sizeof(FAMILIES) / sizeof(FAMILIES[0])))

@@ -47,6 +47,13 @@ static int place_weights(tnn_session * s) {
         }
     }
     base->in_place = in_place;
+    /* the fused weights' row views (Phi-3) now have memory to point into */
+    for (struct ggml_tensor * t = base->ctx_views ? ggml_get_first_tensor(base->ctx_views) : NULL; t != NULL;
+         t = ggml_get_next_tensor(base->ctx_views, t)) {
+        if (ggml_backend_view_init(t) != GGML_STATUS_SUCCESS) {
+            return tnn_fail(TNN_ERR_ALLOC, "cannot place the view %s", t->name);
+        }
+    }
     return TNN_OK;
 }
 
@@ -75,6 +82,9 @@ int tnn_base_place(tnn_session * s, bool fast_copies) {
 void tnn_base_free(struct tnn_frozen_base * base) {
     tnn_free_tensors(base->ctx_copies, base->buf_copies);
     free(base->pairs);
+    if (base->ctx_views != NULL) {
+        ggml_free(base->ctx_views);
+    }
     tnn_free_tensors(base->ctx, base->buf);
     gguf_free(base->gguf);
     tnn_unmap_file(&base->file);

@@ -75,6 +75,10 @@ static bool transposable(const struct ggml_tensor * w, enum ggml_type type) {
 
 /* The stored bytes of a base tensor in the mapped file. */
 static const char * stored_bytes(const tnn_session * s, const struct ggml_tensor * t) {
+    if (t->view_src != NULL) {
+        /* a row range of a fused weight (Phi-3's attn_qkv, ffn_up) */
+        return stored_bytes(s, t->view_src) + t->view_offs;
+    }
     const int64_t i = gguf_find_tensor(s->base.gguf, t->name);
     return (const char *) s->base.file.addr + gguf_get_data_offset(s->base.gguf) +
            gguf_get_tensor_offset(s->base.gguf, i);

@@ -82,6 +82,28 @@ static int check_rope_freq_values(struct gguf_context * g, const char * path, co
     return status != TNN_OK ? status : tnn_check_rope_freqs(factors, n, path);
 }
 
+/* Phi-3's fused weights: ffn_up holds gate and up, and q, k, v are one
+ * attn_qkv where the file has it (llama.cpp reads either). What toy cannot
+ * run as llama.cpp does is refused by name: a fused bias, LongRoPE's factors. */
+static int read_fused(struct ggml_context * tensors, const struct tnn_family * family, tnn_model_config * c) {
+    c->fused_gate_up = family->fused;
+    c->fused_qkv = family->fused && ggml_get_tensor(tensors, "blk.0.attn_qkv.weight") != NULL;
+    if (c->fused_qkv && ggml_get_tensor(tensors, "blk.0.attn_qkv.bias") != NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tensor blk.0.attn_qkv.bias: %s models with q/k/v biases are not supported",
+                        family->gguf_arch);
+    }
+    static const char * const longrope[] = { "rope_factors_long.weight", "rope_factors_short.weight" };
+    for (int i = 0; i < 2; ++i) {
+        if (ggml_get_tensor(tensors, longrope[i]) != NULL) {
+            return tnn_fail(TNN_ERR_ARG,
+                            "tensor %s: LongRoPE (Phi-3.5, the 128k Phi-3 models) is not supported; "
+                            "toy trains Phi-3 models without RoPE factors (the 4k ones)",
+                            longrope[i]);
+        }
+    }
+    return TNN_OK;
+}
+
 /* "<arch>.<name>": the arch's own key */
 static const char * arch_key(char * buf, size_t cap, const char * arch, const char * name) {
     snprintf(buf, cap, "%s.%s", arch, name);
@@ -160,6 +182,9 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->embd_scale = family->embd_scale;
     c->ffn_gelu = family->ffn_gelu;
     c->post_norms = family->post_norms && ggml_get_tensor(tensors, "blk.0.post_attention_norm.weight") != NULL;
+    if ((status = read_fused(tensors, family, c))) {
+        return status;
+    }
     if ((status = read_rope_freqs(tensors, family, head_dim, c))) {
         return status;
     }

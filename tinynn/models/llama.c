@@ -126,7 +126,7 @@ int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
     }
     s->model.cfg = *cfg;
     struct tnn_llama * m = new_llama(s);
-    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * 16);
+    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * (18 + TNN_BLOCK_FUSED_VIEWS));
     if (m == NULL || s->model.ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
@@ -161,9 +161,12 @@ int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
                                            b->w_gate,
                                            b->w_up,
                                            b->w_down,
-                                           b->post_ffn_norm };
+                                           b->post_ffn_norm,
+                                           b->wqkv,
+                                           b->w_gate_up };
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
-            if (weights[i] != NULL) {
+            /* a view of a fused weight is trained through it */
+            if (weights[i] != NULL && weights[i]->view_src == NULL) {
                 status = tnn_add_param(s, weights[i]);
             }
         }
@@ -224,10 +227,19 @@ static int bind_base(tnn_session * s, struct tnn_llama * m) {
     if (m->token_embd->ne[0] != cfg->d_model || (m->output && m->output->ne[0] != cfg->d_model)) {
         return tnn_fail(TNN_ERR_ARG, "token_embd.weight or output.weight does not have width %d", cfg->d_model);
     }
+    if (cfg->fused_qkv || cfg->fused_gate_up) {
+        s->base.ctx_views = tnn_tensor_context((size_t) cfg->n_layers * TNN_BLOCK_FUSED_VIEWS);
+        if (s->base.ctx_views == NULL) {
+            return tnn_fail(TNN_ERR_ALLOC, "out of memory binding the base");
+        }
+    }
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         int status = tnn_block_bind(base, &m->blocks[l], l, cfg);
         if (status != TNN_OK) {
             return status;
+        }
+        if (s->base.ctx_views != NULL) {
+            tnn_block_fused_views(s->base.ctx_views, &m->blocks[l], l);
         }
     }
     /* checked (shape, type, values) when the file was opened (gguf_config.c) */

@@ -92,6 +92,12 @@ struct tnn_block {
     struct ggml_tensor * ffn_norm;                    /* [d_model] */
     struct ggml_tensor *w_gate, *w_up;              /* [d_model, d_ff] */
     struct ggml_tensor * w_down;                      /* [d_ff, d_model] */
+    /* Phi-3's fused weights, or NULL: attn_qkv [d_model, (n_heads + 2 n_kv)*hd] (q, k, v rows
+     * stacked) and ffn_up [d_model, 2 d_ff] (gate rows, then up rows). wq, wk, wv and
+     * w_gate, w_up are then row-range views of them (tnn_block_fused_views), so the
+     * products, LoRA slots and fast copies see separate matrices, and a trainable fused
+     * weight gathers its views' gradients through ggml's view backward. */
+    struct ggml_tensor *wqkv, *w_gate_up;
     /* LoRA adapters per slot, or NULL: A [d_in, rank], B [rank, d_out] */
     struct ggml_tensor * lora_a[TNN_LORA_SLOTS];
     struct ggml_tensor * lora_b[TNN_LORA_SLOTS];
@@ -106,9 +112,24 @@ struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * block, int slot)
 const char * tnn_lora_slot_name(int slot);
 
 /* Point the block at existing weights named blk.<layer>.* in ctx (a mapped
- * GGUF); returns TNN_OK or records which tensor is missing or misshapen. */
+ * GGUF); returns TNN_OK or records which tensor is missing or misshapen.
+ * Fused weights (cfg->fused_qkv, fused_gate_up) are bound and checked here;
+ * their views are made by tnn_block_fused_views. */
 int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
                    const tnn_model_config * cfg);
+/* For a block with fused weights: wq, wk, wv (w_gate, w_up) as row ranges of
+ * wqkv (w_gate_up), made in views (room for TNN_BLOCK_FUSED_VIEWS
+ * tensors per block). A row range of a quantized matrix is a matrix of the same type. */
+void tnn_block_fused_views(struct ggml_context * views, struct tnn_block * block, int32_t layer);
+#define TNN_BLOCK_FUSED_VIEWS 5
+/* A weight stored fused in the GGUF, and the LoRA slots (first, first + 1,
+ * ...) whose weights are its row ranges, in the order they are stacked. */
+struct tnn_fused_weight {
+    const char * name;   /* "attn_qkv", "ffn_up" */
+    int first_slot, n_slots;
+};
+/* The fused weights of a config (0, 1 or 2 of them) into out[2]. */
+int tnn_fused_weights(const tnn_model_config * cfg, struct tnn_fused_weight * out);
 /* Create LoRA A and B (named <weight name>.lora_a / .lora_b) in ctx for the
  * slots in targets (a mask of enum tnn_lora_target). */
 void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
@@ -277,6 +298,8 @@ struct tnn_family {
     bool embd_scale;                     /* embeddings scaled by sqrt(d_model) */
     bool ffn_gelu;                       /* GEGLU feed-forward, else SwiGLU */
     bool post_norms;                     /* norms after attention and FFN, where the file has them */
+    bool fused;                          /* its GGUFs store gate and up as one ffn_up [d, 2 d_ff]
+                                            and may store q, k, v as one attn_qkv (Phi-3) */
     bool rope_freqs;                     /* its GGUFs may carry TNN_ROPE_FREQS (llama 3's RoPE
                                             scaling); a file of another family with one is refused */
     int32_t swa_period;                  /* every swa_period-th layer global, the rest sliding
@@ -395,6 +418,7 @@ struct tnn_frozen_base {
     ggml_backend_buffer_t buf;
     struct gguf_context * gguf;
     char arch_name[32];              /* general.architecture ("llama", "qwen2", ...) */
+    struct ggml_context * ctx_views; /* row views of fused weights (Phi-3), or NULL */
     struct tnn_mapped_file file;
     bool in_place;                   /* tensors point into the mapped file */
     /* fast copies of the matrices, unless base_compute = stored */

@@ -44,6 +44,9 @@ class ModelConfig:
     # Gemma 2: attention scores and logits capped to cap * tanh(x / cap) (0: no cap)
     attn_softcap: float = 0.0
     final_softcap: float = 0.0
+    # Phi-3: q/k/v stored as one attn_qkv, gate/up as one ffn_up (tinynn's fused_qkv, fused_gate_up)
+    fused_qkv: bool = False
+    fused_gate_up: bool = False
 
     def __post_init__(self):
         if self.arch == "gpt2":

@@ -29,6 +29,15 @@ apply wrongly without a word:
     values                            NaN or infinity in A or B (in float32: F64
                                       values beyond 3.4e38 are infinite there)
 
+A base that stores weights fused (Phi-3: q, k, v as one attn_qkv, gate and
+up as one ffn_up) is adapted under the fused names, as llama.cpp matches
+them: toy writes its q/k/v (gate/up) slots as one pair per fused weight
+(tinynn/session/save.c), and reads any such pair back split into the slots'
+row ranges of B, each with the whole A, the columns of B that are zero in a
+slot's rows (and A's matching rows) left out. llama.cpp scales each pair by
+alpha / its own rank, so the pairs may differ in rank: each is padded with
+zeros to the largest, its B scaled to keep its product.
+
 Partial adapters are accepted, as llama.cpp accepts them: an adapter may
 adapt a weight in some layers only, or different weights in different
 layers. The session applies the union of the adapted weights in every layer,
@@ -65,7 +74,9 @@ SLOTS = {
     "ffn_up": "up",
     "ffn_down": "down",
 }
-_TENSOR_NAME = re.compile(r"blk\.(0|[1-9][0-9]{0,8})\.(" + "|".join(SLOTS) + r")\.weight\.lora_(a|b)")
+# weights a base may store fused (tnn_fused_weights), and the slots whose rows they stack, in order
+FUSED = {"attn_qkv": ("attn_q", "attn_k", "attn_v"), "ffn_up": ("ffn_gate", "ffn_up")}
+_TENSOR_NAME = re.compile(r"blk\.(0|[1-9][0-9]{0,8})\.(" + "|".join([*SLOTS, "attn_qkv"]) + r")\.weight\.lora_(a|b)")
 _FORM = "blk.<layer>.<" + "|".join(SLOTS) + ">.weight.lora_a / .lora_b"
 
 
@@ -79,6 +90,7 @@ class Adapter:
     pairs: dict[str, tuple[np.ndarray, np.ndarray]]  # "blk.3.attn_q.weight" -> (A (rank, d_in), B (d_out, rank))
     n_layers: int  # the base's
     shapes: dict[str, tuple[int, int]]  # "attn_q" -> the base weight's (d_out, d_in)
+    fused: dict[str, tuple[str, ...]]  # the base's fused weights: "attn_qkv" -> ("attn_q", "attn_k", "attn_v")
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -99,6 +111,51 @@ class Adapter:
                 else:
                     d_out, d_in = self.shapes[slot]
                     yield (name, np.zeros((self.rank, d_in), np.float32), np.zeros((d_out, self.rank), np.float32))
+
+    def base_names(self) -> list[str]:
+        """The base's tensors the adapter changes (a fused weight where one of its slots is adapted)."""
+        names = []
+        for name in self.pairs:
+            layer, slot = name.split(".")[1], name.split(".")[2]
+            fused = next((f for f, slots in self.fused.items() if slot in slots), None)
+            names.append(f"blk.{layer}.{fused}.weight" if fused else name)
+        return list(dict.fromkeys(names))
+
+    def delta(self, base_name: str) -> np.ndarray:
+        """What the adapter adds to the base's tensor base_name: (alpha / rank) B A,
+        the slots' rows stacked (zeros for a slot without a pair) where it is fused."""
+        layer, weight = base_name.split(".")[1], base_name.split(".")[2]
+        scale = self.alpha / self.rank
+        parts = []
+        for slot in self.fused.get(weight, (weight,)):
+            name = f"blk.{layer}.{slot}.weight"
+            if name in self.pairs:
+                a, b = self.pairs[name]
+                parts.append(scale * (b @ a))
+            else:
+                parts.append(np.zeros(self.shapes[slot], np.float32))
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def fused_weights(cfg) -> dict[str, tuple[str, ...]]:
+    """The weights a base of config cfg stores fused, and their slots."""
+    return {name: slots for name, slots in FUSED.items() if getattr(cfg, _FUSED_FLAG[name])}
+
+
+_FUSED_FLAG = {"attn_qkv": "fused_qkv", "ffn_up": "fused_gate_up"}
+
+
+def file_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
+    """The (d_out, d_in) of each weight an adapter file for a base of config
+    cfg may adapt, by its name in the base: fused weights as the base stores them."""
+    shapes = base_weight_shapes(cfg)
+    for fused, slots in fused_weights(cfg).items():
+        rows = sum(shapes[slot][0] for slot in slots)
+        d_in = shapes[slots[0]][1]
+        for slot in slots:
+            shapes.pop(slot)
+        shapes[fused] = (rows, d_in)
+    return shapes
 
 
 def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
@@ -126,10 +183,11 @@ def read_adapter(adapter_path, base_path) -> Adapter:
     meta = read_metadata(path, "adapter ")
     alpha = _check_metadata(path, meta, base_path)
     reader = read_gguf(path, "adapter ")
-    shapes = base_weight_shapes(cfg)
+    shapes, fused = base_weight_shapes(cfg), fused_weights(cfg)
+    file_shapes = file_weight_shapes(cfg)
     found: dict[str, dict[str, np.ndarray]] = {}  # weight -> {"a": A, "b": B}
     for tensor in reader.tensors:
-        weight, which, array = _checked_tensor(path, tensor, cfg.n_layers, shapes)
+        weight, which, array = _checked_tensor(path, tensor, cfg.n_layers, file_shapes)
         found.setdefault(weight, {})[which] = array
     if not found:
         raise InputError(f"adapter {path} holds no LoRA tensors")
@@ -144,6 +202,8 @@ def read_adapter(adapter_path, base_path) -> Adapter:
                 f"adapter {path}: {weight}.lora_a has rank {a.shape[0]} and its "
                 f".lora_b rank {b.shape[1]} (A is [d_in, rank], B [rank, d_out])"
             )
+        if fused:
+            continue  # ranks may differ (below)
         if rank is None:
             rank, first = a.shape[0], weight
         elif a.shape[0] != rank:
@@ -152,7 +212,40 @@ def read_adapter(adapter_path, base_path) -> Adapter:
                 f"{rank}: toy applies one rank to every pair"
             )
         pairs[weight] = (a, b)
-    return Adapter(path, alpha, rank, pairs, cfg.n_layers, shapes)
+    if fused:
+        pairs, rank = _split_fused(found, fused, shapes)
+        if not pairs:
+            raise InputError(f"adapter {path} holds only zeros (every lora_b is zero)")
+    return Adapter(path, alpha, rank, pairs, cfg.n_layers, shapes, fused)
+
+
+def _split_fused(found, fused, shapes) -> tuple[dict, int]:
+    """The file's pairs over a base with fused weights as the session's
+    per-slot pairs of one rank, each pair's product (alpha / its rank) B A
+    kept: a fused pair split into its slots' rows of B (each with the whole
+    A, less the columns of B that are zero in those rows), then every pair
+    padded with zeros to the largest rank and its B scaled by that rank over
+    its file pair's."""
+    split = {}  # slot weight -> (A, B, the rank of the file's pair)
+    for weight, ab in found.items():
+        layer, name = weight.split(".")[1], weight.split(".")[2]
+        a, b = ab["a"], ab["b"]
+        first = 0
+        for slot in fused.get(name, (name,)):
+            rows = b[first : first + shapes[slot][0]]
+            first += shapes[slot][0]
+            used = np.flatnonzero(np.any(rows != 0, axis=0))
+            if used.size:
+                split[f"blk.{layer}.{slot}.weight"] = (a[used], rows[:, used], a.shape[0])
+    rank = max((a.shape[0] for a, _, _ in split.values()), default=0)
+    pairs = {}
+    for weight, (a, b, file_rank) in split.items():
+        padded_a = np.zeros((rank, a.shape[1]), np.float32)
+        padded_b = np.zeros((b.shape[0], rank), np.float32)
+        padded_a[: a.shape[0]] = a
+        padded_b[:, : b.shape[1]] = b * np.float32(rank / file_rank)
+        pairs[weight] = (padded_a, padded_b)
+    return pairs, rank
 
 
 def _check_metadata(path: Path, meta: dict, base_path) -> float:
@@ -205,6 +298,12 @@ def _checked_tensor(path: Path, tensor, n_layers: int, shapes) -> tuple[str, str
         raise InputError(
             f"adapter {path}: {name} is for layer {layer}, and the base has {n_layers} layers (0 to {n_layers - 1})"
         )
+    if slot not in shapes:  # attn_qkv over a base with separate q, k, v, or attn_q over a fused one
+        if slot in FUSED:
+            stored = f"{', '.join(FUSED[slot])} apart"
+        else:
+            stored = next(f"{', '.join(slots)} as one {f}" for f, slots in FUSED.items() if slot in slots)
+        raise InputError(f"adapter {path}: {name} adapts {slot}, and the base stores {stored}")
     d_out, d_in = shapes[slot]
     ne = [int(n) for n in tensor.shape]  # GGUF order: ne[0] first
     want = [d_in, "rank"] if which == "a" else ["rank", d_out]

@@ -34,17 +34,19 @@ def merge_lora(base_path, adapter_path, out_path, dtype: str = "f32") -> Path:
 
 
 class _Merged(Mapping):
-    """W + (alpha / rank) * B @ A by weight name, made when asked: the
-    writer holds one merged weight at a time."""
+    """W + (alpha / rank) * B @ A by the base's tensor name, made when asked:
+    the writer holds one merged weight at a time."""
 
     def __init__(self, base, adapter):
         self.stored = {t.name: t for t in base.tensors}
         self.adapter = adapter
+        self.names = adapter.base_names()  # a fused weight (Phi-3's attn_qkv) once for its slots
 
     def __getitem__(self, name: str) -> np.ndarray:
         from gguf.quants import dequantize
 
-        a, b = self.adapter.pairs[name]
+        if name not in self.names:
+            raise KeyError(name)
         tensor = self.stored[name]
         try:
             weight = dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
@@ -53,7 +55,7 @@ class _Merged(Mapping):
                 f"the base's {name} is {tensor.tensor_type.name}, which toy cannot dequantize to merge into"
             ) from None
         with np.errstate(over="ignore", invalid="ignore"):  # refused below, without numpy's warning
-            merged = weight + (self.adapter.alpha / self.adapter.rank) * (b @ a)
+            merged = weight + self.adapter.delta(name)
         if not np.isfinite(merged).all():
             raise InputError(
                 f"merging {self.adapter.path} into {name} gives values that are not finite (its A and B are too large)"
@@ -61,13 +63,13 @@ class _Merged(Mapping):
         return merged
 
     def __contains__(self, name) -> bool:  # without making the weight (Mapping's would)
-        return name in self.adapter.pairs
+        return name in self.names
 
     def __iter__(self):
-        return iter(self.adapter.pairs)
+        return iter(self.names)
 
     def __len__(self) -> int:
-        return len(self.adapter.pairs)
+        return len(self.names)
 
 
 def check_requantizable(base_path) -> None:

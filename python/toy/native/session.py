@@ -172,6 +172,7 @@ class ModelDesc:
         c.rope_freqs = int(cfg.rope_freqs)
         c.no_rope_period, c.attn_scale = cfg.no_rope_period, cfg.attn_scale
         c.attn_softcap, c.final_softcap = cfg.attn_softcap, cfg.final_softcap
+        c.fused_qkv, c.fused_gate_up = int(cfg.fused_qkv), int(cfg.fused_gate_up)
         c.seed = opts.seed
         return desc, keep
 
@@ -472,6 +473,8 @@ def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
         attn_scale=c.attn_scale,
         attn_softcap=c.attn_softcap,
         final_softcap=c.final_softcap,
+        fused_qkv=bool(c.fused_qkv),
+        fused_gate_up=bool(c.fused_gate_up),
     )
     cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
     return cfg
