@@ -66,8 +66,9 @@ enum tnn_tensor_kind {
     TNN_KIND_IMAGES = 11, /* input: float32 [patch_dim, n_patches, t_batch] (ViT) */
     TNN_KIND_REFERENCE = 12, /* input: float32 [t_batch], reference log-probabilities (DPO) */
     TNN_KIND_ROW_LOGPS = 13, /* output: float32 [t_batch], each row's summed log-probability */
-    TNN_KIND_ROPE_FREQS = 14 /* frozen: float32 [head_dim/2], RoPE's per-pair frequency factors
-                                (rope_freqs.weight of a model created with rope_freqs = 1);
+    TNN_KIND_ROPE_FREQS = 14 /* frozen: float32 [rope width/2], RoPE's per-pair frequency factors
+                                (rope_freqs.weight of a model created with rope_freqs = 1, or
+                                rope_factors_short/long.weight with rope_orig_ctx > 0);
                                 they start at 1, and an upload must be finite and positive */
 };
 
@@ -123,7 +124,7 @@ typedef struct tnn_model_config {
                              rope_base) when l % swa_period == swa_period - 1, else local */
     float rope_base_swa;/* with swa_window: the local layers' RoPE base */
     int32_t rope_freqs;   /* 1: RoPE divides pair i's angle by factor i of rope_freqs.weight,
-                             float32 [head_dim/2], frozen (llama 3's RoPE scaling, llama.cpp's
+                             float32 [head_dim/2] (rope_dim/2 with rope_dim), frozen (llama 3's RoPE scaling, llama.cpp's
                              freq_factors): a GGUF base's own tensor, or for a model created
                              here one of kind TNN_KIND_ROPE_FREQS to upload */
     int32_t no_rope_period;/* 0, or layer l applies no RoPE where (l + 1) % no_rope_period
@@ -137,6 +138,15 @@ typedef struct tnn_model_config {
                              * head_dim], their rows stacked in that order (Phi-3) */
     int32_t fused_gate_up;/* 1: the MLP's gate and up are one weight ffn_up [d_model, 2 d_ff],
                              gate rows first (Phi-3) */
+    int32_t rope_dim;     /* 0: RoPE rotates the whole head; else the first rope_dim dims of
+                             each head (even, at most the head width; Phi-4-mini), and the
+                             RoPE factors have rope_dim/2 entries */
+    int32_t rope_orig_ctx;/* 0, or with rope_freqs LongRoPE (Phi-3.5, the 128k Phi-3 models,
+                             Phi-4-mini): two factor sets, rope_factors_short.weight for a
+                             context (t_seq when training, the cache when generating) of at
+                             most rope_orig_ctx tokens, else rope_factors_long.weight */
+    float rope_attn_factor;/* 0: 1; else RoPE's cos and sin are multiplied by it (llama.cpp's
+                              rope.scaling.attn_factor: LongRoPE's attention factor) */
 } tnn_model_config;
 
 /* The last error message of the calling thread ("" when none). */

@@ -215,8 +215,17 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     }
     if (b->rope) {
         const float rope_base = b->local ? cfg->rope_base_swa : cfg->rope_base;
-        q = tnn_rope(ctx, q, positions, b->rope_freqs, rope_base, cfg->rope_neox);
-        k = tnn_rope(ctx, k, positions, b->rope_freqs, rope_base, cfg->rope_neox);
+        const float attn_factor = cfg->rope_attn_factor > 0.0f ? cfg->rope_attn_factor : 1.0f;
+        /* LongRoPE: the long factors past the original context. llama.cpp
+         * picks by its context size; the context is the sequence when
+         * training (t_seq: at most the original context -> short) and the
+         * cache when generating, so a model decodes as it trained. */
+        const int64_t n_ctx = kv != NULL ? kv->k_cache->ne[1] : cfg->t_seq;
+        struct ggml_tensor * factors =
+            b->rope_freqs_long != NULL && n_ctx > cfg->rope_orig_ctx ? b->rope_freqs_long : b->rope_freqs;
+        const int rope_dim = (int) tnn_rope_dim(cfg);
+        q = tnn_rope(ctx, q, positions, factors, rope_dim, rope_base, attn_factor, cfg->rope_neox);
+        k = tnn_rope(ctx, k, positions, factors, rope_dim, rope_base, attn_factor, cfg->rope_neox);
     }
     const float scale = cfg->attn_scale > 0.0f ? cfg->attn_scale : 1.0f / sqrtf((float) head_dim);
     struct ggml_tensor * attn;

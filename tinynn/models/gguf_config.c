@@ -5,6 +5,7 @@
 #include "gguf.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,61 +46,120 @@ static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, i
     return status != TNN_OK ? status : check_shape(norm, d_model, 1);
 }
 
-/* llama 3's RoPE factors, where the family reads them: TNN_ROPE_FREQS is
- * F32 [head_dim/2] (ggml's rope asserts on another type, and a longer one
- * would be read short). Sets c->rope_freqs; the values are checked by
- * check_rope_freq_values once the file's extent is known. */
-static int read_rope_freqs(struct ggml_context * tensors, const struct tnn_family * family, int64_t head_dim,
-                           tnn_model_config * c) {
-    const struct ggml_tensor * t = ggml_get_tensor(tensors, TNN_ROPE_FREQS);
-    c->rope_freqs = t != NULL;
-    if (t == NULL) {
-        return TNN_OK;
-    }
-    if (!family->rope_freqs) {
-        return tnn_fail(TNN_ERR_ARG, "tensor %s: %s models have no RoPE frequency factors", TNN_ROPE_FREQS,
-                        family->gguf_arch);
-    }
+/* A RoPE factor set: F32 [rope_dim/2] (ggml's rope asserts on another type,
+ * and a longer one would be read short). */
+static int check_factor_tensor(const struct ggml_tensor * t, int64_t rope_dim) {
     if (t->type != GGML_TYPE_F32) {
-        return tnn_fail(TNN_ERR_ARG, "tensor %s has type %s, expected F32", TNN_ROPE_FREQS,
-                        ggml_type_name(t->type));
+        return tnn_fail(TNN_ERR_ARG, "tensor %s has type %s, expected F32", t->name, ggml_type_name(t->type));
     }
-    if (t->ne[0] != head_dim / 2 || ggml_nelements(t) != head_dim / 2) {
+    if (t->ne[0] != rope_dim / 2 || ggml_nelements(t) != rope_dim / 2) {
         return tnn_fail(TNN_ERR_ARG,
                         "tensor %s has shape [%lld, %lld, %lld, %lld], expected [%lld]: one RoPE factor per "
-                        "pair of the head's %lld dims",
-                        TNN_ROPE_FREQS, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
-                        (long long) t->ne[3], (long long) (head_dim / 2), (long long) head_dim);
+                        "pair of the %lld rotated dims of a head",
+                        t->name, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
+                        (long long) t->ne[3], (long long) (rope_dim / 2), (long long) rope_dim);
     }
     return TNN_OK;
 }
 
+/* LongRoPE (Phi-3.5, the 128k Phi-3 models, Phi-4-mini): both factor sets,
+ * the context they switch at (llama.cpp's n_ctx_orig_yarn: the original
+ * context, else the context length) and the attention factor the converter
+ * writes with them (read for every file, as llama.cpp does). */
+static int read_longrope(struct gguf_context * g, struct ggml_context * tensors, const struct tnn_family * family,
+                         int64_t rope_dim, tnn_model_config * c) {
+    const char * arch = family->gguf_arch;
+    char k[96];
+    snprintf(k, sizeof(k), "%s.%s", arch, family->keys.rope_attn_factor);
+    int status = tnn_gguf_get_float(g, k, 1.0f, &c->rope_attn_factor);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (!(c->rope_attn_factor > 0.0f) || !isfinite(c->rope_attn_factor)) {
+        return tnn_fail(TNN_ERR_ARG, "%s: RoPE attention factor %g is not a finite positive number", k,
+                        c->rope_attn_factor);
+    }
+    const struct ggml_tensor * sets[2] = { ggml_get_tensor(tensors, TNN_ROPE_FACTORS_SHORT),
+                                           ggml_get_tensor(tensors, TNN_ROPE_FACTORS_LONG) };
+    if (sets[0] == NULL && sets[1] == NULL) {
+        return TNN_OK;
+    }
+    if (!family->longrope) {
+        return tnn_fail(TNN_ERR_ARG, "tensor %s: %s models have no LongRoPE factors",
+                        (sets[0] ? sets[0] : sets[1])->name, family->gguf_arch);
+    }
+    if (sets[0] == NULL || sets[1] == NULL) {
+        /* the converter writes both; llama.cpp would run the missing one's
+         * contexts with plain RoPE, which a model trained with factors is not */
+        return tnn_fail(TNN_ERR_ARG, "tensor %s without %s: LongRoPE needs both factor sets",
+                        sets[0] ? TNN_ROPE_FACTORS_SHORT : TNN_ROPE_FACTORS_LONG,
+                        sets[0] ? TNN_ROPE_FACTORS_LONG : TNN_ROPE_FACTORS_SHORT);
+    }
+    for (int i = 0; i < 2; ++i) {
+        if ((status = check_factor_tensor(sets[i], rope_dim))) {
+            return status;
+        }
+    }
+    int64_t n_ctx, orig;
+    char kc[96];
+    snprintf(kc, sizeof(kc), "%s.%s", arch, family->keys.context_length);
+    snprintf(k, sizeof(k), "%s.%s", arch, family->keys.rope_orig_ctx);
+    if ((status = tnn_gguf_get_uint(g, kc, 0, &n_ctx)) || (status = tnn_gguf_get_uint(g, k, n_ctx, &orig))) {
+        return status;
+    }
+    if (orig < 1 || orig > INT32_MAX) {
+        return tnn_fail(TNN_ERR_ARG, "%s: LongRoPE needs the original context length (1 to %d), got %lld", k,
+                        INT32_MAX, (long long) orig);
+    }
+    c->rope_freqs = 1;
+    c->rope_orig_ctx = (int32_t) orig;
+    return TNN_OK;
+}
+
+/* RoPE's factors where the family reads them: llama 3's TNN_ROPE_FREQS or
+ * LongRoPE's two sets, one mechanism (llama.cpp's freq_factors). Sets
+ * c->rope_freqs (and c->rope_orig_ctx for LongRoPE); the values are checked
+ * by check_rope_freq_values once the file's extent is known. */
+static int read_rope_freqs(struct gguf_context * g, struct ggml_context * tensors, const struct tnn_family * family,
+                           int64_t rope_dim, tnn_model_config * c) {
+    const struct ggml_tensor * t = ggml_get_tensor(tensors, TNN_ROPE_FREQS);
+    c->rope_freqs = t != NULL;
+    if (t != NULL && !family->rope_freqs) {
+        return tnn_fail(TNN_ERR_ARG, "tensor %s: %s models have no RoPE frequency factors", TNN_ROPE_FREQS,
+                        family->gguf_arch);
+    }
+    int status = t != NULL ? check_factor_tensor(t, rope_dim) : TNN_OK;
+    return status != TNN_OK ? status : read_longrope(g, tensors, family, rope_dim, c);
+}
+
 /* The factors themselves, read from the file: finite and positive. */
 static int check_rope_freq_values(struct gguf_context * g, const char * path, const tnn_model_config * c) {
-    const int64_t n = tnn_head_dim(c) / 2;   /* at most 2048 (read_config) */
+    const int64_t n = tnn_rope_dim(c) / 2;   /* at most 2048 (read_config) */
     float factors[2048];
-    int status = tnn_gguf_read_tensor(g, path, TNN_ROPE_FREQS, factors, (size_t) n * sizeof(float));
-    return status != TNN_OK ? status : tnn_check_rope_freqs(factors, n, path);
+    const char * names[2] = { TNN_ROPE_FACTORS_SHORT, TNN_ROPE_FACTORS_LONG };
+    if (c->rope_orig_ctx == 0) {
+        names[0] = TNN_ROPE_FREQS;
+        names[1] = NULL;
+    }
+    int status = TNN_OK;
+    for (int i = 0; i < 2 && names[i] != NULL && status == TNN_OK; ++i) {
+        status = tnn_gguf_read_tensor(g, path, names[i], factors, (size_t) n * sizeof(float));
+        if (status == TNN_OK) {
+            status = tnn_check_rope_freqs(factors, n, names[i], path);
+        }
+    }
+    return status;
 }
 
 /* Phi-3's fused weights: ffn_up holds gate and up, and q, k, v are one
  * attn_qkv where the file has it (llama.cpp reads either). What toy cannot
- * run as llama.cpp does is refused by name: a fused bias, LongRoPE's factors. */
+ * run as llama.cpp does is refused by name: a fused bias. */
 static int read_fused(struct ggml_context * tensors, const struct tnn_family * family, tnn_model_config * c) {
     c->fused_gate_up = family->fused;
     c->fused_qkv = family->fused && ggml_get_tensor(tensors, "blk.0.attn_qkv.weight") != NULL;
     if (c->fused_qkv && ggml_get_tensor(tensors, "blk.0.attn_qkv.bias") != NULL) {
         return tnn_fail(TNN_ERR_ARG, "tensor blk.0.attn_qkv.bias: %s models with q/k/v biases are not supported",
                         family->gguf_arch);
-    }
-    static const char * const longrope[] = { "rope_factors_long.weight", "rope_factors_short.weight" };
-    for (int i = 0; i < 2; ++i) {
-        if (ggml_get_tensor(tensors, longrope[i]) != NULL) {
-            return tnn_fail(TNN_ERR_ARG,
-                            "tensor %s: LongRoPE (Phi-3.5, the 128k Phi-3 models) is not supported; "
-                            "toy trains Phi-3 models without RoPE factors (the 4k ones)",
-                            longrope[i]);
-        }
     }
     return TNN_OK;
 }
@@ -155,9 +215,10 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->rope_dim), head_dim, &rope_dim))) {
         return status;
     }
-    if (rope_dim != head_dim) {
-        return tnn_fail(TNN_ERR_ARG, "partial RoPE (%lld of %lld dims) is not supported", (long long) rope_dim,
-                        (long long) head_dim);
+    if (rope_dim < 2 || rope_dim % 2 != 0 || rope_dim > head_dim) {
+        /* partial RoPE (Phi-4-mini) rotates the first rope_dim dims of a head */
+        return tnn_fail(TNN_ERR_ARG, "%s: RoPE over %lld of a head's %lld dims is not supported (even, 2 to %lld)",
+                        arch, (long long) rope_dim, (long long) head_dim, (long long) head_dim);
     }
     memset(c, 0, sizeof(*c));
     c->n_layers = (int32_t) n_layers;
@@ -166,6 +227,7 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->n_heads = (int32_t) n_heads;
     c->n_kv_heads = (int32_t) n_kv_heads;
     c->head_dim = head_dim == d_model / n_heads && d_model % n_heads == 0 ? 0 : (int32_t) head_dim;
+    c->rope_dim = rope_dim == head_dim ? 0 : (int32_t) rope_dim;
     c->rope_neox = family->rope_neox;
     if ((status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->rope_base), 10000.0f, &c->rope_base)) ||
         (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->norm_eps), 1e-5f, &c->norm_eps))) {
@@ -185,7 +247,7 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     if ((status = read_fused(tensors, family, c))) {
         return status;
     }
-    if ((status = read_rope_freqs(tensors, family, head_dim, c))) {
+    if ((status = read_rope_freqs(g, tensors, family, rope_dim, c))) {
         return status;
     }
     if (family->swa_period > 0) {

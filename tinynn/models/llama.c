@@ -65,6 +65,17 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
                         "and a positive rope_base_swa (got %d, %d, %g)",
                         c->swa_window, c->swa_period, c->rope_base_swa);
     }
+    if (c->rope_dim < 0 || c->rope_dim % 2 != 0 || c->rope_dim > tnn_head_dim(c)) {
+        return tnn_fail(TNN_ERR_ARG, "rope_dim must be 0 (the head width) or even and at most %lld, got %d",
+                        (long long) tnn_head_dim(c), c->rope_dim);
+    }
+    if (c->rope_orig_ctx < 0 || (c->rope_orig_ctx > 0 && !c->rope_freqs)) {
+        return tnn_fail(TNN_ERR_ARG, "rope_orig_ctx must be 0, or positive with rope_freqs = 1 (LongRoPE), got %d",
+                        c->rope_orig_ctx);
+    }
+    if (!(c->rope_attn_factor >= 0.0f) || !isfinite(c->rope_attn_factor)) {
+        return tnn_fail(TNN_ERR_ARG, "rope_attn_factor must be 0 (1) or positive, got %g", c->rope_attn_factor);
+    }
     if (c->no_rope_period < 0 || c->no_rope_period > 1024) {
         return tnn_fail(TNN_ERR_ARG, "no_rope_period must be between 0 and 1024, got %d", c->no_rope_period);
     }
@@ -95,15 +106,25 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
 static void share_rope_freqs(struct tnn_llama * m) {
     for (int32_t l = 0; l < m->cfg->n_layers; ++l) {
         m->blocks[l].rope_freqs = m->rope_freqs;
+        m->blocks[l].rope_freqs_long = m->rope_freqs_long;
     }
 }
 
-/* A model created here with cfg->rope_freqs: the factors [head_dim/2], not
- * trained (ggml has no gradient for them), 1 until uploaded. */
+static struct ggml_tensor * new_rope_factors(tnn_session * s, const char * name) {
+    struct ggml_tensor * t = ggml_new_tensor_1d(s->model.ctx, GGML_TYPE_F32, tnn_rope_dim(&s->model.cfg) / 2);
+    ggml_set_name(t, name);
+    return tnn_table_add(&s->tensors, t, TNN_KIND_ROPE_FREQS, -1) < 0 ? NULL : t;
+}
+
+/* A model created here with cfg->rope_freqs: the factors [rope_dim/2] (both
+ * LongRoPE sets with rope_orig_ctx, named as llama.cpp names them, so that
+ * the saved model carries both), not trained (ggml has no gradient for
+ * them), 1 until uploaded. */
 static int add_rope_freqs(tnn_session * s, struct tnn_llama * m) {
-    m->rope_freqs = ggml_new_tensor_1d(s->model.ctx, GGML_TYPE_F32, tnn_head_dim(m->cfg) / 2);
-    ggml_set_name(m->rope_freqs, TNN_ROPE_FREQS);
-    return tnn_table_add(&s->tensors, m->rope_freqs, TNN_KIND_ROPE_FREQS, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
+    const bool longrope = m->cfg->rope_orig_ctx > 0;
+    m->rope_freqs = new_rope_factors(s, longrope ? TNN_ROPE_FACTORS_SHORT : TNN_ROPE_FREQS);
+    m->rope_freqs_long = longrope ? new_rope_factors(s, TNN_ROPE_FACTORS_LONG) : NULL;
+    return m->rope_freqs == NULL || (longrope && m->rope_freqs_long == NULL) ? TNN_ERR_ALLOC : TNN_OK;
 }
 
 /* A llama struct for s->model, its blocks not yet filled. */
@@ -182,6 +203,7 @@ int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
     }
     m->head = m->output ? m->output : m->token_embd;
     m->rope_freqs = NULL;
+    m->rope_freqs_long = NULL;
     if (cfg->rope_freqs && status == TNN_OK) {
         status = add_rope_freqs(s, m);
     }
@@ -243,7 +265,9 @@ static int bind_base(tnn_session * s, struct tnn_llama * m) {
         }
     }
     /* checked (shape, type, values) when the file was opened (gguf_config.c) */
-    m->rope_freqs = cfg->rope_freqs ? ggml_get_tensor(base, TNN_ROPE_FREQS) : NULL;
+    const bool longrope = cfg->rope_orig_ctx > 0;
+    m->rope_freqs = !cfg->rope_freqs ? NULL : ggml_get_tensor(base, longrope ? TNN_ROPE_FACTORS_SHORT : TNN_ROPE_FREQS);
+    m->rope_freqs_long = longrope ? ggml_get_tensor(base, TNN_ROPE_FACTORS_LONG) : NULL;
     share_rope_freqs(m);
     return TNN_OK;
 }

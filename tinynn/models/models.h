@@ -19,16 +19,20 @@
 /* x [d, n] -> x / rms(x) * weight */
 struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weight,
                                   float eps);
-/* x [head_dim, n_heads, n_tokens], positions int32 [n_tokens] -> rotated x:
- * adjacent pairs (llama.cpp's NORM mode, llama) or, neox, the pairs
- * (i, i + head_dim/2) (NEOX mode: Qwen2, Qwen3). freq_factors F32
- * [head_dim/2] or NULL: pair i's angle divided by freq_factors[i] (llama 3's
- * RoPE scaling; checked by tnn_check_rope_freqs before it gets here). */
+/* x [head_dim, n_heads, n_tokens], positions int32 [n_tokens] -> x with its
+ * first rope_dim dims of each head rotated (all of them but for partial
+ * RoPE, Phi-4-mini), the rest as they are: adjacent pairs (llama.cpp's NORM
+ * mode, llama) or, neox, the pairs (i, i + rope_dim/2) (NEOX mode: Qwen2,
+ * Qwen3, Phi-3). freq_factors F32 [rope_dim/2] or NULL: pair i's angle
+ * divided by freq_factors[i] (llama 3's RoPE scaling, LongRoPE's chosen set;
+ * checked by tnn_check_rope_freqs before it gets here). attn_factor
+ * multiplies the rotation (cos and sin): LongRoPE's attention factor. */
 struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * positions,
-                              struct ggml_tensor * freq_factors, float rope_base, bool neox);
-/* tnn_rope's factors[n] (from where: a file, an upload) finite and
- * positive; returns TNN_OK or records the first bad one. */
-int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where);
+                              struct ggml_tensor * freq_factors, int rope_dim, float rope_base, float attn_factor,
+                              bool neox);
+/* tnn_rope's factors[n] (the tensor name's, from where: a file, an upload)
+ * finite and positive; returns TNN_OK or records the first bad one. */
+int tnn_check_rope_freqs(const float * factors, int64_t n, const char * name, const char * where);
 /* gate, up [d_ff, n] -> silu(gate) * up */
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
 /* gate, up [d_ff, n] -> gelu(gate) * up (Gemma) */
@@ -86,8 +90,11 @@ struct tnn_block {
     bool local;                                       /* sliding-window attention (Gemma 2, 3) */
     bool rope;                                        /* q and k rotated (SmolLM3: not every
                                                          fourth layer) */
-    struct ggml_tensor * rope_freqs;                  /* [hd/2] RoPE factors, the model's (every
-                                                         layer shares them, as in llama.cpp), or NULL */
+    struct ggml_tensor * rope_freqs;                  /* [rope_dim/2] RoPE factors, the model's (every
+                                                         layer shares them, as in llama.cpp), or NULL;
+                                                         LongRoPE's short set */
+    struct ggml_tensor * rope_freqs_long;             /* LongRoPE's long set (past cfg->rope_orig_ctx),
+                                                         or NULL */
     struct ggml_tensor * wo;                          /* [n_heads*hd, d_model] */
     struct ggml_tensor * ffn_norm;                    /* [d_model] */
     struct ggml_tensor *w_gate, *w_up;              /* [d_model, d_ff] */
@@ -258,10 +265,13 @@ extern const struct tnn_arch tnn_arch_llama;
 struct tnn_family_keys {
     const char *n_layers, *d_model, *d_ff, *n_heads, *n_kv_heads;
     const char * head_dim;          /* optional: d_model / n_heads */
-    const char * rope_dim;          /* optional: the head width (partial RoPE is refused) */
+    const char * rope_dim;          /* optional: the head width (fewer: partial RoPE) */
     const char *rope_base, *norm_eps;
     const char *swa_window, *rope_base_swa;   /* read where swa_period > 0 */
     const char *attn_softcap, *final_softcap; /* optional: the family's defaults */
+    const char * rope_attn_factor;  /* optional: 1 */
+    const char *context_length, *rope_orig_ctx; /* read with LongRoPE's factors: the original
+                                                   context (default: the context length) */
 };
 
 /* llama.cpp's keys, which every family toy reads so far uses. */
@@ -280,11 +290,18 @@ struct tnn_family_keys {
         .rope_base_swa = "rope.freq_base_swa",          \
         .attn_softcap = "attn_logit_softcapping",       \
         .final_softcap = "final_logit_softcapping",     \
+        .rope_attn_factor = "rope.scaling.attn_factor", \
+        .context_length = "context_length",             \
+        .rope_orig_ctx = "rope.scaling.original_context_length", \
     }
 
 /* llama 3's RoPE scaling as llama.cpp stores it: one factor per pair of
  * head dims, F32 [head_dim/2], each pair's angle divided by its factor. */
 #define TNN_ROPE_FREQS "rope_freqs.weight"
+/* LongRoPE's two sets as llama.cpp stores them, each like TNN_ROPE_FREQS
+ * (over the rotated dims): short up to the original context, long past it. */
+#define TNN_ROPE_FACTORS_SHORT "rope_factors_short.weight"
+#define TNN_ROPE_FACTORS_LONG "rope_factors_long.weight"
 
 /* A model family a GGUF names in general.architecture, as data: one file
  * each (family_<name>.c) and a line in families.c. What the file's tensors
@@ -302,6 +319,8 @@ struct tnn_family {
                                             and may store q, k, v as one attn_qkv (Phi-3) */
     bool rope_freqs;                     /* its GGUFs may carry TNN_ROPE_FREQS (llama 3's RoPE
                                             scaling); a file of another family with one is refused */
+    bool longrope;                       /* its GGUFs may carry TNN_ROPE_FACTORS_SHORT and _LONG
+                                            (LongRoPE); another family's file with them is refused */
     int32_t swa_period;                  /* every swa_period-th layer global, the rest sliding
                                             window; 0: no sliding window */
     float rope_base_swa;                 /* the local layers' RoPE base when the file has none
@@ -364,6 +383,11 @@ static inline int64_t tnn_head_dim(const tnn_model_config * cfg) {
     return cfg->head_dim > 0 ? cfg->head_dim : cfg->d_model / cfg->n_heads;
 }
 
+/* How many of a head's dims RoPE rotates (partial RoPE: fewer). */
+static inline int64_t tnn_rope_dim(const tnn_model_config * cfg) {
+    return cfg->rope_dim > 0 ? cfg->rope_dim : tnn_head_dim(cfg);
+}
+
 struct tnn_llama {
     const tnn_model_config * cfg;      /* the model's (s->model.cfg) */
     struct ggml_tensor * token_embd;   /* [d_model, vocab], or [donor_d_in, vocab] with a lens */
@@ -373,7 +397,9 @@ struct tnn_llama {
     struct ggml_tensor * output;       /* [d_model, vocab] or NULL when tied */
     struct ggml_tensor * head;         /* what logits are computed with: output, or
                                           token_embd when tied, or a fast copy of either */
-    struct ggml_tensor * rope_freqs;   /* [head_dim/2] F32, frozen (TNN_ROPE_FREQS), or NULL */
+    struct ggml_tensor * rope_freqs;   /* [rope_dim/2] F32, frozen (TNN_ROPE_FREQS or LongRoPE's
+                                          short set), or NULL */
+    struct ggml_tensor * rope_freqs_long; /* LongRoPE's long set, or NULL */
 };
 
 /* The llama of a model built on one (every frozen GGUF base is). */

@@ -29,24 +29,27 @@ struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x)
 }
 
 struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * positions,
-                              struct ggml_tensor * freq_factors, float rope_base, bool neox) {
-    const int head_dim = (int) x->ne[0];
+                              struct ggml_tensor * freq_factors, int rope_dim, float rope_base, float attn_factor,
+                              bool neox) {
     /* GGML_ROPE_TYPE_NORMAL rotates adjacent pairs, as llama.cpp does for the
-     * llama architecture, NEOX the two halves' pairs (i, i + head_dim/2) for
-     * Qwen; no context extension (YaRN) terms. freq_factors [head_dim/2]
-     * (llama 3) divide pair i's angle pos * rope_base^(-2i/head_dim); ggml's
-     * ROPE backward reads them from the same source (src2). */
+     * llama architecture, NEOX the two halves' pairs (i, i + rope_dim/2) for
+     * Qwen and Phi-3; no context extension (YaRN) terms. n_dims = rope_dim:
+     * ggml rotates the first rope_dim dims and copies the rest, forward and
+     * backward. freq_factors [rope_dim/2] divide pair i's angle
+     * pos * rope_base^(-2i/rope_dim); attn_factor scales cos and sin (with
+     * ext_factor 0 it is ggml's whole mscale). ggml's ROPE backward reads
+     * both from the same op (src2, op params). */
     const int mode = neox ? GGML_ROPE_TYPE_NEOX : GGML_ROPE_TYPE_NORMAL;
-    return ggml_rope_ext(ctx, x, positions, freq_factors, head_dim, mode, 0, rope_base,
-                         /*freq_scale*/ 1.0f, /*ext_factor*/ 0.0f, /*attn_factor*/ 1.0f,
+    return ggml_rope_ext(ctx, x, positions, freq_factors, rope_dim, mode, 0, rope_base,
+                         /*freq_scale*/ 1.0f, /*ext_factor*/ 0.0f, attn_factor,
                          /*beta_fast*/ 32.0f, /*beta_slow*/ 1.0f);
 }
 
-int tnn_check_rope_freqs(const float * factors, int64_t n, const char * where) {
+int tnn_check_rope_freqs(const float * factors, int64_t n, const char * name, const char * where) {
     for (int64_t i = 0; i < n; ++i) {
         if (!(factors[i] > 0.0f) || !isfinite(factors[i])) {
             return tnn_fail(TNN_ERR_ARG, "%s: RoPE factor %lld of %s is %g, not a finite positive number", where,
-                            (long long) i, TNN_ROPE_FREQS, factors[i]);
+                            (long long) i, name, factors[i]);
         }
     }
     return TNN_OK;

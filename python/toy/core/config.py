@@ -47,6 +47,12 @@ class ModelConfig:
     # Phi-3: q/k/v stored as one attn_qkv, gate/up as one ffn_up (tinynn's fused_qkv, fused_gate_up)
     fused_qkv: bool = False
     fused_gate_up: bool = False
+    # Phi-4-mini: RoPE rotates the first rope_dim dims of each head (0: all of them)
+    rope_dim: int = 0
+    # LongRoPE (Phi-3.5, the 128k Phi-3 models, Phi-4-mini), with rope_freqs: two factor
+    # sets, rope_factors_short.weight up to rope_orig_ctx tokens of context, else _long
+    rope_orig_ctx: int = 0
+    rope_attn_factor: float = 0.0  # 0: 1; else RoPE's cos and sin times it (LongRoPE)
 
     def __post_init__(self):
         if self.arch == "gpt2":

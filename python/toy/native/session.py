@@ -173,6 +173,7 @@ class ModelDesc:
         c.no_rope_period, c.attn_scale = cfg.no_rope_period, cfg.attn_scale
         c.attn_softcap, c.final_softcap = cfg.attn_softcap, cfg.final_softcap
         c.fused_qkv, c.fused_gate_up = int(cfg.fused_qkv), int(cfg.fused_gate_up)
+        c.rope_dim, c.rope_orig_ctx, c.rope_attn_factor = cfg.rope_dim, cfg.rope_orig_ctx, cfg.rope_attn_factor
         c.seed = opts.seed
         return desc, keep
 
@@ -475,6 +476,9 @@ def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
         final_softcap=c.final_softcap,
         fused_qkv=bool(c.fused_qkv),
         fused_gate_up=bool(c.fused_gate_up),
+        rope_dim=c.rope_dim,
+        rope_orig_ctx=c.rope_orig_ctx,
+        rope_attn_factor=c.rope_attn_factor,
     )
     cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
     return cfg

@@ -20,6 +20,8 @@ from ..native.session import ModelDesc, read_gguf_config
 from .base import TrainingRecipe
 
 ROPE_FREQS = "rope_freqs.weight"  # llama 3's RoPE factors (tinynn's TNN_ROPE_FREQS)
+# LongRoPE's two sets (Phi-3.5, Phi-4-mini): the model holds both, as the file does
+LONGROPE_FACTORS = ("rope_factors_short.weight", "rope_factors_long.weight")
 
 
 class _Downloads(Mapping):
@@ -59,14 +61,15 @@ class FullFineTune(TrainingRecipe):
         self.session.build(opts.clip_norm, opts.precision)
 
     def _load_weights(self, gguf_path) -> None:
-        """Every parameter from the file, and its RoPE factors (Llama 3.1-3.3),
-        which the forward reads but nothing trains."""
+        """Every parameter from the file, and its RoPE factors (Llama 3.1-3.3,
+        LongRoPE's two sets), which the forward reads but nothing trains."""
         from gguf.quants import dequantize
 
         stored = {t.name: t for t in read_gguf(gguf_path).tensors}
         handles = dict(self.session.params())
         if self.cfg.rope_freqs:
-            handles[ROPE_FREQS] = self.session.find(ROPE_FREQS)
+            for name in LONGROPE_FACTORS if self.cfg.rope_orig_ctx else (ROPE_FREQS,):
+                handles[name] = self.session.find(name)
         for name, handle in handles.items():
             tensor = stored.get(name)
             if tensor is None:

@@ -50,6 +50,15 @@ _TEKKEN = (
     r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
     r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
+# GPT-4o's (o200k; Phi-4-mini): a word is a run of cased letters, upper then lower
+# (camelCase splits), a contraction attached in any case; digits by three; a
+# punctuation run keeps the newlines and slashes after it
+_GPT4O_UPPER, _GPT4O_LOWER = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
+_GPT4O = (
+    rf"[^\r\n\p{{L}}\p{{N}}]?{_GPT4O_UPPER}*{_GPT4O_LOWER}+{_CONTRACTIONS}?"
+    rf"|[^\r\n\p{{L}}\p{{N}}]?{_GPT4O_UPPER}+{_GPT4O_LOWER}*{_CONTRACTIONS}?"
+    r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 _CJK = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"  # DeepSeek's runs of CJK and Hangul
 
 
@@ -112,6 +121,7 @@ PRE_TOKENIZERS: dict[str, PreTokenizer] = {
     "qwen35": PreTokenizer((_QWEN35,)),
     **dict.fromkeys(("chatglm-bpe", "glm4"), PreTokenizer((_LLAMA3,), ignore_merges=True)),
     "tekken": PreTokenizer((_TEKKEN,), ignore_merges=True, add_bos=True),
+    "gpt-4o": PreTokenizer((_GPT4O,)),
 }
 
 # tokenizer.ggml.model names of encoders: not language models toy can train
