@@ -160,9 +160,11 @@ def assert_toy_matches(model, path, ids, table, skip=(), to_gguf=None):
         )
 
 
-def llama_cpp_logits(path, ids, adapter=None) -> np.ndarray:
+def llama_cpp_logits(path, ids, adapter=None, f32_cache=False) -> np.ndarray:
     """llama.cpp's logits (llama-cpp-python) at every position of ids [T],
-    for the GGUF at path, with a LoRA adapter GGUF where given: [T, vocab]."""
+    for the GGUF at path, with a LoRA adapter GGUF where given: [T, vocab].
+    f32_cache: its KV cache in F32, not its default F16, whose rounding a
+    peaked attention row can carry past 1e-3 of the logits."""
     llama_cpp = pytest.importorskip("llama_cpp")
     llm = llama_cpp.Llama(
         model_path=str(path),
@@ -173,6 +175,7 @@ def llama_cpp_logits(path, ids, adapter=None) -> np.ndarray:
         verbose=False,
         seed=0,
         flash_attn=False,
+        **({"type_k": 0, "type_v": 0} if f32_cache else {}),  # 0: GGML_TYPE_F32
     )
     llm.eval([int(i) for i in ids])
     return np.array(llm.scores[: len(ids)], dtype=np.float32)

@@ -8,8 +8,13 @@ row permutation), then run by toy: its config, logits and every gradient
 (the fused weights' gradients compared fused), LoRA on the q/k/v/gate/up
 row ranges of the fused weights (against transformers' gradient rows), a
 Q8_0 copy, cached decoding, toy-train full, and llama.cpp, which runs the
-file and toy's adapter (written fused, as llama.cpp names it). Skips
-without torch and transformers."""
+file and toy's adapter (written fused, as llama.cpp names it). Then the
+same for LongRoPE (Phi-3.5, the 128k models: two factor sets and an
+attention factor) and for partial RoPE on top (Phi-4-mini). Skips without
+torch and transformers."""
+
+import math
+
 
 import subprocess
 import sys
@@ -19,7 +24,7 @@ import pytest
 
 import toy
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
-from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, gguf_name, llama_cpp_logits
+from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, full_fine_tune, gguf_name, llama_cpp_logits
 from toy.native.session import read_gguf_config
 from toy.recipes import FullFineTune, LoRA
 
@@ -51,7 +56,8 @@ SLOT_ROWS = {
 ALL_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 
 
-def hf_model(quantize=False):
+def hf_model(quantize=False, rope=None, max_positions=4096, original=4096):
+    """rope: transformers' rope_parameters (default: plain RoPE)."""
     config = transformers.Phi3Config(
         vocab_size=VOCAB,
         hidden_size=D_MODEL,
@@ -59,9 +65,9 @@ def hf_model(quantize=False):
         num_hidden_layers=2,
         num_attention_heads=N_HEADS,
         num_key_value_heads=N_KV_HEADS,
-        max_position_embeddings=4096,
-        original_max_position_embeddings=4096,
-        rope_parameters={"rope_type": "default", "rope_theta": ROPE_THETA},
+        max_position_embeddings=max_positions,
+        original_max_position_embeddings=original,
+        rope_parameters=rope or {"rope_type": "default", "rope_theta": ROPE_THETA},
         rms_norm_eps=1e-5,
         tie_word_embeddings=False,
         sliding_window=None,  # llama.cpp runs Phi-3 without its window
@@ -85,7 +91,7 @@ def spec(**changes):
     return toy.ModelConfig(**{**fields, "rope_base": ROPE_THETA, "norm_eps": 1e-5, **changes})
 
 
-def write_gguf(model, path, types=None, edit=None, cfg=None, extra_u32=None):
+def write_gguf(model, path, types=None, edit=None, cfg=None, extra_u32=None, extra_f32=None):
     """The model as llama.cpp's converter writes a Phi-3 (no q/k
     permutation: NEOX RoPE); types: name -> quantization; edit(params):
     change the tensors before writing."""
@@ -93,7 +99,14 @@ def write_gguf(model, path, types=None, edit=None, cfg=None, extra_u32=None):
     if edit is not None:
         edit(params)
     return write_llama_gguf(
-        path, params, cfg or spec(), arch="phi3", types=types, tokenizer=tiny_tokenizer(VOCAB), extra_u32=extra_u32
+        path,
+        params,
+        cfg or spec(),
+        arch="phi3",
+        types=types,
+        tokenizer=tiny_tokenizer(VOCAB),
+        extra_u32=extra_u32,
+        extra_f32=extra_f32,
     )
 
 
@@ -332,9 +345,15 @@ def _resized(name, rows):
     return edit
 
 
-def _longrope(params):
-    params["rope_factors_long.weight"] = np.ones(HEAD_DIM // 2)
-    params["rope_factors_short.weight"] = np.ones(HEAD_DIM // 2)
+def _factors(short=None, long=None):
+    """LongRoPE's sets as given (None: a good one, 1.5 each)."""
+
+    def edit(params):
+        for name, value in (("short", short), ("long", long)):
+            if value is not False:
+                params[f"rope_factors_{name}.weight"] = np.full(HEAD_DIM // 2, 1.5) if value is None else value
+
+    return edit
 
 
 def _qkv_bias(params):
@@ -350,11 +369,39 @@ BAD_FILES = {
         {"edit": _resized("ffn_up.weight", D_FF)},
         "tensor blk.0.ffn_up.weight has shape [64, 128], expected [64, 256]",
     ),
-    "LongRoPE": ({"edit": _longrope}, "LongRoPE (Phi-3.5, the 128k Phi-3 models) is not supported"),
     "a fused bias": ({"edit": _qkv_bias}, "blk.0.attn_qkv.bias: phi3 models with q/k/v biases are not supported"),
-    "partial RoPE (Phi-4-mini)": (
-        {"extra_u32": {"rope.dimension_count": 12}},
-        "partial RoPE (12 of 16 dims) is not supported",
+    # LongRoPE's factors as ggml would trip on them or compute nonsense with them
+    "LongRoPE factors of the wrong length": (
+        {"edit": _factors(long=np.ones(HEAD_DIM // 2 + 1))},
+        "tensor rope_factors_long.weight has shape [9, 1, 1, 1], expected [8]",
+    ),
+    "F16 LongRoPE factors": (
+        {"edit": _factors(), "types": {"rope_factors_short.weight": gguf.GGMLQuantizationType.F16}},
+        "tensor rope_factors_short.weight has type f16, expected F32",
+    ),
+    "a NaN LongRoPE factor": (
+        {"edit": _factors(short=np.array([1.0] * 7 + [np.nan]))},
+        "RoPE factor 7 of rope_factors_short.weight is nan, not a finite positive number",
+    ),
+    "one LongRoPE set": (
+        {"edit": _factors(long=False)},
+        "tensor rope_factors_short.weight without rope_factors_long.weight: LongRoPE needs both factor sets",
+    ),
+    "factors over the whole head with partial RoPE": (
+        {"edit": _factors(), "extra_u32": {"rope.dimension_count": 12}},
+        "tensor rope_factors_short.weight has shape [8, 1, 1, 1], expected [6]",
+    ),
+    "a zero attention factor": (
+        {"edit": _factors(), "extra_f32": {"rope.scaling.attn_factor": 0.0}},
+        "phi3.rope.scaling.attn_factor: RoPE attention factor 0 is not a finite positive number",
+    ),
+    "RoPE over an odd count of dims": (
+        {"extra_u32": {"rope.dimension_count": 7}},
+        "phi3: RoPE over 7 of a head's 16 dims is not supported (even, 2 to 16)",
+    ),
+    "RoPE over more dims than a head": (
+        {"extra_u32": {"rope.dimension_count": 18}},
+        "phi3: RoPE over 18 of a head's 16 dims is not supported (even, 2 to 16)",
     ),
 }
 
@@ -429,3 +476,151 @@ def test_an_adapter_for_separate_q_k_v_is_refused_over_fused_weights(tmp_path, p
         toy.InputError, match="adapts attn_q, and the base stores attn_q, attn_k, attn_v as one attn_qkv"
     ):
         toy.load_model(path, adapter)
+
+
+# ---- LongRoPE (Phi-3.5-mini, the 128k models) and partial RoPE (Phi-4-mini) --------
+
+ORIGINAL, MAX_POSITIONS = 4096, 131072  # Phi-3.5-mini's: 4k trained, 128k extended
+LONGROPE_SHAPES = {"longrope": 1.0, "longrope, partial RoPE (Phi-4-mini)": 0.75}
+
+
+def longrope_params(partial, original=ORIGINAL):
+    """transformers' rope_parameters for LongRoPE over partial * HEAD_DIM
+    dims: random factors, the short ones near 1 as in Phi-3.5's config, the
+    long ones large, so that either set changes the logits."""
+    rng = np.random.default_rng(7)
+    pairs = int(HEAD_DIM * partial) // 2
+    return {
+        "rope_type": "longrope",
+        "rope_theta": ROPE_THETA,
+        "short_factor": [float(x) for x in rng.uniform(1.0, 3.0, pairs)],
+        "long_factor": [float(x) for x in rng.uniform(2.0, 40.0, pairs)],
+        "original_max_position_embeddings": original,
+        "partial_rotary_factor": partial,
+    }
+
+
+def longrope_model(partial, quantize=False, original=ORIGINAL):
+    return hf_model(quantize, longrope_params(partial, original), original * MAX_POSITIONS // ORIGINAL, original)
+
+
+def write_longrope(model, path, scaled=True, **changes):
+    """As llama.cpp's converter (Phi3MiniModel) writes a LongRoPE model: both
+    factor sets F32 [rope_dim/2], the original context, the attention factor
+    sqrt(1 + ln(scale) / ln(original)); rope.dimension_count = the rotated
+    dims. scaled=False: the same file without the factors and the factor."""
+    rope = model.config.rope_parameters
+    original = rope["original_max_position_embeddings"]
+    rope_dim = int(HEAD_DIM * rope["partial_rotary_factor"])
+    scale = model.config.max_position_embeddings / original
+    attn_factor = math.sqrt(1 + math.log(scale) / math.log(original))
+
+    def edit(params):
+        if scaled:
+            params["rope_factors_long.weight"] = np.array(rope["long_factor"])
+            params["rope_factors_short.weight"] = np.array(rope["short_factor"])
+
+    u32 = {"rope.dimension_count": rope_dim, "rope.scaling.original_context_length": original}
+    f32 = {"rope.scaling.attn_factor": attn_factor} if scaled else {}
+    return write_gguf(model, path, edit=edit, extra_u32=u32, extra_f32=f32, **changes)
+
+
+@pytest.fixture(scope="module", params=list(LONGROPE_SHAPES))
+def longrope(request, tmp_path_factory):
+    """(partial rotary factor, transformers model, its GGUF)."""
+    partial = LONGROPE_SHAPES[request.param]
+    model = longrope_model(partial)
+    return partial, model, write_longrope(model, tmp_path_factory.mktemp("longrope") / "longrope.gguf")
+
+
+def test_longrope_is_read_from_the_file(longrope):
+    partial, model, path = longrope
+    cfg = read_gguf_config(path)
+    assert cfg.rope_freqs and cfg.rope_orig_ctx == ORIGINAL
+    assert cfg.rope_attn_factor == pytest.approx(math.sqrt(1 + math.log(32) / math.log(ORIGINAL)), rel=1e-6)
+    assert cfg.rope_dim == (0 if partial == 1.0 else int(HEAD_DIM * partial))
+
+
+def test_longrope_logits_and_every_gradient_match_transformers(longrope, ids):
+    """At a sequence within the original context both pick the short
+    factors and scale cos and sin by the attention factor; the backward of
+    the (partial) rotation gives transformers' gradients."""
+    _, model, path = longrope
+    assert_toy_matches(model, path, ids, HF_TO_GGUF)
+
+
+def test_the_files_rope_scaling_matters(tmp_path, longrope, ids):
+    """The same weights without the factors and the attention factor: toy's
+    logits move far from transformers' (so the scaled file's match is the
+    scaling's doing)."""
+    _, model, path = longrope
+    expected = hf_logits(model, ids[:, :-1])
+    plain = toy_logits(write_longrope(model, tmp_path / "plain.gguf", scaled=False), ids[:, :-1])
+    assert np.abs(plain - expected).max() > 0.05 * np.abs(expected).max()
+    np.testing.assert_allclose(toy_logits(path, ids[:, :-1]), expected, atol=1e-4 * np.abs(expected).max())
+
+
+def test_past_the_original_context_the_long_factors_run(tmp_path, ids):
+    """A file whose original context (32) is below the sequence (48): toy,
+    transformers and llama.cpp all switch to the long factors."""
+    model = longrope_model(0.75, original=32)
+    path = write_longrope(model, tmp_path / "long.gguf")
+    expected = hf_logits(model, ids[:, :-1])
+    ours = toy_logits(path, ids[:, :-1])
+    np.testing.assert_allclose(ours, expected, atol=1e-4 * np.abs(expected).max())
+    short = hf_logits(longrope_model(0.75), ids[:, :-1])  # the same weights on the short factors
+    assert np.abs(short - ours).max() > 0.05 * np.abs(ours).max()
+    theirs = llama_cpp_logits(path, ids[0, :-1], f32_cache=True)  # its context (padded to 256) is past 32 too
+    np.testing.assert_allclose(theirs, ours, atol=1e-4 * np.abs(ours).max())
+
+
+def test_longrope_kv_cache_decoding_matches_transformers(longrope, ids):
+    """Decoding runs the factors training ran: the cache's context (48)
+    is within the original, as the sequence was."""
+    _, model, path = longrope
+    tokens = ids[0, :T]
+    expected = hf_logits(model, tokens[None])
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q", "up"))
+    e = recipe.session
+    e.kv_init(T)
+    atol = 1e-4 * np.abs(expected).max()
+    np.testing.assert_allclose(e.decode(tokens[:30], 0, VOCAB), expected[29], atol=atol)
+    for i in range(30, T):
+        np.testing.assert_allclose(e.decode(tokens[i : i + 1], i, VOCAB), expected[i], atol=atol)
+
+
+def test_longrope_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, longrope, ids):
+    partial, model, _ = longrope
+    path = write_longrope(model, tmp_path / "q8_0.gguf", types=q8_0_types(model))
+    expected = hf_logits(longrope_model(partial, quantize=True), ids[:, :-1])
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=ALL_TARGETS)
+    positions = np.arange(T, dtype=np.int32)[None]
+    logits, _ = recipe.evaluate(ids[:, :-1], positions)
+    assert np.abs(logits[0] - expected).max() < 1e-2 * np.abs(expected).max()
+    hp = toy.adamw_hp
+    losses = [recipe.step(ids[:, :-1], positions, ids[:, 1:], hp(step, 1e-2), step == 1) for step in range(1, 11)]
+    assert losses[-1] < losses[0] - 0.5, losses
+
+
+def test_llama_cpp_runs_the_longrope_file_and_our_adapter_as_toy_does(tmp_path, longrope, ids):
+    _, _, path = longrope
+    ours = toy_logits(path, ids[:, :-1])
+    np.testing.assert_allclose(llama_cpp_logits(path, ids[0, :-1], f32_cache=True), ours, atol=1e-4 * np.abs(ours).max())
+    _, adapted = trained_adapter(path, ids, tmp_path / "adapter.gguf")
+    assert np.abs(adapted - ours).max() > 1e-2  # the adapter changed something
+    theirs = llama_cpp_logits(path, ids[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)
+    np.testing.assert_allclose(theirs, adapted, atol=1e-4 * np.abs(adapted).max())
+
+
+def test_a_full_fine_tune_keeps_both_factor_sets(tmp_path, longrope, ids):
+    """Full fine-tuning holds both sets (uploaded from the file) and writes
+    them back: llama.cpp runs the trained model as toy does."""
+    _, _, path = longrope
+    ours = full_fine_tune(path, ids, tmp_path / "full.gguf")
+    names = {t.name for t in gguf.GGUFReader(str(tmp_path / "full.gguf")).tensors}
+    assert {"rope_factors_short.weight", "rope_factors_long.weight"} <= names
+    np.testing.assert_allclose(toy_logits(tmp_path / "full.gguf", ids[:, :-1]), ours, atol=1e-4 * np.abs(ours).max())
+    theirs = llama_cpp_logits(tmp_path / "full.gguf", ids[0, :-1], f32_cache=True)
+    np.testing.assert_allclose(theirs, ours, atol=1e-4 * np.abs(ours).max())
