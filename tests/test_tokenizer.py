@@ -64,6 +64,21 @@ def test_qwen2_pre_tokenizer_splits_as_llama_cpps_qwen2_regex():
     assert pieces == ["Hello", ",", " world", "'s", " ", "2", "0", "2", "4", " IT", "'S", "\n\n", " ", " ok"]
 
 
+def test_gpt4o_pre_tokenizer_splits_as_llama_cpps_gpt4o_regex():
+    """Phi-4-mini's GGUF says tokenizer.ggml.pre = "gpt-4o" (o200k): a word is
+    cased letters upper then lower (camelCase splits), its contraction
+    attached in any case, digits go by three, a punctuation run keeps the
+    newlines and slashes after it. Worked out by hand from the regex: no
+    GPT-4o vocabulary is at hand to ask transformers."""
+    from tokenizers import pre_tokenizers
+
+    from toy.text.tokenizer import PRE_TOKENIZERS, _regex_splits
+
+    split = pre_tokenizers.Sequence(_regex_splits(PRE_TOKENIZERS["gpt-4o"].regexes))
+    pieces = [p for p, _ in split.pre_tokenize_str("Hello camelCase IT'S 12345 a/b.\n\n  ok")]
+    assert pieces == ["Hello", " camel", "Case", " IT'S", " ", "123", "45", " a", "/b", ".\n\n", " ", " ok"]
+
+
 # llama.cpp's tokenizer tests: a vocabulary GGUF, texts (.inp) and the ids
 # transformers gives them (.out); every decoder vocabulary among them
 LLAMA_CPP_VOCABULARIES = [
