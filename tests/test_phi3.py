@@ -14,8 +14,6 @@ attention factor) and for partial RoPE on top (Phi-4-mini). Skips without
 torch and transformers."""
 
 import math
-
-
 import subprocess
 import sys
 
@@ -607,7 +605,9 @@ def test_longrope_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, 
 def test_llama_cpp_runs_the_longrope_file_and_our_adapter_as_toy_does(tmp_path, longrope, ids):
     _, _, path = longrope
     ours = toy_logits(path, ids[:, :-1])
-    np.testing.assert_allclose(llama_cpp_logits(path, ids[0, :-1], f32_cache=True), ours, atol=1e-4 * np.abs(ours).max())
+    np.testing.assert_allclose(
+        llama_cpp_logits(path, ids[0, :-1], f32_cache=True), ours, atol=1e-4 * np.abs(ours).max()
+    )
     _, adapted = trained_adapter(path, ids, tmp_path / "adapter.gguf")
     assert np.abs(adapted - ours).max() > 1e-2  # the adapter changed something
     theirs = llama_cpp_logits(path, ids[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)

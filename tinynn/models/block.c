@@ -221,8 +221,9 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
          * training (t_seq: at most the original context -> short) and the
          * cache when generating, so a model decodes as it trained. */
         const int64_t n_ctx = kv != NULL ? kv->k_cache->ne[1] : cfg->t_seq;
-        struct ggml_tensor * factors =
-            b->rope_freqs_long != NULL && n_ctx > cfg->rope_orig_ctx ? b->rope_freqs_long : b->rope_freqs;
+        struct ggml_tensor * factors = b->rope_freqs_long != NULL && n_ctx > cfg->rope_orig_ctx
+                                           ? b->rope_freqs_long
+                                           : b->rope_freqs;
         const int rope_dim = (int) tnn_rope_dim(cfg);
         q = tnn_rope(ctx, q, positions, factors, rope_dim, rope_base, attn_factor, cfg->rope_neox);
         k = tnn_rope(ctx, k, positions, factors, rope_dim, rope_base, attn_factor, cfg->rope_neox);

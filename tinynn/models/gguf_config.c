@@ -120,8 +120,8 @@ static int read_longrope(struct gguf_context * g, struct ggml_context * tensors,
  * LongRoPE's two sets, one mechanism (llama.cpp's freq_factors). Sets
  * c->rope_freqs (and c->rope_orig_ctx for LongRoPE); the values are checked
  * by check_rope_freq_values once the file's extent is known. */
-static int read_rope_freqs(struct gguf_context * g, struct ggml_context * tensors, const struct tnn_family * family,
-                           int64_t rope_dim, tnn_model_config * c) {
+static int read_rope_freqs(struct gguf_context * g, struct ggml_context * tensors,
+                           const struct tnn_family * family, int64_t rope_dim, tnn_model_config * c) {
     const struct ggml_tensor * t = ggml_get_tensor(tensors, TNN_ROPE_FREQS);
     c->rope_freqs = t != NULL;
     if (t != NULL && !family->rope_freqs) {

@@ -266,7 +266,8 @@ static int bind_base(tnn_session * s, struct tnn_llama * m) {
     }
     /* checked (shape, type, values) when the file was opened (gguf_config.c) */
     const bool longrope = cfg->rope_orig_ctx > 0;
-    m->rope_freqs = !cfg->rope_freqs ? NULL : ggml_get_tensor(base, longrope ? TNN_ROPE_FACTORS_SHORT : TNN_ROPE_FREQS);
+    m->rope_freqs = !cfg->rope_freqs ? NULL
+                                     : ggml_get_tensor(base, longrope ? TNN_ROPE_FACTORS_SHORT : TNN_ROPE_FREQS);
     m->rope_freqs_long = longrope ? ggml_get_tensor(base, TNN_ROPE_FACTORS_LONG) : NULL;
     share_rope_freqs(m);
     return TNN_OK;

@@ -275,23 +275,23 @@ struct tnn_family_keys {
 };
 
 /* llama.cpp's keys, which every family toy reads so far uses. */
-#define TNN_LLAMA_CPP_KEYS                              \
-    {                                                   \
-        .n_layers = "block_count",                      \
-        .d_model = "embedding_length",                  \
-        .d_ff = "feed_forward_length",                  \
-        .n_heads = "attention.head_count",              \
-        .n_kv_heads = "attention.head_count_kv",        \
-        .head_dim = "attention.key_length",             \
-        .rope_dim = "rope.dimension_count",             \
-        .rope_base = "rope.freq_base",                  \
-        .norm_eps = "attention.layer_norm_rms_epsilon", \
-        .swa_window = "attention.sliding_window",       \
-        .rope_base_swa = "rope.freq_base_swa",          \
-        .attn_softcap = "attn_logit_softcapping",       \
-        .final_softcap = "final_logit_softcapping",     \
-        .rope_attn_factor = "rope.scaling.attn_factor", \
-        .context_length = "context_length",             \
+#define TNN_LLAMA_CPP_KEYS                                       \
+    {                                                            \
+        .n_layers = "block_count",                               \
+        .d_model = "embedding_length",                           \
+        .d_ff = "feed_forward_length",                           \
+        .n_heads = "attention.head_count",                       \
+        .n_kv_heads = "attention.head_count_kv",                 \
+        .head_dim = "attention.key_length",                      \
+        .rope_dim = "rope.dimension_count",                      \
+        .rope_base = "rope.freq_base",                           \
+        .norm_eps = "attention.layer_norm_rms_epsilon",          \
+        .swa_window = "attention.sliding_window",                \
+        .rope_base_swa = "rope.freq_base_swa",                   \
+        .attn_softcap = "attn_logit_softcapping",                \
+        .final_softcap = "final_logit_softcapping",              \
+        .rope_attn_factor = "rope.scaling.attn_factor",          \
+        .context_length = "context_length",                      \
         .rope_orig_ctx = "rope.scaling.original_context_length", \
     }
 

@@ -157,7 +157,8 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
             }
             break;
         case TNN_KIND_ROPE_FREQS:
-            status = tnn_check_rope_freqs((const float *) data, ggml_nelements(e->tensor), e->tensor->name, "upload");
+            status = tnn_check_rope_freqs((const float *) data, ggml_nelements(e->tensor), e->tensor->name,
+                                          "upload");
             if (status != TNN_OK) {
                 return status;
             }
