@@ -107,6 +107,42 @@ def toy_logits(path, ids) -> np.ndarray:
     return logits[0]
 
 
+ALL_SEVEN = ("q", "k", "v", "o", "gate", "up", "down")
+
+
+def trained_adapter(path, ids, out, targets=ALL_SEVEN, steps=10):
+    """A rank-4 LoRA trained `steps` steps on ids [1, T+1] over the GGUF at
+    path, saved at out: (the recipe, its logits [T, vocab] after training)."""
+    from toy.recipes import LoRA
+
+    t = ids.shape[1] - 1
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=t, t_batch=1, seed=0), targets=targets)
+    positions = np.arange(t, dtype=np.int32)[None]
+    for step in range(1, steps + 1):
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
+    recipe.save_adapter(out)
+    return recipe, recipe.evaluate(ids[:, :-1], positions)[0][0]
+
+
+def assert_cached_decoding_matches(path, tokens, expected, prefill, n_ctx=None, targets=("q",)):
+    """Generation's KV-cache decode on the GGUF at path (a cache of n_ctx
+    positions, len(tokens) by default): tokens[:prefill] at once, then one
+    token at a time, each position's logits those of expected [T, vocab]
+    (transformers' on the same tokens)."""
+    from toy.recipes import LoRA
+
+    t, vocab = len(tokens), expected.shape[1]
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=t, t_batch=1), targets=targets)
+    e = recipe.session
+    e.kv_init(n_ctx or t)
+    atol = 1e-4 * np.abs(expected).max()
+    np.testing.assert_allclose(e.decode(tokens[:prefill], 0, vocab), expected[prefill - 1], atol=atol)
+    for i in range(prefill, t):
+        np.testing.assert_allclose(e.decode(tokens[i : i + 1], i, vocab), expected[i], atol=atol)
+
+
 def full_fine_tune(path, ids, out, steps=5) -> np.ndarray:
     """Fine-tune every weight of the GGUF at path on ids [1, T+1] for a few
     steps, write the model to out with the base's metadata, and return

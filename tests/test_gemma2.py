@@ -16,7 +16,9 @@ import pytest
 import toy
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
 from hf_compare import (
+    ALL_SEVEN,
     GEMMA_NAMES,
+    assert_cached_decoding_matches,
     assert_toy_matches,
     full_fine_tune,
     gguf_name,
@@ -25,6 +27,7 @@ from hf_compare import (
     q8_0_copy,
     randomize,
     toy_logits,
+    trained_adapter,
 )
 from toy.native.session import read_gguf_config
 from toy.recipes import LoRA
@@ -35,7 +38,6 @@ transformers = pytest.importorskip("transformers")
 
 T, WINDOW, VOCAB, D_MODEL, HEAD_DIM, N_HEADS, N_KV_HEADS, D_FF = 16, 4, 300, 32, 16, 4, 2, 64
 ATTN_CAP, FINAL_CAP = 3.0, 5.0
-ALL_SEVEN = ("q", "k", "v", "o", "gate", "up", "down")
 
 
 def hf_gemma2(n_layers=4, query_pre_attn_scalar=HEAD_DIM, attn_cap=ATTN_CAP, final_cap=FINAL_CAP):
@@ -143,15 +145,7 @@ def test_the_27b_shape_scales_scores_by_d_model_over_heads(tmp_path):
 def test_kv_cache_decoding_matches_transformers_within_the_window(tmp_path, model, ids):
     path = write_gguf(model, tmp_path / "gemma2.gguf")
     tokens = ids[0, :WINDOW]
-    expected = hf_logits(model, tokens[None])
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
-    e = recipe.session
-    e.kv_init(WINDOW)
-    atol = 1e-4 * np.abs(expected).max()
-    np.testing.assert_allclose(e.decode(tokens[:2], 0, VOCAB), expected[1], atol=atol)
-    for i in range(2, WINDOW):
-        np.testing.assert_allclose(e.decode(tokens[i : i + 1], i, VOCAB), expected[i], atol=atol)
+    assert_cached_decoding_matches(path, tokens, hf_logits(model, tokens[None]), prefill=2)
 
 
 def test_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, model, ids):
@@ -182,17 +176,11 @@ def test_llama_cpp_loads_our_adapter_with_our_logits(tmp_path, model, ids):
     llama.cpp with toy's logits."""
     pytest.importorskip("llama_cpp")
     path = write_gguf(model, tmp_path / "gemma2.gguf")
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=ALL_SEVEN)
-    positions = np.arange(T, dtype=np.int32)[None]
-    for step in range(1, 11):
-        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
-    ours, _ = recipe.evaluate(ids[:, :-1], positions)
-    assert np.abs(ours[0] - toy_logits(path, ids[:, :-1])).max() > 1e-2  # the adapter changed something
-    recipe.save_adapter(tmp_path / "adapter.gguf")
+    _, ours = trained_adapter(path, ids, tmp_path / "adapter.gguf")
+    assert np.abs(ours - toy_logits(path, ids[:, :-1])).max() > 1e-2  # the adapter changed something
     assert gguf.GGUFReader(str(tmp_path / "adapter.gguf")).fields["general.architecture"].contents() == "gemma2"
     theirs = llama_cpp_logits(path, ids[0, :-1], tmp_path / "adapter.gguf")
-    np.testing.assert_allclose(theirs, ours[0], atol=1e-3 * np.abs(ours).max())
+    np.testing.assert_allclose(theirs, ours, atol=1e-3 * np.abs(ours).max())
 
 
 def test_full_fine_tuning_writes_a_model_llama_cpp_runs_with_our_logits(tmp_path, model, ids):

@@ -20,6 +20,7 @@ import toy
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
 from hf_compare import (
     LLAMA_LIKE_NAMES,
+    assert_cached_decoding_matches,
     assert_toy_matches,
     gguf_name,
     hf_logits,
@@ -28,6 +29,7 @@ from hf_compare import (
     q8_0_copy,
     randomize,
     toy_logits,
+    trained_adapter,
 )
 from toy.native.session import ModelDesc, read_gguf_config
 from toy.recipes import FullFineTune, LoRA
@@ -195,15 +197,7 @@ def test_kv_cache_decoding_matches_transformers(tmp_path, model, ids):
     the factors to RoPE as the training graph does."""
     path = write_gguf(model, tmp_path / "llama3.gguf")
     tokens = ids[0, :T]
-    expected = hf_logits(model, tokens[None])
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
-    e = recipe.session
-    e.kv_init(T)
-    atol = 1e-4 * np.abs(expected).max()
-    np.testing.assert_allclose(e.decode(tokens[:40], 0, VOCAB), expected[39], atol=atol)
-    for i in range(40, T):
-        np.testing.assert_allclose(e.decode(tokens[i : i + 1], i, VOCAB), expected[i], atol=atol)
+    assert_cached_decoding_matches(path, tokens, hf_logits(model, tokens[None]), prefill=40)
 
 
 def test_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, model, ids):
@@ -263,16 +257,10 @@ def test_llama_cpp_loads_our_adapter_with_our_logits(tmp_path, model, ids):
     same factors: its logits with the adapter are toy's."""
     pytest.importorskip("llama_cpp")
     path = write_gguf(model, tmp_path / "llama3.gguf")
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=("q", "k", "v", "o"))
-    positions = np.arange(T, dtype=np.int32)[None]
-    for step in range(1, 11):
-        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
-    ours, _ = recipe.evaluate(ids[:, :-1], positions)
-    assert np.abs(ours[0] - toy_logits(path, ids[:, :-1])).max() > 1e-2  # the adapter changed something
-    recipe.save_adapter(tmp_path / "adapter.gguf")
+    _, ours = trained_adapter(path, ids, tmp_path / "adapter.gguf", targets=("q", "k", "v", "o"))
+    assert np.abs(ours - toy_logits(path, ids[:, :-1])).max() > 1e-2  # the adapter changed something
     theirs = llama_cpp_logits(path, ids[0, :-1], tmp_path / "adapter.gguf")
-    np.testing.assert_allclose(theirs, ours[0], atol=1e-3 * np.abs(ours).max())
+    np.testing.assert_allclose(theirs, ours, atol=1e-3 * np.abs(ours).max())
 
 
 # ---- bad factors: refused in one line before any graph -----------------------

@@ -18,7 +18,9 @@ import pytest
 import toy
 from gguf_fixtures import tiny_sentencepiece, tiny_tokenizer, write_llama_gguf
 from hf_compare import (
+    ALL_SEVEN,
     LLAMA_LIKE_NAMES,
+    assert_cached_decoding_matches,
     assert_toy_matches,
     full_fine_tune,
     gguf_name,
@@ -28,6 +30,7 @@ from hf_compare import (
     q8_0_copy,
     randomize,
     toy_logits,
+    trained_adapter,
 )
 from toy.native.session import read_gguf_config
 from toy.recipes import LoRA
@@ -42,7 +45,6 @@ HF_TO_GGUF = {
     "lm_head.weight": "output.weight",
     "model.layers.{i}.post_attention_layernorm.weight": "blk.{i}.ffn_norm.weight",
 }
-ALL_SEVEN = ("q", "k", "v", "o", "gate", "up", "down")
 
 
 class Family:
@@ -131,15 +133,7 @@ def test_smollm3_read_as_plain_llama_gives_other_logits(tmp_path):
 def test_kv_cache_decoding_matches_transformers(tmp_path, family, ids):
     path = family.write_gguf(tmp_path / "model.gguf")
     tokens = ids[0, :T]
-    expected = hf_logits(family.model, tokens[None])
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
-    e = recipe.session
-    e.kv_init(T)
-    atol = 1e-4 * np.abs(expected).max()
-    np.testing.assert_allclose(e.decode(tokens[:10], 0, family.vocab), expected[9], atol=atol)
-    for i in range(10, T):
-        np.testing.assert_allclose(e.decode(tokens[i : i + 1], i, family.vocab), expected[i], atol=atol)
+    assert_cached_decoding_matches(path, tokens, hf_logits(family.model, tokens[None]), prefill=10)
 
 
 def test_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, family, ids):
@@ -170,17 +164,11 @@ def test_llama_cpp_loads_our_adapter_with_our_logits(tmp_path, family, ids):
     llama.cpp with toy's logits."""
     pytest.importorskip("llama_cpp")
     path = family.write_gguf(tmp_path / "model.gguf")
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=ALL_SEVEN)
-    positions = np.arange(T, dtype=np.int32)[None]
-    for step in range(1, 11):
-        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
-    ours, _ = recipe.evaluate(ids[:, :-1], positions)
-    assert np.abs(ours[0] - toy_logits(path, ids[:, :-1])).max() > 1e-2  # the adapter changed something
-    recipe.save_adapter(tmp_path / "adapter.gguf")
+    _, ours = trained_adapter(path, ids, tmp_path / "adapter.gguf")
+    assert np.abs(ours - toy_logits(path, ids[:, :-1])).max() > 1e-2  # the adapter changed something
     assert gguf.GGUFReader(str(tmp_path / "adapter.gguf")).fields["general.architecture"].contents() == family.arch
     theirs = llama_cpp_logits(path, ids[0, :-1], tmp_path / "adapter.gguf")
-    np.testing.assert_allclose(theirs, ours[0], atol=1e-3 * np.abs(ours).max())
+    np.testing.assert_allclose(theirs, ours, atol=1e-3 * np.abs(ours).max())
 
 
 def test_full_fine_tuning_writes_a_model_llama_cpp_runs_with_our_logits(tmp_path, family, ids):

@@ -22,9 +22,20 @@ import pytest
 
 import toy
 from gguf_fixtures import tiny_tokenizer, write_llama_gguf
-from hf_compare import LLAMA_LIKE_NAMES, assert_toy_matches, full_fine_tune, gguf_name, llama_cpp_logits
+from hf_compare import (
+    ALL_SEVEN,
+    LLAMA_LIKE_NAMES,
+    assert_cached_decoding_matches,
+    assert_toy_matches,
+    full_fine_tune,
+    gguf_name,
+    hf_logits,
+    llama_cpp_logits,
+    toy_logits,
+    trained_adapter,
+)
 from toy.native.session import read_gguf_config
-from toy.recipes import FullFineTune, LoRA
+from toy.recipes import LoRA
 
 gguf = pytest.importorskip("gguf")
 torch = pytest.importorskip("torch")
@@ -51,7 +62,7 @@ SLOT_ROWS = {
     "ffn_gate": ("ffn_up", 0, D_FF),
     "ffn_up": ("ffn_up", D_FF, D_FF),
 }
-ALL_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
+ALL_TARGETS = ALL_SEVEN
 
 
 def hf_model(quantize=False, rope=None, max_positions=4096, original=4096):
@@ -123,19 +134,6 @@ def path(tmp_path_factory, model):
     return write_gguf(model, tmp_path_factory.mktemp("phi3") / "phi3.gguf")
 
 
-def hf_logits(model, ids):
-    with torch.no_grad():
-        return model(torch.tensor(ids, dtype=torch.long)).logits[0].numpy()
-
-
-def toy_logits(path, ids):
-    t = ids.shape[1]
-    recipe = FullFineTune("cpu", threads=1)
-    recipe.realize(path, toy.RecipeOptions(t_seq=t, t_batch=1))
-    logits, _ = recipe.evaluate(ids, np.arange(t, dtype=np.int32)[None])
-    return logits[0]
-
-
 def test_the_config_is_read_from_the_file(path):
     cfg = read_gguf_config(path)
     assert (cfg.d_model, cfg.n_heads, cfg.n_kv_heads, cfg.d_ff, cfg.n_layers) == (64, 4, 2, 128, 2)
@@ -201,14 +199,7 @@ def test_lora_on_the_fused_rows_matches_transformers(model, path, ids):
 def test_kv_cache_decoding_matches_transformers(model, path, ids):
     tokens = ids[0, :T]
     expected = hf_logits(model, tokens[None])
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q", "up"))
-    e = recipe.session
-    e.kv_init(T)
-    atol = 1e-4 * np.abs(expected).max()
-    np.testing.assert_allclose(e.decode(tokens[:30], 0, VOCAB), expected[29], atol=atol)
-    for i in range(30, T):
-        np.testing.assert_allclose(e.decode(tokens[i : i + 1], i, VOCAB), expected[i], atol=atol)
+    assert_cached_decoding_matches(path, tokens, expected, prefill=30, targets=("q", "up"))
 
 
 def q8_0_types(model):
@@ -256,17 +247,6 @@ def test_lora_reads_the_fused_rows_stored_as_through_the_fast_copies(tmp_path, m
     for name, grad in stored.items():
         cosine = (grad * fast[name]).sum() / np.linalg.norm(grad) / np.linalg.norm(fast[name])
         assert cosine > 0.99, (name, cosine)
-
-
-def trained_adapter(path, ids, out, targets=ALL_TARGETS):
-    """A LoRA trained 10 steps on ids over the file, saved at out: (recipe, its logits)."""
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=targets)
-    positions = np.arange(T, dtype=np.int32)[None]
-    for step in range(1, 11):
-        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
-    recipe.save_adapter(out)
-    return recipe, recipe.evaluate(ids[:, :-1], positions)[0][0]
 
 
 def test_the_adapter_is_written_fused_as_llama_cpp_names_it(tmp_path, path, ids):
@@ -578,14 +558,7 @@ def test_longrope_kv_cache_decoding_matches_transformers(longrope, ids):
     _, model, path = longrope
     tokens = ids[0, :T]
     expected = hf_logits(model, tokens[None])
-    recipe = LoRA("cpu", threads=1)
-    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q", "up"))
-    e = recipe.session
-    e.kv_init(T)
-    atol = 1e-4 * np.abs(expected).max()
-    np.testing.assert_allclose(e.decode(tokens[:30], 0, VOCAB), expected[29], atol=atol)
-    for i in range(30, T):
-        np.testing.assert_allclose(e.decode(tokens[i : i + 1], i, VOCAB), expected[i], atol=atol)
+    assert_cached_decoding_matches(path, tokens, expected, prefill=30, targets=("q", "up"))
 
 
 def test_longrope_lora_on_a_q8_0_copy_follows_transformers_and_trains(tmp_path, longrope, ids):
