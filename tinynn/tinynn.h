@@ -359,6 +359,25 @@ int tnn_set_objective(tnn_session * session, int32_t objective, float beta);
  * needs a CPU with AMX: Intel Xeon from Sapphire Rapids on). */
 int tnn_set_precision(tnn_session * session, const char * precision);
 
+/* Before build: activation recomputation. every = 0 (the default): the
+ * backward reads the activations the forward kept. every = k > 0: only the
+ * residual stream entering every k-th block (and leaving the last) is kept
+ * for the backward; the other activations are computed again from it as
+ * the backward reaches each block. Memory for activations falls from all
+ * layers' to one group of k blocks' plus the kept inputs; the step runs the
+ * blocks' forward twice. The loss and every gradient keep their bytes.
+ * TNN_ERR_ARG for every < 0 or an architecture that does not name its
+ * blocks' inputs. */
+int tnn_set_recompute(tnn_session * session, int32_t every);
+
+/* After build: the bytes the training step holds, by part: parts[0] the
+ * graph allocator's buffer (activations and temporaries of the step),
+ * parts[1] trainable weights and inputs, parts[2] gradients, AdamW moments
+ * and the step's small tensors, parts[3] a frozen base's fast copies. A
+ * buffer is reserved, not yet touched: what the process holds grows into
+ * it on the first step. */
+int tnn_training_memory(tnn_session * session, int64_t parts[4]);
+
 /* Zero gradients and AdamW moments and seed the loss gradient: before the
  * first step. */
 int tnn_graph_reset(tnn_session * session);

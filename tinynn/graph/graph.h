@@ -23,12 +23,38 @@ void tnn_reshape_node(struct ggml_tensor * node, int64_t ne0, int64_t ne1);
  * the allocator frees them after their last reader, and a view source whose
  * reader vanished would keep what it views alive to the end. */
 void tnn_become_noop(struct ggml_tensor * node);
+/* A view nothing in graph reads (the backward's transposes whose product a
+ * rewrite replaced) becomes op NONE: the allocator holds what a view views
+ * until the view's own readers are done, so an unread view held it to the
+ * end of the step. */
+int tnn_drop_unread_views(struct ggml_cgraph * graph);
+/* A graph's nodes sorted by address, to find a node's index in
+ * O(log n): tnn_index_nodes (malloc'ed, NULL when out of memory; free it),
+ * tnn_node_find (-1 for a tensor that is not among them, or NULL). */
+struct tnn_node_index {
+    const struct ggml_tensor * node;
+    int index;
+};
+struct tnn_node_index * tnn_index_nodes(struct ggml_tensor ** nodes, int n);
+int tnn_node_find(const struct tnn_node_index * index, int n, const struct ggml_tensor * t);
 /* A copy of graph (forward, backward, AdamW) whose nodes write each
  * accumulator's first gradient (acc = g) instead of adding it (acc = acc + g,
  * which needs acc zeroed first); NULL when some accumulator's first write is
  * not a whole-tensor add, or out of memory. New nodes go in ctx. */
 struct ggml_cgraph * tnn_graph_writing_gradients(struct ggml_context * ctx, struct ggml_cgraph * graph,
                                                  struct ggml_tensor ** accs, int n_accs);
+
+/* ---- activation recomputation (recompute.c) ------------------------------ */
+
+/* Rewrite a training graph (its first n_forward nodes the forward, then the
+ * backward) so that the backward keeps only residuals[0], residuals[every],
+ * residuals[2 every], ... and residuals[n_layers] (the residual stream
+ * entering each block and leaving the last, struct tnn_forward_inputs) and
+ * recomputes every other activation it reads from them, just before it
+ * reads it. The same values: every gradient keeps its bytes. New nodes go
+ * in ctx; the graph needs room for a second copy of the blocks' nodes. */
+int tnn_recompute_blocks(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_forward,
+                         struct ggml_tensor ** residuals, int32_t n_layers, int32_t every);
 
 /* ---- the frozen base's fast copies in a training graph (fast_copies.c) ---- */
 

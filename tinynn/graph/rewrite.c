@@ -10,6 +10,7 @@
  * array as ggml_graph_nodes hands it out. */
 #include "graph/graph.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,61 @@ void tnn_reshape_node(struct ggml_tensor * node, int64_t ne0, int64_t ne1) {
 void tnn_become_noop(struct ggml_tensor * node) {
     node->op = GGML_OP_NONE;
     tnn_reshape_node(node, 1, 1);
+}
+
+static int compare_node_index(const void * a, const void * b) {
+    const uintptr_t x = (uintptr_t) ((const struct tnn_node_index *) a)->node;
+    const uintptr_t y = (uintptr_t) ((const struct tnn_node_index *) b)->node;
+    return x < y ? -1 : x > y;
+}
+
+struct tnn_node_index * tnn_index_nodes(struct ggml_tensor ** nodes, int n) {
+    struct tnn_node_index * index = malloc((size_t) (n > 0 ? n : 1) * sizeof(*index));
+    if (index != NULL) {
+        for (int i = 0; i < n; ++i) {
+            index[i] = (struct tnn_node_index){ nodes[i], i };
+        }
+        qsort(index, (size_t) n, sizeof(*index), compare_node_index);
+    }
+    return index;
+}
+
+int tnn_node_find(const struct tnn_node_index * index, int n, const struct ggml_tensor * t) {
+    const struct tnn_node_index key = { t, 0 };
+    const struct tnn_node_index * hit = t ? bsearch(&key, index, (size_t) n, sizeof(key), compare_node_index)
+                                          : NULL;
+    return hit ? hit->index : -1;
+}
+
+int tnn_drop_unread_views(struct ggml_cgraph * graph) {
+    struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
+    const int n = ggml_graph_n_nodes(graph);
+    struct tnn_node_index * index = tnn_index_nodes(nodes, n);
+    bool * read = calloc((size_t) n + 1, sizeof(bool));
+    if (index == NULL || read == NULL) {
+        free(index);
+        free(read);
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    for (int i = 0; i < n; ++i) {
+        for (int k = 0; k < GGML_MAX_SRC; ++k) {
+            const int j = tnn_node_find(index, n, nodes[i]->src[k]);
+            read[j >= 0 ? j : n] = true;
+        }
+        const int v = tnn_node_find(index, n, nodes[i]->view_src);
+        read[v >= 0 ? v : n] = true;
+    }
+    for (int i = 0; i < n; ++i) {
+        const enum ggml_op op = nodes[i]->op;
+        const bool pure_view = op == GGML_OP_VIEW || op == GGML_OP_RESHAPE || op == GGML_OP_PERMUTE ||
+                               op == GGML_OP_TRANSPOSE;
+        if (pure_view && !read[i] && !(nodes[i]->flags & GGML_TENSOR_FLAG_OUTPUT)) {
+            nodes[i]->op = GGML_OP_NONE;
+        }
+    }
+    free(index);
+    free(read);
+    return TNN_OK;
 }
 
 /* The index of the only node of graph that reads t, or -1. */

@@ -59,9 +59,11 @@ static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_
     struct ggml_tensor * x = ggml_add(ctx, ggml_get_rows(ctx, m->token_embd, in->tokens),
                                       ggml_get_rows(ctx, m->position_embd, in->positions));
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        tnn_note_residual(in, l, x);
         x = tnn_ln_block_forward(ctx, &m->blocks[l], x, cfg->n_heads, cfg->t_seq, cfg->t_batch, in->causal_mask,
                                  cfg->norm_eps);
     }
+    tnn_note_residual(in, cfg->n_layers, x);
     x = tnn_layer_norm(ctx, x, m->output_norm, m->output_norm_b, cfg->norm_eps);
     return ggml_mul_mat(ctx, m->token_embd, x);                          /* [vocab, n] */
 }

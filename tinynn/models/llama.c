@@ -354,6 +354,7 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         struct tnn_block block = m->blocks[l];
         if (train != NULL) {
+            tnn_note_residual(train, l, x);
             x = tnn_block_forward(ctx, &block, x, positions, block.local ? train->swa_mask : train->causal_mask,
                                   cfg, NULL);
             continue;
@@ -370,6 +371,9 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
             block.lora_a[slot] = block.lora_b[slot] = NULL;
         }
         x = tnn_block_forward(ctx, &block, x, positions, NULL, cfg, &kv);
+    }
+    if (train != NULL) {
+        tnn_note_residual(train, cfg->n_layers, x);
     }
     if (first > 0) {
         x = ggml_view_2d(ctx, x, x->ne[0], x->ne[1] - first, x->nb[1], (size_t) first * x->nb[1]);

@@ -16,11 +16,13 @@ static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_
     struct ggml_tensor * x = tnn_llama_embed(ctx, m, in->tokens);          /* [d, n] */
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         const struct tnn_block * b = &m->blocks[l];
+        tnn_note_residual(in, l, x);
         x = ggml_add(ctx, x, tnn_block_attention(ctx, b, x, in->positions, in->causal_mask, cfg, NULL));
         x = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
         x = ggml_add(ctx, x, tnn_block_ffn(ctx, b, x, cfg));
         x = tnn_rms_norm(ctx, x, b->ffn_norm, cfg->norm_eps);
     }
+    tnn_note_residual(in, cfg->n_layers, x);
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->norm_eps);
     return ggml_mul_mat(ctx, m->head, x);                                 /* [vocab, n] */
 }

@@ -209,7 +209,18 @@ struct tnn_forward_inputs {
     struct ggml_tensor * images;                /* [patch_dim, n_patches, t_batch] (ViT) */
     struct ggml_tensor * causal_mask;           /* [t_seq, t_seq]: 0 where a query sees a key, else -inf */
     struct ggml_tensor * swa_mask;              /* the same within the sliding window, or NULL */
+    /* out, when not NULL: [n_layers + 1], the residual stream entering each
+     * block and, last, leaving the last block (tnn_note_residual); the
+     * checkpoints of activation recomputation (graph/recompute.c) */
+    struct ggml_tensor ** residuals;
 };
+
+/* Note x as the residual stream entering block l (l = n_layers: leaving the last). */
+static inline void tnn_note_residual(const struct tnn_forward_inputs * in, int32_t l, struct ggml_tensor * x) {
+    if (in->residuals != NULL) {
+        in->residuals[l] = x;
+    }
+}
 
 /* Generation's forward over a KV cache: n new tokens, their cache rows and
  * the mask over the n_kv positions they attend (generate.c fills it). */

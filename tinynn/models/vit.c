@@ -118,9 +118,11 @@ static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_
     x = ggml_add(ctx, x, m->position_embd);                              /* [d, t, B] */
     x = ggml_reshape_2d(ctx, x, d, t * batch);
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        tnn_note_residual(in, l, x);
         x = tnn_ln_block_forward(ctx, &m->blocks[l], x, cfg->n_heads, (int32_t) t, (int32_t) batch, NULL,
                                  cfg->ln_eps);
     }
+    tnn_note_residual(in, cfg->n_layers, x);
     /* the class token of each image: position 0, every t-th column */
     struct ggml_tensor * cls = ggml_cont(ctx, ggml_view_2d(ctx, x, d, batch, x->nb[1] * t, 0));  /* [d, B] */
     cls = tnn_layer_norm(ctx, cls, m->output_norm, m->output_norm_b, cfg->ln_eps);

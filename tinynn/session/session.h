@@ -33,6 +33,11 @@ struct tnn_trainer {
     /* n_tokens / n_labelled, set when labels are uploaded: ggml's cross-entropy
      * averages over every token, a masked loss over the labelled ones */
     struct ggml_tensor * loss_scale;
+    /* activation recomputation (tnn_set_recompute): keep every n-th block's
+     * input, 0 when off; residuals [n_layers + 1]: the forward's residual
+     * stream at each block's input and the last block's output */
+    int32_t recompute_every;
+    struct ggml_tensor ** residuals;
     /* the dense products in bfloat16 (tnn_set_precision "bf16") */
     bool bf16_products;
     /* gradient clipping (tnn_enable_grad_clipping): max norm, 0 when off */

@@ -10,7 +10,10 @@
 
 /* Nodes a graph may hold: the forward is ~40 nodes a layer, the backward
  * roughly triples that, and AdamW adds one per parameter. */
-static size_t graph_size_for(const tnn_model_config * cfg) { return 4096 + (size_t) cfg->n_layers * 1024; }
+static size_t graph_size_for(const tnn_model_config * cfg, bool recompute) {
+    /* recomputation adds a second copy of the blocks' forward nodes */
+    return 4096 + (size_t) cfg->n_layers * (recompute ? 1536 : 1024);
+}
 
 /* The global gradient norm of grads[0..n) and the factor min(1, max_norm /
  * norm), as nodes of graph: sqrt(sum over parameters of sum(g^2)), then
@@ -56,6 +59,7 @@ static struct ggml_tensor * model_forward(tnn_session * s, struct ggml_context *
         .images = s->model.images,
         .causal_mask = s->train.causal_mask,
         .swa_mask = s->train.swa_mask,
+        .residuals = s->train.residuals,
     };
     return s->model.arch->forward(ctx, &s->model, &in);
 }
@@ -93,7 +97,8 @@ static int create_contexts(tnn_session * s, size_t graph_size) {
         .no_alloc = true,
     };
     s->train.ctx_opt = ggml_init(op);
-    if (s->train.ctx_graph == NULL || s->train.ctx_opt == NULL) {
+    s->train.residuals = calloc((size_t) s->model.cfg.n_layers + 1, sizeof(struct ggml_tensor *));
+    if (s->train.ctx_graph == NULL || s->train.ctx_opt == NULL || s->train.residuals == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the graph contexts");
     }
     const tnn_model_config * cfg = &s->model.cfg;
@@ -195,6 +200,10 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
         if (status == TNN_OK) {
             status = tnn_use_fgemm(s, graph);
         }
+    }
+    if (status == TNN_OK && s->train.recompute_every > 0) {
+        status = tnn_recompute_blocks(ctx, s->train.gb_grad, ggml_graph_n_nodes(d->graph), s->train.residuals,
+                                      s->model.cfg.n_layers, s->train.recompute_every);
     }
     return status;
 }
@@ -380,7 +389,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         return tnn_fail(TNN_ERR_ARG, "tnn_build_training_step: NULL argument");
     }
     int status = check_buildable(s);
-    const size_t graph_size = graph_size_for(&s->model.cfg);
+    const size_t graph_size = graph_size_for(&s->model.cfg, s->train.recompute_every > 0);
     if (status == TNN_OK) {
         status = create_contexts(s, graph_size);
     }
@@ -402,6 +411,9 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
     if (status == TNN_OK) {
         status = build_optimizer(s, &p, graph_size);
+    }
+    if (status == TNN_OK) {
+        status = tnn_drop_unread_views(s->train.gb_opt);
     }
     if (status == TNN_OK) {
         s->train.gb_step = tnn_graph_writing_gradients(s->train.ctx_graph, s->train.gb_opt, p.accs, p.n);
@@ -436,6 +448,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
 }
 
 void tnn_trainer_free(struct tnn_trainer * train) {
+    free(train->residuals);
     ggml_gallocr_free(train->galloc);
     ggml_free(train->ctx_graph);
     tnn_free_tensors(train->ctx_opt, train->buf_opt);
@@ -549,6 +562,34 @@ int tnn_set_precision(tnn_session * s, const char * precision) {
                         tnn_backend_name());
     }
     s->train.bf16_products = true;
+    return TNN_OK;
+}
+
+int tnn_set_recompute(tnn_session * s, int32_t every) {
+    if (s == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_set_recompute: session is NULL");
+    }
+    if (!s->realized || s->train.built) {
+        return tnn_fail(TNN_ERR_STATE, "set_recompute must come after realize and before build");
+    }
+    if (every < 0) {
+        return tnn_fail(TNN_ERR_ARG, "recompute every %d blocks: say 0 (off) or a positive count", (int) every);
+    }
+    s->train.recompute_every = every;
+    return TNN_OK;
+}
+
+int tnn_training_memory(tnn_session * s, int64_t parts[4]) {
+    if (s == NULL || parts == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_training_memory: NULL argument");
+    }
+    if (!s->train.built) {
+        return tnn_fail(TNN_ERR_STATE, "training_memory before build_training_step");
+    }
+    parts[0] = (int64_t) ggml_gallocr_get_buffer_size(s->train.galloc, 0);
+    parts[1] = s->model.buf ? (int64_t) ggml_backend_buffer_get_size(s->model.buf) : 0;
+    parts[2] = s->train.buf_opt ? (int64_t) ggml_backend_buffer_get_size(s->train.buf_opt) : 0;
+    parts[3] = s->base.buf_copies ? (int64_t) ggml_backend_buffer_get_size(s->base.buf_copies) : 0;
     return TNN_OK;
 }
 

@@ -255,11 +255,18 @@ class Session:
         self._check(self.lib.tnn_upload_donor(self._session, ffi.cast("float *", ffi.from_buffer(buffer)), n_floats))
 
     def build(
-        self, clip_norm: float = 0.0, precision: str = "f32", objective: str = "cross_entropy", beta: float = 0.1
+        self,
+        clip_norm: float = 0.0,
+        precision: str = "f32",
+        objective: str = "cross_entropy",
+        beta: float = 0.1,
+        recompute: int = 0,
     ) -> None:
         """Bake the training step; clip_norm > 0 clips gradients by their global
         norm inside the graph (self.grad_norm then holds the pre-clip norm);
         precision "bf16" takes the dense products in bfloat16 (tnn_set_precision);
+        recompute k > 0 keeps every k-th block's input for the backward and
+        computes the rest again (tnn_set_recompute);
         objective "dpo" or "orpo" trains on pairs of rows with beta
         (tnn_set_objective: self.reference_logps and self.row_logps then hold
         each row's reference and summed log-probabilities)."""
@@ -270,6 +277,8 @@ class Session:
         if precision != "f32":
             with refusals_as_input_errors():  # a CPU without bf16 products: the option is what is wrong
                 self._check(self.lib.tnn_set_precision(self._session, precision.encode()))
+        if recompute:
+            self._check(self.lib.tnn_set_recompute(self._session, recompute))
         handles = [ffi.new("int32_t *") for _ in range(4)]
         self._check(self.lib.tnn_build_training_step(self._session, *handles))
         self.loss, self.labels, self.hp, self.logits = (h[0] for h in handles)
@@ -277,6 +286,15 @@ class Session:
         preference = objective != "cross_entropy"
         self.reference_logps = self.find("reference_logps") if preference else None
         self.row_logps = self.find("row_logps") if preference else None
+
+    def memory(self) -> dict:
+        """After build: the bytes the training step holds, by part (tnn_training_memory):
+        graph (the step's activations and temporaries, the allocator's buffer), params
+        (trainable weights and inputs), optimizer (gradients and AdamW moments),
+        base_copies (a frozen base's fast copies)."""
+        parts = ffi.new("int64_t[4]")
+        self._check(self.lib.tnn_training_memory(self._session, parts))
+        return dict(zip(("graph", "params", "optimizer", "base_copies"), parts))
 
     # -- the step ----------------------------------------------------------
     def reset(self) -> None:

@@ -18,4 +18,4 @@ class FromScratch(TrainingRecipe):
     def realize(self, cfg: ModelConfig, opts: RecipeOptions) -> None:
         self.cfg, self.opts = cfg, opts
         self.session.realize(ModelDesc.from_scratch(cfg, opts))
-        self.session.build(opts.clip_norm, opts.precision)
+        self.session.build(opts.clip_norm, opts.precision, recompute=opts.recompute)

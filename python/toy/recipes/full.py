@@ -58,7 +58,7 @@ class FullFineTune(TrainingRecipe):
         self.cfg, self.opts, self.base_path = cfg, opts, gguf
         self.session.realize(ModelDesc.from_scratch(cfg, opts))
         self._load_weights(gguf)
-        self.session.build(opts.clip_norm, opts.precision)
+        self.session.build(opts.clip_norm, opts.precision, recompute=opts.recompute)
 
     def _load_weights(self, gguf_path) -> None:
         """Every parameter from the file, and its RoPE factors (Llama 3.1-3.3,

@@ -43,7 +43,7 @@ class LoRA(TrainingRecipe):
         self.targets = tuple(targets)
         self.base_compute = base_compute
         self.session.realize(ModelDesc.lora(gguf, self.opts, rank, self.alpha, self.targets, base_compute))
-        self.session.build(self.opts.clip_norm, self.opts.precision, **self._objective())
+        self.session.build(self.opts.clip_norm, self.opts.precision, recompute=self.opts.recompute, **self._objective())
 
     def _objective(self) -> dict:
         """What the step minimises (Session.build's objective and beta): the mean cross-entropy."""

@@ -28,11 +28,12 @@ class ViTTiny(TrainingRecipe):
         init_scale: float = 0.02,
         clip_norm: float = 0.0,
         classes: list[str] | None = None,
+        recompute: int = 0,
     ) -> None:
         self.cfg, self.t_batch = cfg, t_batch
         self.classes = list(classes) if classes else [str(i) for i in range(cfg.n_classes)]
         self.session.realize(ModelDesc.vit(cfg, t_batch, seed, init_scale))
-        self.session.build(clip_norm)
+        self.session.build(clip_norm, recompute=recompute)
 
     def _upload_batch(self, patches, labels=None) -> None:
         session = self.session

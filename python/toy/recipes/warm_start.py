@@ -44,4 +44,4 @@ class WarmStart(TrainingRecipe):
 
     def build(self) -> None:
         """Close the warm window: bake forward + CE + backward + AdamW."""
-        self.session.build(self.opts.clip_norm, self.opts.precision)
+        self.session.build(self.opts.clip_norm, self.opts.precision, recompute=self.opts.recompute)

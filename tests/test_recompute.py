@@ -1,0 +1,94 @@
+"""Activation recomputation (tnn_set_recompute, tinynn/graph/recompute.c): the
+backward keeps only some blocks' inputs and computes the rest again. What a
+user sees: the same loss and the same gradients, to the bit, in much less
+memory."""
+
+import numpy as np
+import pytest
+
+import toy
+from toy.recipes import FromScratch, LoRA, ViTTiny
+
+T_SEQ, T_BATCH = 24, 2
+
+
+def token_batch(vocab: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, vocab, size=(T_BATCH, T_SEQ)).astype(np.int32)
+    positions = np.tile(np.arange(T_SEQ, dtype=np.int32), (T_BATCH, 1))
+    return tokens, positions, np.roll(tokens, -1, axis=1)
+
+
+def two_steps(recipe, batch) -> tuple[list[float], np.ndarray, dict]:
+    """Two training steps: the losses, the second step's gradients and what the step holds."""
+    losses = [recipe.step(*batch, toy.adamw_hp(1, 1e-2), is_first=True)]
+    losses.append(recipe.step(*batch, toy.adamw_hp(2, 1e-2), is_first=False))
+    return losses, recipe.session.gradients().copy(), recipe.session.memory()
+
+
+def from_scratch(arch: str, recompute: int):
+    recipe = FromScratch("cpu", threads=2)
+    cfg = toy.ModelConfig(arch=arch, vocab=96, d_model=48, n_layers=5, n_heads=4, n_kv_heads=2, d_ff=80)
+    recipe.realize(cfg, toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, seed=3, init_scale=0.3, recompute=recompute))
+    return two_steps(recipe, token_batch(96))
+
+
+@pytest.mark.parametrize("arch", ["llama", "llama-postnorm", "gpt2"])
+@pytest.mark.parametrize("every", [1, 2, 99])
+def test_recomputed_blocks_give_the_same_losses_and_gradients_to_the_bit(arch, every):
+    losses, grads, memory = from_scratch(arch, 0)
+    losses_again, grads_again, memory_again = from_scratch(arch, every)
+    assert losses_again == losses
+    assert np.array_equal(grads_again, grads)
+    assert memory_again["graph"] < memory["graph"]
+
+
+def test_keeping_every_block_input_holds_a_fraction_of_the_activations():
+    memory = {every: from_scratch("llama", every)[2]["graph"] for every in (0, 1, 5)}
+    # every block's input kept: one block's activations at a time
+    assert memory[1] < 0.5 * memory[0]
+    # only the first block's input: the five blocks' activations again, at the end
+    assert memory[1] < memory[5] < memory[0]
+
+
+def lora_on_smollm2(smollm2, recompute: int):
+    recipe = LoRA("cpu", threads=2)
+    opts = toy.RecipeOptions(t_seq=64, t_batch=2, recompute=recompute)
+    recipe.realize(smollm2, None, 4, opts, targets=("q", "k", "v", "o", "gate", "up", "down"))
+    rng = np.random.default_rng(1)
+    tokens = rng.integers(0, 49152, size=(2, 64)).astype(np.int32)
+    positions = np.tile(np.arange(64, dtype=np.int32), (2, 1))
+    return two_steps(recipe, (tokens, positions, np.roll(tokens, -1, axis=1)))
+
+
+def test_lora_on_a_quantized_gguf_recomputes_through_the_fast_copies_and_fused_head(smollm2):
+    losses, grads, memory = lora_on_smollm2(smollm2, 0)
+    losses_again, grads_again, memory_again = lora_on_smollm2(smollm2, 1)
+    assert losses_again == losses
+    assert np.array_equal(grads_again, grads)
+    # SmolLM2's 30 blocks: one block's activations held instead of thirty
+    assert memory_again["graph"] < 0.25 * memory["graph"]
+
+
+def vit(recompute: int):
+    recipe = ViTTiny("cpu", threads=2)
+    cfg = toy.ViTConfig(n_layers=4, d_model=32, n_heads=4)
+    recipe.realize(cfg, t_batch=3, seed=2, init_scale=0.2, recompute=recompute)
+    rng = np.random.default_rng(0)
+    patches = rng.standard_normal((3, cfg.n_patches, cfg.patch_dim)).astype(np.float32)
+    labels = np.array([1, 7, 3], dtype=np.int32)
+    return two_steps(recipe, (patches, labels))
+
+
+def test_a_vit_recomputes_its_blocks_too():
+    losses, grads, _ = vit(0)
+    losses_again, grads_again, _ = vit(1)
+    assert losses_again == losses
+    assert np.array_equal(grads_again, grads)
+
+
+def test_a_negative_block_count_is_refused():
+    recipe = FromScratch("cpu", threads=1)
+    cfg = toy.ModelConfig(vocab=32, d_model=16, n_layers=2, n_heads=2)
+    with pytest.raises(toy.ToyError, match="recompute every -2 blocks"):
+        recipe.realize(cfg, toy.RecipeOptions(t_seq=8, t_batch=1, recompute=-2))
