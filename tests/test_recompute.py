@@ -26,11 +26,15 @@ def two_steps(recipe, batch) -> tuple[list[float], np.ndarray, dict]:
     return losses, recipe.session.gradients().copy(), recipe.session.memory()
 
 
-def from_scratch(arch: str, recompute: int):
+def from_scratch(arch: str, recompute: int, t_seq: int = T_SEQ, **shape):
     recipe = FromScratch("cpu", threads=2)
-    cfg = toy.ModelConfig(arch=arch, vocab=96, d_model=48, n_layers=5, n_heads=4, n_kv_heads=2, d_ff=80)
-    recipe.realize(cfg, toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, seed=3, init_scale=0.3, recompute=recompute))
-    return two_steps(recipe, token_batch(96))
+    cfg = toy.ModelConfig(arch=arch, vocab=96, d_model=48, n_layers=5, n_heads=4, n_kv_heads=2, d_ff=80, **shape)
+    opts = toy.RecipeOptions(t_seq=t_seq, t_batch=T_BATCH, seed=3, init_scale=0.3, recompute=recompute)
+    recipe.realize(cfg, opts)
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, 96, size=(T_BATCH, t_seq)).astype(np.int32)
+    positions = np.tile(np.arange(t_seq, dtype=np.int32), (T_BATCH, 1))
+    return two_steps(recipe, (tokens, positions, np.roll(tokens, -1, axis=1)))
 
 
 @pytest.mark.parametrize("arch", ["llama", "llama-postnorm", "gpt2"])
@@ -41,6 +45,44 @@ def test_recomputed_blocks_give_the_same_losses_and_gradients_to_the_bit(arch, e
     assert losses_again == losses
     assert np.array_equal(grads_again, grads)
     assert memory_again["graph"] < memory["graph"]
+
+
+GEMMA_2_SHAPE = dict(
+    head_dim=16,
+    rope_neox=True,
+    qk_norm=True,
+    embd_scale=True,
+    ffn_gelu=True,
+    post_norms=True,
+    swa_window=7,
+    swa_period=2,
+    rope_base_swa=10000.0,
+    attn_softcap=50.0,
+    final_softcap=30.0,
+)
+
+
+def test_a_gemma_shaped_model_recomputes_to_the_bit():
+    """Sliding-window layers, soft caps, q/k norms and post-norms: the attention
+    a kv head at a time, under both masks, gives the same bytes."""
+    losses, grads, _ = from_scratch("llama", 0, **GEMMA_2_SHAPE)
+    losses_again, grads_again, _ = from_scratch("llama", 2, **GEMMA_2_SHAPE)
+    assert losses_again == losses
+    assert np.array_equal(grads_again, grads)
+
+
+def test_attention_holds_one_kv_head_of_scores_at_a_time():
+    """At 512 tokens one layer's scores, 4 heads x 2 sequences, are 8 MB a tensor.
+    Without recomputation the step keeps every layer's; recomputed, the
+    backward of a block holds a kv head's group at a time (2 query heads of
+    one sequence: a quarter of that per tensor, three of them: the softmax,
+    its gradient and the scores' gradient), beside the kept inputs and the mask."""
+    t = 512
+    scores_all_heads = 4 * T_BATCH * t * t * 4
+    whole = from_scratch("llama", 0, t_seq=t)[2]["graph"]
+    recomputed = from_scratch("llama", 1, t_seq=t)[2]["graph"]
+    assert whole > 5 * scores_all_heads
+    assert recomputed < 2 * scores_all_heads
 
 
 def test_keeping_every_block_input_holds_a_fraction_of_the_activations():

@@ -231,7 +231,8 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     const float scale = cfg->attn_scale > 0.0f ? cfg->attn_scale : 1.0f / sqrtf((float) head_dim);
     struct ggml_tensor * attn;
     if (kv == NULL) {
-        attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch, scale, cfg->attn_softcap);
+        attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch, scale, cfg->attn_softcap,
+                             cfg->attn_per_kv_head);
     } else {
         /* the new keys and values go into the cache, then all are attended */
         attn = tnn_attention_cached(ctx, q, k, v, kv, scale, cfg->attn_softcap);

@@ -43,10 +43,13 @@ struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor *
  * where softcap > 0, + mask) v.
  * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch],
  * causal_mask [t_seq, t_seq] (0 on and below the diagonal, -inf above)
- * -> [head_dim*n_heads, t_seq*t_batch] */
+ * -> [head_dim*n_heads, t_seq*t_batch].
+ * per_kv_head: one kv head of one sequence (and its query heads) at a time,
+ * the outputs concatenated: the same values, in pieces a recomputed backward
+ * holds one at a time. */
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                    struct ggml_tensor * v, struct ggml_tensor * causal_mask, int32_t t_seq,
-                                   int32_t t_batch, float scale, float softcap);
+                                   int32_t t_batch, float scale, float softcap, bool per_kv_head);
 /* Causal GQA attention of n new queries over a KV cache: writes the new keys
  * and values into the cache rows kv->kv_rows, then attends over the first
  * kv->n_kv cache positions under kv->kq_mask (0 where a query may look,

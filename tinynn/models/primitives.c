@@ -79,9 +79,33 @@ static struct ggml_tensor * heads_to_batch(struct ggml_context * ctx, struct ggm
     return ggml_reshape_3d(ctx, x, head_dim, t_seq, n_heads * t_batch);
 }
 
+/* Softmax attention of q3 [hd, T, G*n] over k3 [hd, T, n] and vt [T, hd, n]
+ * -> [hd, T, G*n]. Grouped-query attention by broadcasting: mul_mat
+ * repeats each of the n key matrices over G consecutive query matrices, so
+ * query head h reads kv head h / G, as llama.cpp does. */
+static struct ggml_tensor * attention_heads(struct ggml_context * ctx, struct ggml_tensor * q3,
+                                            struct ggml_tensor * k3, struct ggml_tensor * vt,
+                                            struct ggml_tensor * causal_mask, float scale, float softcap) {
+    struct ggml_tensor * scores = ggml_mul_mat(ctx, k3, q3);            /* [T_k, T_q, G*n] */
+    if (softcap > 0.0f) {
+        /* Gemma 2: the scaled scores capped before the mask and the softmax */
+        scores = tnn_softcap(ctx, ggml_scale(ctx, scores, scale), softcap);
+        scale = 1.0f;
+    }
+    /* causal: the mask adds -inf above the diagonal inside the softmax, so
+     * no masked copy of the scores is kept for the backward */
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, causal_mask, scale, 0.0f);
+    return ggml_mul_mat(ctx, vt, weights);                              /* [hd, T_q, G*n] */
+}
+
+/* Slices [first, first + n) of x's third dimension. */
+static struct ggml_tensor * slices(struct ggml_context * ctx, struct ggml_tensor * x, int64_t first, int64_t n) {
+    return ggml_view_3d(ctx, x, x->ne[0], x->ne[1], n, x->nb[1], x->nb[2], (size_t) first * x->nb[2]);
+}
+
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                    struct ggml_tensor * v, struct ggml_tensor * causal_mask, int32_t t_seq,
-                                   int32_t t_batch, float scale, float softcap) {
+                                   int32_t t_batch, float scale, float softcap, bool per_kv_head) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n_kv_heads = k->ne[1];
 
     struct ggml_tensor * q3 = heads_to_batch(ctx, q, t_seq, t_batch);   /* [hd, T, H*B] */
@@ -91,20 +115,23 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
     struct ggml_tensor * vt = ggml_cont(ctx, ggml_permute(ctx, v4, 1, 2, 0, 3));  /* [T, hd, KV, B] */
     vt = ggml_reshape_3d(ctx, vt, t_seq, head_dim, n_kv_heads * t_batch);
 
-    /* Grouped-query attention by broadcasting: mul_mat repeats each of the
-     * KV*B key matrices over H/KV consecutive query matrices, so query head h
-     * reads kv head h / (H/KV), as llama.cpp does. */
-    struct ggml_tensor * scores = ggml_mul_mat(ctx, k3, q3);            /* [T_k, T_q, H*B] */
-    if (softcap > 0.0f) {
-        /* Gemma 2: the scaled scores capped before the mask and the softmax */
-        scores = tnn_softcap(ctx, ggml_scale(ctx, scores, scale), softcap);
-        scale = 1.0f;
+    struct ggml_tensor * out = NULL;
+    if (!per_kv_head) {
+        out = attention_heads(ctx, q3, k3, vt, causal_mask, scale, softcap);
+    } else {
+        /* one kv head (of one sequence) and its G query heads at a time,
+         * the outputs concatenated: with the blocks recomputed
+         * (graph/recompute.c) one group's [T, T, G] scores are held instead
+         * of all H*B heads'. No sum crosses a group, so every value, and
+         * every gradient, keeps its bytes. */
+        const int64_t group = n_heads / n_kv_heads;
+        for (int64_t g = 0; g < n_kv_heads * t_batch; ++g) {
+            struct ggml_tensor * part = attention_heads(ctx, slices(ctx, q3, g * group, group),
+                                                        slices(ctx, k3, g, 1), slices(ctx, vt, g, 1), causal_mask,
+                                                        scale, softcap);
+            out = out == NULL ? part : ggml_concat(ctx, out, part, 2);
+        }
     }
-    /* causal: the mask adds -inf above the diagonal inside the softmax, so
-     * no masked copy of the scores is kept for the backward */
-    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, causal_mask, scale, 0.0f);
-    struct ggml_tensor * out = ggml_mul_mat(ctx, vt, weights);          /* [hd, T_q, H*B] */
-
     out = ggml_reshape_4d(ctx, out, head_dim, t_seq, n_heads, t_batch);
     out = ggml_cont(ctx, ggml_permute(ctx, out, 0, 2, 1, 3));           /* [hd, H, T, B] */
     return ggml_reshape_2d(ctx, out, head_dim * n_heads, (int64_t) t_seq * t_batch);

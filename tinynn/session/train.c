@@ -11,8 +11,11 @@
 /* Nodes a graph may hold: the forward is ~40 nodes a layer, the backward
  * roughly triples that, and AdamW adds one per parameter. */
 static size_t graph_size_for(const tnn_model_config * cfg, bool recompute) {
-    /* recomputation adds a second copy of the blocks' forward nodes */
-    return 4096 + (size_t) cfg->n_layers * (recompute ? 1536 : 1024);
+    /* recomputation adds a second copy of the blocks' forward nodes, and
+     * attention a kv head at a time ~40 nodes a head, forward and backward */
+    const size_t kv_heads = (size_t) (cfg->n_kv_heads > 0 ? cfg->n_kv_heads : cfg->n_heads);
+    const size_t pieces = cfg->attn_per_kv_head ? kv_heads * (size_t) cfg->t_batch : 0;
+    return 4096 + (size_t) cfg->n_layers * ((recompute ? 1536 : 1024) + 64 * pieces);
 }
 
 /* The global gradient norm of grads[0..n) and the factor min(1, max_norm /
@@ -389,6 +392,8 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         return tnn_fail(TNN_ERR_ARG, "tnn_build_training_step: NULL argument");
     }
     int status = check_buildable(s);
+    /* with recomputation, attention a kv head at a time */
+    s->model.cfg.attn_per_kv_head = s->train.recompute_every > 0;
     const size_t graph_size = graph_size_for(&s->model.cfg, s->train.recompute_every > 0);
     if (status == TNN_OK) {
         status = create_contexts(s, graph_size);
