@@ -17,6 +17,9 @@ bool tnn_backend_uses_host_memory(void);
  * or less where the device's shaders address less (Vulkan's
  * maxStorageBufferRange: 128 MiB on lavapipe). */
 size_t tnn_backend_max_tensor_bytes(ggml_backend_t backend);
+/* The work memory the backend takes to compute graph on n_threads (the CPU
+ * backend's work buffer, kept between computes); 0 where it is the device's. */
+size_t tnn_backend_work_bytes(ggml_backend_t backend, struct ggml_cgraph * graph, int32_t n_threads);
 /* Which of tinynn's CPU kernels (cpu/kernels.h) this backend's graphs run,
  * chosen once at realize: the CPU backend asks the kernel layer (this CPU's
  * features under TNN_CPU_KERNELS), a device backend answers none. TNN_OK,

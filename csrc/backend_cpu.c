@@ -160,6 +160,11 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
 
 size_t tnn_backend_max_tensor_bytes(ggml_backend_t backend) { return ggml_backend_get_max_size(backend); }
 
+size_t tnn_backend_work_bytes(ggml_backend_t backend, struct ggml_cgraph * graph, int32_t n_threads) {
+    (void) backend;
+    return ggml_graph_plan(graph, n_threads, NULL).work_size;
+}
+
 bool tnn_backend_uses_host_memory(void) { return true; }
 
 int tnn_backend_cpu_kernels(struct tnn_cpu_kernels * kernels) {

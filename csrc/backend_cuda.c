@@ -15,6 +15,13 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
     return ggml_backend_cuda_init(0);
 }
 
+size_t tnn_backend_work_bytes(ggml_backend_t backend, struct ggml_cgraph * graph, int32_t n_threads) {
+    (void) backend;
+    (void) graph;
+    (void) n_threads;
+    return 0;
+}
+
 size_t tnn_backend_max_tensor_bytes(ggml_backend_t backend) { return ggml_backend_get_max_size(backend); }
 
 bool tnn_backend_uses_host_memory(void) { return false; }

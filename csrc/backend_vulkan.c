@@ -167,6 +167,13 @@ ggml_backend_t tnn_backend_create(int32_t n_threads) {
     return ggml_backend_vk_init(0);
 }
 
+size_t tnn_backend_work_bytes(ggml_backend_t backend, struct ggml_cgraph * graph, int32_t n_threads) {
+    (void) backend;
+    (void) graph;
+    (void) n_threads;
+    return 0;
+}
+
 size_t tnn_backend_max_tensor_bytes(ggml_backend_t backend) {
     const size_t buffer = ggml_backend_get_max_size(backend);
     return storage_range < buffer ? (size_t) storage_range : buffer;

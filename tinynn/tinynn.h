@@ -377,10 +377,24 @@ int tnn_set_recompute(tnn_session * session, int32_t every);
 /* After build: the bytes the training step holds, by part: parts[0] the
  * graph allocator's buffer (activations and temporaries of the step),
  * parts[1] trainable weights and inputs, parts[2] gradients, AdamW moments
- * and the step's small tensors, parts[3] a frozen base's fast copies. A
- * buffer is reserved, not yet touched: what the process holds grows into
- * it on the first step. */
-int tnn_training_memory(tnn_session * session, int64_t parts[4]);
+ * and the step's small tensors, parts[3] a frozen base's fast copies,
+ * parts[5] the CPU kernels' scratch, the CPU backend's work buffer and the
+ * graphs' descriptions (their nodes and hash sets, in host memory).
+ * A measuring session's only (else 0): parts[4] the bytes of the mapped base
+ * that the copies replace, which a step no longer reads; parts[6] the
+ * allocator's buffer for the forward graph alone (tnn_compute_forward, with
+ * all the logits), which an evaluation grows parts[0] to. A buffer is
+ * reserved, not yet touched: what the process holds grows into it on the
+ * first step. */
+int tnn_training_memory(tnn_session * session, int64_t parts[7]);
+
+/* Before realize: make this a measuring session. realize and build then
+ * describe everything and allocate nothing (no weights initialised, no
+ * copies of a base made, no graph laid out in memory), and
+ * tnn_training_memory says what a session realized and built the same way
+ * would hold: a plan before the memory is committed. A measuring session
+ * computes nothing (TNN_ERR_STATE). CPU backend only (TNN_ERR_ARG). */
+int tnn_set_measure_only(tnn_session * session);
 
 /* Zero gradients and AdamW moments and seed the loss gradient: before the
  * first step. */

@@ -28,6 +28,13 @@ void tnn_log_warnings_only(enum ggml_log_level level, const char * text, void * 
 
 /* ---- the tensor table (core/tensors.c) ------------------------------------- */
 
+/* The bytes ggml_backend_alloc_ctx_tensors would give ctx's tensors on
+ * backend, without allocating them. */
+size_t tnn_ctx_alloc_bytes(struct ggml_context * ctx, ggml_backend_t backend);
+/* A measuring session's stand-in for memory (tnn_set_measure_only): ctx's
+ * tensors that have none point at a placeholder, never read or written, so
+ * that the graph allocator counts them as held elsewhere, as they would be. */
+void tnn_pretend_allocated(struct ggml_context * ctx);
 /* Free a context of tensors and the backend buffer that holds their data
  * (either may be NULL). */
 void tnn_free_tensors(struct ggml_context * ctx, ggml_backend_buffer_t buf);

@@ -239,27 +239,50 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
     return status;
 }
 
-/* A training step reads the panels, not the stored matrices they were made
+/* A training step reads the panels, not the stored matrix they were made
  * from: let the kernel drop those pages of the mapped file from memory
- * (generation, or anything else that reads them, faults them back in). */
-static void release_packed_originals(const tnn_session * s) {
+ * (generation, or anything else that reads them, faults them back in).
+ * Done as each copy is made, so that the file and all its copies are never
+ * in memory at once. */
+static void release_packed_original(const tnn_session * s, const struct tnn_frozen_pair * p) {
 #if defined(__unix__) || defined(__APPLE__)
+    if (p->w_panels == NULL || p->w->data == NULL) {
+        return;
+    }
     const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
-    for (int k = 0; k < s->base.n_pairs; ++k) {
-        const struct tnn_frozen_pair * p = &s->base.pairs[k];
-        if (p->w_panels == NULL || p->w->data == NULL) {
-            continue;
-        }
-        const uintptr_t begin = (uintptr_t) stored_bytes(s, p->w);
-        const uintptr_t end = begin + ggml_nbytes(p->w);
-        const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
-        if (last > first) {
-            madvise((void *) first, last - first, MADV_DONTNEED);
-        }
+    const uintptr_t begin = (uintptr_t) stored_bytes(s, p->w);
+    const uintptr_t end = begin + ggml_nbytes(p->w);
+    const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+    if (last > first) {
+        madvise((void *) first, last - first, MADV_DONTNEED);
     }
 #else
     (void) s;
+    (void) p;
 #endif
+}
+
+/* A measuring session's copies: counted, not made; the model points at the
+ * descriptors as after tnn_frozen_prepare. Frees fields and fwd. */
+static int measure_copies(tnn_session * s, struct ggml_tensor *** fields, struct ggml_tensor ** fwd, int n) {
+    s->measure.copies = (int64_t) tnn_ctx_alloc_bytes(s->base.ctx_copies, s->backend);
+    tnn_pretend_allocated(s->base.ctx_copies);
+    const struct tnn_llama * m = tnn_llama_of(&s->model);
+    for (int k = 0; k < n; ++k) {
+        struct tnn_frozen_pair * p = &s->base.pairs[k];
+        /* release_packed_originals' pages; the embedding's rows are read again */
+        if (p->w_panels != NULL && *fields[k] != m->token_embd) {
+            s->measure.released += (int64_t) ggml_nbytes(*fields[k]);
+        }
+        if (fwd[k] != NULL) {
+            *fields[k] = fwd[k];
+        }
+        p->w = *fields[k];
+    }
+    s->base.n_pairs = n;
+    free(fields);
+    free(fwd);
+    return TNN_OK;
 }
 
 /* The model's fields that hold a matrix of the base a training step
@@ -325,6 +348,9 @@ int tnn_frozen_prepare(tnn_session * s) {
             ggml_format_name(p->wt, p->wt_panels ? "%s.T.panels" : "%s.T", w->name);
         }
     }
+    if (s->measure.on) {
+        return measure_copies(s, fields, fwd, n);
+    }
     s->base.buf_copies = ggml_get_first_tensor(s->base.ctx_copies) == NULL
                              ? NULL
                              : ggml_backend_alloc_ctx_tensors(s->base.ctx_copies, s->backend);
@@ -347,11 +373,11 @@ int tnn_frozen_prepare(tnn_session * s) {
             *field = fwd[k];
         }
         p->w = *field;
+        if (status == TNN_OK) {
+            release_packed_original(s, p);
+        }
     }
     s->base.n_pairs = n;
-    if (status == TNN_OK) {
-        release_packed_originals(s);
-    }
     free(fields);
     free(fwd);
     return status;

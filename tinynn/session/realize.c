@@ -81,6 +81,11 @@ static int init_parameters(tnn_session * s) {
 
 /* Memory for the parameters and inputs, and the seeded init. */
 static int allocate_and_init(tnn_session * s) {
+    if (s->measure.on) {
+        s->measure.params = (int64_t) tnn_ctx_alloc_bytes(s->model.ctx, s->backend);
+        tnn_pretend_allocated(s->model.ctx);
+        return TNN_OK;
+    }
     s->model.buf = ggml_backend_alloc_ctx_tensors(s->model.ctx, s->backend);
     if (s->model.buf == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the model parameters", tnn_backend_name());
@@ -132,6 +137,21 @@ int tnn_realize(tnn_session * s, const tnn_model_desc * desc, int32_t * input_ha
     input_handles[0] = first;
     input_handles[1] = second;
     s->realized = true;
+    return TNN_OK;
+}
+
+int tnn_set_measure_only(tnn_session * s) {
+    if (s == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_set_measure_only: session is NULL");
+    }
+    if (s->realized || s->model.arch != NULL) {
+        return tnn_fail(TNN_ERR_STATE, "set_measure_only must come before realize");
+    }
+    if (!tnn_backend_uses_host_memory()) {
+        return tnn_fail(TNN_ERR_ARG, "a measuring session runs on the CPU backend only, not %s",
+                        tnn_backend_name());
+    }
+    s->measure.on = true;
     return TNN_OK;
 }
 

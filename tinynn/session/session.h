@@ -77,11 +77,22 @@ struct tnn_decoder {
 void tnn_decoder_free(struct tnn_decoder * decoder);
 
 /* The session owns one part per concern; each part's file manages it. */
+/* A measuring session (tnn_set_measure_only): what realize and build would
+ * allocate, counted instead (tnn_training_memory reads it). */
+struct tnn_measure {
+    bool on;
+    int64_t params, optimizer, copies, graph;
+    int64_t forward;    /* the forward graph's layout alone (evaluation, with its logits) */
+    int64_t overhead;   /* the CPU kernels' scratch, the backend's work buffer, the graphs' descriptions */
+    int64_t released;   /* bytes of the mapped base a step no longer reads (packed copies replace them) */
+};
+
 struct tnn_session {
     ggml_backend_t backend;
     int32_t n_threads;
     struct tnn_tensor_table tensors; /* core/tensors.c */
     bool realized;
+    struct tnn_measure measure;
 
     struct tnn_model model;          /* models/ */
     struct tnn_frozen_base base;     /* models/frozen_base.c, frozen_copies.c: LoRA's frozen base */

@@ -336,10 +336,43 @@ static int check_backend_runs(tnn_session * s, struct ggml_cgraph * graph) {
     return TNN_OK;
 }
 
+/* What the step holds besides its buffers: the CPU kernels' scratch, the
+ * backend's work buffer, and the graphs' descriptions (nodes, hash sets). */
+static int64_t overhead_bytes(const tnn_session * s) {
+    return (int64_t) (s->cpu.scratch.per_thread * (size_t) s->cpu.scratch.n_threads +
+                      tnn_backend_work_bytes(s->backend, s->train.gb_opt, s->n_threads) +
+                      ggml_used_mem(s->train.ctx_graph) + ggml_used_mem(s->train.ctx_opt));
+}
+
+/* A measuring session's trainer: the bytes allocate would take. The graph
+ * allocator's buffer must hold the largest of the graphs it lays out. */
+static int measure(tnn_session * s) {
+    s->measure.optimizer = (int64_t) tnn_ctx_alloc_bytes(s->train.ctx_opt, s->backend);
+    tnn_pretend_allocated(s->train.ctx_opt);
+    s->train.galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(s->backend));
+    if (s->train.galloc == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    struct ggml_cgraph * graphs[] = { s->train.gb_opt, s->train.gb_step, s->train.gf };
+    for (size_t g = 0; g < sizeof(graphs) / sizeof(graphs[0]); ++g) {
+        size_t bytes = 0;
+        if (graphs[g] != NULL) {
+            ggml_gallocr_reserve_n_size(s->train.galloc, graphs[g], NULL, NULL, &bytes);
+        }
+        int64_t * part = graphs[g] == s->train.gf ? &s->measure.forward : &s->measure.graph;
+        *part = (int64_t) bytes > *part ? (int64_t) bytes : *part;
+    }
+    s->measure.overhead = overhead_bytes(s);
+    return TNN_OK;
+}
+
 /* Backend memory for the trainer's tensors and the graphs' nodes (the
  * largest graph, gb_opt, reserves the allocator), the inputs' first
  * values, and the handles Python reads. */
 static int allocate(tnn_session * s) {
+    if (s->measure.on) {
+        return measure(s);
+    }
     s->train.buf_opt = ggml_backend_alloc_ctx_tensors(s->train.ctx_opt, s->backend);
     if (s->train.buf_opt == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for gradients and AdamW moments", tnn_backend_name());
@@ -484,6 +517,9 @@ int tnn_graph_reset_grads_only(tnn_session * s) {
  * three graphs share their forward tensors; when we switch graphs the old
  * addresses belong to another layout, so they are forgotten first. */
 static int alloc_graph(tnn_session * s, struct ggml_cgraph * graph) {
+    if (s->measure.on) {
+        return tnn_fail(TNN_ERR_STATE, "a measuring session computes nothing (tnn_set_measure_only)");
+    }
     if (s->train.allocated != graph) {
         for (struct ggml_tensor * t = ggml_get_first_tensor(s->train.ctx_graph); t != NULL;
              t = ggml_get_next_tensor(s->train.ctx_graph, t)) {
@@ -584,17 +620,30 @@ int tnn_set_recompute(tnn_session * s, int32_t every) {
     return TNN_OK;
 }
 
-int tnn_training_memory(tnn_session * s, int64_t parts[4]) {
+int tnn_training_memory(tnn_session * s, int64_t parts[7]) {
     if (s == NULL || parts == NULL) {
         return tnn_fail(TNN_ERR_ARG, "tnn_training_memory: NULL argument");
     }
     if (!s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "training_memory before build_training_step");
     }
+    if (s->measure.on) {
+        parts[0] = s->measure.graph;
+        parts[1] = s->measure.params;
+        parts[2] = s->measure.optimizer;
+        parts[3] = s->measure.copies;
+        parts[4] = s->measure.released;
+        parts[5] = s->measure.overhead;
+        parts[6] = s->measure.forward;
+        return TNN_OK;
+    }
     parts[0] = (int64_t) ggml_gallocr_get_buffer_size(s->train.galloc, 0);
     parts[1] = s->model.buf ? (int64_t) ggml_backend_buffer_get_size(s->model.buf) : 0;
     parts[2] = s->train.buf_opt ? (int64_t) ggml_backend_buffer_get_size(s->train.buf_opt) : 0;
     parts[3] = s->base.buf_copies ? (int64_t) ggml_backend_buffer_get_size(s->base.buf_copies) : 0;
+    parts[4] = 0;
+    parts[5] = overhead_bytes(s);
+    parts[6] = 0;
     return TNN_OK;
 }
 

@@ -83,7 +83,8 @@ class RecipeOptions:
     init_scale: float = 0.02
     clip_norm: float = 0.0  # clip gradients to this global norm in the graph (0: off)
     precision: str = "f32"  # "bf16": the dense products' operands in bfloat16 (tnn_set_precision)
-    recompute: int = 0  # k > 0: keep every k-th block's input, recompute the rest (tnn_set_recompute)
+    recompute: int = 0  # k > 0: keep every k-th block's input, recompute the rest (tnn_set_recompute); -1: auto
+    evaluates: bool = True  # the run also evaluates (forward graph, its logits whole): counted in the memory plan
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -10,6 +10,8 @@ a refusal is always right, an acceptance may still meet a tight machine.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 F32 = 4
 
 
@@ -47,3 +49,67 @@ def vit_training_bytes(cfg, t_batch: int) -> int:
 def kv_cache_bytes(cfg, n_ctx: int) -> int:
     """Keys and values (F32) of every layer for n_ctx positions."""
     return 2 * F32 * cfg.n_layers * n_ctx * (cfg.n_kv_heads or cfg.n_heads) * cfg.head_width
+
+
+# ---- a measured plan (toy.native.session.plan_memory) ----------------------
+
+MB = 2**20
+RECOMPUTE_AUTO = -1  # RecipeOptions.recompute: let the plan choose (--recompute auto)
+
+
+def process_rss() -> int:
+    """What this process holds now (VmRSS), 0 where unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+@dataclass
+class MemoryPlan:
+    """What a training run will hold at its peak, before anything is allocated:
+    a measuring session's parts (tnn_training_memory: the graph allocator's
+    buffer, the weights trained, gradients and moments, a base's fast copies),
+    plus the base file's pages a step reads (mapped: the file, less what the
+    copies replace) and what the process holds already."""
+
+    recompute: int  # blocks per kept input (0: every activation kept)
+    parts: dict
+    base_file: int = 0  # the mapped GGUF's size (0: no base)
+    process: int = 0
+    evaluates: bool = True  # the forward graph runs too: the allocator's buffer grows to its size
+
+    @property
+    def base_read(self) -> int:
+        return max(self.base_file - self.parts.get("base_released", 0), 0)
+
+    @property
+    def step(self) -> int:
+        """The graph allocator's buffer: the training step's, or the forward's where larger and run."""
+        return max(self.parts["graph"], self.parts["forward"] if self.evaluates else 0)
+
+    @property
+    def new_bytes(self) -> int:
+        """What the run adds to the process."""
+        p = self.parts
+        return self.step + p["params"] + p["optimizer"] + p["base_copies"] + p["overhead"] + self.base_read
+
+    @property
+    def total(self) -> int:
+        return self.process + self.new_bytes
+
+    def describe(self) -> str:
+        p = self.parts
+        recompute = {0: "off", 1: "blocks"}.get(self.recompute, str(self.recompute))
+        pieces = [
+            f"step {(self.step + p['overhead']) / MB:,.0f}",
+            f"trained {(p['params'] + p['optimizer']) / MB:,.0f}",
+        ]
+        if self.base_file:
+            pieces += [f"base read {self.base_read / MB:,.0f}", f"base copies {p['base_copies'] / MB:,.0f}"]
+        pieces.append(f"process {self.process / MB:,.0f}")
+        return f"planned peak memory {self.total / MB:,.0f} MB ({', '.join(pieces)} MB; recompute {recompute})"

@@ -14,9 +14,10 @@ import numpy as np
 
 from ..core import bounds, plan
 from ..core.config import ModelConfig, RecipeOptions, ViTConfig
-from ..core.errors import TNN_ERR_ARG, TNN_ERR_BACKEND, NoDevice, ToyError, refusals_as_input_errors
+from ..core.errors import TNN_ERR_ARG, TNN_ERR_BACKEND, InputError, NoDevice, ToyError, refusals_as_input_errors
 from ..core.ffi import enum_values
-from ..core.machine import check_fits
+from ..core.machine import available_bytes, check_fits
+from ..core.plan import RECOMPUTE_AUTO, MemoryPlan, process_rss
 from .library import check, ffi, library
 
 _KINDS = enum_values("tnn_tensor_kind")
@@ -178,6 +179,9 @@ class ModelDesc:
         return desc, keep
 
 
+MB = 2**20
+
+
 def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
     """Refuse (InputError) a desc whose training step needs more memory than
     this machine has; cfg: the token model's shape (from its GGUF for a base)."""
@@ -205,6 +209,47 @@ def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
         )
 
 
+def plan_memory(desc: ModelDesc, build: dict, evaluates: bool, new_probe) -> MemoryPlan:
+    """The memory plan of realizing desc and building it with build's arguments,
+    measured by a measuring session (new_probe() gives a fresh CPU Session);
+    build's recompute=RECOMPUTE_AUTO keeps every activation where that fits and
+    recomputes the blocks where only that does. A plan the machine cannot hold
+    is refused (InputError), naming what would make it fit."""
+    base_file = os.path.getsize(desc.base_gguf) if desc.base_gguf is not None else 0
+    process = process_rss()
+    setting = build.get("recompute", 0)
+
+    def measured(every: int) -> MemoryPlan:
+        with refusals_as_input_errors():
+            parts = new_probe().measure(desc, {**build, "recompute": every})
+        return MemoryPlan(every, parts, base_file, process, evaluates)
+
+    available = available_bytes()
+    result = measured(0 if setting == RECOMPUTE_AUTO else setting)
+    if available is None or result.new_bytes <= available:
+        return result
+    if setting in (RECOMPUTE_AUTO, 0):
+        with_recompute = measured(1)
+        if setting == RECOMPUTE_AUTO and with_recompute.new_bytes <= available:
+            return with_recompute
+        if with_recompute.new_bytes <= available:
+            raise InputError(
+                f"this run needs {result.total / MB:,.0f} MB and {available / MB:,.0f} MB is available: "
+                f"--recompute blocks (or auto) would need {with_recompute.total / MB:,.0f} MB"
+            )
+        result = with_recompute
+    fixes = "a smaller --seq or --batch"
+    if desc.base_gguf is not None and desc.rank > 0:
+        fixes += ", a lower --rank"
+        if desc.base_compute == "fast" and result.parts["base_copies"]:
+            fixes += ", --base-compute stored (no fast copies of the base)"
+    raise InputError(
+        f"this run needs {result.total / MB:,.0f} MB even with --recompute "
+        f"{'blocks' if result.recompute == 1 else result.recompute}, and {available / MB:,.0f} MB is available: "
+        f"try {fixes}"
+    )
+
+
 class Session:
     """A tinynn session on one device: realize a ModelDesc, build the
     training step, then step, evaluate, decode, save."""
@@ -225,6 +270,7 @@ class Session:
         self.n_ctx = 0
         self.token_config = None  # the realized token model's shape (None for a ViT)
         self.loss = self.labels = self.hp = self.logits = None
+        self.plan: MemoryPlan | None = None  # realize's measured plan, when it had build's arguments
         self.reference_logps = self.row_logps = None  # a preference objective's (build)
         self._gradients = None  # sum_gradients' host buffer
 
@@ -232,13 +278,32 @@ class Session:
         check(self.lib, status)
 
     # -- realize / build ---------------------------------------------------
-    def realize(self, desc: ModelDesc) -> None:
+    def realize(self, desc: ModelDesc, build: dict | None = None, evaluates: bool = True) -> None:
         """Realize what desc describes (tnn_realize), once per session. Its
         inputs are then self.tokens and self.positions, or for a ViT self.images.
-        A desc whose planned memory exceeds what the machine has is refused first."""
+        A desc whose planned memory exceeds what the machine has is refused first.
+        build: the arguments build will get; on the CPU the plan is then measured
+        (a measuring session realizes and builds the same step, allocating
+        nothing: self.plan), and recompute=AUTO chooses recomputation where the
+        step would not fit without it; evaluates: the forward graph (its logits
+        whole) will run too (compute_forward) and counts in the plan."""
         if desc.vit_config is None:
             self.token_config = desc.config if desc.base_gguf is None else read_gguf_config(desc.base_gguf, self.lib)
-        _check_memory(desc, self.token_config)
+        if build is not None and self.device == "cpu" and desc.vit_config is None:
+            self.plan = plan_memory(desc, build, evaluates, lambda: Session("cpu", threads=self.threads))
+        else:
+            _check_memory(desc, self.token_config)
+        self._realize(desc)
+
+    def measure(self, desc: ModelDesc, build: dict) -> dict:
+        """A measuring session's realize and build (tnn_set_measure_only): what a
+        session realized and built the same way would hold (memory())."""
+        self._check(self.lib.tnn_set_measure_only(self._session))
+        self._realize(desc)
+        self.build(**build)
+        return self.memory()
+
+    def _realize(self, desc: ModelDesc) -> None:
         c_desc, _keep = desc.to_c()
         inputs = ffi.new("int32_t[2]")
         self._check(self.lib.tnn_realize(self._session, c_desc, inputs))
@@ -277,6 +342,8 @@ class Session:
         if precision != "f32":
             with refusals_as_input_errors():  # a CPU without bf16 products: the option is what is wrong
                 self._check(self.lib.tnn_set_precision(self._session, precision.encode()))
+        if recompute == RECOMPUTE_AUTO:
+            recompute = self.plan.recompute if self.plan is not None else 0
         if recompute:
             self._check(self.lib.tnn_set_recompute(self._session, recompute))
         handles = [ffi.new("int32_t *") for _ in range(4)]
@@ -291,10 +358,14 @@ class Session:
         """After build: the bytes the training step holds, by part (tnn_training_memory):
         graph (the step's activations and temporaries, the allocator's buffer), params
         (trainable weights and inputs), optimizer (gradients and AdamW moments),
-        base_copies (a frozen base's fast copies)."""
-        parts = ffi.new("int64_t[4]")
+        base_copies (a frozen base's fast copies), base_released (a measuring
+        session's: the mapped base's bytes the copies replace), overhead (the CPU
+        kernels' scratch, the backend's work buffer, the graphs' descriptions), forward (a measuring
+        session's: the forward graph's buffer alone, which evaluation needs)."""
+        parts = ffi.new("int64_t[7]")
         self._check(self.lib.tnn_training_memory(self._session, parts))
-        return dict(zip(("graph", "params", "optimizer", "base_copies"), parts))
+        names = ("graph", "params", "optimizer", "base_copies", "base_released", "overhead", "forward")
+        return dict(zip(names, parts))
 
     # -- the step ----------------------------------------------------------
     def reset(self) -> None:

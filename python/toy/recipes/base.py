@@ -19,6 +19,11 @@ class TrainingRecipe:
         self.cfg: ModelConfig | None = None
         self.opts: RecipeOptions | None = None
 
+    def _build_args(self, **objective) -> dict:
+        """What Session.build gets from self.opts (and realize, to plan the memory)."""
+        opts = self.opts
+        return dict(clip_norm=opts.clip_norm, precision=opts.precision, recompute=opts.recompute, **objective)
+
     def _upload_batch(self, seq_ids, positions, labels=None) -> None:
         session = self.session
         session.upload(session.tokens, np.asarray(seq_ids, dtype=np.int32))

@@ -17,5 +17,6 @@ class FromScratch(TrainingRecipe):
 
     def realize(self, cfg: ModelConfig, opts: RecipeOptions) -> None:
         self.cfg, self.opts = cfg, opts
-        self.session.realize(ModelDesc.from_scratch(cfg, opts))
-        self.session.build(opts.clip_norm, opts.precision, recompute=opts.recompute)
+        build = self._build_args()
+        self.session.realize(ModelDesc.from_scratch(cfg, opts), build, opts.evaluates)
+        self.session.build(**build)

@@ -56,9 +56,10 @@ class FullFineTune(TrainingRecipe):
         opts = opts or RecipeOptions()
         opts.untied, opts.qkv_bias = cfg.untied, cfg.qkv_bias
         self.cfg, self.opts, self.base_path = cfg, opts, gguf
-        self.session.realize(ModelDesc.from_scratch(cfg, opts))
+        build = self._build_args()
+        self.session.realize(ModelDesc.from_scratch(cfg, opts), build, opts.evaluates)
         self._load_weights(gguf)
-        self.session.build(opts.clip_norm, opts.precision, recompute=opts.recompute)
+        self.session.build(**build)
 
     def _load_weights(self, gguf_path) -> None:
         """Every parameter from the file, and its RoPE factors (Llama 3.1-3.3,

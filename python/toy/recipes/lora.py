@@ -42,8 +42,11 @@ class LoRA(TrainingRecipe):
         self.rank, self.alpha = rank, float(alpha if alpha is not None else 2 * rank)
         self.targets = tuple(targets)
         self.base_compute = base_compute
-        self.session.realize(ModelDesc.lora(gguf, self.opts, rank, self.alpha, self.targets, base_compute))
-        self.session.build(self.opts.clip_norm, self.opts.precision, recompute=self.opts.recompute, **self._objective())
+        build = self._build_args(**self._objective())
+        self.session.realize(
+            ModelDesc.lora(gguf, self.opts, rank, self.alpha, self.targets, base_compute), build, self.opts.evaluates
+        )
+        self.session.build(**build)
 
     def _objective(self) -> dict:
         """What the step minimises (Session.build's objective and beta): the mean cross-entropy."""

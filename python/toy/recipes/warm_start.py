@@ -21,7 +21,7 @@ class WarmStart(TrainingRecipe):
         if cfg.donor_d_in and cfg.donor_d_in != cfg.d_model:
             opts.untied = True  # a donor-width table cannot be the d_model-wide output
         self.cfg, self.opts = cfg, opts
-        self.session.realize(ModelDesc.from_scratch(cfg, opts))
+        self.session.realize(ModelDesc.from_scratch(cfg, opts), self._build_args(), opts.evaluates)
 
     def realize_warm(self, donor_gguf_path, cfg: ModelConfig | None = None) -> np.ndarray:
         """Upload the donor's first cfg.vocab embedding rows; returns them [vocab, d_in]."""
@@ -44,4 +44,4 @@ class WarmStart(TrainingRecipe):
 
     def build(self) -> None:
         """Close the warm window: bake forward + CE + backward + AdamW."""
-        self.session.build(self.opts.clip_norm, self.opts.precision, recompute=self.opts.recompute)
+        self.session.build(**self._build_args())
