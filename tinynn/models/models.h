@@ -45,8 +45,10 @@ struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor *
  * causal_mask [t_seq, t_seq] (0 on and below the diagonal, -inf above)
  * -> [head_dim*n_heads, t_seq*t_batch].
  * per_kv_head: one kv head of one sequence (and its query heads) at a time,
- * the outputs concatenated: the same values, in pieces a recomputed backward
- * holds one at a time. */
+ * or as many as make at most TNN_ATTENTION_PIECES pieces, the outputs
+ * concatenated: the same values, in pieces a recomputed backward holds one
+ * at a time. */
+#define TNN_ATTENTION_PIECES 16
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                    struct ggml_tensor * v, struct ggml_tensor * causal_mask, int32_t t_seq,
                                    int32_t t_batch, float scale, float softcap, bool per_kv_head);

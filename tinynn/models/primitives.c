@@ -119,15 +119,17 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
     if (!per_kv_head) {
         out = attention_heads(ctx, q3, k3, vt, causal_mask, scale, softcap);
     } else {
-        /* one kv head (of one sequence) and its G query heads at a time,
-         * the outputs concatenated: with the blocks recomputed
-         * (graph/recompute.c) one group's [T, T, G] scores are held instead
-         * of all H*B heads'. No sum crosses a group, so every value, and
-         * every gradient, keeps its bytes. */
-        const int64_t group = n_heads / n_kv_heads;
-        for (int64_t g = 0; g < n_kv_heads * t_batch; ++g) {
-            struct ggml_tensor * part = attention_heads(ctx, slices(ctx, q3, g * group, group),
-                                                        slices(ctx, k3, g, 1), slices(ctx, vt, g, 1), causal_mask,
+        /* a few kv heads (of one sequence or several) and their G query
+         * heads at a time, the outputs concatenated: with the blocks
+         * recomputed (graph/recompute.c) one piece's [T, T, G] scores per
+         * kv head are held, not all H*B heads'. No sum crosses a kv head,
+         * so every value, and every gradient, keeps its bytes. */
+        const int64_t group = n_heads / n_kv_heads, slots = n_kv_heads * t_batch;
+        const int64_t per_piece = (slots + TNN_ATTENTION_PIECES - 1) / TNN_ATTENTION_PIECES;
+        for (int64_t g = 0; g < slots; g += per_piece) {
+            const int64_t n = g + per_piece < slots ? per_piece : slots - g;
+            struct ggml_tensor * part = attention_heads(ctx, slices(ctx, q3, g * group, n * group),
+                                                        slices(ctx, k3, g, n), slices(ctx, vt, g, n), causal_mask,
                                                         scale, softcap);
             out = out == NULL ? part : ggml_concat(ctx, out, part, 2);
         }

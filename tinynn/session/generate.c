@@ -16,6 +16,9 @@
 #define KV_WINDOW_STEP 256
 
 int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
+    if (tnn_refuse_measuring(s, "kv_init") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (s == NULL || !s->realized) {
         return tnn_fail(TNN_ERR_STATE, "kv_init before realize: there is no model to run");
     }
@@ -166,6 +169,9 @@ static int decode_graph(tnn_session * s, int32_t n, int32_t n_kv) {
 
 int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_past, float * logits_out,
                size_t n_logits) {
+    if (tnn_refuse_measuring(s, "decode") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (s == NULL || tokens == NULL || logits_out == NULL) {
         return tnn_fail(TNN_ERR_ARG, "tnn_decode: NULL argument");
     }

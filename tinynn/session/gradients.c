@@ -82,10 +82,16 @@ static int copy_gradients(tnn_session * s, const char * what, enum gradients_cop
 }
 
 int tnn_download_gradients(tnn_session * s, float * flat, int64_t n) {
+    if (tnn_refuse_measuring(s, "download_gradients") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     return copy_gradients(s, "tnn_download_gradients", TO_HOST, flat, n);
 }
 
 int tnn_upload_gradients(tnn_session * s, const float * flat, int64_t n) {
+    if (tnn_refuse_measuring(s, "upload_gradients") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     /* FROM_HOST only reads flat */
     return copy_gradients(s, "tnn_upload_gradients", FROM_HOST, (float *) flat, n);
 }

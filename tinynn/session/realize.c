@@ -158,6 +158,9 @@ int tnn_set_measure_only(tnn_session * s) {
 /* ---- warm start ------------------------------------------------------------ */
 
 int tnn_upload_donor(tnn_session * s, const float * data, size_t n_floats) {
+    if (tnn_refuse_measuring(s, "upload_donor") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (s == NULL || data == NULL) {
         return tnn_fail(TNN_ERR_ARG, "upload_donor: NULL argument");
     }

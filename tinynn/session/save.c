@@ -123,6 +123,9 @@ static void add_fused_pair(struct ggml_context * host, struct gguf_context * ggu
 static bool is_saved(int32_t kind) { return kind == TNN_KIND_PARAM || kind == TNN_KIND_ROPE_FREQS; }
 
 int tnn_save_gguf(tnn_session * s, const char * path) {
+    if (tnn_refuse_measuring(s, "save_gguf") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (s == NULL || path == NULL || path[0] == '\0') {
         return tnn_fail(TNN_ERR_ARG, "save_gguf: no path given");
     }

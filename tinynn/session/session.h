@@ -101,4 +101,12 @@ struct tnn_session {
     struct tnn_decoder decoder;      /* session/generate.c */
 };
 
+/* TNN_ERR_STATE (recorded) for a measuring session, which holds no data:
+ * every call that reads, writes or computes asks first. */
+static inline int tnn_refuse_measuring(const tnn_session * s, const char * what) {
+    return s != NULL && s->measure.on
+               ? tnn_fail(TNN_ERR_STATE, "%s: a measuring session computes nothing (tnn_set_measure_only)", what)
+               : TNN_OK;
+}
+
 #endif

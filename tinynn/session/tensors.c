@@ -130,6 +130,9 @@ static int upload_labels(tnn_session * s, const int32_t * ids) {
 }
 
 int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes) {
+    if (tnn_refuse_measuring(s, "upload") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     int status = check_handle(s, handle, "upload");
     if (status != TNN_OK) {
         return status;
@@ -179,6 +182,9 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
 }
 
 int tnn_download(tnn_session * s, int32_t handle, void * data, size_t nbytes) {
+    if (tnn_refuse_measuring(s, "download") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     int status = check_handle(s, handle, "download");
     if (status != TNN_OK) {
         return status;
@@ -201,6 +207,9 @@ int tnn_transfer_counts(tnn_session * s, tnn_transfers * out) {
 }
 
 int tnn_set_loss_scale(tnn_session * s, float scale) {
+    if (tnn_refuse_measuring(s, "set_loss_scale") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (s == NULL || s->train.loss_scale == NULL) {
         return tnn_fail(TNN_ERR_STATE, "set_loss_scale before build_training_step");
     }

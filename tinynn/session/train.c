@@ -12,9 +12,8 @@
  * roughly triples that, and AdamW adds one per parameter. */
 static size_t graph_size_for(const tnn_model_config * cfg, bool recompute) {
     /* recomputation adds a second copy of the blocks' forward nodes, and
-     * attention a kv head at a time ~40 nodes a head, forward and backward */
-    const size_t kv_heads = (size_t) (cfg->n_kv_heads > 0 ? cfg->n_kv_heads : cfg->n_heads);
-    const size_t pieces = cfg->attn_per_kv_head ? kv_heads * (size_t) cfg->t_batch : 0;
+     * attention in pieces ~40 nodes a piece, forward and backward */
+    const size_t pieces = cfg->attn_per_kv_head ? TNN_ATTENTION_PIECES : 0;
     return 4096 + (size_t) cfg->n_layers * ((recompute ? 1536 : 1024) + 64 * pieces);
 }
 
@@ -493,6 +492,9 @@ void tnn_trainer_free(struct tnn_trainer * train) {
 }
 
 int tnn_graph_reset(tnn_session * s) {
+    if (tnn_refuse_measuring(s, "graph_reset") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (s == NULL || !s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "graph_reset before build_training_step");
     }
@@ -502,6 +504,9 @@ int tnn_graph_reset(tnn_session * s) {
 }
 
 int tnn_graph_reset_grads_only(tnn_session * s) {
+    if (tnn_refuse_measuring(s, "graph_reset") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (s == NULL || !s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "graph_reset_grads_only before build_training_step");
     }
@@ -517,9 +522,6 @@ int tnn_graph_reset_grads_only(tnn_session * s) {
  * three graphs share their forward tensors; when we switch graphs the old
  * addresses belong to another layout, so they are forgotten first. */
 static int alloc_graph(tnn_session * s, struct ggml_cgraph * graph) {
-    if (s->measure.on) {
-        return tnn_fail(TNN_ERR_STATE, "a measuring session computes nothing (tnn_set_measure_only)");
-    }
     if (s->train.allocated != graph) {
         for (struct ggml_tensor * t = ggml_get_first_tensor(s->train.ctx_graph); t != NULL;
              t = ggml_get_next_tensor(s->train.ctx_graph, t)) {
@@ -536,6 +538,9 @@ static int alloc_graph(tnn_session * s, struct ggml_cgraph * graph) {
 }
 
 static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * what) {
+    if (tnn_refuse_measuring(s, what) != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (s == NULL || !s->train.built) {
         return tnn_fail(TNN_ERR_STATE, "%s before build_training_step", what);
     }
@@ -558,6 +563,9 @@ int tnn_compute_accumulated_step(tnn_session * s) {
 }
 
 int tnn_compute_step(tnn_session * s) {
+    if (tnn_refuse_measuring(s, "compute_step") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (s != NULL && s->train.built && s->train.gb_step == NULL) {
         int status = tnn_graph_reset_grads_only(s);
         return status != TNN_OK ? status : compute(s, s->train.gb_opt, "compute_step");
@@ -661,6 +669,9 @@ static int compare_op_time(const void * a, const void * b) {
 }
 
 int tnn_profile_step(tnn_session * s, char * report, size_t report_cap) {
+    if (tnn_refuse_measuring(s, "profile_step") != TNN_OK) {
+        return TNN_ERR_STATE;
+    }
     if (report == NULL || report_cap == 0) {
         return tnn_fail(TNN_ERR_ARG, "tnn_profile_step: no report buffer");
     }

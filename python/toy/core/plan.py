@@ -57,16 +57,26 @@ MB = 2**20
 RECOMPUTE_AUTO = -1  # RecipeOptions.recompute: let the plan choose (--recompute auto)
 
 
-def process_rss() -> int:
-    """What this process holds now (VmRSS), 0 where unknown."""
+def _proc_status(key: str) -> int:
+    """A memory figure of this process from /proc/self/status, in bytes; 0 where unknown."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def process_rss() -> int:
+    """What this process holds now (VmRSS), 0 where unknown."""
+    return _proc_status("VmRSS")
+
+
+def peak_rss() -> int:
+    """The most this process has held (VmHWM), 0 where unknown."""
+    return _proc_status("VmHWM")
 
 
 @dataclass
@@ -82,6 +92,13 @@ class MemoryPlan:
     base_file: int = 0  # the mapped GGUF's size (0: no base)
     process: int = 0
     evaluates: bool = True  # the forward graph runs too: the allocator's buffer grows to its size
+    built_rss: int = 0  # what the process held right after build (Session.build)
+
+    def count_loaded_since_build(self) -> None:
+        """Add what the process took since the step was built (the data, a tokenizer) to its part."""
+        if self.built_rss:
+            self.process += max(process_rss() - self.built_rss, 0)
+            self.built_rss = 0
 
     @property
     def base_read(self) -> int:

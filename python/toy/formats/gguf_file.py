@@ -158,3 +158,15 @@ def read_metadata(path, what: str = "", until=None) -> dict:
         raise InputError(
             f"{what}{path}: its metadata could not be read ({type(err).__name__}: {one_line(err)})"
         ) from None
+
+
+def context_length(path, what: str = "") -> int | None:
+    """The context a GGUF's model was trained for (<arch>.context_length), None
+    where the file does not say. The vocabulary is left unread."""
+
+    def is_context_length(key: str, meta: dict) -> bool:
+        return key == f"{meta.get('general.architecture')}.context_length"
+
+    meta = read_metadata(path, what, until=is_context_length)
+    value = meta.get(f"{meta.get('general.architecture')}.context_length")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

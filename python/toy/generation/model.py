@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.config import RecipeOptions
 from ..core.errors import InputError
-from ..formats.gguf_file import read_metadata
+from ..formats.gguf_file import context_length, read_metadata
 from ..native.families import generating_families
 from ..native.session import ModelDesc, Session, read_gguf_config
 from ..text.chat import ChatFormatter
@@ -135,14 +135,8 @@ def _context_length_of(model) -> int | None:
     None where the model is not a GGUF's or does not say."""
     if not hasattr(model, "context_length"):
         source = getattr(model, "gguf_path", None) or getattr(model, "base_path", None)
-        meta = read_metadata(source, "model ", until=_is_context_length) if source is not None else {}
-        value = meta.get(f"{meta.get('general.architecture')}.context_length")
-        model.context_length = value if isinstance(value, int) and value > 0 else None
+        model.context_length = context_length(source, "model ") if source is not None else None
     return model.context_length
-
-
-def _is_context_length(key: str, meta: dict) -> bool:
-    return key == f"{meta.get('general.architecture')}.context_length"
 
 
 def context_of(model, ctx_size: int) -> int | None:

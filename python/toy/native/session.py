@@ -349,6 +349,8 @@ class Session:
         handles = [ffi.new("int32_t *") for _ in range(4)]
         self._check(self.lib.tnn_build_training_step(self._session, *handles))
         self.loss, self.labels, self.hp, self.logits = (h[0] for h in handles)
+        if self.plan is not None:
+            self.plan.built_rss = process_rss()
         self.grad_norm = self.find("grad_norm") if clip_norm else None
         preference = objective != "cross_entropy"
         self.reference_logps = self.find("reference_logps") if preference else None

@@ -13,6 +13,7 @@ build the same LoRAOptions and refuse the same values with the same words."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,11 +22,13 @@ from typing import Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from ..core import bounds
-from ..core.config import ModelConfig
+from ..core.config import ModelConfig, RecipeOptions
 from ..core.errors import InputError, refusals_as_input_errors
 from ..core.models import default_model_path
+from ..core.plan import RECOMPUTE_AUTO
 from ..datasets.batches import InstructSource
 from ..datasets.corpus import TOKEN_SUFFIXES, default_corpus, load_corpus
+from ..formats.gguf_file import context_length
 from ..native.library import DEVICES
 from ..native.session import default_threads
 from ..text.chat import ChatFormatter
@@ -87,6 +90,7 @@ class TokenOptions(TrainingOptions):
 
     seq: int | None = 64  # None (dpo, orpo): the longest pair's
     precision: str = "f32"
+    recompute: str = "auto"  # auto, off, blocks, or N: keep every N-th block's input (recompute_every)
 
 
 @dataclass(kw_only=True)
@@ -258,6 +262,58 @@ def add_precision_option(p, defaults: TokenOptions) -> None:
     )
 
 
+def recompute_every(value: str) -> int:
+    """--recompute as RecipeOptions.recompute: auto (the plan chooses), off (0),
+    blocks (1: every block's input kept), or N (every N-th block's)."""
+    named = {"auto": RECOMPUTE_AUTO, "off": 0, "blocks": 1}
+    if value in named:
+        return named[value]
+    if value.isdigit() and int(value) >= 1:
+        return int(value)
+    raise InputError(f"--recompute {value!r}: say auto, off, blocks, or a block count N >= 1")
+
+
+def _recompute_value(value: str) -> str:
+    """argparse's type for --recompute: the value, checked."""
+    try:
+        recompute_every(value)
+    except InputError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix(f"--recompute {value!r}: ")) from None
+    return value
+
+
+def add_recompute_option(p, defaults: TokenOptions) -> None:
+    p.add_argument(
+        "--recompute",
+        type=_recompute_value,
+        default=defaults.recompute,
+        metavar="{auto,off,blocks,N}",
+        help="activation recomputation: keep only every block's input (blocks) or every N-th "
+        "block's for the backward and compute the rest again, for a fraction of the memory at "
+        "the cost of a second forward; the same losses to the bit. auto (default): on only "
+        "when the run would not fit in memory without it",
+    )
+
+
+def recipe_options(args: TokenOptions, evaluates: bool, **more) -> RecipeOptions:
+    """The RecipeOptions a token recipe's prepare makes from its options: the
+    batches' shape, seed, clipping, precision and recomputation (more: the
+    recipe's own fields, or a t_batch of its own); evaluates: the run also
+    evaluates (counted in the memory plan)."""
+    fields = dict(
+        t_seq=args.seq,
+        t_batch=args.batch,
+        seed=args.seed,
+        clip_norm=args.clip_norm,
+        precision=getattr(args, "precision", "f32"),
+        recompute=recompute_every(args.recompute),
+        evaluates=evaluates,
+    )
+    if hasattr(args, "init_scale"):
+        fields["init_scale"] = args.init_scale
+    return RecipeOptions(**{**fields, **more})
+
+
 def add_training_options(
     p, defaults: TokenOptions, steps_help: str = CORPUS_STEPS_HELP, batch_help: str = "sequences per micro-batch"
 ) -> None:
@@ -267,6 +323,7 @@ def add_training_options(
     add_data_options(p, defaults, batch_help)
     add_optimizer_options(p, defaults)
     add_precision_option(p, defaults)
+    add_recompute_option(p, defaults)
 
 
 def add_init_scale(p, defaults) -> None:
@@ -373,9 +430,22 @@ def realize_or_input_error(recipe_realize, *a, **kw) -> None:
 
 
 def base_model(args) -> Path:
+    """--model (the default model without it), checked to exist; --seq checked
+    against the context it was trained for."""
     model = Path(args.model) if args.model else default_model_path()
     if not model.is_file():
         raise InputError(f"model file not found: {model} (give an existing --model PATH)")
+    seq = getattr(args, "seq", None)
+    if seq is not None:
+        try:
+            context = context_length(model, "model ")
+        except InputError:
+            context = None  # a damaged file: realize says what is wrong with it
+        if context is not None and seq > context:
+            raise InputError(
+                f"--seq {seq} is beyond the {context:,} tokens {model.name} was trained on "
+                f"(its context_length): give --seq {context} or less"
+            )
     return model
 
 

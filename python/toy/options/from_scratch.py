@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.config import ARCHITECTURES, RecipeOptions
+from ..core.config import ARCHITECTURES
 from ..core.errors import InputError
 from ..datasets.batches import CorpusSource
 from ..datasets.corpus import check_corpus, default_corpus, load_corpus
@@ -66,16 +66,7 @@ def prepare(args: FromScratchOptions) -> options.Prepared:
     vocab = max(BYTE_VOCAB, int(tokens.max()) + 1 if tokens.size else BYTE_VOCAB)
     check_corpus(tokens, args.seq, vocab, corpus_name)
     cfg = args.model_config(vocab, arch=args.arch)
-    opts = RecipeOptions(
-        t_seq=args.seq,
-        t_batch=args.batch,
-        untied=args.untied,
-        qkv_bias=args.qkv_bias,
-        seed=args.seed,
-        init_scale=args.init_scale,
-        clip_norm=args.clip_norm,
-        precision=getattr(args, "precision", "f32"),
-    )
+    opts = options.recipe_options(args, evaluates=False, untied=args.untied, qkv_bias=args.qkv_bias)
     recipe = FromScratch(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, cfg, opts)
     config = {"model": cfg.to_dict(), "options": opts.to_dict()}

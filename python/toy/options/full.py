@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from ..core.config import RecipeOptions
 from ..core.errors import InputError, ToyError
 from ..core.machine import available_bytes
 from ..core.plan import token_training_bytes
@@ -71,13 +70,7 @@ def _check_memory(model, cfg, opts) -> None:
 def prepare(args: FullOptions) -> options.Prepared:
     conversations = read_jsonl(args.data) if args.data is not None else None
     model = options.base_model(args)
-    opts = RecipeOptions(
-        t_seq=args.seq,
-        t_batch=args.batch,
-        seed=args.seed,
-        clip_norm=args.clip_norm,
-        precision=getattr(args, "precision", "f32"),
-    )
+    opts = options.recipe_options(args, evaluates=conversations is not None and args.eval_split > 0)
     try:
         cfg = read_gguf_config(model)
     except ToyError as err:

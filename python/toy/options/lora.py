@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core import bounds
-from ..core.config import RecipeOptions
 from ..datasets.batches import CorpusSource
 from ..datasets.corpus import check_corpus
 from ..formats.merge import DTYPES
@@ -99,14 +98,9 @@ def realize(args: options.AdapterOptions, recipe_class=LoRA, rows: int | None = 
     and the config it records. rows: sequences per micro-batch (default --batch)."""
     model = options.base_model(args)
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
-    opts = RecipeOptions(
-        t_seq=args.seq,
-        t_batch=rows or args.batch,
-        seed=args.seed,
-        init_scale=args.init_scale,
-        clip_norm=args.clip_norm,
-        precision=getattr(args, "precision", "f32"),
-    )
+    # instruct evaluates when it holds data out, DPO and ORPO always (the reference)
+    evaluates = recipe_class is not LoRA or getattr(args, "eval_split", 0) > 0
+    opts = options.recipe_options(args, evaluates, t_batch=rows or args.batch)
     recipe = recipe_class(args.device, args.threads)
     options.realize_or_input_error(
         recipe.realize,

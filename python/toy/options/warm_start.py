@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.config import RecipeOptions
 from ..core.errors import InputError
 from ..core.models import default_model_path
 from ..datasets.batches import CorpusSource
@@ -65,16 +64,7 @@ def prepare(args: WarmStartOptions) -> options.Prepared:
     check_corpus(tokens, args.seq, vocab, corpus_name)
     cfg = args.model_config(vocab, donor_d_in=donor_width)
     # untied in every mode, so that the modes differ only in the embedding's start
-    opts = RecipeOptions(
-        t_seq=args.seq,
-        t_batch=args.batch,
-        untied=True,
-        qkv_bias=args.qkv_bias,
-        seed=args.seed,
-        init_scale=args.init_scale,
-        clip_norm=args.clip_norm,
-        precision=getattr(args, "precision", "f32"),
-    )
+    opts = options.recipe_options(args, evaluates=False, untied=True, qkv_bias=args.qkv_bias)
     options.realize_or_input_error(recipe.realize_scratch, cfg, opts)
     if args.init != "scratch":
         table = recipe.realize_warm(donor, cfg)

@@ -21,6 +21,7 @@ from dataclasses import asdict
 import numpy as np
 
 from ..core.errors import EXIT_STOPPED, InputError
+from ..core.plan import peak_rss
 from ..core.version import __version__
 from ..formats.merge import merge_lora
 from ..options import COMMANDS, TrainingOptions
@@ -205,6 +206,10 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
     lead = ranks is None or ranks.rank == 0
     recipe, source, recipe_config, weights_name = COMMANDS[args.recipe].prepare(args)
     args.steps = source.steps
+    plan = getattr(recipe.session, "plan", None)
+    if lead and plan is not None:
+        plan.count_loaded_since_build()
+        print(f"toy-train: {plan.describe()}", file=sys.stderr)
     fingerprints = Fingerprints(recipe_config.get("base") or recipe_config.get("donor"), source)
     if checkpoint is None:
         run_dir = (
@@ -346,7 +351,8 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
             f"({event['transfer_bytes']:,} bytes), the rest of the step on the device",
             file=sys.stderr,
         )
-    print(f"toy-train: {trained} steps, {tok_per_s:,.0f} tokens/s, wrote {run_dir.path}", file=sys.stderr)
+    peak = f", peak memory {peak_rss() / 2**20:,.0f} MB" if peak_rss() else ""
+    print(f"toy-train: {trained} steps, {tok_per_s:,.0f} tokens/s{peak}, wrote {run_dir.path}", file=sys.stderr)
     return 0
 
 
