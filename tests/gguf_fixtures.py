@@ -32,7 +32,7 @@ def write_llama_gguf(
     writer.add_rope_freq_base(cfg.rope_base)
     # a toy.ModelConfig (norm_eps) or the numpy reference's Config (rms_eps)
     writer.add_layer_norm_rms_eps(cfg.norm_eps if hasattr(cfg, "norm_eps") else cfg.rms_eps)
-    writer.add_context_length(64)
+    writer.add_context_length(2048)
     for key, value in (extra_u32 or {}).items():
         writer.add_uint32(f"{arch}.{key}", value)
     for key, value in (extra_f32 or {}).items():

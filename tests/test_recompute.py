@@ -79,6 +79,15 @@ def test_many_sequences_share_attention_pieces_to_the_bit():
     assert np.array_equal(grads_again, grads)
 
 
+def test_at_long_context_the_attention_output_is_kept_too_to_the_bit():
+    """128 tokens against 5 layers x 12-wide heads: one layer's scores outweigh
+    every layer's attention output, which is then kept (graph/recompute.c)."""
+    losses, grads, _ = from_scratch("llama", 0, t_seq=128)
+    losses_again, grads_again, _ = from_scratch("llama", 1, t_seq=128)
+    assert losses_again == losses
+    assert np.array_equal(grads_again, grads)
+
+
 def test_attention_holds_one_kv_head_of_scores_at_a_time():
     """At 512 tokens one layer's scores, 4 heads x 2 sequences, are 8 MB a tensor.
     Without recomputation the step keeps every layer's; recomputed, the

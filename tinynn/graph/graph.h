@@ -52,9 +52,14 @@ struct ggml_cgraph * tnn_graph_writing_gradients(struct ggml_context * ctx, stru
  * entering each block and leaving the last, struct tnn_forward_inputs) and
  * recomputes every other activation it reads from them, just before it
  * reads it. The same values: every gradient keeps its bytes. New nodes go
- * in ctx; the graph needs room for a second copy of the blocks' nodes. */
+ * in ctx; the graph needs room for a second copy of the blocks' nodes.
+ * keep_attention: the attention's output, its pieces concatenated
+ * (tnn_attention per_kv_head), is kept too, so that the output projection's
+ * backward does not recompute every piece at once and hold each until its
+ * own backward: worth it when one layer's scores outweigh every layer's
+ * attention output. */
 int tnn_recompute_blocks(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_forward,
-                         struct ggml_tensor ** residuals, int32_t n_layers, int32_t every);
+                         struct ggml_tensor ** residuals, int32_t n_layers, int32_t every, bool keep_attention);
 
 /* ---- the frozen base's fast copies in a training graph (fast_copies.c) ---- */
 

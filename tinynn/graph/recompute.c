@@ -74,9 +74,10 @@ static struct ggml_tensor * recomputed(struct recompute * r, struct ggml_tensor 
 }
 
 /* activation[i] for the forward's nodes: on the residual stream's path from
- * residuals[0] to residuals[n_layers], and not a checkpoint. */
+ * residuals[0] to residuals[n_layers], and not a checkpoint (keep_attention:
+ * the attention's concatenated pieces are checkpoints too). */
 static int find_activations(struct recompute * r, struct ggml_tensor ** nodes, struct ggml_tensor ** residuals,
-                            int32_t n_layers, int32_t every) {
+                            int32_t n_layers, int32_t every, bool keep_attention) {
     int first = forward_index(r, residuals[0]), last = forward_index(r, residuals[n_layers]);
     if (first < 0 || last < 0) {
         return tnn_fail(TNN_ERR_STATE, "recompute: the blocks' inputs are not in the training graph");
@@ -99,6 +100,21 @@ static int find_activations(struct recompute * r, struct ggml_tensor ** nodes, s
         const int i = forward_index(r, residuals[l]);
         if (i >= 0) {
             r->activation[i] = false;
+        }
+    }
+    if (keep_attention) {
+        /* the end of each chain of concatenated attention pieces: a chain's
+         * earlier links are the first source of the next */
+        for (int i = first + 1; i < last; ++i) {
+            if (nodes[i]->op == GGML_OP_CONCAT) {
+                const int inner = forward_index(r, nodes[i]->src[0]);
+                on_stream[inner >= 0 ? inner : i] = inner >= 0 ? false : on_stream[i];
+            }
+        }
+        for (int i = first + 1; i < last; ++i) {
+            if (nodes[i]->op == GGML_OP_CONCAT && on_stream[i]) {
+                r->activation[i] = false;
+            }
         }
     }
     free(on_stream);
@@ -138,7 +154,7 @@ static bool read_recomputed(struct recompute * r, struct ggml_cgraph * graph, st
 }
 
 int tnn_recompute_blocks(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_forward,
-                         struct ggml_tensor ** residuals, int32_t n_layers, int32_t every) {
+                         struct ggml_tensor ** residuals, int32_t n_layers, int32_t every, bool keep_attention) {
     if (residuals == NULL || residuals[0] == NULL || residuals[n_layers] == NULL) {
         return tnn_fail(TNN_ERR_ARG, "this architecture does not name its blocks' inputs: train it "
                                      "without recomputation (--recompute off)");
@@ -161,7 +177,7 @@ int tnn_recompute_blocks(struct ggml_context * ctx, struct ggml_cgraph * graph, 
         status = tnn_fail(TNN_ERR_ALLOC, "out of memory");
         goto done;
     }
-    status = find_activations(&r, nodes, residuals, n_layers, every);
+    status = find_activations(&r, nodes, residuals, n_layers, every, keep_attention);
     if (status != TNN_OK) {
         goto done;
     }

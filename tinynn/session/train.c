@@ -204,8 +204,13 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
         }
     }
     if (status == TNN_OK && s->train.recompute_every > 0) {
+        /* one layer's scores, all heads (t_seq^2 per head), against every
+         * layer's attention output (t_seq x head_dim per head) */
+        const tnn_model_config * cfg = &s->model.cfg;
+        const bool keep_attention = cfg->attn_per_kv_head &&
+                                    cfg->t_seq > (int64_t) cfg->n_layers * tnn_head_dim(cfg);
         status = tnn_recompute_blocks(ctx, s->train.gb_grad, ggml_graph_n_nodes(d->graph), s->train.residuals,
-                                      s->model.cfg.n_layers, s->train.recompute_every);
+                                      cfg->n_layers, s->train.recompute_every, keep_attention);
     }
     return status;
 }

@@ -207,9 +207,8 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
     recipe, source, recipe_config, weights_name = COMMANDS[args.recipe].prepare(args)
     args.steps = source.steps
     plan = getattr(recipe.session, "plan", None)
-    if lead and plan is not None:
+    if plan is not None:
         plan.count_loaded_since_build()
-        print(f"toy-train: {plan.describe()}", file=sys.stderr)
     fingerprints = Fingerprints(recipe_config.get("base") or recipe_config.get("donor"), source)
     if checkpoint is None:
         run_dir = (
@@ -243,6 +242,9 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
         run_dir = RunDir.reopen(checkpoint.run_path, done) if lead else QuietRunDir()
         if lead:
             print(f"toy-train: resuming {run_dir.path} after step {done} of {args.steps}", file=sys.stderr)
+
+    if lead and plan is not None:  # after every refusal: an error stays one line
+        print(f"toy-train: {plan.describe()}", file=sys.stderr)
 
     # loss.svg, drawn from events.jsonl at every checkpoint, on a stop and at the end
     loss_plot = LossPlot(run_dir.path) if lead else None

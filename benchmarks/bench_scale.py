@@ -1,0 +1,347 @@
+"""Big models on a small machine: toy's LoRA from 135 M to 8 B parameters at
+long context, beside PyTorch + PEFT in bf16 with gradient checkpointing.
+
+    python benchmarks/bench_scale.py [--sizes 135m,1b,3b,8b] [--seqs 256,1024,4096]
+                                     [--steps 2] [--threads 2] [--no-torch] [--torch-seqs 256,1024]
+                                     [--stored-from 8b] [--keep DIR]
+
+Each size is a llama-shaped GGUF with random weights in Q4_K_M's types
+(Q4_K matrices; Q6_K for the untied output and for attn_v and ffn_down in
+every other layer, as llama.cpp's Q4_K_M mixes them; Q5_0 and Q8_0 where
+the rows are not a multiple of 256, as llama.cpp falls back for SmolLM2), written here with
+gguf-py and deleted after its rows (--keep DIR keeps them): SmolLM2-135M's
+shape, Llama 3.2 1B's, Llama 3.2 3B's and Llama 3.1 8B's. Every cell trains
+LoRA r16 on all seven projections, batch 1, random tokens, in a process of
+its own: toy through toy.recipes.LoRA with --recompute auto (the memory plan
+chooses) and the fast copies of the base, or the base as stored (no copies)
+where the sizes reach --stored-from (8b by default: the copies of an 8 B
+model alone are 15 GB); PyTorch + PEFT on a LlamaForCausalLM of the same
+shape, its weights in bfloat16, gradient checkpointing on, where its weights
+and one layer's activations fit in the memory this machine has (else the
+cell says how much it needs).
+
+Figures per cell: tokens/s (the median of --steps timed steps after the
+first), peak RSS (VmHWM), time to the end of the first step from the
+process's start (loading or initialising the model included), and for toy
+the memory its plan printed before the run. Each row is printed as it comes,
+one markdown row a cell, starting `| 8 B | 1024 |` with toy's tokens/s and
+peak RSS in MB in the next two columns. Take the figures on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from side_by_side import cpu_model, importable, median_seconds, peak_rss_mb, run_worker  # noqa: E402
+
+RANK, ALPHA = 16, 32.0
+SEVEN = ("q", "k", "v", "o", "gate", "up", "down")
+PEFT_NAMES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+@dataclass(frozen=True)
+class Shape:
+    label: str
+    d_model: int
+    layers: int
+    heads: int
+    kv_heads: int
+    d_ff: int
+    vocab: int
+    tied: bool
+    rope_base: float
+    context: int
+
+    def params(self) -> int:
+        head = self.d_model // self.heads
+        per_layer = 2 * self.d_model * self.heads * head + 2 * self.d_model * self.kv_heads * head
+        per_layer += 3 * self.d_model * self.d_ff + 2 * self.d_model
+        return self.vocab * self.d_model * (1 if self.tied else 2) + self.layers * per_layer + self.d_model
+
+
+SHAPES = {
+    "135m": Shape("135 M", 576, 30, 9, 3, 1536, 49152, True, 100000.0, 8192),
+    "1b": Shape("1 B", 2048, 16, 32, 8, 8192, 128256, True, 500000.0, 131072),
+    "3b": Shape("3 B", 3072, 28, 24, 8, 8192, 128256, True, 500000.0, 131072),
+    "8b": Shape("8 B", 4096, 32, 32, 8, 14336, 128256, False, 500000.0, 131072),
+}
+
+
+# ---- the random Q4_K_M file --------------------------------------------------
+
+
+def random_blocks(rng, n_values: int, qtype):
+    """n_values of random weights (|w| about 0.02 or less) as quantized blocks:
+    the scales fixed small, the quants random."""
+    import gguf
+    import numpy as np
+
+    block_values, block_bytes = gguf.GGML_QUANT_SIZES[qtype]
+    n_blocks = n_values // block_values
+    blocks = np.frombuffer(rng.bytes(n_blocks * block_bytes), dtype=np.uint8).reshape(n_blocks, block_bytes).copy()
+    T = gguf.GGMLQuantizationType
+    if qtype == T.Q4_K:
+        # d, dmin (f16) first: w = d * scale * q - dmin * min, scale and min 6 bits, q 4 bits
+        blocks[:, 0:2] = np.frombuffer(np.float16(2e-5).tobytes(), dtype=np.uint8)
+        blocks[:, 2:4] = np.frombuffer(np.float16(1.5e-4).tobytes(), dtype=np.uint8)
+    elif qtype == T.Q6_K:  # ql, qh, 16 int8 scales, then d (f16): w = d * scale * (q - 32)
+        blocks[:, 192:208] = rng.integers(1, 16, size=(n_blocks, 16), dtype=np.uint8)
+        blocks[:, 208:210] = np.frombuffer(np.float16(4e-5).tobytes(), dtype=np.uint8)
+    else:  # Q5_0, Q8_0: d (f16) first
+        d = 1.2e-3 if qtype == T.Q5_0 else 1.5e-4
+        blocks[:, 0:2] = np.frombuffer(np.float16(d).tobytes(), dtype=np.uint8)
+    return blocks.reshape(-1)
+
+
+def write_random_gguf(path: Path, s: Shape, seed: int = 0) -> None:
+    """A llama GGUF of shape s, its weights random, written a tensor at a time
+    (an 8 B file never whole in memory)."""
+    import gguf
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    head = s.d_model // s.heads
+    q4k, q6k, f32 = gguf.GGMLQuantizationType.Q4_K, gguf.GGMLQuantizationType.Q6_K, gguf.GGMLQuantizationType.F32
+    if s.d_model % 256:  # rows K-quants cannot hold: llama.cpp's fallbacks
+        q4k, q6k = gguf.GGMLQuantizationType.Q5_0, gguf.GGMLQuantizationType.Q8_0
+    tensors = [("token_embd.weight", (s.vocab, s.d_model), q4k)]
+    for i in range(s.layers):
+        mixed = q6k if i % 2 == 0 else q4k  # Q4_K_M: half the attn_v and ffn_down in Q6_K
+        tensors += [
+            (f"blk.{i}.attn_norm.weight", (s.d_model,), f32),
+            (f"blk.{i}.attn_q.weight", (s.heads * head, s.d_model), q4k),
+            (f"blk.{i}.attn_k.weight", (s.kv_heads * head, s.d_model), q4k),
+            (f"blk.{i}.attn_v.weight", (s.kv_heads * head, s.d_model), mixed),
+            (f"blk.{i}.attn_output.weight", (s.d_model, s.heads * head), q4k),
+            (f"blk.{i}.ffn_norm.weight", (s.d_model,), f32),
+            (f"blk.{i}.ffn_gate.weight", (s.d_ff, s.d_model), q4k),
+            (f"blk.{i}.ffn_up.weight", (s.d_ff, s.d_model), q4k),
+            (f"blk.{i}.ffn_down.weight", (s.d_model, s.d_ff), mixed),
+        ]
+    tensors.append(("output_norm.weight", (s.d_model,), f32))
+    if not s.tied:
+        tensors.append(("output.weight", (s.vocab, s.d_model), q6k))
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_name(f"random llama {s.label}")
+    writer.add_block_count(s.layers)
+    writer.add_context_length(s.context)
+    writer.add_embedding_length(s.d_model)
+    writer.add_feed_forward_length(s.d_ff)
+    writer.add_head_count(s.heads)
+    writer.add_head_count_kv(s.kv_heads)
+    writer.add_rope_freq_base(s.rope_base)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_tokenizer_model("none")
+    writer.add_vocab_size(s.vocab)
+    for name, shape, qtype in tensors:
+        if qtype == f32:
+            writer.add_tensor_info(name, shape, np.dtype(np.float32), 4 * shape[0])
+        else:
+            values, size = gguf.GGML_QUANT_SIZES[qtype]
+            byte_shape = (shape[0], shape[1] // values * size)
+            writer.add_tensor_info(name, byte_shape, np.dtype(np.uint8), byte_shape[0] * byte_shape[1], raw_dtype=qtype)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for _name, shape, qtype in tensors:
+        if qtype == f32:
+            writer.write_tensor_data(np.ones(shape, dtype=np.float32))
+        else:
+            writer.write_tensor_data(random_blocks(rng, int(np.prod(shape)), qtype))
+    writer.close()
+
+
+# ---- the workers: one cell each, in a process of its own ---------------------
+
+
+def run_toy(model: str, seq: int, steps: int, threads: int, base_compute: str, started: float) -> dict:
+    import numpy as np
+
+    import toy
+    from toy.recipes import LoRA
+
+    recipe = LoRA("cpu", threads)
+    opts = toy.RecipeOptions(t_seq=seq, t_batch=1, recompute=-1, evaluates=False)
+    recipe.realize(model, None, RANK, opts, alpha=ALPHA, targets=SEVEN, base_compute=base_compute)
+    plan = recipe.session.plan
+    rng = np.random.default_rng(0)
+    positions = np.arange(seq, dtype=np.int32)[None, :]
+    first = {}
+
+    def step(i):
+        ids = rng.integers(0, recipe.cfg.vocab, size=(1, seq + 1)).astype(np.int32)
+        recipe.step(ids[:, :-1], positions, ids[:, 1:], toy.adamw_hp(i, 1e-4), i == 1)
+        first.setdefault("at", time.time() - started)
+
+    seconds = median_seconds(step, steps)
+    return {
+        "tokens_per_s": seq / seconds,
+        "peak_rss_mb": peak_rss_mb(),
+        "first_step_s": first["at"],
+        "planned_mb": plan.total / 2**20 if plan else None,
+        "recompute": plan.recompute if plan else None,
+    }
+
+
+def torch_bytes(s: Shape, seq: int) -> int:
+    """What PyTorch + PEFT in bf16 with checkpointing holds, at least: the
+    weights (2 bytes each), each layer's input kept, one layer's activations
+    recomputed (fp32 attention scores per head), the logits in fp32 twice."""
+    per_layer_kept = 2 * seq * s.d_model
+    one_layer = 4 * seq * (6 * s.d_model + 4 * s.d_ff) + 4 * 3 * s.heads * seq * seq
+    return 2 * s.params() + s.layers * per_layer_kept + one_layer + 2 * 4 * seq * s.vocab
+
+
+def run_peft(size: str, seq: int, steps: int, threads: int, started: float) -> dict:
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    s = SHAPES[size]
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=s.vocab,
+        hidden_size=s.d_model,
+        intermediate_size=s.d_ff,
+        num_hidden_layers=s.layers,
+        num_attention_heads=s.heads,
+        num_key_value_heads=s.kv_heads,
+        max_position_embeddings=s.context,
+        rope_theta=s.rope_base,
+        tie_word_embeddings=s.tied,
+        use_cache=False,
+    )
+    torch.set_default_dtype(torch.bfloat16)
+    net = LlamaForCausalLM(config)
+    torch.set_default_dtype(torch.float32)
+    net.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    net.enable_input_require_grads()
+    net = get_peft_model(net, LoraConfig(r=RANK, lora_alpha=ALPHA, lora_dropout=0.0, target_modules=PEFT_NAMES))
+    net.train()
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=1e-4)
+    first = {}
+
+    def step(i):
+        ids = torch.randint(0, s.vocab, (1, seq + 1))
+        out = net(input_ids=ids[:, :-1], labels=ids[:, :-1])
+        opt.zero_grad(set_to_none=True)
+        out.loss.backward()
+        opt.step()
+        first.setdefault("at", time.time() - started)
+
+    seconds = median_seconds(step, steps)
+    return {"tokens_per_s": seq / seconds, "peak_rss_mb": peak_rss_mb(), "first_step_s": first["at"]}
+
+
+# ---- the table --------------------------------------------------------------
+
+
+def cell(result: dict | None, what: str) -> str:
+    if result is None:
+        return "-"
+    if "error" in result:
+        return result["error"]
+    value = result[what]
+    return f"{value:,.0f}" if what != "tokens_per_s" or value >= 10 else f"{value:.2f}"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default="135m,1b,3b,8b", help=f"from {','.join(SHAPES)}")
+    p.add_argument("--seqs", default="256,1024,4096")
+    p.add_argument("--steps", type=int, default=2, help="timed steps after the first, median reported (default 2)")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--no-torch", action="store_true", help="toy's columns only")
+    p.add_argument("--torch-seqs", help="the seqs PyTorch + PEFT runs at (default: all of --seqs)")
+    p.add_argument("--stored-from", default="8b", help="the smallest size whose base toy keeps as stored")
+    p.add_argument("--keep", help="write the models in this folder and keep them")
+    p.add_argument("--worker", choices=("toy", "peft"))
+    p.add_argument("--model")
+    p.add_argument("--size")
+    p.add_argument("--seq", type=int)
+    p.add_argument("--base-compute", default="fast")
+    p.add_argument("--started", type=float)
+    args = p.parse_args()
+    if args.worker == "toy":
+        r = run_toy(args.model, args.seq, args.steps, args.threads, args.base_compute, args.started)
+        print(json.dumps(r))
+        return
+    if args.worker == "peft":
+        print(json.dumps(run_peft(args.size, args.seq, args.steps, args.threads, args.started)))
+        return
+
+    sizes = [x.strip() for x in args.sizes.split(",")]
+    unknown = [x for x in sizes if x not in SHAPES]
+    if unknown:
+        p.error(f"--sizes: {', '.join(unknown)} unknown; choose from {', '.join(SHAPES)}")
+    seqs = [int(x) for x in args.seqs.split(",")]
+    torch_seqs = [int(x) for x in args.torch_seqs.split(",")] if args.torch_seqs else seqs
+    with_torch = not args.no_torch and importable("torch", "transformers", "peft")
+    from toy.core.machine import available_bytes
+
+    name, _ = cpu_model()
+    print(f"CPU: {name}, {args.threads} threads; LoRA r{RANK} on all seven projections, batch 1, random tokens")
+    print(
+        "| model | seq | toy tokens/s | toy peak RSS (MB) | toy planned (MB) | toy first step (s) "
+        "| PEFT bf16 tokens/s | PEFT peak RSS (MB) | PEFT first step (s) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    order = list(SHAPES)
+    folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_scale_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for size in sizes:
+        shape = SHAPES[size]
+        model = folder / f"random-llama-{size}-q4_k_m.gguf"
+        if not model.is_file():
+            write_random_gguf(model, shape)
+        stored = order.index(size) >= order.index(args.stored_from)
+        for seq in seqs:
+            common = ["--steps", str(args.steps), "--threads", str(args.threads), "--seq", str(seq)]
+            toy_r = run_worker(
+                __file__,
+                "--worker",
+                "toy",
+                "--model",
+                str(model),
+                "--base-compute",
+                "stored" if stored else "fast",
+                "--started",
+                repr(time.time()),
+                *common,
+            )
+            torch_r = None
+            if with_torch and seq not in torch_seqs:
+                torch_r = {"error": "not run"}
+            elif with_torch:
+                need = torch_bytes(shape, seq)
+                room = available_bytes()
+                if room is not None and need > room:
+                    torch_r = {"error": f"does not fit ({need / 2**30:.0f} GB of {room / 2**30:.0f})"}
+                else:
+                    torch_r = run_worker(
+                        __file__, "--worker", "peft", "--size", size, "--started", repr(time.time()), *common
+                    )
+            base = " (base stored)" if stored else ""
+            recompute = {0: "off", 1: "blocks"}.get(toy_r.get("recompute"), "-") if "error" not in toy_r else "-"
+            toy_cells = [cell(toy_r, k) for k in ("tokens_per_s", "peak_rss_mb", "planned_mb", "first_step_s")]
+            toy_cells[-1] += f"{base}, recompute {recompute}"
+            torch_cells = [cell(torch_r, k) for k in ("tokens_per_s", "peak_rss_mb", "first_step_s")]
+            print(f"| {shape.label} | {seq} | {' | '.join(toy_cells + torch_cells)} |", flush=True)
+        if not args.keep:
+            os.remove(model)
+    if not args.keep:
+        os.rmdir(folder)
+
+
+if __name__ == "__main__":
+    main()
