@@ -201,7 +201,7 @@ def torch_bytes(s: Shape, seq: int) -> int:
     return 2 * s.params() + s.layers * per_layer_kept + one_layer + 2 * 4 * seq * s.vocab
 
 
-def run_peft(size: str, seq: int, steps: int, threads: int, started: float) -> dict:
+def run_peft(size: str, seq: int, steps: int, threads: int, started: float, dtype: str = "bf16") -> dict:
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -221,7 +221,7 @@ def run_peft(size: str, seq: int, steps: int, threads: int, started: float) -> d
         tie_word_embeddings=s.tied,
         use_cache=False,
     )
-    torch.set_default_dtype(torch.bfloat16)
+    torch.set_default_dtype(torch.bfloat16 if dtype == "bf16" else torch.float32)
     net = LlamaForCausalLM(config)
     torch.set_default_dtype(torch.float32)
     net.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -263,6 +263,12 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--no-torch", action="store_true", help="toy's columns only")
     p.add_argument("--torch-seqs", help="the seqs PyTorch + PEFT runs at (default: all of --seqs)")
+    p.add_argument(
+        "--torch-dtype",
+        default="bf16",
+        choices=("bf16", "f32"),
+        help="PyTorch's weights (bf16 default; f32 where the CPU has no bf16 products and bf16 crawls)",
+    )
     p.add_argument("--stored-from", default="8b", help="the smallest size whose base toy keeps as stored")
     p.add_argument("--keep", help="write the models in this folder and keep them")
     p.add_argument("--worker", choices=("toy", "peft"))
@@ -277,7 +283,7 @@ def main() -> None:
         print(json.dumps(r))
         return
     if args.worker == "peft":
-        print(json.dumps(run_peft(args.size, args.seq, args.steps, args.threads, args.started)))
+        print(json.dumps(run_peft(args.size, args.seq, args.steps, args.threads, args.started, args.torch_dtype)))
         return
 
     sizes = [x.strip() for x in args.sizes.split(",")]
@@ -291,9 +297,10 @@ def main() -> None:
 
     name, _ = cpu_model()
     print(f"CPU: {name}, {args.threads} threads; LoRA r{RANK} on all seven projections, batch 1, random tokens")
+    peft = f"PEFT {args.torch_dtype}"
     print(
         "| model | seq | toy tokens/s | toy peak RSS (MB) | toy planned (MB) | toy first step (s) "
-        "| PEFT bf16 tokens/s | PEFT peak RSS (MB) | PEFT first step (s) |"
+        f"| {peft} tokens/s | {peft} peak RSS (MB) | {peft} first step (s) |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     order = list(SHAPES)
@@ -329,7 +336,16 @@ def main() -> None:
                     torch_r = {"error": f"does not fit ({need / 2**30:.0f} GB of {room / 2**30:.0f})"}
                 else:
                     torch_r = run_worker(
-                        __file__, "--worker", "peft", "--size", size, "--started", repr(time.time()), *common
+                        __file__,
+                        "--worker",
+                        "peft",
+                        "--size",
+                        size,
+                        "--torch-dtype",
+                        args.torch_dtype,
+                        "--started",
+                        repr(time.time()),
+                        *common,
                     )
             base = " (base stored)" if stored else ""
             recompute = {0: "off", 1: "blocks"}.get(toy_r.get("recompute"), "-") if "error" not in toy_r else "-"

@@ -79,8 +79,9 @@ def test_auto_recomputes_only_where_the_step_would_not_fit_otherwise(smollm2, mo
     whole = lora_plan(smollm2, 0, None, monkeypatch)
     recomputed = lora_plan(smollm2, 1, None, monkeypatch)
     assert recomputed.new_bytes < whole.new_bytes
-    assert lora_plan(smollm2, -1, whole.new_bytes, monkeypatch).recompute == 0
-    assert lora_plan(smollm2, -1, whole.new_bytes - 1, monkeypatch).recompute == 1
+    # auto keeps a fifth of the memory for the rest of the machine
+    assert lora_plan(smollm2, -1, int(whole.new_bytes / 0.8) + 1, monkeypatch).recompute == 0
+    assert lora_plan(smollm2, -1, whole.new_bytes, monkeypatch).recompute == 1
     with pytest.raises(toy.InputError, match=r"--recompute blocks \(or auto\) would need [\d,]+ MB"):
         lora_plan(smollm2, 0, whole.new_bytes - 1, monkeypatch)
     with pytest.raises(toy.InputError, match=r"needs [\d,]+ MB even with --recompute blocks.*a lower --rank"):

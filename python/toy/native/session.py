@@ -209,11 +209,14 @@ def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
         )
 
 
+AUTO_SHARE = 0.8  # --recompute auto keeps every activation only in this share of the memory available
+
+
 def plan_memory(desc: ModelDesc, build: dict, evaluates: bool, new_probe) -> MemoryPlan:
     """The memory plan of realizing desc and building it with build's arguments,
     measured by a measuring session (new_probe() gives a fresh CPU Session);
-    build's recompute=RECOMPUTE_AUTO keeps every activation where that fits and
-    recomputes the blocks where only that does. A plan the machine cannot hold
+    build's recompute=RECOMPUTE_AUTO keeps every activation where that takes at
+    most AUTO_SHARE of the memory available and recomputes the blocks otherwise. A plan the machine cannot hold
     is refused (InputError), naming what would make it fit."""
     base_file = os.path.getsize(desc.base_gguf) if desc.base_gguf is not None else 0
     process = process_rss()
@@ -226,7 +229,9 @@ def plan_memory(desc: ModelDesc, build: dict, evaluates: bool, new_probe) -> Mem
 
     available = available_bytes()
     result = measured(0 if setting == RECOMPUTE_AUTO else setting)
-    if available is None or result.new_bytes <= available:
+    # auto leaves a fifth of what is available to the rest of the machine
+    room = available if setting != RECOMPUTE_AUTO or available is None else int(AUTO_SHARE * available)
+    if available is None or result.new_bytes <= room:
         return result
     if setting in (RECOMPUTE_AUTO, 0):
         with_recompute = measured(1)

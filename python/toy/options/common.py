@@ -291,7 +291,7 @@ def add_recompute_option(p, defaults: TokenOptions) -> None:
         help="activation recomputation: keep only every block's input (blocks) or every N-th "
         "block's for the backward and compute the rest again, for a fraction of the memory at "
         "the cost of a second forward; the same losses to the bit. auto (default): on only "
-        "when the run would not fit in memory without it",
+        "when the run would otherwise take more than 4/5 of the memory available",
     )
 
 
