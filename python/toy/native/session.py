@@ -17,7 +17,7 @@ from ..core.config import ModelConfig, RecipeOptions, ViTConfig
 from ..core.errors import TNN_ERR_ARG, TNN_ERR_BACKEND, InputError, NoDevice, ToyError, refusals_as_input_errors
 from ..core.ffi import enum_values
 from ..core.machine import available_bytes, check_fits
-from ..core.plan import RECOMPUTE_AUTO, MemoryPlan, process_rss
+from ..core.plan import MB, RECOMPUTE_AUTO, MemoryPlan, process_rss
 from .library import check, ffi, library
 
 _KINDS = enum_values("tnn_tensor_kind")
@@ -177,9 +177,6 @@ class ModelDesc:
         c.rope_dim, c.rope_orig_ctx, c.rope_attn_factor = cfg.rope_dim, cfg.rope_orig_ctx, cfg.rope_attn_factor
         c.seed = opts.seed
         return desc, keep
-
-
-MB = 2**20
 
 
 def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
