@@ -162,7 +162,28 @@ size_t tnn_backend_max_tensor_bytes(ggml_backend_t backend) { return ggml_backen
 
 size_t tnn_backend_work_bytes(ggml_backend_t backend, struct ggml_cgraph * graph, int32_t n_threads) {
     (void) backend;
+#if defined(TOY_CPU_VARIANTS)
+    /* ggml_graph_plan lives in the loaded variant, not in a library this one
+     * links: take it from the file that holds the variant's registry */
+    typedef struct ggml_cplan (*graph_plan_t)(const struct ggml_cgraph *, int, struct ggml_threadpool *);
+    static graph_plan_t graph_plan = NULL;
+    if (graph_plan == NULL) {
+        ggml_backend_reg_t reg = cpu_registry();
+        const char * path = reg ? file_holding(ggml_backend_reg_get_proc_address(reg, "ggml_backend_get_features"))
+                                : NULL;
+        void * variant = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+        if (variant != NULL) {
+            graph_plan = (graph_plan_t) dlsym(variant, "ggml_graph_plan");
+            dlclose(variant);   /* only drops the count RTLD_NOLOAD added: ggml still holds it */
+        }
+        if (graph_plan == NULL) {
+            return 0;
+        }
+    }
+    return graph_plan(graph, n_threads, NULL).work_size;
+#else
     return ggml_graph_plan(graph, n_threads, NULL).work_size;
+#endif
 }
 
 bool tnn_backend_uses_host_memory(void) { return true; }
