@@ -374,6 +374,16 @@ int tnn_set_precision(tnn_session * session, const char * precision);
  * blocks' inputs. */
 int tnn_set_recompute(tnn_session * session, int32_t every);
 
+/* Before build: packed rows. Each row of t_seq tokens may hold several
+ * samples one after another, as TRL's padding-free packing lays them out:
+ * a token at position 0 begins a new sample, and attention stays inside
+ * a sample (each row gets its own block-diagonal causal mask, made from
+ * the positions before the first compute after each upload of them). The positions
+ * restart at 0 for each sample, so every token's loss and gradient are
+ * those of its sample trained alone, up to the order of the sums.
+ * TNN_ERR_ARG for a model without tokens (the ViT). */
+int tnn_set_packed_rows(tnn_session * session, int32_t packed);
+
 /* After build: the bytes the training step holds, by part: parts[0] the
  * graph allocator's buffer (activations and temporaries of the step),
  * parts[1] trainable weights and inputs, parts[2] gradients, AdamW moments

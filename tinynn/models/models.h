@@ -42,15 +42,17 @@ struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor *
 /* Causal grouped-query attention: softmax(scale q.k, capped to softcap
  * where softcap > 0, + mask) v.
  * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch],
- * causal_mask [t_seq, t_seq] (0 on and below the diagonal, -inf above)
- * -> [head_dim*n_heads, t_seq*t_batch].
- * per_kv_head: one kv head of one sequence (and its query heads) at a time,
- * or as many as make at most TNN_ATTENTION_PIECES pieces, the outputs
- * concatenated: the same values, in pieces a recomputed backward holds one
- * at a time. */
+ * mask [t_seq, t_seq, 1, 1 or t_batch] (0 where a query sees a key, -inf
+ * elsewhere: causal, and block-diagonal in packed rows; one for every
+ * sequence or one each) -> [head_dim*n_heads, t_seq*t_batch].
+ * Taken in pieces, the outputs concatenated, where the mask is one a
+ * sequence (a sequence or less a piece) or per_kv_head: one kv head of one
+ * sequence (and its query heads) at a time, or as many (whole sequences,
+ * or heads of one) as make about TNN_ATTENTION_PIECES pieces; the same
+ * values, in pieces a recomputed backward holds one at a time. */
 #define TNN_ATTENTION_PIECES 16
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
-                                   struct ggml_tensor * v, struct ggml_tensor * causal_mask, int32_t t_seq,
+                                   struct ggml_tensor * v, struct ggml_tensor * mask, int32_t t_seq,
                                    int32_t t_batch, float scale, float softcap, bool per_kv_head);
 /* Causal GQA attention of n new queries over a KV cache: writes the new keys
  * and values into the cache rows kv->kv_rows, then attends over the first
@@ -212,7 +214,8 @@ struct tnn_model;
 struct tnn_forward_inputs {
     struct ggml_tensor *tokens, *positions;   /* int32 [t_seq*t_batch] (token models) */
     struct ggml_tensor * images;                /* [patch_dim, n_patches, t_batch] (ViT) */
-    struct ggml_tensor * causal_mask;           /* [t_seq, t_seq]: 0 where a query sees a key, else -inf */
+    struct ggml_tensor * causal_mask;           /* [t_seq, t_seq, 1, 1 or t_batch]: 0 where a query
+                                                   sees a key, else -inf (one per packed row) */
     struct ggml_tensor * swa_mask;              /* the same within the sliding window, or NULL */
     /* out, when not NULL: [n_layers + 1], the residual stream entering each
      * block and, last, leaving the last block (tnn_note_residual); the

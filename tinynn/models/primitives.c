@@ -80,12 +80,13 @@ static struct ggml_tensor * heads_to_batch(struct ggml_context * ctx, struct ggm
 }
 
 /* Softmax attention of q3 [hd, T, G*n] over k3 [hd, T, n] and vt [T, hd, n]
- * -> [hd, T, G*n]. Grouped-query attention by broadcasting: mul_mat
- * repeats each of the n key matrices over G consecutive query matrices, so
- * query head h reads kv head h / G, as llama.cpp does. */
+ * under mask [T, T] -> [hd, T, G*n]. Grouped-query attention by
+ * broadcasting: mul_mat repeats each of the n key matrices over G
+ * consecutive query matrices, so query head h reads kv head h / G, as
+ * llama.cpp does. */
 static struct ggml_tensor * attention_heads(struct ggml_context * ctx, struct ggml_tensor * q3,
                                             struct ggml_tensor * k3, struct ggml_tensor * vt,
-                                            struct ggml_tensor * causal_mask, float scale, float softcap) {
+                                            struct ggml_tensor * mask, float scale, float softcap) {
     struct ggml_tensor * scores = ggml_mul_mat(ctx, k3, q3);            /* [T_k, T_q, G*n] */
     if (softcap > 0.0f) {
         /* Gemma 2: the scaled scores capped before the mask and the softmax */
@@ -94,7 +95,7 @@ static struct ggml_tensor * attention_heads(struct ggml_context * ctx, struct gg
     }
     /* causal: the mask adds -inf above the diagonal inside the softmax, so
      * no masked copy of the scores is kept for the backward */
-    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, causal_mask, scale, 0.0f);
+    struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, mask, scale, 0.0f);
     return ggml_mul_mat(ctx, vt, weights);                              /* [hd, T_q, G*n] */
 }
 
@@ -103,8 +104,17 @@ static struct ggml_tensor * slices(struct ggml_context * ctx, struct ggml_tensor
     return ggml_view_3d(ctx, x, x->ne[0], x->ne[1], n, x->nb[1], x->nb[2], (size_t) first * x->nb[2]);
 }
 
+/* The mask of sequence `row`: mask [T, T, 1, B] holds one a sequence
+ * (packed rows), [T, T, 1, 1] one for all. */
+static struct ggml_tensor * mask_of(struct ggml_context * ctx, struct ggml_tensor * mask, int64_t row) {
+    if (mask == NULL || mask->ne[3] == 1) {
+        return mask;
+    }
+    return ggml_view_2d(ctx, mask, mask->ne[0], mask->ne[1], mask->nb[1], (size_t) row * mask->nb[3]);
+}
+
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
-                                   struct ggml_tensor * v, struct ggml_tensor * causal_mask, int32_t t_seq,
+                                   struct ggml_tensor * v, struct ggml_tensor * mask, int32_t t_seq,
                                    int32_t t_batch, float scale, float softcap, bool per_kv_head) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n_kv_heads = k->ne[1];
 
@@ -115,23 +125,32 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
     struct ggml_tensor * vt = ggml_cont(ctx, ggml_permute(ctx, v4, 1, 2, 0, 3));  /* [T, hd, KV, B] */
     vt = ggml_reshape_3d(ctx, vt, t_seq, head_dim, n_kv_heads * t_batch);
 
+    const bool mask_per_row = mask != NULL && mask->ne[3] > 1;
     struct ggml_tensor * out = NULL;
-    if (!per_kv_head) {
-        out = attention_heads(ctx, q3, k3, vt, causal_mask, scale, softcap);
+    if (!per_kv_head && !mask_per_row) {
+        out = attention_heads(ctx, q3, k3, vt, mask, scale, softcap);
     } else {
-        /* a few kv heads (of one sequence or several) and their G query
-         * heads at a time, the outputs concatenated: with the blocks
-         * recomputed (graph/recompute.c) one piece's [T, T, G] scores per
-         * kv head are held, not all H*B heads'. No sum crosses a kv head,
-         * so every value, and every gradient, keeps its bytes. */
+        /* in pieces, the outputs concatenated: a few kv heads of one
+         * sequence, or a few whole sequences, and their G query heads at a
+         * time. per_kv_head: with the blocks recomputed (graph/recompute.c)
+         * one piece's [T, T, G] scores per kv head are held, not all H*B
+         * heads'. Each sequence's own mask (packed rows): no piece holds
+         * two. No sum crosses a kv head, so every value, and every
+         * gradient, keeps its bytes. */
         const int64_t group = n_heads / n_kv_heads, slots = n_kv_heads * t_batch;
-        const int64_t per_piece = (slots + TNN_ATTENTION_PIECES - 1) / TNN_ATTENTION_PIECES;
-        for (int64_t g = 0; g < slots; g += per_piece) {
-            const int64_t n = g + per_piece < slots ? per_piece : slots - g;
-            struct ggml_tensor * part = attention_heads(ctx, slices(ctx, q3, g * group, n * group),
-                                                        slices(ctx, k3, g, n), slices(ctx, vt, g, n), causal_mask,
-                                                        scale, softcap);
-            out = out == NULL ? part : ggml_concat(ctx, out, part, 2);
+        const int64_t per_piece = per_kv_head ? (slots + TNN_ATTENTION_PIECES - 1) / TNN_ATTENTION_PIECES : slots;
+        const int64_t heads = per_piece < n_kv_heads ? per_piece : n_kv_heads;   /* of a sequence */
+        const int64_t rows = per_piece < n_kv_heads || mask_per_row ? 1 : per_piece / n_kv_heads;
+        for (int64_t b = 0; b < t_batch; b += rows) {
+            const int64_t r = b + rows < t_batch ? rows : t_batch - b;
+            for (int64_t h = 0; h < n_kv_heads; h += heads) {
+                const int64_t first = b * n_kv_heads + h;       /* kv slot */
+                const int64_t n = r > 1 ? r * n_kv_heads : (h + heads < n_kv_heads ? heads : n_kv_heads - h);
+                struct ggml_tensor * part = attention_heads(ctx, slices(ctx, q3, first * group, n * group),
+                                                            slices(ctx, k3, first, n), slices(ctx, vt, first, n),
+                                                            mask_of(ctx, mask, b), scale, softcap);
+                out = out == NULL ? part : ggml_concat(ctx, out, part, 2);
+            }
         }
     }
     out = ggml_reshape_4d(ctx, out, head_dim, t_seq, n_heads, t_batch);

@@ -38,6 +38,10 @@ struct tnn_trainer {
      * stream at each block's input and the last block's output */
     int32_t recompute_every;
     struct ggml_tensor ** residuals;
+    /* packed rows (tnn_set_packed_rows): the masks hold one [t_seq, t_seq]
+     * per row, filled from the positions before a compute that follows an
+     * upload of them (positions_changed) */
+    bool packed_rows, positions_changed;
     /* the dense products in bfloat16 (tnn_set_precision "bf16") */
     bool bf16_products;
     /* gradient clipping (tnn_enable_grad_clipping): max norm, 0 when off */

@@ -178,6 +178,9 @@ int tnn_upload(tnn_session * s, int32_t handle, const void * data, size_t nbytes
         default: break;
     }
     tnn_tensor_set(&s->tensors, e->tensor, data, 0, nbytes);
+    /* packed rows: the positions say where each sample begins, so the masks
+     * follow them before the next compute (train.c) */
+    s->train.positions_changed |= e->kind == TNN_KIND_POSITIONS;
     return TNN_OK;
 }
 

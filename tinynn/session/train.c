@@ -10,10 +10,12 @@
 
 /* Nodes a graph may hold: the forward is ~40 nodes a layer, the backward
  * roughly triples that, and AdamW adds one per parameter. */
-static size_t graph_size_for(const tnn_model_config * cfg, bool recompute) {
+static size_t graph_size_for(const tnn_model_config * cfg, bool recompute, bool packed) {
     /* recomputation adds a second copy of the blocks' forward nodes, and
-     * attention in pieces ~40 nodes a piece, forward and backward */
-    const size_t pieces = cfg->attn_per_kv_head ? TNN_ATTENTION_PIECES : 0;
+     * attention in pieces ~40 nodes a piece, forward and backward (whole
+     * sequences a piece: up to twice TNN_ATTENTION_PIECES; packed rows: one
+     * sequence or less a piece) */
+    const size_t pieces = (cfg->attn_per_kv_head ? 2 * TNN_ATTENTION_PIECES : 0) + (packed ? cfg->t_batch : 0);
     return 4096 + (size_t) cfg->n_layers * ((recompute ? 1536 : 1024) + 64 * pieces);
 }
 
@@ -34,25 +36,62 @@ static struct ggml_tensor * build_clip_scale(tnn_session * s, struct ggml_contex
     return ggml_div(ctx, s->train.clip_one, ratio);
 }
 
-/* mask [t, t]: row i (a query) may see keys 0..i (window > 0: only the
- * last `window` of them): 0 there, -inf elsewhere */
-static int fill_causal_mask(tnn_session * s, struct ggml_tensor * mask, int64_t window) {
-    const int64_t t = mask->ne[0];
-    float * host = malloc((size_t) (t * t) * sizeof(float));
-    if (host == NULL) {
-        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
-    }
-    for (int64_t i = 0; i < t; ++i) {
-        for (int64_t j = 0; j < t; ++j) {
-            const bool seen = j <= i && (window == 0 || i - j < window);
-            host[i * t + j] = seen ? 0.0f : -INFINITY;
+/* mask [t, t, 1, rows]: query i of row r sees key j when j is in i's sample
+ * and j <= i (window > 0: i - j < window, counted in positions); 0 there,
+ * -inf elsewhere. positions NULL: every row is one sample, 0 .. t-1. */
+static void causal_rows(float * host, const int32_t * positions, int64_t t, int64_t rows, int64_t window) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const int32_t * pos = positions ? positions + r * t : NULL;
+        float * m = host + r * t * t;
+        int64_t start = 0;                      /* where query i's sample begins */
+        for (int64_t i = 0; i < t; ++i) {
+            if (pos != NULL && i > 0 && pos[i] == 0) {
+                start = i;
+            }
+            for (int64_t j = 0; j < t; ++j) {
+                const int64_t apart = pos ? (int64_t) pos[i] - pos[j] : i - j;
+                const bool seen = j >= start && j <= i && (window == 0 || apart < window);
+                m[i * t + j] = seen ? 0.0f : -INFINITY;
+            }
         }
     }
-    tnn_tensor_set(&s->tensors, mask, host, 0, ggml_nbytes(mask));
-    free(host);
+}
+
+static int fill_masks(tnn_session * s, const int32_t * positions) {
+    struct ggml_tensor * masks[2] = { s->train.causal_mask, s->train.swa_mask };
+    const int64_t windows[2] = { 0, s->model.cfg.swa_window };
+    for (int k = 0; k < 2; ++k) {
+        struct ggml_tensor * mask = masks[k];
+        if (mask == NULL) {
+            continue;
+        }
+        float * host = malloc(ggml_nbytes(mask));
+        if (host == NULL) {
+            return tnn_fail(TNN_ERR_ALLOC, "out of memory filling the attention mask");
+        }
+        causal_rows(host, positions, mask->ne[0], mask->ne[3], windows[k]);
+        tnn_tensor_set(&s->tensors, mask, host, 0, ggml_nbytes(mask));
+        free(host);
+    }
     return TNN_OK;
 }
 
+/* Packed rows: the masks from the positions uploaded since the last compute. */
+static int follow_positions(tnn_session * s) {
+    if (!s->train.packed_rows || !s->train.positions_changed) {
+        return TNN_OK;
+    }
+    const size_t nbytes = ggml_nbytes(s->model.positions);
+    int32_t * positions = malloc(nbytes);
+    if (positions == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory reading the positions");
+    }
+    tnn_tensor_get(&s->tensors, s->model.positions, positions, 0, nbytes);
+    const int status = fill_masks(s, positions);
+    free(positions);
+    s->train.positions_changed = status != TNN_OK;
+    return status;
+}
 /* The realized architecture's forward: its inputs -> logits [vocab, n]. */
 static struct ggml_tensor * model_forward(tnn_session * s, struct ggml_context * ctx) {
     const struct tnn_forward_inputs in = {
@@ -105,9 +144,15 @@ static int create_contexts(tnn_session * s, size_t graph_size) {
     }
     const tnn_model_config * cfg = &s->model.cfg;
     struct ggml_context * ctx = s->train.ctx_opt;
-    s->train.causal_mask = new_input(ctx, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq, "causal_mask");
+    /* [t_seq, t_seq, 1, rows]: one mask for all rows, or one per packed row */
+    const int64_t mask_rows = s->train.packed_rows ? cfg->t_batch : 1;
+    s->train.causal_mask = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq, 1, mask_rows);
+    ggml_set_name(s->train.causal_mask, "causal_mask");
+    ggml_set_input(s->train.causal_mask);
     if (cfg->swa_window > 0) {
-        s->train.swa_mask = new_input(ctx, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq, "swa_mask");
+        s->train.swa_mask = ggml_dup_tensor(ctx, s->train.causal_mask);
+        ggml_set_name(s->train.swa_mask, "swa_mask");
+        ggml_set_input(s->train.swa_mask);
     }
     s->train.hp = new_input(ctx, GGML_TYPE_F32, 7, 0, "adamw_params");
     s->train.loss_scale = new_input(ctx, GGML_TYPE_F32, 1, 0, "loss_scale");
@@ -400,11 +445,8 @@ static int allocate(tnn_session * s) {
     if (s->train.clip_one != NULL) {
         tnn_tensor_set(&s->tensors, s->train.clip_one, &one, 0, sizeof(float));
     }
-    if (fill_causal_mask(s, s->train.causal_mask, 0) != TNN_OK ||
-        (s->train.swa_mask && fill_causal_mask(s, s->train.swa_mask, s->model.cfg.swa_window) != TNN_OK)) {
-        return TNN_ERR_ALLOC;
-    }
-    return TNN_OK;
+    /* every row one sample until positions come (then follow_positions) */
+    return fill_masks(s, NULL);
 }
 
 static int check_buildable(tnn_session * s) {
@@ -431,7 +473,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     int status = check_buildable(s);
     /* with recomputation, attention a kv head at a time */
     s->model.cfg.attn_per_kv_head = s->train.recompute_every > 0;
-    const size_t graph_size = graph_size_for(&s->model.cfg, s->train.recompute_every > 0);
+    const size_t graph_size = graph_size_for(&s->model.cfg, s->train.recompute_every > 0, s->train.packed_rows);
     if (status == TNN_OK) {
         status = create_contexts(s, graph_size);
     }
@@ -552,7 +594,10 @@ static int compute(tnn_session * s, struct ggml_cgraph * graph, const char * wha
     if (graph != s->train.gf && !s->train.reset_done) {
         return tnn_fail(TNN_ERR_STATE, "%s before graph_reset: reset before the first step", what);
     }
-    int status = alloc_graph(s, graph);
+    int status = follow_positions(s);
+    if (status == TNN_OK) {
+        status = alloc_graph(s, graph);
+    }
     if (status != TNN_OK) {
         return status;
     }
@@ -630,6 +675,20 @@ int tnn_set_recompute(tnn_session * s, int32_t every) {
         return tnn_fail(TNN_ERR_ARG, "recompute every %d blocks: say 0 (off) or a positive count", (int) every);
     }
     s->train.recompute_every = every;
+    return TNN_OK;
+}
+
+int tnn_set_packed_rows(tnn_session * s, int32_t packed) {
+    if (s == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_set_packed_rows: session is NULL");
+    }
+    if (!s->realized || s->train.built) {
+        return tnn_fail(TNN_ERR_STATE, "set_packed_rows must come after realize and before build");
+    }
+    if (s->model.tokens == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "packed rows need a token model (%s takes no tokens)", s->model.arch->name);
+    }
+    s->train.packed_rows = packed != 0;
     return TNN_OK;
 }
 

@@ -84,6 +84,7 @@ class RecipeOptions:
     clip_norm: float = 0.0  # clip gradients to this global norm in the graph (0: off)
     precision: str = "f32"  # "bf16": the dense products' operands in bfloat16 (tnn_set_precision)
     recompute: int = 0  # k > 0: keep every k-th block's input, recompute the rest (tnn_set_recompute); -1: auto
+    packed: bool = False  # rows hold several samples, each from position 0 (tnn_set_packed_rows)
     evaluates: bool = True  # the run also evaluates (forward graph, its logits whole): counted in the memory plan
 
     def to_dict(self) -> dict:

@@ -18,7 +18,7 @@ import numpy as np
 from ..core.errors import InputError
 from .corpus import BatchSampler
 from .images import to_patches
-from .instruct import fit, split, to_rows
+from .instruct import fit, pack, packed_rows, split
 from .preference import pair_rows, summarize
 
 
@@ -79,7 +79,14 @@ class CorpusSource:
 
 
 class InstructSource:
-    """Epochs over instruction samples, shuffled by seed, with a held-out split."""
+    """Epochs over instruction samples, shuffled by seed, with a held-out
+    split. With packing, the training samples are laid into rows of --seq
+    places once (pack), several to a row, and the epochs go over the rows:
+    each sample attends only to itself, as it would alone, and a step does
+    the work of its rows' tokens, not of padding."""
+
+    # --packing auto packs where it saves at least this share of the rows
+    AUTO_SAVING = 0.25
 
     def __init__(self, samples, name: str, args, pad_id: int):
         fitted = [fit(s, args.seq) for s in samples]
@@ -100,16 +107,30 @@ class InstructSource:
         self.name = name
         self.n_tokens = int(sum(len(s.tokens) for s in kept))
         self.args, self.pad_id = args, pad_id
+        packing = getattr(args, "packing", "off")
+        packed = pack(self.train, args.seq)
+        self.packed = packing == "on" or (packing == "auto" and len(packed) <= (1 - self.AUTO_SAVING) * len(self.train))
+        self.rows = [[self.train[i] for i in row] for row in packed] if self.packed else [[s] for s in self.train]
         self.per_step = args.batch * args.grad_accum
         self.tokens_per_step = args.seq * self.per_step
-        self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
+        self.steps_per_epoch = math.ceil(len(self.rows) / self.per_step)
         self.steps = args.steps or args.epochs * self.steps_per_epoch
-        self.order = EpochQueue(len(self.train), self.per_step, args.seed)
+        self.order = EpochQueue(len(self.rows), self.per_step, args.seed)
+
+    def describe_packing(self) -> str:
+        """How the training samples lie in rows, for the run's first lines."""
+        if not self.packed:
+            return f"{len(self.train)} training samples, one a row"
+        filled = sum(len(s.tokens) - 1 for s in self.train) / (len(self.rows) * self.args.seq)
+        return (
+            f"{len(self.train)} training samples packed into {len(self.rows)} rows of {self.args.seq} "
+            f"({filled:.0%} filled)"
+        )
 
     def next(self):
-        chunk = [self.train[i] for i in self.order.take()]
+        chunk = [self.rows[i] for i in self.order.take()]
         b = self.args.batch
-        return [self._pad(chunk[i : i + b]) for i in range(0, len(chunk), b)]
+        return [self._rows(chunk[i : i + b]) for i in range(0, len(chunk), b)]
 
     def state(self) -> dict:
         return self.order.state()
@@ -120,15 +141,15 @@ class InstructSource:
     def fingerprint(self) -> str:
         return hashlib.sha256(Path(self.name).read_bytes()).hexdigest()
 
-    def _pad(self, rows):
-        """rows as (ids, positions, labels) [t_batch, t_seq]; missing rows are
-        padding with every label masked."""
-        ids, positions, labels = to_rows(rows, self.args.seq, self.pad_id)
-        n = self.args.batch - len(rows)
-        pad_ids = np.full((n, self.args.seq), self.pad_id, dtype=np.int32)
-        pad_labels = np.full((n, self.args.seq), -1, dtype=np.int32)
-        positions = np.tile(np.arange(self.args.seq, dtype=np.int32), (self.args.batch, 1))
-        return np.vstack([ids, pad_ids]), positions, np.vstack([labels, pad_labels])
+    def _rows(self, rows):
+        """rows (each a list of samples) as (ids, positions, labels)
+        [t_batch, t_seq]; missing rows are padding with every label masked."""
+        rows = rows + [[]] * (self.args.batch - len(rows))
+        return packed_rows(rows, self.args.seq, self.pad_id)
+
+    def _pad(self, samples):
+        """samples one a row, as _rows."""
+        return self._rows([[s] for s in samples])
 
     def perplexity(self, recipe, samples) -> float:
         """exp(mean loss over the labelled tokens of samples), forward only."""

@@ -14,6 +14,7 @@ text around them, are masked.
 
 from __future__ import annotations
 
+import bisect
 import json
 from pathlib import Path
 
@@ -169,18 +170,53 @@ def fit(sample: Sample, t_seq: int) -> Sample | None:
 
 
 def to_rows(samples: list[Sample], t_seq: int, pad_id: int):
-    """(seq_ids, positions, labels) int32 [len(samples), t_seq]; labels are -1
-    where the next token is not the assistant's, and on padding."""
-    n = len(samples)
+    """(seq_ids, positions, labels) int32 [len(samples), t_seq], one sample a
+    row; labels are -1 where the next token is not the assistant's, and on padding."""
+    return packed_rows([[s] for s in samples], t_seq, pad_id)
+
+
+def packed_rows(rows: list[list[Sample]], t_seq: int, pad_id: int):
+    """(seq_ids, positions, labels) int32 [len(rows), t_seq] of rows holding
+    one or more samples each, one after another (pack): each sample's
+    positions start at 0, which is how the session knows where it begins;
+    the padding after the last one continues its positions."""
+    n = len(rows)
     ids = np.full((n, t_seq), pad_id, dtype=np.int32)
     labels = np.full((n, t_seq), IGNORE, dtype=np.int32)
-    for row, s in enumerate(samples):
-        length = len(s.tokens) - 1
-        ids[row, :length] = s.tokens[:-1]
-        # position t predicts token t+1
-        labels[row, :length] = np.where(s.trained[1:], s.tokens[1:], IGNORE)
-    positions = np.tile(np.arange(t_seq, dtype=np.int32), (n, 1))
+    positions = np.empty((n, t_seq), dtype=np.int32)
+    for r, row in enumerate(rows):
+        at = 0
+        for s in row:
+            # a sample of L tokens fills L-1 places: position t predicts token t+1
+            length = len(s.tokens) - 1
+            ids[r, at : at + length] = s.tokens[:-1]
+            labels[r, at : at + length] = np.where(s.trained[1:], s.tokens[1:], IGNORE)
+            positions[r, at : at + length] = np.arange(length, dtype=np.int32)
+            at += length
+        last_start = at - (len(row[-1].tokens) - 1) if row else 0
+        positions[r, at:] = np.arange(at - last_start, t_seq - last_start, dtype=np.int32)
     return ids, positions, labels
+
+
+def pack(samples: list[Sample], t_seq: int) -> list[list[int]]:
+    """The samples' indices in rows of t_seq places (a sample of L tokens takes
+    L-1), by best-fit decreasing: longest first, each into the fullest row it
+    still fits, a new row when none has room. Deterministic: ties go to the
+    lower index."""
+    order = sorted(range(len(samples)), key=lambda i: (-len(samples[i].tokens), i))
+    rows: list[list[int]] = []
+    rooms: list[tuple[int, int]] = []  # (places left, row), ascending
+    for i in order:
+        need = len(samples[i].tokens) - 1
+        at = bisect.bisect_left(rooms, (need, -1))
+        if at == len(rooms):
+            rows.append([i])
+            bisect.insort(rooms, (t_seq - need, len(rows) - 1))
+            continue
+        room, row = rooms.pop(at)
+        rows[row].append(i)
+        bisect.insort(rooms, (room - need, row))
+    return rows
 
 
 def split(samples: list, eval_fraction: float, seed: int):

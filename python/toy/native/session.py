@@ -328,12 +328,15 @@ class Session:
         objective: str = "cross_entropy",
         beta: float = 0.1,
         recompute: int = 0,
+        packed: bool = False,
     ) -> None:
         """Bake the training step; clip_norm > 0 clips gradients by their global
         norm inside the graph (self.grad_norm then holds the pre-clip norm);
         precision "bf16" takes the dense products in bfloat16 (tnn_set_precision);
         recompute k > 0 keeps every k-th block's input for the backward and
         computes the rest again (tnn_set_recompute);
+        packed: rows hold several samples, each beginning at position 0, and
+        attention stays inside each (tnn_set_packed_rows);
         objective "dpo" or "orpo" trains on pairs of rows with beta
         (tnn_set_objective: self.reference_logps and self.row_logps then hold
         each row's reference and summed log-probabilities)."""
@@ -348,6 +351,8 @@ class Session:
             recompute = self.plan.recompute if self.plan is not None else 0
         if recompute:
             self._check(self.lib.tnn_set_recompute(self._session, recompute))
+        if packed:
+            self._check(self.lib.tnn_set_packed_rows(self._session, 1))
         handles = [ffi.new("int32_t *") for _ in range(4)]
         self._check(self.lib.tnn_build_training_step(self._session, *handles))
         self.loss, self.labels, self.hp, self.logits = (h[0] for h in handles)

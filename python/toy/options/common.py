@@ -14,6 +14,7 @@ build the same LoRAOptions and refuse the same values with the same words."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,7 @@ class DataOptions:
     data: str | None = None  # None: the recipe's sample data (full: train on --corpus)
     epochs: int = 1
     eval_split: float = 0.1
+    packing: str = "auto"  # instruct data: several samples a row (InstructSource)
 
 
 @dataclass(kw_only=True)
@@ -416,6 +418,14 @@ def add_instruct_data_options(p, defaults: DataOptions, default_help: str) -> No
         default=defaults.eval_split,
         help="held-out fraction, by --seed",
     )
+    inst.add_argument(
+        "--packing",
+        choices=("auto", "on", "off"),
+        default=defaults.packing,
+        help="lay several samples in each row of --seq tokens, each attending only to itself "
+        "(positions restart per sample), so a step computes no padding; the same per-token losses. "
+        "auto (default): on where it saves at least a quarter of the rows",
+    )
 
 
 def check_instruct_data(args) -> None:
@@ -462,18 +472,26 @@ def gguf_corpus(args, tokenizer_source):
     return GGUFTokenizer.from_gguf(tokenizer_source).encode_corpus(text), corpus_name
 
 
-def instruct_source(args, model, conversations, config) -> InstructSource:
-    """Conversations rendered with the model's chat template; config gains the data's figures."""
+def instruct_source(args, model, conversations) -> InstructSource:
+    """Conversations rendered with the model's chat template, before the
+    recipe is realized: whether the rows are packed shapes the step."""
     tokenizer = GGUFTokenizer.from_gguf(model)
     formatter = ChatFormatter.from_gguf(model, tokenizer)
     samples = [formatter.sample(messages) for messages in conversations]
     pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
     source = InstructSource(samples, args.data, args, pad_id)
+    print(f"toy-train: {source.describe_packing()}", file=sys.stderr)
+    return source
+
+
+def record_instruct_data(args, source: InstructSource, config: dict) -> None:
+    """The run's config gains the data's figures."""
     config.update(
         data=args.data,
         epochs=args.epochs,
         eval_split=args.eval_split,
+        packing=args.packing,
+        packed_rows=len(source.rows) if source.packed else None,
         train_samples=len(source.train),
         eval_samples=len(source.eval),
     )
-    return source

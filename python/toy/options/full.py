@@ -70,7 +70,12 @@ def _check_memory(model, cfg, opts) -> None:
 def prepare(args: FullOptions) -> options.Prepared:
     conversations = read_jsonl(args.data) if args.data is not None else None
     model = options.base_model(args)
-    opts = options.recipe_options(args, evaluates=conversations is not None and args.eval_split > 0)
+    source = options.instruct_source(args, model, conversations) if conversations is not None else None
+    opts = options.recipe_options(
+        args,
+        evaluates=source is not None and args.eval_split > 0,
+        packed=source is not None and source.packed,
+    )
     try:
         cfg = read_gguf_config(model)
     except ToyError as err:
@@ -83,8 +88,8 @@ def prepare(args: FullOptions) -> options.Prepared:
     options.realize_or_input_error(recipe.realize, model, opts)
     recipe.save_dtype = args.save_type
     config = {"model": recipe.cfg.to_dict(), "options": opts.to_dict(), "base": str(model), "save_type": args.save_type}
-    if conversations is not None:
-        source = options.instruct_source(args, model, conversations, config)
+    if source is not None:
+        options.record_instruct_data(args, source, config)
     else:
         tokens, corpus_name = options.gguf_corpus(args, model)
         check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)

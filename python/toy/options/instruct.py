@@ -47,8 +47,9 @@ def check(args: InstructOptions) -> None:
 
 def prepare(args: InstructOptions) -> options.Prepared:
     conversations = read_jsonl(args.data)  # bad data fails before the model loads
-    recipe, model, config = lora.realize(args)
-    source = options.instruct_source(args, model, conversations, config)
+    source = options.instruct_source(args, options.base_model(args), conversations)
+    recipe, _, config = lora.realize(args, packed=source.packed)
+    options.record_instruct_data(args, source, config)
     return recipe, source, config, "adapter.gguf"
 
 

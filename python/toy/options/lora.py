@@ -93,14 +93,17 @@ def check(args: LoRAOptions) -> None:
     pass
 
 
-def realize(args: options.AdapterOptions, recipe_class=LoRA, rows: int | None = None, **recipe_options):
+def realize(
+    args: options.AdapterOptions, recipe_class=LoRA, rows: int | None = None, packed: bool = False, **recipe_options
+):
     """The LoRA recipe (or a subclass: DPO, ORPO) on --model, its base's path
-    and the config it records. rows: sequences per micro-batch (default --batch)."""
+    and the config it records. rows: sequences per micro-batch (default --batch);
+    packed: each row may hold several samples (instruct's packing)."""
     model = options.base_model(args)
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
     # instruct evaluates when it holds data out, DPO and ORPO always (the reference)
     evaluates = recipe_class is not LoRA or getattr(args, "eval_split", 0) > 0
-    opts = options.recipe_options(args, evaluates, t_batch=rows or args.batch)
+    opts = options.recipe_options(args, evaluates, t_batch=rows or args.batch, packed=packed)
     recipe = recipe_class(args.device, args.threads)
     options.realize_or_input_error(
         recipe.realize,

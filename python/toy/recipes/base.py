@@ -22,7 +22,13 @@ class TrainingRecipe:
     def _build_args(self, **objective) -> dict:
         """What Session.build gets from self.opts (and realize, to plan the memory)."""
         opts = self.opts
-        return dict(clip_norm=opts.clip_norm, precision=opts.precision, recompute=opts.recompute, **objective)
+        return dict(
+            clip_norm=opts.clip_norm,
+            precision=opts.precision,
+            recompute=opts.recompute,
+            packed=opts.packed,
+            **objective,
+        )
 
     def _upload_batch(self, seq_ids, positions, labels=None) -> None:
         session = self.session
