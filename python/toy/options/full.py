@@ -3,12 +3,9 @@ once), written back with the base's metadata."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 from ..core.errors import InputError, ToyError
-from ..core.machine import available_bytes
-from ..core.plan import token_training_bytes
 from ..datasets.batches import CorpusSource
 from ..datasets.corpus import check_corpus
 from ..datasets.instruct import read_jsonl
@@ -52,21 +49,6 @@ def check(args: FullOptions) -> None:
         raise InputError("give --data or --corpus, not both")
 
 
-def _check_memory(model, cfg, opts) -> None:
-    need, available = token_training_bytes(cfg, opts.t_seq, opts.t_batch, opts.untied), available_bytes()
-    print(
-        f"toy-train: full fine-tuning {model.name} needs about {need / 2**20:,.0f} MB (weights, "
-        f"gradients, AdamW moments, activations)" + (f"; {available / 2**20:,.0f} MB available" if available else ""),
-        file=sys.stderr,
-    )
-    if available is not None and need > available:
-        raise InputError(
-            f"full fine-tuning {model} needs about {need / 2**20:,.0f} MB and "
-            f"{available / 2**20:,.0f} MB is available: use a smaller --seq/--batch, "
-            "or train LoRA adapters (toy-train lora)"
-        )
-
-
 def prepare(args: FullOptions) -> options.Prepared:
     conversations = read_jsonl(args.data) if args.data is not None else None
     model = options.base_model(args)
@@ -83,7 +65,6 @@ def prepare(args: FullOptions) -> options.Prepared:
     opts.untied = cfg.untied
     if args.save_type == "base":
         check_requantizable(model)
-    _check_memory(model, cfg, opts)
     recipe = FullFineTune(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, model, opts)
     recipe.save_dtype = args.save_type
