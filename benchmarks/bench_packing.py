@@ -101,8 +101,8 @@ def main() -> None:
     a = p.parse_args()
     name, flags = cpu_model()
     print(
-        f"CPU: {name} ({', '.join(flags)}); SmolLM2-135M Q4_1, instruct's LoRA (rank 16, all seven), --seq 1024 --batch {a.batch}, "
-        f"{a.threads} threads, one epoch of {a.samples} samples"
+        f"CPU: {name} ({', '.join(flags)}); SmolLM2-135M Q4_1, instruct's LoRA (rank 16, all seven), "
+        f"--seq 1024 --batch {a.batch}, {a.threads} threads, one epoch of {a.samples} samples"
     )
     print(
         "| lengths | samples (min/mean/max tokens) | rows, steps unpacked | rows, steps packed "
