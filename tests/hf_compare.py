@@ -175,10 +175,18 @@ def assert_toy_matches(model, path, ids, table, skip=(), to_gguf=None):
     t = ids.shape[1] - 1
     recipe = FullFineTune("cpu", threads=1)
     recipe.realize(path, toy.RecipeOptions(t_seq=t, t_batch=1))
-    logits, ours = recipe.evaluate(ids[:, :-1], np.arange(t, dtype=np.int32)[None], ids[:, 1:])
-    expected = out.logits[0].detach().numpy()
+    batch = (ids[:, :-1], np.arange(t, dtype=np.int32)[None], ids[:, 1:])
+    assert_step_matches(recipe, batch, model, out.logits, loss, table, skip, to_gguf)
+
+
+def assert_step_matches(recipe, batch, model, hf_logits, hf_loss, table, skip=(), to_gguf=None):
+    """toy's full fine-tuning recipe on batch (ids, positions, labels) gives
+    transformers' logits [1, T, vocab], loss and every weight's gradient
+    (hf_loss.backward() has run); to_gguf and skip as for assert_toy_matches."""
+    logits, ours = recipe.evaluate(*batch)
+    expected = hf_logits[0].detach().numpy()
     np.testing.assert_allclose(logits[0], expected, atol=1e-4 * np.abs(expected).max())
-    assert ours == pytest.approx(float(loss.detach()), rel=1e-5)
+    assert ours == pytest.approx(float(hf_loss.detach()), rel=1e-5)
 
     e = recipe.session
     e.reset()

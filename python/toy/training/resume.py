@@ -13,13 +13,16 @@ from .checkpoint import Checkpoint, find_checkpoint
 
 # what a resume may change: how the run is carried out, not what it computes
 RESUME_MAY_CHANGE = ("threads", "json", "save_every", "keep", "resume")
+# an option newer than a checkpoint takes the value that gives what the run
+# did before the option existed, where that is not the option's default
+BEFORE_IT_EXISTED = {"packing": "off"}
 
 
 def saved_options(checkpoint: Checkpoint) -> dict:
     """The arguments a checkpoint's run was started with, each checked as the
     command line would check it: a checkpoint is a file like any other, and
     what it says goes to the C core. An option newer than the checkpoint
-    takes its default."""
+    takes its default, or what the run did before it (BEFORE_IT_EXISTED)."""
     saved = checkpoint.state["args"]
     damaged = f"checkpoint {checkpoint.path} is damaged"
     if saved.get("recipe") not in COMMANDS:
@@ -30,7 +33,7 @@ def saved_options(checkpoint: Checkpoint) -> dict:
         raise InputError(f"{damaged}: it has an option toy does not know ({unknown[0][:40]})")
     args = {"recipe": saved["recipe"]}
     for dest, action in actions.items():
-        value = saved.get(dest, action.default)
+        value = saved.get(dest, BEFORE_IT_EXISTED.get(dest, action.default))
         bound = getattr(action.type, "__self__", None)
         if isinstance(action, argparse._StoreTrueAction):
             ok = isinstance(value, bool)
