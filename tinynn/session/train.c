@@ -92,6 +92,7 @@ static int follow_positions(tnn_session * s) {
     s->train.positions_changed = status != TNN_OK;
     return status;
 }
+
 /* The realized architecture's forward: its inputs -> logits [vocab, n]. */
 static struct ggml_tensor * model_forward(tnn_session * s, struct ggml_context * ctx) {
     const struct tnn_forward_inputs in = {

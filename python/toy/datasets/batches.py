@@ -108,7 +108,7 @@ class InstructSource:
         self.n_tokens = int(sum(len(s.tokens) for s in kept))
         self.args, self.pad_id = args, pad_id
         packing = getattr(args, "packing", "off")
-        packed = pack(self.train, args.seq)
+        packed = pack(self.train, args.seq) if packing != "off" else []
         self.packed = packing == "on" or (packing == "auto" and len(packed) <= (1 - self.AUTO_SAVING) * len(self.train))
         self.rows = [[self.train[i] for i in row] for row in packed] if self.packed else [[s] for s in self.train]
         self.per_step = args.batch * args.grad_accum
