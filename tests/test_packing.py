@@ -11,7 +11,7 @@ import pytest
 import reference_llama as ref
 import toy
 from test_gradients import TINY, ref_config
-from toy.datasets.instruct import pack, packed_rows
+from toy.datasets.instruct import pack, packed_rows, places
 from toy.native.session import ModelDesc, Session
 from toy.text.chat import Sample
 
@@ -138,13 +138,13 @@ def test_packed_rows_recompute_to_the_bit():
 def test_pack_lays_every_sample_once_longest_first_within_the_row():
     lengths = [9, 2, 7, 3, 5, 5, 1, 11, 4]
     samples = samples_of(lengths)
-    rows = pack(samples, 12)
+    rows = pack([places(s) for s in samples], 12)
     assert sorted(i for row in rows for i in row) == list(range(len(lengths)))
     assert all(sum(lengths[i] for i in row) <= 12 for row in rows)
     # 47 places in rows of 12: best-fit decreasing needs no more than the 4 the total asks
     assert len(rows) == 4
     assert rows[0][0] == lengths.index(11)
-    assert pack(samples, 12) == rows
+    assert pack([places(s) for s in samples], 12) == rows
 
 
 def test_packed_rows_restart_positions_at_each_sample_and_label_only_its_tokens():

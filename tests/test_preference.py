@@ -81,7 +81,7 @@ def formatter(smollm2):
 
 def test_a_pairs_rows_share_the_prompt_and_only_the_answers_carry_labels(formatter):
     pairs = fit_pairs(tokenize_pairs(read_pairs(DATA), formatter), 64)
-    ids, positions, labels = pair_rows(pairs[:2], 3, 64, pad_id=0)
+    ids, positions, labels = pair_rows(pairs[:2], 6, 64, pad_id=0)
     assert ids.shape == labels.shape == positions.shape == (6, 64)
     for k, pair in enumerate(pairs[:2]):
         prompt = pair.chosen.last_response_start()
@@ -224,3 +224,51 @@ def test_finetune_from_python_runs_orpo_on_pairs(smollm2, tmp_path):
     assert run.recipe == "orpo" and run.adapter.is_file() and len(run.losses) == 2
     assert run.config["objective"] == "orpo" and run.config["train_pairs"] == 6
     assert isinstance(run.generate("Opposite of hot?", max_new_tokens=4), str)
+
+
+def test_pairs_packed_in_rows_train_as_the_pairs_one_answer_a_row(smollm2, tmp_path):
+    """The four training pairs in one micro-batch either way: --batch 4 one
+    answer a row, or packed two pairs a row of --seq 192. The step's ORPO
+    loss, reward margin and accuracy (of the base model: the adapters start
+    at zero) agree to the int8 rounding of the activations, which turns the
+    order of the sums into a difference near 1e-5."""
+    run = ("orpo", "--threads", GATE_THREADS, "--data", str(DATA), "--seq", "192", "--rank", "8", "--targets", "q,v")
+    run += ("--eval-split", "0.34", "--steps", "1")
+    unpacked = toy_train(*run, "--batch", "4", "--packing", "off", "--out", str(tmp_path / "off"))
+    packed = toy_train(*run, "--batch", "2", "--packing", "on", "--out", str(tmp_path / "on"))
+    assert unpacked.returncode == 0 and packed.returncode == 0, packed.stderr
+    assert "4 training pairs, one answer a row" in unpacked.stderr
+    assert "4 training pairs packed into 2 rows of 192" in packed.stderr
+    expected, got = (
+        {k: float(v) for k, v in (item.split("=") for item in r.stdout.split(": ")[1].split())}
+        for r in (unpacked, packed)
+    )
+    assert got["loss"] == pytest.approx(expected["loss"], rel=1e-4)
+    assert got["margin"] == pytest.approx(expected["margin"], abs=1e-4)
+    assert got["accuracy"] == expected["accuracy"]
+    config = json.loads((tmp_path / "on" / "config.json").read_text())
+    assert config["packing"] == "on" and config["packed_rows"] == 2
+    assert "toy-train: held-out (2 pairs): loss " in packed.stderr
+
+
+def test_packing_auto_packs_pairs_only_where_none_is_cut_and_rows_fall(formatter):
+    from toy.datasets.batches import PreferenceSource
+    from toy.options.preference import DPOOptions
+
+    pairs = fit_pairs(tokenize_pairs(read_pairs(DATA), formatter), 64)
+    # the longest pair takes 107 places: at --seq 64 auto cannot pack without cutting
+    assert not PreferenceSource(pairs, str(DATA), DPOOptions(seq=64, eval_split=0.0), 0, True).packed
+    wide = PreferenceSource(pairs, str(DATA), DPOOptions(seq=512, batch=1, eval_split=0.0), 0, True)
+    assert wide.packed and [sorted(row) for row in wide.layout["train"]] == [list(range(6))]
+    # a row: each pair's chosen answer then its rejected, from position 0 each;
+    # the reference follows the samples
+    wide.reference["train"] = np.arange(12.0).reshape(6, 2)[[2, 0, 1, 3, 4, 5]]
+    indices, (ids, positions, reference, labels) = wide._batch("train", [0])
+    assert ids.shape == (2, 512) and reference.shape == (256,)
+    starts = np.flatnonzero(positions[0] == 0)
+    lengths = [
+        n for p in (wide.train[i] for i in indices) for n in (len(p.chosen.tokens) - 1, len(p.rejected.tokens) - 1)
+    ]
+    assert list(np.diff(starts)) == lengths[:-1]
+    assert reference[:12].tolist() == wide.reference["train"][indices].ravel().tolist()
+    assert (labels[1] == -1).all()  # the second row is padding

@@ -34,7 +34,7 @@ def tiny_batch(rng, same_pairs=False):
     return tokens, positions, labels
 
 
-def realize_tiny(tmp_path, recipe_class, beta, targets=("q", "v", "down")):
+def realize_tiny(tmp_path, recipe_class, beta, targets=("q", "v", "down"), t_seq=T, rows=ROWS, packed=False):
     cfg = ref.Config(vocab=VOCAB, d_model=8, n_layers=2, n_heads=4, n_kv_heads=2, d_ff=12, untied=True, qkv_bias=False)
     params = ref.init_params(cfg, np.random.default_rng(5), scale=0.5)
     path = write_llama_gguf(tmp_path / "tiny.gguf", params, cfg)
@@ -43,7 +43,7 @@ def realize_tiny(tmp_path, recipe_class, beta, targets=("q", "v", "down")):
         path,
         None,
         2,
-        toy.RecipeOptions(t_seq=T, t_batch=ROWS, seed=3, init_scale=0.3),
+        toy.RecipeOptions(t_seq=t_seq, t_batch=rows, seed=3, init_scale=0.3, packed=packed),
         alpha=3.0,
         targets=targets,
         beta=beta,
@@ -91,6 +91,51 @@ def test_the_loss_and_every_adapter_gradient_match_the_reference(tmp_path, recip
     assert loss_forward == pytest.approx(loss, rel=1e-6)
     logits = ref.forward(params, cfg, tokens, positions)
     np.testing.assert_allclose(row_logps, pref.row_logps(logits, labels), rtol=1e-5, atol=1e-6)
+
+
+def packed_pairs(tokens, positions, labels):
+    """tiny_batch's two real pairs packed a pair a row: each row the chosen
+    answer's 6 places, then the rejected's, each from position 0."""
+    return tuple(np.concatenate([a[0:4:2], a[1:4:2]], axis=1) for a in (tokens, positions, labels))
+
+
+@pytest.mark.parametrize("recipe_class", [DPO, ORPO])
+def test_pairs_packed_in_rows_give_the_loss_gradients_and_logps_of_the_pairs_one_a_row(tmp_path, recipe_class):
+    """Two rows of 12 holding a pair each, the answers from position 0: the
+    samples are numbered through the batch, so samples 2k and 2k + 1 are pair
+    k as rows 2k and 2k + 1 are unpacked."""
+    tokens, positions, labels = tiny_batch(np.random.default_rng(1))
+    reference = np.array([-9.0, -11.5, -7.25, -8.0, 0.0, 0.0], dtype=np.float32)
+    recipe, params, values, cfg = realize_tiny(tmp_path, recipe_class, beta=0.5)
+    loss, grads = gradients(recipe, tokens, positions, labels, reference)
+    _, logps = recipe.evaluate_pairs(tokens, positions, labels, reference)
+
+    packed = realize_tiny(tmp_path, recipe_class, beta=0.5, t_seq=2 * T, rows=2, packed=True)[0]
+    rows = packed_pairs(tokens, positions, labels)
+    packed_reference = np.zeros(256, dtype=np.float32)  # a packed batch's reference: one per sample
+    packed_reference[:4] = reference[:4]
+    packed_loss, packed_grads = gradients(packed, *rows[:2], rows[2], packed_reference)
+    assert packed_loss == pytest.approx(loss, rel=1e-6)
+    for name, got in packed_grads.items():
+        np.testing.assert_allclose(got, grads[name], rtol=0, atol=1e-5 * np.abs(grads[name]).max(), err_msg=name)
+    packed_forward, packed_logps = packed.evaluate_pairs(*rows[:2], rows[2], packed_reference)
+    assert packed_forward == pytest.approx(packed_loss, rel=1e-6)
+    np.testing.assert_allclose(packed_logps[:4], logps[:4], rtol=1e-6)
+    assert not packed_logps[4:].any()
+    # and the float64 reference, on the pairs one a row
+    objective = objective_of(recipe, labels, reference.astype(np.float64))
+    assert packed_loss == pytest.approx(ref.objective_and_grads(params, cfg, tokens, positions, objective)[0], rel=1e-5)
+
+
+def test_positions_that_make_more_samples_than_a_packed_batch_pairs_are_refused(tmp_path):
+    recipe = realize_tiny(tmp_path, DPO, beta=0.5, t_seq=136, rows=2, packed=True)[0]
+    tokens = np.zeros((2, 136), dtype=np.int32)
+    positions = np.zeros((2, 136), dtype=np.int32)  # every token a sample of its own: 272
+    labels = np.full((2, 136), 1, dtype=np.int32)
+    with pytest.raises(
+        toy.ToyError, match="these positions make 272 samples in one batch; a preference batch holds 256"
+    ):
+        recipe.evaluate_pairs(tokens, positions, labels)
 
 
 @pytest.mark.parametrize("objective", [pref.dpo, pref.orpo])

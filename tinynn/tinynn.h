@@ -64,8 +64,8 @@ enum tnn_tensor_kind {
     TNN_KIND_FROZEN = 9,  /* a frozen base weight, in its stored type */
     TNN_KIND_GRAD_NORM = 10, /* output: float32 [1], the global gradient norm before clipping */
     TNN_KIND_IMAGES = 11, /* input: float32 [patch_dim, n_patches, t_batch] (ViT) */
-    TNN_KIND_REFERENCE = 12, /* input: float32 [t_batch], reference log-probabilities (DPO) */
-    TNN_KIND_ROW_LOGPS = 13, /* output: float32 [t_batch], each row's summed log-probability */
+    TNN_KIND_REFERENCE = 12, /* input: float32 [samples], reference log-probabilities (DPO) */
+    TNN_KIND_SAMPLE_LOGPS = 13, /* output: float32 [samples], each sample's summed log-probability */
     TNN_KIND_ROPE_FREQS = 14 /* frozen: float32 [rope width/2], RoPE's per-pair frequency factors
                                 (rope_freqs.weight of a model created with rope_freqs = 1, or
                                 rope_factors_short/long.weight with rope_orig_ctx > 0);
@@ -336,20 +336,25 @@ enum tnn_objective {
 };
 
 /* Before build: train on preference pairs instead of the mean cross-entropy
- * (CPU backend, token models). Rows 2k and 2k+1 of a batch are pair k: the
- * chosen and the rejected answer to one prompt, labelled on the answer only
- * (-1 elsewhere); t_batch must be even. With lp a row's summed
- * log-probability of its labelled tokens:
+ * (CPU backend, token models). The samples of a batch, numbered row by row,
+ * come in pairs: samples 2k and 2k+1 are pair k, the chosen and the
+ * rejected answer to one prompt, labelled on the answer only (-1
+ * elsewhere). A row is one sample (t_batch must be even), or with packed
+ * rows (tnn_set_packed_rows) a sample begins at each row's first token and
+ * wherever a position is 0, at most 256 samples a batch. With lp a
+ * sample's summed log-probability of its labelled tokens:
  *   DPO   loss = mean over pairs of -log sigmoid(beta ((lp_c - ref_c) - (lp_r - ref_r))),
- *         ref the reference model's lp of each row, uploaded per batch to
- *         "reference_logps" (float32 [t_batch], kind TNN_KIND_REFERENCE);
- *   ORPO  loss = the chosen rows' mean cross-entropy per labelled token
- *         + beta * mean over pairs of -log sigmoid(o(m_c) - o(m_r)), m a row's
- *         lp per labelled token, o(m) = m - log(1 - e^m) its log odds.
- * A pair with an unlabelled row (padding) counts for nothing. After any
- * compute, "row_logps" (float32 [t_batch], kind TNN_KIND_ROW_LOGPS) holds
- * each row's lp: run the forward graph before the first step, when LoRA's B
- * is still zero, and it gives the base model's lp, DPO's reference. The
+ *         ref the reference model's lp of each sample, uploaded per batch to
+ *         "reference_logps" (float32 [samples], kind TNN_KIND_REFERENCE);
+ *   ORPO  loss = the chosen samples' mean cross-entropy per labelled token
+ *         + beta * mean over pairs of -log sigmoid(o(m_c) - o(m_r)), m a
+ *         sample's lp per labelled token, o(m) = m - log(1 - e^m) its log odds.
+ * [samples] is [t_batch], or [256] with packed rows. A pair with an
+ * unlabelled sample (padding) counts for nothing. After any compute,
+ * "sample_logps" (float32 [samples], kind TNN_KIND_SAMPLE_LOGPS) holds each
+ * sample's lp (0 past the batch's last): run the forward graph before the
+ * first step, when LoRA's B is still zero, and it gives the base model's
+ * lp, DPO's reference. The
  * loss handle holds the objective's value; the loss scale multiplies it
  * (labels uploads leave it at 1; set it for gradient accumulation). */
 int tnn_set_objective(tnn_session * session, int32_t objective, float beta);
@@ -380,7 +385,9 @@ int tnn_set_recompute(tnn_session * session, int32_t every);
  * a sample (each row gets its own block-diagonal causal mask, made from
  * the positions before the first compute after each upload of them). The positions
  * restart at 0 for each sample, so every token's loss and gradient are
- * those of its sample trained alone, up to the order of the sums.
+ * those of its sample trained alone, up to the order of the sums. A
+ * preference objective (tnn_set_objective) pairs the samples; a compute
+ * on positions that make more than 256 samples is TNN_ERR_ARG.
  * TNN_ERR_ARG for a model without tokens (the ViT). */
 int tnn_set_packed_rows(tnn_session * session, int32_t packed);
 

@@ -101,11 +101,20 @@ struct ggml_tensor * tnn_head_loss_of_logits(const tnn_session * s, struct ggml_
 
 /* ---- preference losses (preference.c) -------------------------------------- */
 
-/* The most rows a preference batch may hold (pairs x 2). */
+/* The most rows a preference batch may hold (pairs x 2), and the most
+ * samples a batch of packed rows may hold. */
 #define TNN_MAX_PREFERENCE_ROWS 256
+#define TNN_MAX_PREFERENCE_SAMPLES 256
 
+/* How many samples the objective's tensors hold: t_batch, one a row, or
+ * with packed rows TNN_MAX_PREFERENCE_SAMPLES. */
+int64_t tnn_preference_samples(const tnn_session * s);
+/* The samples of a batch with these positions (int32 [t_seq * t_batch]):
+ * a row is one, or with packed rows a sample begins at each row's first
+ * token and wherever a position is 0. */
+int64_t tnn_count_samples(const tnn_session * s, const int32_t * positions);
 /* The objective's tensors in the trainer's ctx_opt (reference_logps,
- * row_logps, row_weights [t_batch]). */
+ * sample_logps [tnn_preference_samples], token_weights [n]). */
 void tnn_preference_tensors(tnn_session * s);
 /* The forward graph's preference loss from logits [vocab, n] held in full. */
 struct ggml_tensor * tnn_preference_loss_of_logits(tnn_session * s, struct ggml_context * ctx,

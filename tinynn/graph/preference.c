@@ -1,11 +1,15 @@
 /* Preference losses (DPO, ORPO) in place of the mean cross-entropy.
  *
- * A batch holds pairs: rows 2k and 2k + 1 are pair k's chosen and rejected
- * answer to one prompt, each row labelled on its answer only (-1 elsewhere).
- * Both losses are functions of each row's summed log-probability
- *     lp_r = sum over row r's labelled tokens t of log p(label_t) = -sum CE_t,
- * so with w_r = dL/dCE_t = -dL/dlp_r (one number per row),
- *     dL/dz_t = w_r (softmax(z_t) - onehot(label_t))
+ * A batch holds pairs of samples: samples 2k and 2k + 1 are pair k's chosen
+ * and rejected answer to one prompt, each labelled on its answer only (-1
+ * elsewhere). The samples are numbered through the batch row by row: a row
+ * is one sample, or, with packed rows (tnn_set_packed_rows), a sample begins
+ * at each row's first token and wherever a position is 0, as the attention
+ * masks see them. Both losses are functions of each sample's summed
+ * log-probability
+ *     lp_s = sum over sample s's labelled tokens t of log p(label_t) = -sum CE_t,
+ * so with w_s = dL/dCE_t = -dL/dlp_s (one number per sample),
+ *     dL/dz_t = w_s (softmax(z_t) - onehot(label_t))
  * is the cross-entropy's own gradient for token t, weighted. The training
  * graph is built with cross_entropy_loss as for any step, differentiated by
  * ggml, and then rewritten:
@@ -13,19 +17,20 @@
  *   cross_entropy_loss(z, labels)      -> per-token losses [1, n]
  *   cross_entropy * loss_scale         -> the preference loss [1] (this file's
  *                                         objective, times loss_scale), which
- *                                         also writes each row's lp and w
- *   cross_entropy_loss_back(dce, z, l) -> dce w_r (softmax(z_t) - onehot)
+ *                                         also writes each sample's lp and
+ *                                         each token's weight w_s
+ *   cross_entropy_loss_back(dce, z, l) -> dce w_s (softmax(z_t) - onehot)
  *
  * or, when the frozen head and the loss are fused (head_loss.c), the fused
  * node's per-token losses feed the preference loss and its per-token
- * gradients dL/dh_t (of the mean over n tokens) are scaled by n w_r dce.
+ * gradients dL/dh_t (of the mean over n tokens) are scaled by n w_s dce.
  *
  * DPO, pair (c, r), reference log-probabilities ref_c, ref_r uploaded:
  *     h = beta ((lp_c - ref_c) - (lp_r - ref_r)),   L = mean over pairs softplus(-h)
- * ORPO, m = lp / (labelled tokens of the row), log odds o(m) = m - log(1 - e^m):
- *     L = (sum of the chosen rows' CE) / (their labelled tokens)
+ * ORPO, m = lp / (labelled tokens of the sample), log odds o(m) = m - log(1 - e^m):
+ *     L = (sum of the chosen samples' CE) / (their labelled tokens)
  *         + beta mean over pairs softplus(-(o(m_c) - o(m_r)))
- * A pair with an unlabelled row (padding) counts for nothing. */
+ * A pair with an unlabelled sample (padding) counts for nothing. */
 #include "session/session.h"
 
 #include <math.h>
@@ -64,19 +69,57 @@ int tnn_set_objective(tnn_session * s, int32_t objective, float beta) {
     return TNN_OK;
 }
 
-/* The objective's inputs and outputs, one float per row, in the trainer's
- * static memory (ctx_opt): created with the trainer's other small tensors. */
+int64_t tnn_preference_samples(const tnn_session * s) {
+    return s->train.packed_rows ? TNN_MAX_PREFERENCE_SAMPLES : s->model.cfg.t_batch;
+}
+
+/* The objective's inputs and outputs in the trainer's static memory
+ * (ctx_opt), created with the trainer's other small tensors: one float per
+ * sample in and out, and each token's weight w_s. */
 void tnn_preference_tensors(tnn_session * s) {
-    const int64_t rows = s->model.cfg.t_batch;
+    const int64_t samples = tnn_preference_samples(s);
     struct ggml_context * ctx = s->train.ctx_opt;
-    s->train.reference_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, rows);
+    s->train.reference_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, samples);
     ggml_set_name(s->train.reference_logps, "reference_logps");
     ggml_set_input(s->train.reference_logps);
-    s->train.row_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, rows);
-    ggml_set_name(s->train.row_logps, "row_logps");
-    ggml_set_output(s->train.row_logps);
-    s->train.row_weights = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, rows);
-    ggml_set_name(s->train.row_weights, "row_weights");
+    s->train.sample_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, samples);
+    ggml_set_name(s->train.sample_logps, "sample_logps");
+    ggml_set_output(s->train.sample_logps);
+    s->train.token_weights = ggml_new_tensor_1d(ctx, GGML_TYPE_F32,
+                                                (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch);
+    ggml_set_name(s->train.token_weights, "token_weights");
+}
+
+/* Walks the tokens of a batch in order, numbering their samples (see the
+ * top of this file): call next(&walk, t) for t = 0, 1, ... n - 1; it
+ * returns token t's sample. */
+struct sample_walk {
+    const int32_t * positions; /* NULL: a row is one sample */
+    int64_t t_seq, sample;
+};
+
+static int64_t next_sample(struct sample_walk * w, int64_t t) {
+    if (t == 0) {
+        w->sample = 0;
+    } else if (t % w->t_seq == 0 || (w->positions != NULL && w->positions[t] == 0)) {
+        w->sample++;
+    }
+    return w->sample;
+}
+
+static struct sample_walk sample_walk(const tnn_session * s, const int32_t * positions) {
+    const struct sample_walk w = { s->train.packed_rows ? positions : NULL, s->model.cfg.t_seq, 0 };
+    return w;
+}
+
+int64_t tnn_count_samples(const tnn_session * s, const int32_t * positions) {
+    const int64_t n = (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch;
+    struct sample_walk w = sample_walk(s, positions);
+    int64_t last = 0;
+    for (int64_t t = 0; t < n; ++t) {
+        last = next_sample(&w, t);
+    }
+    return last + 1;
 }
 
 static double softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
@@ -92,21 +135,21 @@ static double log_odds(double m, double * d_dm) {
     return m - log(one_minus_p);
 }
 
-/* The loss of one batch from its rows' summed log-probabilities lp and
- * labelled counts; writes w[r] = dL/dCE_t for every token of row r. */
-static double preference_loss(int32_t objective, double beta, int64_t rows, const double * lp,
-                              const int64_t * count, const float * reference, float * w) {
+/* The loss of one batch from its samples' summed log-probabilities lp and
+ * labelled counts; writes w[s] = dL/dCE_t for every token of sample s. */
+static double preference_loss(int32_t objective, double beta, int64_t samples, const double * lp,
+                              const int64_t * count, const float * reference, double * w) {
     int64_t pairs = 0, chosen_tokens = 0;
-    for (int64_t k = 0; k < rows / 2; ++k) {
+    for (int64_t k = 0; k < samples / 2; ++k) {
         if (count[2 * k] > 0 && count[2 * k + 1] > 0) {
             pairs++;
             chosen_tokens += count[2 * k];
         }
     }
     double loss = 0.0;
-    for (int64_t k = 0; k < rows / 2; ++k) {
+    for (int64_t k = 0; k < samples / 2; ++k) {
         const int64_t c = 2 * k, r = 2 * k + 1;
-        w[c] = w[r] = 0.0f;
+        w[c] = w[r] = 0.0;
         if (count[c] == 0 || count[r] == 0) {
             continue;
         }
@@ -126,17 +169,19 @@ static double preference_loss(int32_t objective, double beta, int64_t rows, cons
             dl_dlp_c = -1.0 / (double) chosen_tokens + dl_da * do_c / (double) count[c];
             dl_dlp_r = -dl_da * do_r / (double) count[r];
         }
-        w[c] = (float) -dl_dlp_c;
-        w[r] = (float) -dl_dlp_r;
+        w[c] = -dl_dlp_c;
+        w[r] = -dl_dlp_r;
     }
     return loss;
 }
 
 /* dst [1] = the preference loss times loss_scale. srcs: per-token losses
- * [m, n] (token t's loss the last of column t), labels int32 [n], the
- * reference log-probabilities [rows], then written: row_logps and
- * row_weights [rows]; loss_scale [1]. One thread, in order: the same
- * bytes every run. userdata: the session. */
+ * [m, n] (token t's loss the last of column t), labels int32 [n], positions
+ * int32 [n], the reference log-probabilities [samples], then written:
+ * sample_logps [samples] and token_weights [n]; loss_scale [1]. One thread,
+ * in order: the same bytes every run. A batch with more samples than
+ * sample_logps holds (follow_positions refuses it first) gives NaN.
+ * userdata: the session. */
 static void preference_loss_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     (void) nth;
     if (ith != 0) {
@@ -144,27 +189,37 @@ static void preference_loss_node(struct ggml_tensor * dst, int ith, int nth, voi
     }
     const tnn_session * s = userdata;
     const struct ggml_tensor * per_token = dst->src[0];
+    const float * token_loss = per_token->data;
     const int32_t * labels = dst->src[1]->data;
-    const float * reference = dst->src[2]->data;
-    float *row_logps = dst->src[3]->data, *row_weights = dst->src[4]->data;
-    const float loss_scale = *(const float *) dst->src[5]->data;
-    const int64_t m = per_token->ne[0], n = per_token->ne[1];
-    const int64_t rows = s->model.cfg.t_batch, t_seq = n / rows;
-    double lp[TNN_MAX_PREFERENCE_ROWS];
-    int64_t count[TNN_MAX_PREFERENCE_ROWS];
-    for (int64_t r = 0; r < rows; ++r) {
-        lp[r] = 0.0;
-        count[r] = 0;
-        for (int64_t t = r * t_seq; t < (r + 1) * t_seq; ++t) {
-            if (labels[t] >= 0) {
-                lp[r] -= ((const float *) per_token->data)[t * m + m - 1];
-                count[r]++;
-            }
+    const float * reference = dst->src[3]->data;
+    float *sample_logps = dst->src[4]->data, *token_weights = dst->src[5]->data;
+    const float loss_scale = *(const float *) dst->src[6]->data;
+    const int64_t m = per_token->ne[0], n = per_token->ne[1], capacity = dst->src[4]->ne[0];
+    double lp[TNN_MAX_PREFERENCE_SAMPLES] = { 0 }, w[TNN_MAX_PREFERENCE_SAMPLES];
+    int64_t count[TNN_MAX_PREFERENCE_SAMPLES] = { 0 };
+    struct sample_walk walk = sample_walk(s, dst->src[2]->data);
+    int64_t samples = 0;
+    for (int64_t t = 0; t < n; ++t) {
+        const int64_t k = next_sample(&walk, t);
+        samples = k + 1;
+        if (k < capacity && labels[t] >= 0) {
+            lp[k] -= token_loss[t * m + m - 1];
+            count[k]++;
         }
-        row_logps[r] = (float) lp[r];
     }
-    const double loss = preference_loss(s->train.objective, s->train.beta, rows, lp, count, reference,
-                                        row_weights);
+    if (samples > capacity) {
+        *(float *) dst->data = NAN;
+        return;
+    }
+    const double loss = preference_loss(s->train.objective, s->train.beta, samples, lp, count, reference, w);
+    for (int64_t k = 0; k < capacity; ++k) {
+        sample_logps[k] = k < samples ? (float) lp[k] : 0.0f;
+    }
+    walk = sample_walk(s, dst->src[2]->data);
+    for (int64_t t = 0; t < n; ++t) {
+        const int64_t k = next_sample(&walk, t);
+        token_weights[t] = labels[t] >= 0 && k < samples - samples % 2 ? (float) w[k] : 0.0f;
+    }
     *(float *) dst->data = (float) loss * loss_scale;
 }
 
@@ -204,16 +259,16 @@ static void token_losses_node(struct ggml_tensor * dst, int ith, int nth, void *
     }
 }
 
-/* dst [vocab, n] = dce w_r (softmax(z_t) - onehot(label_t)) for token t of
- * row r (0 where unlabelled). srcs: dce [1], logits [vocab, n], labels,
- * row_weights [rows]. userdata: the session. */
+/* dst [vocab, n] = dce w_t (softmax(z_t) - onehot(label_t)), w_t the weight
+ * of token t's sample (0 where unlabelled). srcs: dce [1], logits [vocab, n],
+ * labels, token_weights [n]. */
 static void logits_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    const tnn_session * s = userdata;
+    (void) userdata;
     const float dce = *(const float *) dst->src[0]->data;
     const struct ggml_tensor * logits = dst->src[1];
     const int32_t * ids = dst->src[2]->data;
-    const float * row_weights = dst->src[3]->data;
-    const int64_t vocab = logits->ne[0], n = logits->ne[1], t_seq = n / s->model.cfg.t_batch;
+    const float * token_weights = dst->src[3]->data;
+    const int64_t vocab = logits->ne[0], n = logits->ne[1];
     for (int64_t t = n * ith / nth; t < n * (ith + 1) / nth; ++t) {
         const float * z = (const float *) ((const char *) logits->data + t * logits->nb[1]);
         float * g = (float *) ((char *) dst->data + t * dst->nb[1]);
@@ -223,25 +278,25 @@ static void logits_gradient_node(struct ggml_tensor * dst, int ith, int nth, voi
         }
         float max;
         const double sum = exp_sum(z, vocab, &max);
-        const double scale = (double) dce * row_weights[t / t_seq] / sum;
+        const double scale = (double) dce * token_weights[t] / sum;
         for (int64_t i = 0; i < vocab; ++i) {
             g[i] = (float) (scale * exp((double) z[i] - max));
         }
-        g[ids[t]] -= dce * row_weights[t / t_seq];
+        g[ids[t]] -= dce * token_weights[t];
     }
 }
 
 /* dst [d, n] = rows [0, d) of the fused head's [d + 1, n] (the gradient of
- * the mean over n tokens) times n dce w_r for token t of row r. srcs: the
- * fused node, dce [1], row_weights [rows]. userdata: the session. */
+ * the mean over n tokens) times n dce w_t, w_t the weight of token t's
+ * sample. srcs: the fused node, dce [1], token_weights [n]. */
 static void fused_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    const tnn_session * s = userdata;
+    (void) userdata;
     const struct ggml_tensor * per_token = dst->src[0];
     const float dce = *(const float *) dst->src[1]->data;
-    const float * row_weights = dst->src[2]->data;
-    const int64_t d = dst->ne[0], n = dst->ne[1], t_seq = n / s->model.cfg.t_batch;
+    const float * token_weights = dst->src[2]->data;
+    const int64_t d = dst->ne[0], n = dst->ne[1];
     for (int64_t t = n * ith / nth; t < n * (ith + 1) / nth; ++t) {
-        const float g = (float) n * dce * row_weights[t / t_seq];
+        const float g = (float) n * dce * token_weights[t];
         const float * in = (const float *) per_token->data + t * (d + 1);
         float * out = (float *) ((char *) dst->data + t * dst->nb[1]);
         for (int64_t i = 0; i < d; ++i) {
@@ -251,9 +306,15 @@ static void fused_gradient_node(struct ggml_tensor * dst, int ith, int nth, void
 }
 
 /* The preference loss's sources (see preference_loss_node), per_token first. */
+enum { PREFERENCE_LOSS_SRCS = 7 };
 static void preference_loss_srcs(tnn_session * s, struct ggml_tensor * per_token, struct ggml_tensor ** srcs) {
-    struct ggml_tensor * all[6] = { per_token,          s->train.labels,      s->train.reference_logps,
-                                    s->train.row_logps, s->train.row_weights, s->train.loss_scale };
+    struct ggml_tensor * all[PREFERENCE_LOSS_SRCS] = { per_token,
+                                                       s->train.labels,
+                                                       s->model.positions,
+                                                       s->train.reference_logps,
+                                                       s->train.sample_logps,
+                                                       s->train.token_weights,
+                                                       s->train.loss_scale };
     memcpy(srcs, all, sizeof(all));
 }
 
@@ -262,9 +323,9 @@ struct ggml_tensor * tnn_preference_loss_of_logits(tnn_session * s, struct ggml_
     struct ggml_tensor * args[2] = { logits, s->train.labels };
     struct ggml_tensor * per_token = ggml_custom_4d(ctx, GGML_TYPE_F32, 1, logits->ne[1], 1, 1, args, 2,
                                                     token_losses_node, GGML_N_TASKS_MAX, s);
-    struct ggml_tensor * srcs[6];
+    struct ggml_tensor * srcs[PREFERENCE_LOSS_SRCS];
     preference_loss_srcs(s, per_token, srcs);
-    return ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, srcs, 6, preference_loss_node, 1, s);
+    return ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, srcs, PREFERENCE_LOSS_SRCS, preference_loss_node, 1, s);
 }
 
 int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits) {
@@ -281,10 +342,10 @@ int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct g
     struct ggml_tensor * token_srcs[2] = { logits, s->train.labels };
     tnn_become_custom(ctx, ce, token_losses_node, s, token_srcs, 2);
     tnn_reshape_node(ce, 1, logits->ne[1]);
-    struct ggml_tensor * loss_srcs[6];
+    struct ggml_tensor * loss_srcs[PREFERENCE_LOSS_SRCS];
     preference_loss_srcs(s, ce, loss_srcs);
-    tnn_become_custom(ctx, scaled, preference_loss_node, s, loss_srcs, 6);
-    struct ggml_tensor * grad_srcs[4] = { dce, logits, s->train.labels, s->train.row_weights };
+    tnn_become_custom(ctx, scaled, preference_loss_node, s, loss_srcs, PREFERENCE_LOSS_SRCS);
+    struct ggml_tensor * grad_srcs[4] = { dce, logits, s->train.labels, s->train.token_weights };
     tnn_become_custom(ctx, dz, logits_gradient_node, s, grad_srcs, 4);
     return TNN_OK;
 }
@@ -297,11 +358,11 @@ int tnn_preference_fuse(tnn_session * s, struct ggml_cgraph * graph, struct ggml
         return tnn_fail(TNN_ERR_STATE, "internal: the fused training graph's loss is not as "
                                        "tnn_preference_fuse expects");
     }
-    struct ggml_tensor * loss_srcs[6];
+    struct ggml_tensor * loss_srcs[PREFERENCE_LOSS_SRCS];
     preference_loss_srcs(s, per_token, loss_srcs);
-    tnn_become_custom(ctx, scaled, preference_loss_node, s, loss_srcs, 6);
+    tnn_become_custom(ctx, scaled, preference_loss_node, s, loss_srcs, PREFERENCE_LOSS_SRCS);
     tnn_become_noop(ce);
-    struct ggml_tensor * grad_srcs[3] = { per_token, dce, s->train.row_weights };
+    struct ggml_tensor * grad_srcs[3] = { per_token, dce, s->train.token_weights };
     tnn_become_custom(ctx, dh, fused_gradient_node, s, grad_srcs, 3);
     return TNN_OK;
 }

@@ -51,7 +51,7 @@ struct tnn_trainer {
      * objective, its tensors [t_batch]: reference input, outputs, weights */
     int32_t objective;
     float beta;
-    struct ggml_tensor *reference_logps, *row_logps, *row_weights;
+    struct ggml_tensor *reference_logps, *sample_logps, *token_weights;
     bool built, reset_done;
 };
 

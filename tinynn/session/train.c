@@ -76,7 +76,8 @@ static int fill_masks(tnn_session * s, const int32_t * positions) {
     return TNN_OK;
 }
 
-/* Packed rows: the masks from the positions uploaded since the last compute. */
+/* Packed rows: the masks from the positions uploaded since the last compute
+ * (and, for a preference objective, no more samples than it pairs). */
 static int follow_positions(tnn_session * s) {
     if (!s->train.packed_rows || !s->train.positions_changed) {
         return TNN_OK;
@@ -87,7 +88,16 @@ static int follow_positions(tnn_session * s) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory reading the positions");
     }
     tnn_tensor_get(&s->tensors, s->model.positions, positions, 0, nbytes);
-    const int status = fill_masks(s, positions);
+    int status = TNN_OK;
+    if (s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY &&
+        tnn_count_samples(s, positions) > tnn_preference_samples(s)) {
+        status = tnn_fail(TNN_ERR_ARG,
+                          "these positions make %lld samples in one batch; a preference batch holds %lld",
+                          (long long) tnn_count_samples(s, positions), (long long) tnn_preference_samples(s));
+    }
+    if (status == TNN_OK) {
+        status = fill_masks(s, positions);
+    }
     free(positions);
     s->train.positions_changed = status != TNN_OK;
     return status;
@@ -520,7 +530,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     *logits_handle = tnn_table_add(&s->tensors, s->train.logits, TNN_KIND_LOGITS, -1);
     if (s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY &&
         (tnn_table_add(&s->tensors, s->train.reference_logps, TNN_KIND_REFERENCE, -1) < 0 ||
-         tnn_table_add(&s->tensors, s->train.row_logps, TNN_KIND_ROW_LOGPS, -1) < 0)) {
+         tnn_table_add(&s->tensors, s->train.sample_logps, TNN_KIND_SAMPLE_LOGPS, -1) < 0)) {
         return TNN_ERR_ALLOC;
     }
     if (*labels_handle < 0 || *hp_handle < 0 || *loss_handle < 0 || *logits_handle < 0 ||

@@ -18,8 +18,8 @@ import numpy as np
 from ..core.errors import InputError
 from .corpus import BatchSampler
 from .images import to_patches
-from .instruct import fit, pack, packed_rows, split
-from .preference import pair_rows, summarize
+from .instruct import fit, pack, packed_rows, places, split
+from .preference import PACKED_SAMPLES, fit_pairs_to_rows, pair_rows, summarize
 
 
 class EpochQueue:
@@ -108,7 +108,7 @@ class InstructSource:
         self.n_tokens = int(sum(len(s.tokens) for s in kept))
         self.args, self.pad_id = args, pad_id
         packing = getattr(args, "packing", "off")
-        packed = pack(self.train, args.seq) if packing != "off" else []
+        packed = pack([places(s) for s in self.train], args.seq) if packing != "off" else []
         self.packed = packing == "on" or (packing == "auto" and len(packed) <= (1 - self.AUTO_SAVING) * len(self.train))
         self.rows = [[self.train[i] for i in row] for row in packed] if self.packed else [[s] for s in self.train]
         self.per_step = args.batch * args.grad_accum
@@ -182,41 +182,95 @@ class InstructSource:
 
 class PreferenceSource:
     """Epochs over preference pairs (dpo, orpo), shuffled by seed, with a
-    held-out split. A micro-batch is --batch pairs as rows, chosen then
-    rejected, with each row's reference log-probability: for DPO the base
-    model's, from one forward pass before the first step with the adapters
-    off, kept in the checkpoints so that a resume does not redo it; zeros
-    for ORPO, which has no reference. At the end the held-out pairs' loss,
-    reward margin and accuracy are reported."""
+    held-out split. A micro-batch is 2 --batch rows (rows, with each
+    sample's reference log-probability: for DPO the base model's, from one
+    forward pass before the first step with the adapters off, kept in the
+    checkpoints so that a resume does not redo it; zeros for ORPO, which has
+    no reference). Unpacked, a row is one answer and a micro-batch --batch
+    pairs, chosen and rejected in rows 2k and 2k + 1. Packed, a row holds
+    whole pairs, each pair's chosen then its rejected answer, laid once
+    (pack) and shuffled as rows. At the end the held-out pairs' loss, reward
+    margin and accuracy are reported."""
+
+    # --packing auto packs where it saves at least this share of the rows
+    AUTO_SAVING = 0.25
 
     def __init__(self, pairs, name: str, args, pad_id: int, needs_reference: bool):
-        self.train, self.eval = split(pairs, args.eval_split, args.seed)
         self.name, self.args, self.pad_id = name, args, pad_id
+        self.t_batch = 2 * args.batch
+        self.packed, pairs = self._choose_packing(pairs, args)
+        self.train, self.eval = split(pairs, args.eval_split, args.seed)
         self.n_tokens = int(sum(len(p.chosen.tokens) + len(p.rejected.tokens) for p in pairs))
-        self.per_step = args.batch * args.grad_accum
-        self.tokens_per_step = 2 * args.seq * self.per_step
-        self.steps_per_epoch = math.ceil(len(self.train) / self.per_step)
+        # the pairs of each row (packed) or of each two rows, per part
+        self.layout = {part: self._lay(getattr(self, part)) for part in ("train", "eval")}
+        self.units_per_batch = self.t_batch if self.packed else args.batch
+        self.per_step = self.units_per_batch * args.grad_accum
+        self.tokens_per_step = self.t_batch * args.seq * args.grad_accum
+        self.steps_per_epoch = math.ceil(len(self.layout["train"]) / self.per_step)
         self.steps = args.steps or args.epochs * self.steps_per_epoch
-        self.order = EpochQueue(len(self.train), self.per_step, args.seed)
+        self.order = EpochQueue(len(self.layout["train"]), self.per_step, args.seed)
         self.needs_reference = needs_reference
+        self.samples = PACKED_SAMPLES if self.packed else self.t_batch  # the session's reference_logps
         # [pairs, 2]: each pair's chosen and rejected reference log-probabilities
         self.reference = {"train": np.zeros((len(self.train), 2)), "eval": np.zeros((len(self.eval), 2))}
 
-    def _batch(self, part: str, indices):
-        pairs = getattr(self, part)
-        ids, positions, labels = pair_rows([pairs[i] for i in indices], self.args.batch, self.args.seq, self.pad_id)
-        reference = np.zeros(2 * self.args.batch, dtype=np.float32)
-        reference[: 2 * len(indices)] = self.reference[part][list(indices)].ravel()
-        return ids, positions, reference, labels
+    def _most_per_row(self) -> int:
+        """Pairs a packed row may hold: a batch holds at most PACKED_SAMPLES samples."""
+        return PACKED_SAMPLES // (2 * self.t_batch)
+
+    def _choose_packing(self, pairs, args):
+        """(packed, the pairs as they will train): --packing on packs (cutting
+        pairs too long for one row), auto where no pair is cut for it and the
+        rows fall by a quarter."""
+        packing = getattr(args, "packing", "off")
+        if packing == "off":
+            return False, pairs
+        if self._most_per_row() < 1:
+            if packing == "on":
+                raise InputError(f"--packing on: a packed preference batch holds at most {PACKED_SAMPLES // 4} pairs")
+            return False, pairs
+        if packing == "on":
+            return True, fit_pairs_to_rows(pairs, args.seq)
+        if any(places(p.chosen) + places(p.rejected) > args.seq for p in pairs):
+            return False, pairs
+        rows = pack([places(p.chosen) + places(p.rejected) for p in pairs], args.seq, self._most_per_row())
+        return len(rows) <= (1 - self.AUTO_SAVING) * 2 * len(pairs), pairs
+
+    def _lay(self, pairs) -> list[list[int]]:
+        if not self.packed:
+            return [[i] for i in range(len(pairs))]
+        return pack([places(p.chosen) + places(p.rejected) for p in pairs], self.args.seq, self._most_per_row())
+
+    def describe_packing(self) -> str:
+        """How the training pairs lie in rows, for the run's first lines."""
+        n = len(self.train)
+        if not self.packed:
+            return f"{n} training pairs, one answer a row"
+        rows = len(self.layout["train"])
+        filled = sum(places(p.chosen) + places(p.rejected) for p in self.train) / (rows * self.args.seq)
+        return f"{n} training pairs packed into {rows} rows of {self.args.seq} ({filled:.0%} filled)"
+
+    def _batch(self, part: str, units):
+        """(pair indices in the batch's order, (ids, positions, reference, labels)) of these units."""
+        pairs, layout = getattr(self, part), self.layout[part]
+        indices = [i for u in units for i in layout[u]]
+        if self.packed:
+            laid = [[pairs[i] for i in layout[u]] for u in units]
+        else:
+            laid = [pairs[i] for i in indices]
+        ids, positions, labels = pair_rows(laid, self.t_batch, self.args.seq, self.pad_id, self.packed)
+        reference = np.zeros(self.samples, dtype=np.float32)
+        reference[: 2 * len(indices)] = self.reference[part][indices].ravel()
+        return indices, (ids, positions, reference, labels)
 
     def _batches(self, part: str):
-        n, b = len(getattr(self, part)), self.args.batch
-        return [(range(i, min(i + b, n)), self._batch(part, range(i, min(i + b, n)))) for i in range(0, n, b)]
+        n, b = len(self.layout[part]), self.units_per_batch
+        return [self._batch(part, range(i, min(i + b, n))) for i in range(0, n, b)]
 
     def next(self):
         chunk = self.order.take()
-        b = self.args.batch
-        return [self._batch("train", chunk[i : i + b]) for i in range(0, len(chunk), b)]
+        b = self.units_per_batch
+        return [self._batch("train", chunk[i : i + b])[1] for i in range(0, len(chunk), b)]
 
     def state(self) -> dict:
         return {
@@ -244,8 +298,8 @@ class PreferenceSource:
         with recipe.adapters_off():
             for part in ("train", "eval"):
                 for indices, (ids, positions, _, labels) in self._batches(part):
-                    _, row_logps = recipe.evaluate_pairs(ids, positions, labels)
-                    self.reference[part][list(indices)] = row_logps[: 2 * len(indices)].reshape(-1, 2)
+                    _, sample_logps = recipe.evaluate_pairs(ids, positions, labels)
+                    self.reference[part][indices] = sample_logps[: 2 * len(indices)].reshape(-1, 2)
         print(
             f"toy-train: reference log-probabilities of {len(self.train) + len(self.eval)} pairs from the base model",
             file=sys.stderr,
@@ -256,10 +310,10 @@ class PreferenceSource:
             return
         losses, weights, margins = [], [], []
         for indices, (ids, positions, reference, labels) in self._batches("eval"):
-            loss, row_logps = recipe.evaluate_pairs(ids, positions, labels, reference)
+            loss, sample_logps = recipe.evaluate_pairs(ids, positions, labels, reference)
             losses.append(loss)
             weights.append(len(indices))
-            margins.append(recipe.margins(row_logps, reference, labels))
+            margins.append(recipe.margins(sample_logps, reference, positions, labels))
         held_out = summarize(np.concatenate(margins))
         held_out["loss"] = float(np.average(losses, weights=weights))
         run_dir.event(step=step, eval_pairs=len(self.eval), **{f"eval_{key}": value for key, value in held_out.items()})

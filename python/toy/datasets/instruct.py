@@ -187,35 +187,41 @@ def packed_rows(rows: list[list[Sample]], t_seq: int, pad_id: int):
     for r, row in enumerate(rows):
         at = 0
         for s in row:
-            # a sample of L tokens fills L-1 places: position t predicts token t+1
-            length = len(s.tokens) - 1
+            length = places(s)
             ids[r, at : at + length] = s.tokens[:-1]
             labels[r, at : at + length] = np.where(s.trained[1:], s.tokens[1:], IGNORE)
             positions[r, at : at + length] = np.arange(length, dtype=np.int32)
             at += length
-        last_start = at - (len(row[-1].tokens) - 1) if row else 0
+        last_start = at - places(row[-1]) if row else 0
         positions[r, at:] = np.arange(at - last_start, t_seq - last_start, dtype=np.int32)
     return ids, positions, labels
 
 
-def pack(samples: list[Sample], t_seq: int) -> list[list[int]]:
-    """The samples' indices in rows of t_seq places (a sample of L tokens takes
-    L-1), by best-fit decreasing: longest first, each into the fullest row it
-    still fits, a new row when none has room. Deterministic: ties go to the
-    lower index."""
-    order = sorted(range(len(samples)), key=lambda i: (-len(samples[i].tokens), i))
+def places(sample: Sample) -> int:
+    """The places a sample takes in a row: L tokens fill L-1 (position t predicts token t+1)."""
+    return len(sample.tokens) - 1
+
+
+def pack(sizes: list[int], t_seq: int, most: int | None = None) -> list[list[int]]:
+    """Items of these sizes (places, each at most t_seq) in rows of t_seq
+    places, as lists of their indices, by best-fit decreasing: largest first,
+    each into the fullest row it still fits (and that holds fewer than most
+    items), a new row when none has room. Deterministic: ties go to the lower index."""
+    order = sorted(range(len(sizes)), key=lambda i: (-sizes[i], i))
     rows: list[list[int]] = []
-    rooms: list[tuple[int, int]] = []  # (places left, row), ascending
+    rooms: list[tuple[int, int]] = []  # (places left, row), ascending, of rows with room for an item
     for i in order:
-        need = len(samples[i].tokens) - 1
+        need = sizes[i]
         at = bisect.bisect_left(rooms, (need, -1))
         if at == len(rooms):
             rows.append([i])
-            bisect.insort(rooms, (t_seq - need, len(rows) - 1))
-            continue
-        room, row = rooms.pop(at)
-        rows[row].append(i)
-        bisect.insort(rooms, (room - need, row))
+            row, room = len(rows) - 1, t_seq - need
+        else:
+            room, row = rooms.pop(at)
+            rows[row].append(i)
+            room -= need
+        if most is None or len(rows[row]) < most:
+            bisect.insort(rooms, (room, row))
     return rows
 
 

@@ -19,7 +19,10 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..text.chat import Sample
-from .instruct import IGNORE, _conversation, read_jsonl_objects, to_rows
+from .instruct import _conversation, packed_rows, places, read_jsonl_objects
+
+# tinynn: a batch of packed rows holds at most this many samples (pairs x 2)
+PACKED_SAMPLES = 256
 
 
 @dataclass
@@ -117,16 +120,72 @@ def fit_pairs(pairs: list[Pair], t_seq: int) -> list[Pair]:
     return fitted
 
 
-def pair_rows(pairs: list[Pair], n_pairs: int, t_seq: int, pad_id: int):
-    """(ids, positions, labels) int32 [2 n_pairs, t_seq]: rows 2k, 2k + 1 are
-    pair k's chosen and rejected answers; missing pairs are padding, every
-    label masked."""
-    samples = [s for pair in pairs for s in (pair.chosen, pair.rejected)]
-    ids, _, labels = to_rows(samples, t_seq, pad_id)
-    padding = 2 * n_pairs - len(samples)
-    ids = np.vstack([ids, np.full((padding, t_seq), pad_id, dtype=np.int32)])
-    labels = np.vstack([labels, np.full((padding, t_seq), IGNORE, dtype=np.int32)])
-    return ids, np.tile(np.arange(t_seq, dtype=np.int32), (2 * n_pairs, 1)), labels
+def fit_pairs_to_rows(pairs: list[Pair], t_seq: int) -> list[Pair]:
+    """Pairs cut so that both answers fit one row of t_seq places, as packed
+    rows hold them (fit_pairs first: each answer fits a row alone). Where they
+    do not, the longer answer loses its end, down to half a row, then the
+    other; a prompt that leaves an answer no room is an error naming its line."""
+    cut, fitted = 0, []
+    for pair in pairs:
+        kept = _room(places(pair.chosen), places(pair.rejected), t_seq)
+        answers = []
+        for sample, room in zip((pair.chosen, pair.rejected), kept):
+            if room < places(sample):
+                if sample.last_response_start() >= room:
+                    raise InputError(
+                        f"{pair.where}: the prompt takes {sample.last_response_start()} tokens, leaving no room in "
+                        f"a row of --seq {t_seq} for both answers (give a larger --seq or --packing off)"
+                    )
+                cut += 1
+                sample = Sample(sample.tokens[: room + 1], sample.trained[: room + 1])
+            answers.append(sample)
+        fitted.append(Pair(answers[0], answers[1], pair.where))
+    if cut:
+        print(
+            f"toy-train: {cut} answers were cut for both of their pair to fit a row of --seq {t_seq}", file=sys.stderr
+        )
+    return fitted
+
+
+def _room(chosen: int, rejected: int, t_seq: int) -> tuple[int, int]:
+    """The places two answers keep in a row of t_seq: all where they fit;
+    else the longer is cut, to no less than half the row, then the other."""
+    if chosen + rejected <= t_seq:
+        return chosen, rejected
+    if chosen >= rejected:
+        chosen = max(t_seq // 2, t_seq - rejected)
+        return chosen, min(rejected, t_seq - chosen)
+    rejected = max(t_seq // 2, t_seq - chosen)
+    return min(chosen, t_seq - rejected), rejected
+
+
+def pair_rows(pairs: list[Pair], t_batch: int, t_seq: int, pad_id: int, packed: bool = False):
+    """(ids, positions, labels) int32 [t_batch, t_seq] of the pairs' samples,
+    chosen then rejected, each pair's: one a row, or packed, a pair's two
+    after each other in one row (the pairs already laid in rows, pack). Rows
+    past the samples are padding, every label masked."""
+    if packed:
+        rows = [[s for pair in row for s in (pair.chosen, pair.rejected)] for row in pairs]
+    else:
+        rows = [[s] for pair in pairs for s in (pair.chosen, pair.rejected)]
+    return packed_rows(rows + [[]] * (t_batch - len(rows)), t_seq, pad_id)
+
+
+def sample_counts(positions, labels) -> np.ndarray:
+    """Each sample's labelled tokens, the samples numbered through the batch
+    as tinynn numbers them (tnn_set_objective): a sample begins at each row's
+    first token and wherever a position is 0."""
+    positions, labels = np.asarray(positions), np.asarray(labels)
+    starts = positions == 0
+    starts[:, 0] = True
+    sample = np.cumsum(starts.ravel()) - 1
+    return np.bincount(sample, weights=(labels.ravel() >= 0), minlength=sample[-1] + 1).astype(np.int64)
+
+
+def real_pairs(counts) -> np.ndarray:
+    """Which pairs of a batch hold two labelled samples (the others are padding)."""
+    counts = np.asarray(counts)[: len(counts) // 2 * 2]
+    return (counts[0::2] > 0) & (counts[1::2] > 0)
 
 
 def summarize(margins) -> dict[str, float]:

@@ -273,7 +273,7 @@ class Session:
         self.token_config = None  # the realized token model's shape (None for a ViT)
         self.loss = self.labels = self.hp = self.logits = None
         self.plan: MemoryPlan | None = None  # realize's measured plan, when it had build's arguments
-        self.reference_logps = self.row_logps = None  # a preference objective's (build)
+        self.reference_logps = self.sample_logps = None  # a preference objective's (build)
         self._gradients = None  # sum_gradients' host buffer
 
     def _check(self, status: int) -> None:
@@ -337,9 +337,9 @@ class Session:
         computes the rest again (tnn_set_recompute);
         packed: rows hold several samples, each beginning at position 0, and
         attention stays inside each (tnn_set_packed_rows);
-        objective "dpo" or "orpo" trains on pairs of rows with beta
-        (tnn_set_objective: self.reference_logps and self.row_logps then hold
-        each row's reference and summed log-probabilities)."""
+        objective "dpo" or "orpo" trains on pairs of samples with beta
+        (tnn_set_objective: self.reference_logps and self.sample_logps then
+        hold each sample's reference and summed log-probabilities)."""
         if objective != "cross_entropy":
             self._check(self.lib.tnn_set_objective(self._session, OBJECTIVES[objective], beta))
         if clip_norm:
@@ -361,7 +361,7 @@ class Session:
         self.grad_norm = self.find("grad_norm") if clip_norm else None
         preference = objective != "cross_entropy"
         self.reference_logps = self.find("reference_logps") if preference else None
-        self.row_logps = self.find("row_logps") if preference else None
+        self.sample_logps = self.find("sample_logps") if preference else None
 
     def memory(self) -> dict:
         """After build: the bytes the training step holds, by part (tnn_training_memory):

@@ -128,18 +128,13 @@ class ShapeOptions(TokenOptions):
 
 @dataclass(kw_only=True)
 class DataOptions:
-    """Instruct or preference data (instruct, dpo, orpo; full with --data)."""
+    """Instruct or preference data (instruct, dpo, orpo; full with --data),
+    packed several samples a row where that pays."""
 
     data: str | None = None  # None: the recipe's sample data (full: train on --corpus)
     epochs: int = 1
     eval_split: float = 0.1
-
-
-@dataclass(kw_only=True)
-class InstructDataOptions(DataOptions):
-    """Instruct data (instruct; full with --data), which packs several samples a row."""
-
-    packing: str = "auto"  # on, off, or on where it saves a quarter of the rows (InstructSource)
+    packing: str = "auto"  # on, off, or on where it saves a quarter of the rows (InstructSource, PreferenceSource)
 
 
 @dataclass(kw_only=True)
@@ -403,7 +398,7 @@ def add_model_option(p, defaults: _OnABaseModel) -> None:
     )
 
 
-def add_instruct_data_options(p, defaults: InstructDataOptions, default_help: str) -> None:
+def add_instruct_data_options(p, defaults: DataOptions, default_help: str) -> None:
     inst = p.add_argument_group("instruct data")
     inst.add_argument(
         "--data",

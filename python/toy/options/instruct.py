@@ -19,7 +19,7 @@ HELP = "LoRA on prompt/response or chat JSONL, the loss on the assistant's turns
 # rank 16 on all seven projections, LR 1e-3 after a short warmup, cosine-decayed
 # to a tenth, 8 epochs. Rank 8 on q alone (lora's defaults) learned none.
 @dataclass(kw_only=True)
-class InstructOptions(options.AdapterOptions, options.InstructDataOptions):
+class InstructOptions(options.AdapterOptions, options.DataOptions):
     recipe: str = "instruct"
     lr: float = 1e-3
     clip_norm: float = 1.0

@@ -100,6 +100,15 @@ def add_options(p, defaults: PreferenceOptions) -> None:
         default=defaults.eval_split,
         help="held-out fraction of the pairs, by --seed; its loss, reward margin and accuracy are reported at the end",
     )
+    pref.add_argument(
+        "--packing",
+        choices=("auto", "on", "off"),
+        default=defaults.packing,
+        help="lay several pairs in each row of --seq tokens, each answer attending only to itself "
+        "(positions restart per answer), so a step computes no padding; the same per-pair losses. "
+        "on cuts a pair too long for one row; auto (default): on where no pair is cut and it saves "
+        "at least a quarter of the rows",
+    )
     pref.add_argument("--beta", type=bounds.option("beta"), default=defaults.beta, help=BETA_HELP[defaults.recipe])
 
 
@@ -124,21 +133,26 @@ def prepare(args: PreferenceOptions) -> options.Prepared:
     if args.seq is None:
         args.seq = default_seq(tokenized)
     recipe_class = DPO if args.recipe == "dpo" else ORPO
-    recipe, model, config = lora.realize(args, recipe_class, rows=2 * args.batch, beta=args.beta)
-    fitted = fit_pairs(tokenized, args.seq)
     pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
-    source = PreferenceSource(fitted, args.data, args, pad_id, needs_reference=recipe.objective == "dpo")
+    # before the recipe is realized: whether the rows are packed shapes the step
+    source = PreferenceSource(
+        fit_pairs(tokenized, args.seq), args.data, args, pad_id, needs_reference=args.recipe == "dpo"
+    )
+    recipe, model, config = lora.realize(args, recipe_class, rows=source.t_batch, packed=source.packed, beta=args.beta)
     config.update(
         objective=recipe.objective,
         beta=args.beta,
         data=args.data,
         epochs=args.epochs,
         eval_split=args.eval_split,
+        packing=args.packing,
+        packed_rows=len(source.layout["train"]) if source.packed else None,
         train_pairs=len(source.train),
         eval_pairs=len(source.eval),
     )
     print(
-        f"toy-train: {len(source.train)} pairs to train on, {len(source.eval)} held out, --seq {args.seq}",
+        f"toy-train: {len(source.train)} pairs to train on, {len(source.eval)} held out, --seq {args.seq}; "
+        f"{source.describe_packing()}",
         file=sys.stderr,
     )
     return recipe, source, config, "adapter.gguf"

@@ -1,28 +1,29 @@
 """DPO and ORPO: LoRA adapters on a frozen GGUF trained on preference pairs.
 
-A batch holds pairs of rows, chosen then rejected (rows 2k and 2k + 1),
-labelled on the answers only. DPO's reference model is the frozen base
+A batch holds pairs of samples, chosen then rejected (samples 2k and
+2k + 1, numbered through the batch: a row each, or with packed rows several
+to a row, each beginning at position 0), labelled on the answers only. DPO's reference model is the frozen base
 itself: the same mapped file with the adapters at zero, so its
 log-probabilities come from one forward pass before the first step
 (reference_logps) and no second copy of the model is held. ORPO needs no
 reference. Both losses live in the one training graph (tnn_set_objective).
 
 A preference batch is the tuple (token ids, positions, reference
-log-probabilities [t_batch], labels), labels last as for every recipe.
+log-probabilities [samples], labels), labels last as for every recipe.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..datasets.preference import summarize
+from ..datasets.preference import real_pairs, sample_counts, summarize
 from .lora import LoRA
 
 
 class PreferenceRecipe(LoRA):
-    """What DPO and ORPO share: pairs of rows, each row's log-probability
-    read back after every compute for the step's reward margin and
-    accuracy. opts.t_batch counts rows: two per pair."""
+    """What DPO and ORPO share: pairs of samples, each sample's
+    log-probability read back after every compute for the step's reward
+    margin and accuracy. opts.t_batch counts rows: two per pair unpacked."""
 
     objective = ""
 
@@ -49,23 +50,30 @@ class PreferenceRecipe(LoRA):
         self.session.upload(self.session.reference_logps, np.asarray(reference, dtype=np.float32))
 
     def _computed(self, batch) -> None:
-        *_, reference, labels = batch
-        self._margins.append(self.margins(self.session.download(self.session.row_logps), reference, labels))
+        _, positions, reference, labels = batch
+        logps = self.session.download(self.session.sample_logps)
+        self._margins.append(self.margins(logps, reference, positions, labels))
 
     def _loss_scale(self, batch, micro_batches, labelled: int) -> float:
         """Each micro-batch's mean over its pairs, weighted by its share of the step's pairs."""
-        pairs = [int(real_pairs(b[-1]).sum()) for b in micro_batches]
-        return int(real_pairs(batch[-1]).sum()) / sum(pairs) if sum(pairs) else 0.0
 
-    def rewards(self, row_logps, reference, counts) -> np.ndarray:
-        """Each row's implicit reward (TRL's rewards/chosen and /rejected)."""
+        def pairs(b) -> int:
+            return int(real_pairs(sample_counts(b[1], b[-1])).sum())
+
+        total = sum(pairs(b) for b in micro_batches)
+        return pairs(batch) / total if total else 0.0
+
+    def rewards(self, sample_logps, reference, counts) -> np.ndarray:
+        """Each sample's implicit reward (TRL's rewards/chosen and /rejected)."""
         raise NotImplementedError
 
-    def margins(self, row_logps, reference, labels) -> np.ndarray:
+    def margins(self, sample_logps, reference, positions, labels) -> np.ndarray:
         """Chosen minus rejected reward of each pair of a batch (padding left out)."""
-        counts = (np.asarray(labels) >= 0).sum(axis=1)
-        rewards = self.rewards(np.asarray(row_logps, dtype=np.float64), np.asarray(reference, dtype=np.float64), counts)
-        return (rewards[0::2] - rewards[1::2])[real_pairs(labels)]
+        counts = sample_counts(positions, labels)
+        n = len(counts) // 2 * 2
+        logps, reference = (np.asarray(a, dtype=np.float64)[:n] for a in (sample_logps, reference))
+        rewards = self.rewards(logps, reference, counts[:n])
+        return (rewards[0::2] - rewards[1::2])[real_pairs(counts)]
 
     def metrics(self) -> dict[str, float]:
         """The reward margin and preference accuracy of the batches computed
@@ -74,29 +82,24 @@ class PreferenceRecipe(LoRA):
         return summarize(np.concatenate(margins) if margins else np.zeros(0))
 
     def evaluate_pairs(self, seq_ids, positions, labels, reference=None) -> tuple[float, np.ndarray]:
-        """Forward only: the loss and each row's summed log-probability of its labelled tokens."""
+        """Forward only: the loss and each sample's summed log-probability of its labelled tokens."""
         session = self.session
-        reference = np.zeros(len(labels), dtype=np.float32) if reference is None else reference
+        if reference is None:
+            reference = np.zeros(session.info(session.reference_logps).shape, dtype=np.float32)
         self._upload_batch(seq_ids, positions, reference, labels)
         session.compute_forward()
-        return float(session.download(session.loss)), session.download(session.row_logps).astype(np.float64)
-
-
-def real_pairs(labels) -> np.ndarray:
-    """Which pairs of a batch hold two labelled rows (the others are padding)."""
-    counts = (np.asarray(labels) >= 0).sum(axis=1)
-    return (counts[0::2] > 0) & (counts[1::2] > 0)
+        return float(session.download(session.loss)), session.download(session.sample_logps).astype(np.float64)
 
 
 class DPO(PreferenceRecipe):
     """Direct preference optimisation: -log sigmoid(beta ((lp_c - ref_c) -
-    (lp_r - ref_r))) per pair, lp a row's summed log-probability and ref the
+    (lp_r - ref_r))) per pair, lp a sample's summed log-probability and ref the
     base model's (adapters off)."""
 
     objective = "dpo"
 
-    def rewards(self, row_logps, reference, counts) -> np.ndarray:
-        return self.beta * (row_logps - reference)
+    def rewards(self, sample_logps, reference, counts) -> np.ndarray:
+        return self.beta * (sample_logps - reference)
 
 
 class ORPO(PreferenceRecipe):
@@ -106,5 +109,5 @@ class ORPO(PreferenceRecipe):
 
     objective = "orpo"
 
-    def rewards(self, row_logps, reference, counts) -> np.ndarray:
-        return self.beta * row_logps / np.maximum(counts, 1)
+    def rewards(self, sample_logps, reference, counts) -> np.ndarray:
+        return self.beta * sample_logps / np.maximum(counts, 1)
