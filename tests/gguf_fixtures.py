@@ -137,3 +137,28 @@ def tiny_tokenizer(vocab: int) -> dict:
         "bos_id": vocab - 1,
         "eos_id": vocab - 1,
     }
+
+
+def small_model_like(source, path, cfg, seed=0):
+    """A llama of shape cfg (a reference_llama Config, untied=False, its
+    vocab the source's), random weights stored as a Q4_1 GGUF stores them
+    (projections Q4_1, the embedding Q8_0), with the source GGUF's
+    byte-level BPE tokenizer and chat template: a stand-in for SmolLM2 that
+    trains and chats in a fraction of its time."""
+    from reference_llama import init_params
+
+    fields = gguf.GGUFReader(str(source)).fields
+    tokenizer = {
+        "pre": fields["tokenizer.ggml.pre"].contents(),
+        "tokens": fields["tokenizer.ggml.tokens"].contents(),
+        "token_types": fields["tokenizer.ggml.token_type"].contents(),
+        "merges": fields["tokenizer.ggml.merges"].contents(),
+        "bos_id": fields["tokenizer.ggml.bos_token_id"].contents(),
+        "eos_id": fields["tokenizer.ggml.eos_token_id"].contents(),
+    }
+    assert len(tokenizer["tokens"]) == cfg.vocab and not cfg.untied
+    params = init_params(cfg, np.random.default_rng(seed), scale=0.05)
+    types = {name: gguf.GGMLQuantizationType.Q4_1 for name, value in params.items() if value.ndim == 2}
+    types["token_embd.weight"] = gguf.GGMLQuantizationType.Q8_0
+    chat_template = fields["tokenizer.chat_template"].contents()
+    return write_llama_gguf(path, params, cfg, types=types, tokenizer=tokenizer, chat_template=chat_template)
