@@ -68,9 +68,9 @@ def test_the_printed_plan_is_within_ten_percent_of_the_peak(tmp_path, recompute)
     assert abs(planned - peak) <= 0.10 * peak, (planned, peak)
 
 
-def lora_plan(smollm2, recompute: int, available: int | None, monkeypatch):
+def lora_plan(smollm2, recompute: int, available: int | None, monkeypatch, base_compute="fast"):
     monkeypatch.setattr(native, "available_bytes", lambda: available)
-    desc = ModelDesc.lora(smollm2, toy.RecipeOptions(t_seq=1024, t_batch=1), 8, 16.0, ALL_SEVEN, "fast")
+    desc = ModelDesc.lora(smollm2, toy.RecipeOptions(t_seq=1024, t_batch=1), 8, 16.0, ALL_SEVEN, base_compute)
     build = {"recompute": recompute}
     return native.plan_memory(desc, build, False, lambda: Session("cpu", threads=1))
 
@@ -86,6 +86,34 @@ def test_auto_recomputes_only_where_the_step_would_not_fit_otherwise(smollm2, mo
         lora_plan(smollm2, 0, whole.new_bytes - 1, monkeypatch)
     with pytest.raises(toy.InputError, match=r"needs [\d,]+ MB even with --recompute blocks.*a lower --rank"):
         lora_plan(smollm2, -1, recomputed.new_bytes - 1, monkeypatch)
+
+
+def test_auto_base_compute_trains_on_the_stored_base_only_where_the_copies_would_not_fit(smollm2, monkeypatch):
+    """At 256 tokens with every block recomputed SmolLM2's fast copies (228 MB)
+    outweigh what the stored base's products keep for the backward."""
+
+    def plan(base_compute):
+        monkeypatch.setattr(native, "available_bytes", lambda: None)
+        desc = ModelDesc.lora(smollm2, toy.RecipeOptions(t_seq=256, t_batch=1), 8, 16.0, ALL_SEVEN, base_compute)
+        return native.plan_memory(desc, {"recompute": 1}, False, lambda: Session("cpu", threads=1))
+
+    fast, stored = plan("fast"), plan("stored")
+    assert stored.parts["base_copies"] == 0 < fast.parts["base_copies"] and stored.new_bytes < fast.new_bytes
+
+    def realized(available):
+        monkeypatch.setattr(native, "available_bytes", lambda: available)
+        recipe = LoRA("cpu", threads=1)
+        options = toy.RecipeOptions(t_seq=256, t_batch=1, recompute=-1, evaluates=False)
+        recipe.realize(smollm2, None, 8, options, alpha=16.0, targets=ALL_SEVEN)  # base_compute "auto"
+        return recipe
+
+    assert realized(None).base_compute == "fast"
+    recipe = realized(fast.new_bytes - 1)
+    assert recipe.base_compute == "stored" and recipe.session.plan.parts["base_copies"] == 0
+    # neither fits: refused by the plan that needs less, suggesting no --base-compute
+    with pytest.raises(toy.InputError, match=r"even with --recompute blocks") as refused:
+        realized(stored.new_bytes - 1)
+    assert "--base-compute" not in str(refused.value)
 
 
 def test_a_run_no_machine_holds_is_refused_before_allocating(tmp_path):

@@ -8,7 +8,7 @@ tnn_model_desc. Arrays cross into C without copies (ffi.from_buffer).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,6 +39,7 @@ BASE_COMPUTE = {
     name[len("TNN_BASE_") :].lower(): value
     for name, value in sorted(enum_values("tnn_base_compute").items(), key=lambda kv: kv[1])
 }
+BASE_COMPUTE_AUTO = "auto"  # fast where the step fits with the copies, else stored (Session.realize)
 
 # ggml type ids the session can hand back as numpy arrays
 _NUMPY_DTYPE = {0: np.float32, 1: np.float16, 24: np.int8, 25: np.int16, 26: np.int32}
@@ -122,12 +123,16 @@ class ModelDesc:
     ) -> ModelDesc:
         """base_compute "fast" makes transposed copies of the base's matrices
         (and Q8_0 forward copies of Q5_1 / K-quant ones); "stored" computes
-        with the stored types in place (less memory, slower)."""
+        with the stored types in place (less memory, slower); "auto" is fast
+        where the step fits with the copies, else stored (Session.realize)."""
         unknown = [t for t in targets if t not in LORA_TARGETS]
         if unknown:
             raise ToyError(f"unknown LoRA target '{unknown[0]}': choose from {','.join(LORA_TARGETS)}", TNN_ERR_ARG)
-        if base_compute not in BASE_COMPUTE:
-            raise ToyError(f"unknown base_compute '{base_compute}': choose from {', '.join(BASE_COMPUTE)}", TNN_ERR_ARG)
+        if base_compute not in (*BASE_COMPUTE, BASE_COMPUTE_AUTO):
+            raise ToyError(
+                f"unknown base_compute '{base_compute}': choose from {', '.join((*BASE_COMPUTE, BASE_COMPUTE_AUTO))}",
+                TNN_ERR_ARG,
+            )
         bounds.check_fields(opts)
         if rank or targets:  # rank 0, no targets: the base alone
             bounds.check("rank", rank)
@@ -209,12 +214,14 @@ def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
 AUTO_SHARE = 0.8  # --recompute auto keeps every activation only in this share of the memory available
 
 
-def plan_memory(desc: ModelDesc, build: dict, evaluates: bool, new_probe) -> MemoryPlan:
+def plan_memory(desc: ModelDesc, build: dict, evaluates: bool, new_probe, suggest_stored: bool = True) -> MemoryPlan:
     """The memory plan of realizing desc and building it with build's arguments,
     measured by a measuring session (new_probe() gives a fresh CPU Session);
     build's recompute=RECOMPUTE_AUTO keeps every activation where that takes at
     most AUTO_SHARE of the memory available and recomputes the blocks otherwise. A plan the machine cannot hold
-    is refused (InputError), naming what would make it fit."""
+    is refused (InputError), naming what would make it fit (--base-compute
+    stored too, unless not suggest_stored); a refusal's need is the bytes the
+    least of the plans tried would take."""
     base_file = os.path.getsize(desc.base_gguf) if desc.base_gguf is not None else 0
     process = process_rss()
     setting = build.get("recompute", 0)
@@ -243,13 +250,15 @@ def plan_memory(desc: ModelDesc, build: dict, evaluates: bool, new_probe) -> Mem
     fixes = "a smaller --seq or --batch"
     if desc.base_gguf is not None and desc.rank > 0:
         fixes += ", a lower --rank"
-        if desc.base_compute == "fast" and result.parts["base_copies"]:
+        if desc.base_compute == "fast" and result.parts["base_copies"] and suggest_stored:
             fixes += ", --base-compute stored (no fast copies of the base)"
-    raise InputError(
+    refusal = InputError(
         f"this run needs {result.total / MB:,.0f} MB even with --recompute "
         f"{'blocks' if result.recompute == 1 else result.recompute}, and {available / MB:,.0f} MB is available: "
         f"try {fixes}"
     )
+    refusal.need = result.total
+    raise refusal
 
 
 class Session:
@@ -273,6 +282,7 @@ class Session:
         self.token_config = None  # the realized token model's shape (None for a ViT)
         self.loss = self.labels = self.hp = self.logits = None
         self.plan: MemoryPlan | None = None  # realize's measured plan, when it had build's arguments
+        self.base_compute: str | None = None  # how a GGUF base computes ("fast" or "stored"), after realize
         self.reference_logps = self.sample_logps = None  # a preference objective's (build)
         self._gradients = None  # sum_gradients' host buffer
 
@@ -291,11 +301,35 @@ class Session:
         whole) will run too (compute_forward) and counts in the plan."""
         if desc.vit_config is None:
             self.token_config = desc.config if desc.base_gguf is None else read_gguf_config(desc.base_gguf, self.lib)
-        if build is not None and self.device == "cpu" and desc.vit_config is None:
+        planned = build is not None and self.device == "cpu" and desc.vit_config is None
+        if desc.base_compute == BASE_COMPUTE_AUTO:
+            desc = self._choose_base_compute(desc, build, evaluates) if planned else replace(desc, base_compute="fast")
+        elif planned:
             self.plan = plan_memory(desc, build, evaluates, lambda: Session("cpu", threads=self.threads))
-        else:
+        if not planned:
             _check_memory(desc, self.token_config)
+        self.base_compute = desc.base_compute if desc.base_gguf is not None else None
         self._realize(desc)
+
+    def _choose_base_compute(self, desc: ModelDesc, build: dict, evaluates: bool) -> ModelDesc:
+        """base_compute "auto": the fast copies where the step's plan fits with
+        them (recomputing as build asks), else the stored base (less memory
+        where the copies outweigh the activations it keeps, as on 8 B models);
+        a run that fits neither way is refused by the plan that needs less."""
+
+        def planned(base_compute: str) -> ModelDesc:
+            chosen = replace(desc, base_compute=base_compute)
+            probe = lambda: Session("cpu", threads=self.threads)  # noqa: E731
+            self.plan = plan_memory(chosen, build, evaluates, probe, suggest_stored=False)
+            return chosen
+
+        try:
+            return planned("fast")
+        except InputError as fast:
+            try:
+                return planned("stored")
+            except InputError as stored:
+                raise min(fast, stored, key=lambda refusal: getattr(refusal, "need", 0)) from None
 
     def measure(self, desc: ModelDesc, build: dict) -> dict:
         """A measuring session's realize and build (tnn_set_measure_only): what a

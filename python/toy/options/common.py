@@ -147,7 +147,7 @@ class AdapterOptions(TokenOptions):
     alpha: float | None = None  # None: 2 * rank
     targets: str = "q"  # comma-separated projections
     merge: str | None = None  # also write merged.gguf in this type
-    base_compute: str = "fast"
+    base_compute: str = "auto"  # fast where the step fits with the base's copies, else stored
 
 
 CORPUS_STEPS_HELP = "optimizer steps (default 5)"

@@ -3,6 +3,7 @@ stored (quantized) types, on a text or token corpus."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from ..core import bounds
@@ -53,10 +54,11 @@ def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
     )
     lora.add_argument(
         "--base-compute",
-        choices=("fast", "stored"),
+        choices=("auto", "fast", "stored"),
         default=defaults.base_compute,
-        help="fast (default): train through transposed Q8_0 copies of the base's "
-        "matrices; stored: the stored types only (least memory, about half the speed)",
+        help="fast: train through transposed Q8_0 copies of the base's matrices; stored: "
+        "the stored types only (least memory, about half the speed); auto (default): fast "
+        "where the step fits in memory with the copies, else stored",
     )
 
 
@@ -116,6 +118,12 @@ def realize(
         base_compute=args.base_compute,
         **recipe_options,
     )
+    if args.base_compute == "auto" and recipe.base_compute == "stored":
+        print(
+            "toy-train: --base-compute auto: training on the stored base, as the fast copies of it would not fit",
+            file=sys.stderr,
+        )
+    args.base_compute = recipe.base_compute  # a checkpoint resumes as the run computed, whatever memory is free then
     config = {
         "model": recipe.cfg.to_dict(),
         "options": opts.to_dict(),

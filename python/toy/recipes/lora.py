@@ -19,9 +19,11 @@ class LoRA(TrainingRecipe):
     realize(gguf, cfg, rank, opts) maps the base (no dequantized copy), adds
     A [rank x d_in] (random, init_scale) and B [d_out x rank] (zero) on each
     target projection, and bakes the training step; only A and B train.
-    base_compute "fast" (default) trains through transposed Q8_0 copies of
-    the base's matrices (F32 for the output head); "stored" uses the stored
-    types in place: least memory, about half the speed.
+    base_compute "fast" trains through transposed Q8_0 copies of the base's
+    matrices (F32 for the output head); "stored" uses the stored types in
+    place: least memory, about half the speed; "auto" (default) is fast where
+    the step fits in memory with the copies, else stored (self.base_compute
+    says which after realize).
     """
 
     def realize(
@@ -32,7 +34,7 @@ class LoRA(TrainingRecipe):
         opts: RecipeOptions | None = None,
         alpha: float | None = None,
         targets: tuple[str, ...] = ("q",),
-        base_compute: str = "fast",
+        base_compute: str = "auto",
     ) -> None:
         file_cfg = read_gguf_config(gguf, self.session.lib)
         if cfg is not None and cfg.to_dict() != file_cfg.to_dict():
@@ -41,11 +43,11 @@ class LoRA(TrainingRecipe):
         self.base_path = gguf
         self.rank, self.alpha = rank, float(alpha if alpha is not None else 2 * rank)
         self.targets = tuple(targets)
-        self.base_compute = base_compute
         build = self._build_args(**self._objective())
         self.session.realize(
             ModelDesc.lora(gguf, self.opts, rank, self.alpha, self.targets, base_compute), build, self.opts.evaluates
         )
+        self.base_compute = self.session.base_compute
         self.session.build(**build)
 
     def _objective(self) -> dict:

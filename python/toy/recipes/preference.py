@@ -35,7 +35,7 @@ class PreferenceRecipe(LoRA):
         opts=None,
         alpha: float | None = None,
         targets: tuple[str, ...] = ("q",),
-        base_compute: str = "fast",
+        base_compute: str = "auto",
         beta: float = 0.1,
     ) -> None:
         self.beta = float(beta)
