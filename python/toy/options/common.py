@@ -419,14 +419,18 @@ def add_instruct_data_options(p, defaults: DataOptions, default_help: str) -> No
         default=defaults.eval_split,
         help="held-out fraction, by --seed",
     )
-    inst.add_argument(
-        "--packing",
-        choices=("auto", "on", "off"),
-        default=defaults.packing,
-        help="lay several samples in each row of --seq tokens, each attending only to itself "
+    add_packing_option(
+        inst,
+        defaults,
+        "lay several samples in each row of --seq tokens, each attending only to itself "
         "(positions restart per sample), so a step computes no padding; the same per-token losses. "
         "auto (default): on where it saves at least a quarter of the rows",
     )
+
+
+def add_packing_option(group, defaults: DataOptions, help_text: str) -> None:
+    """--packing {auto,on,off} (DataOptions.packing) in an argument group."""
+    group.add_argument("--packing", choices=("auto", "on", "off"), default=defaults.packing, help=help_text)
 
 
 def check_instruct_data(args) -> None:

@@ -100,11 +100,10 @@ def add_options(p, defaults: PreferenceOptions) -> None:
         default=defaults.eval_split,
         help="held-out fraction of the pairs, by --seed; its loss, reward margin and accuracy are reported at the end",
     )
-    pref.add_argument(
-        "--packing",
-        choices=("auto", "on", "off"),
-        default=defaults.packing,
-        help="lay several pairs in each row of --seq tokens, each answer attending only to itself "
+    options.add_packing_option(
+        pref,
+        defaults,
+        "lay several pairs in each row of --seq tokens, each answer attending only to itself "
         "(positions restart per answer), so a step computes no padding; the same per-pair losses. "
         "on cuts a pair too long for one row; auto (default): on where no pair is cut and it saves "
         "at least a quarter of the rows",
