@@ -19,7 +19,10 @@ from ..core.errors import InputError
 from .corpus import BatchSampler
 from .images import to_patches
 from .instruct import fit, pack, packed_rows, places, split
-from .preference import PACKED_SAMPLES, fit_pairs_to_rows, pair_rows, summarize
+from .preference import PACKED_SAMPLES, fit_pairs_to_rows, pair_places, pair_rows, summarize
+
+# --packing auto packs (instruct and preference data) where that saves at least this share of the rows
+AUTO_SAVING = 0.25
 
 
 class EpochQueue:
@@ -85,9 +88,6 @@ class InstructSource:
     each sample attends only to itself, as it would alone, and a step does
     the work of its rows' tokens, not of padding."""
 
-    # --packing auto packs where it saves at least this share of the rows
-    AUTO_SAVING = 0.25
-
     def __init__(self, samples, name: str, args, pad_id: int):
         fitted = [fit(s, args.seq) for s in samples]
         skipped = sum(f is None for f in fitted)
@@ -109,7 +109,7 @@ class InstructSource:
         self.args, self.pad_id = args, pad_id
         packing = getattr(args, "packing", "off")
         packed = pack([places(s) for s in self.train], args.seq) if packing != "off" else []
-        self.packed = packing == "on" or (packing == "auto" and len(packed) <= (1 - self.AUTO_SAVING) * len(self.train))
+        self.packed = packing == "on" or (packing == "auto" and len(packed) <= (1 - AUTO_SAVING) * len(self.train))
         self.rows = [[self.train[i] for i in row] for row in packed] if self.packed else [[s] for s in self.train]
         self.per_step = args.batch * args.grad_accum
         self.tokens_per_step = args.seq * self.per_step
@@ -192,9 +192,6 @@ class PreferenceSource:
     (pack) and shuffled as rows. At the end the held-out pairs' loss, reward
     margin and accuracy are reported."""
 
-    # --packing auto packs where it saves at least this share of the rows
-    AUTO_SAVING = 0.25
-
     def __init__(self, pairs, name: str, args, pad_id: int, needs_reference: bool):
         self.name, self.args, self.pad_id = name, args, pad_id
         self.t_batch = 2 * args.batch
@@ -231,15 +228,15 @@ class PreferenceSource:
             return False, pairs
         if packing == "on":
             return True, fit_pairs_to_rows(pairs, args.seq)
-        if any(places(p.chosen) + places(p.rejected) > args.seq for p in pairs):
+        if any(pair_places(p) > args.seq for p in pairs):
             return False, pairs
-        rows = pack([places(p.chosen) + places(p.rejected) for p in pairs], args.seq, self._most_per_row())
-        return len(rows) <= (1 - self.AUTO_SAVING) * 2 * len(pairs), pairs
+        rows = pack([pair_places(p) for p in pairs], args.seq, self._most_per_row())
+        return len(rows) <= (1 - AUTO_SAVING) * 2 * len(pairs), pairs
 
     def _lay(self, pairs) -> list[list[int]]:
         if not self.packed:
             return [[i] for i in range(len(pairs))]
-        return pack([places(p.chosen) + places(p.rejected) for p in pairs], self.args.seq, self._most_per_row())
+        return pack([pair_places(p) for p in pairs], self.args.seq, self._most_per_row())
 
     def describe_packing(self) -> str:
         """How the training pairs lie in rows, for the run's first lines."""
@@ -247,7 +244,7 @@ class PreferenceSource:
         if not self.packed:
             return f"{n} training pairs, one answer a row"
         rows = len(self.layout["train"])
-        filled = sum(places(p.chosen) + places(p.rejected) for p in self.train) / (rows * self.args.seq)
+        filled = sum(pair_places(p) for p in self.train) / (rows * self.args.seq)
         return f"{n} training pairs packed into {rows} rows of {self.args.seq} ({filled:.0%} filled)"
 
     def _batch(self, part: str, units):

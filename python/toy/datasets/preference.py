@@ -147,6 +147,11 @@ def fit_pairs_to_rows(pairs: list[Pair], t_seq: int) -> list[Pair]:
     return fitted
 
 
+def pair_places(pair: Pair) -> int:
+    """The places a pair takes in a packed row: its two answers one after the other."""
+    return places(pair.chosen) + places(pair.rejected)
+
+
 def _room(chosen: int, rejected: int, t_seq: int) -> tuple[int, int]:
     """The places two answers keep in a row of t_seq: all where they fit;
     else the longer is cut, to no less than half the row, then the other."""
