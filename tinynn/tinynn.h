@@ -498,9 +498,9 @@ int tnn_profile_step(tnn_session * session, char * report, size_t report_cap);
  * one call per generated token; n_past may go back (a new prompt at 0). The
  * decode graph is kept between calls and rebuilt only when n or the
  * 256-position window of the cache it reads changes. Attention is ggml's
- * flash attention where the backend has it, else mul_mat + softmax (the
- * environment variable TNN_DECODE_ATTENTION=matmul, read by tnn_kv_init,
- * forces the latter). */
+ * flash attention where the backend has it, else mul_mat + softmax (always
+ * on Vulkan, whose flash attention crashed lavapipe; the environment
+ * variable TNN_DECODE_ATTENTION=matmul, read by tnn_kv_init, forces it). */
 int tnn_kv_init(tnn_session * session, int32_t n_ctx);
 int tnn_decode(tnn_session * session, const int32_t * tokens, int32_t n, int32_t n_past, float * logits_out,
                size_t n_logits);
