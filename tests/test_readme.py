@@ -6,7 +6,9 @@ What the test changes, and only this: step counts are cut to 2 (`--steps N`,
 that names none gets 2 steps); `pip install` lines are left out (CI installed toy, its extras and
 the models before the tests, and tests use no network); a command whose comment
 says Ctrl-C is stopped with SIGINT after its first loss line, as a reader would;
-`toy-generate --chat` without a prompt gets a question on stdin. A block the
+`toy-generate --chat` without a prompt gets a question on stdin; the JSONL
+samples `toy-train samples` writes keep their first 8 records (every recipe
+on them reads the whole file for its perplexity or reference pass). A block the
 README marks `<!-- readme-test: skip (why) -->` is not run (CI's own steps:
 installing, building the GPU backends and the wheel; the benchmarks), and one
 marked `<!-- readme-test: needs MODULE -->` only where MODULE imports.
@@ -28,6 +30,7 @@ from toy.core.models import default_model_path
 README = Path(__file__).resolve().parent.parent / "README.md"
 QUESTION = "Who discovered the zorbex?\n"
 COMMAND_TIMEOUT = 900  # seconds; the slowest command takes about 60 idle
+SAMPLE_RECORDS = 8
 
 FENCE = re.compile(r"(?:<!-- readme-test: (?P<mark>[^>]*?) -->\s*\n)?```(?P<lang>bash|python)\n(?P<body>.*?)```", re.S)
 
@@ -98,6 +101,10 @@ def run_bash(command: str, prelude: list[str], cwd: Path) -> None:
         ["bash", "-c", script], cwd=cwd, input=QUESTION, capture_output=True, text=True, timeout=COMMAND_TIMEOUT
     )
     assert done.returncode == 0, f"README command failed: {command}\n{done.stderr[-2000:]}"
+    if "toy-train samples" in command:
+        for data in cwd.glob("*.jsonl"):
+            records = data.read_text(encoding="utf-8").splitlines(keepends=True)
+            data.write_text("".join(records[:SAMPLE_RECORDS]), encoding="utf-8")
 
 
 def run_block(lang: str, body: str, cwd: Path) -> None:
