@@ -49,10 +49,16 @@ def toy_gflops(repeats: int) -> dict:
 
     lib = library("cpu")
     out = {}
-    for kernel, variant in (("fgemm", "avx2"), ("fgemm", "avx512"), ("fgemm_bf16", "amx")):
+    for kernel, variant in (("fgemm", "avx2"), ("fgemm", "avx512"), ("fgemm_bf16", "avx512"), ("fgemm_bf16", "amx")):
         if not lib.tnn_cpu_kernel_runs(kernel.encode(), variant.encode()):
             continue
-        check = lib.tnn_kernel_check_fgemm if kernel == "fgemm" else lib.tnn_kernel_check_fgemm_bf16
+        if kernel == "fgemm":
+            check = lib.tnn_kernel_check_fgemm
+        else:  # A as float32, rounded at each product
+
+            def check(v, pa, a_by_k, m, k, pb, b_by_k, n, pc, nth):
+                return lib.tnn_kernel_check_fgemm_bf16(v, pa, a_by_k, 0, m, k, pb, b_by_k, n, pc, nth)
+
         name = f"toy {variant}" + (" bf16" if kernel == "fgemm_bf16" else "")
         for m, k, n in SHAPES:
             a, b = operands(m, k, n)

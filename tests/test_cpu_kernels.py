@@ -27,7 +27,7 @@ VARIANTS = {
     "fgemm": ["avx2", "avx512"],
     "head_loss": ["avx2", "avx512"],
     "adamw": ["avx2", "avx512"],
-    "fgemm_bf16": ["amx"],
+    "fgemm_bf16": ["avx512", "amx"],
 }
 # the /proc/cpuinfo flags each variant is compiled for (kernels.c asks the CPU)
 AVX2 = {"avx2", "fma", "f16c"}
@@ -43,7 +43,7 @@ QTYPES = {"q8_0": GGMLQuantizationType.Q8_0, "q4_1": GGMLQuantizationType.Q4_1}
 
 def needs(kernel: str, variant: str) -> set[str]:
     if kernel == "fgemm_bf16":
-        return AVX512 | {"avx512_bf16", "amx_tile", "amx_bf16"}
+        return AVX512 | {"avx512_bf16"} | ({"amx_tile", "amx_bf16"} if variant == "amx" else set())
     return NEEDS[variant] | ({"avx512_vnni"} if (kernel, variant) == ("qgemm", "avx512") else set())
 
 
@@ -115,6 +115,7 @@ def test_by_default_a_session_uses_the_best_variant_the_cpu_runs(monkeypatch):
         ("alderlake", {"avx2", "avxvnni"}),
         ("skylakex", {"avx2", "avx512"}),
         ("icelake", {"avx2", "avx512"}),
+        ("zen4", {"avx2", "avx512"}),
         ("sapphirerapids", {"avx2", "avxvnni", "avx512", "amx"}),
     ],
 )
@@ -126,6 +127,8 @@ def test_a_cpu_level_bounds_every_kernel_to_its_features(monkeypatch, level, wit
         allowed = within
         if level == "skylakex" and kernel == "qgemm":
             allowed = {"avx2"}  # Skylake-X has AVX-512 but no VNNI
+        if level in ("skylakex", "icelake") and kernel == "fgemm_bf16":
+            allowed = set()  # nor AVX512-BF16
         assert choice(kernel) == best(kernel, allowed), (level, kernel)
 
 
@@ -304,13 +307,24 @@ def bfloat16(x: np.ndarray) -> np.ndarray:
     return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
+def summed_in_order(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C [m, n] = A [m, k] B [n, k]^T as fgemm_bf16 sums it: operands in
+    bfloat16, c = ((a_0 b_0 + a_1 b_1) + a_2 b_2) + ... in float32, each add
+    rounded (the products of two bfloat16 are exact in float32)."""
+    a16, b16 = bfloat16(a).astype(np.float32), bfloat16(b).astype(np.float32)
+    c = np.zeros((a.shape[0], b.shape[0]), np.float32)
+    for t in range(a.shape[1]):
+        c += np.outer(a16[:, t], b16[:, t])
+    return c
+
+
 @pytest.mark.parametrize("variant", VARIANTS["fgemm_bf16"])
 @pytest.mark.parametrize("a_by_k", [False, True])
 @pytest.mark.parametrize("b_by_k", [False, True])
 @pytest.mark.parametrize("m, k, n", [(1, 1, 1), (31, 7, 13), (33, 300, 25), (70, 513, 40), (600, 64, 33)])
 def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(variant, a_by_k, b_by_k, m, k, n):
     """--precision bf16's dense products: A and B rounded to bfloat16, the
-    products (exact in float32) summed in float32."""
+    products (exact in float32) summed in float32, in order of k."""
     need("fgemm_bf16", variant)
     rng = np.random.default_rng(m * 1000 + k + n)
     a = rng.standard_normal((m, k)).astype(np.float32)
@@ -319,19 +333,22 @@ def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(varian
     b_in = np.ascontiguousarray(b.T if b_by_k else b)
     exact = bfloat16(a) @ bfloat16(b).T
     outputs = []
-    for nth in (1, 2, 5):
+    for nth, a_stored_bf16 in ((1, 0), (2, 0), (5, 0), (2, 1)):
         c = np.full((n, m), np.nan, np.float32)
         check(
             lib.tnn_kernel_check_fgemm_bf16(
-                variant.encode(), f32(a_in), a_by_k, m, k, f32(b_in), b_by_k, n, f32(c), nth
+                variant.encode(), f32(a_in), a_by_k, a_stored_bf16, m, k, f32(b_in), b_by_k, n, f32(c), nth
             )
         )
         outputs.append(c)
     assert np.all(np.abs(outputs[0].T - exact) <= float_sum_bound(a, b, k))
     # and about bfloat16's 8 bits off the float32 product, no further
     assert np.abs(outputs[0].T - a.astype(np.float64) @ b.T).max() <= 2**-7 * (np.abs(a) @ np.abs(b).T).max()
+    # the same bits for any thread count, and with A handed over in bfloat16 (a frozen base's copy)
     for c in outputs[1:]:
         np.testing.assert_array_equal(c, outputs[0])
+    if variant == "avx512":  # the order is the kernel's contract; the AMX tiles' is the SDM's word
+        np.testing.assert_array_equal(outputs[0].T, summed_in_order(a, b))
 
 
 @pytest.mark.parametrize("variant", VARIANTS["fgemm"])

@@ -1,9 +1,12 @@
-"""toy-train --precision bf16: mixed precision, the dense products' operands
-in bfloat16 on the CPU's AMX tiles, everything else float32.
+"""toy-train --precision bf16: mixed precision, the products' operands in
+bfloat16 on the CPU's bfloat16 dot products (AVX512-BF16 or the AMX tiles),
+everything else float32. Under LoRA the frozen base is a bfloat16 copy
+multiplied the same way.
 
 It must train as float32 does (to bfloat16's rounding), give the same bytes
-every run, and, where the CPU has no AMX, refuse in one line."""
+every run, and, where the CPU has neither, refuse in one line."""
 
+import json
 import re
 
 import pytest
@@ -19,10 +22,14 @@ def losses(stdout: str) -> list[float]:
 
 
 def has_bf16_products() -> bool:
-    return bool(library("cpu").tnn_cpu_kernel_runs(b"fgemm_bf16", b"amx"))
+    lib = library("cpu")
+    return any(lib.tnn_cpu_kernel_runs(b"fgemm_bf16", variant) for variant in (b"avx512", b"amx"))
 
 
-@pytest.mark.skipif(not has_bf16_products(), reason="this CPU has no AMX-BF16 for the bfloat16 products")
+NO_BF16 = "this CPU has neither AVX512-BF16 nor AMX-BF16 for the bfloat16 products"
+
+
+@pytest.mark.skipif(not has_bf16_products(), reason=NO_BF16)
 def test_bf16_trains_as_f32_does_and_gives_the_same_bytes_twice(tmp_path):
     args = ("--threads", GATE_THREADS, "--steps", "12", "--d-model", "128", "--d-ff", "352")
     f32 = toy_train(*args, "--out", str(tmp_path / "f32"))
@@ -38,15 +45,52 @@ def test_bf16_trains_as_f32_does_and_gives_the_same_bytes_twice(tmp_path):
     assert '"precision": "bf16"' in (tmp_path / "bf16/config.json").read_text()
 
 
+@pytest.mark.skipif(not has_bf16_products(), reason=NO_BF16)
+def test_lora_in_bf16_trains_as_f32_does_also_through_a_bfloat16_copy_of_the_base(tmp_path, smollm2):
+    """LoRA on SmolLM2 (Q4_1) under --precision bf16: with the base's int8
+    copies (fast, the choice where the CPU has no AMX) and with its bfloat16
+    copy (--base-compute bf16: both products by it, summed whole in
+    float32), the losses follow the f32 run's, the same bytes every run."""
+    args = ("lora", "--model", smollm2, "--threads", GATE_THREADS, "--steps", "8", "--seq", "64", "--batch", "2")
+    args += ("--targets", "q,k,v,o,gate,up,down")
+    f32 = toy_train(*args, "--out", str(tmp_path / "f32"))
+    runs = {
+        (base, n): toy_train(
+            *args, "--precision", "bf16", "--base-compute", base, "--out", str(tmp_path / f"{base}{n}")
+        )
+        for base in ("fast", "bf16")
+        for n in (1, 2)
+    }
+    assert f32.returncode == 0, f32.stderr
+    for base in ("fast", "bf16"):
+        bf16, again = runs[base, 1], runs[base, 2]
+        assert bf16.returncode == 0 and again.returncode == 0, bf16.stderr
+        assert bf16.stdout == again.stdout
+        assert bf16.stdout != f32.stdout
+        for a, b in zip(losses(bf16.stdout), losses(f32.stdout), strict=True):
+            assert abs(a - b) <= 2e-3 * b  # step by step (the corpus' batches move it up and down)
+    config = (tmp_path / "bf161/config.json").read_text()
+    assert json.loads(config)["lora"]["base_compute"] == "bf16" and '"precision": "bf16"' in config
+
+
+def test_a_bfloat16_base_without_bf16_precision_is_refused_in_one_line(tmp_path):
+    result = toy_train("lora", "--base-compute", "bf16", "--steps", "2", "--out", str(tmp_path / "run"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "needs precision bf16" in result.stderr and result.stdout == ""
+
+
 @pytest.mark.parametrize(
-    "recipe", [[], ["warm-start", "--seq", "16", "--batch", "1", "--d-model", "64"]], ids=["from-scratch", "warm-start"]
+    "recipe",
+    [[], ["warm-start", "--seq", "16", "--batch", "1", "--d-model", "64"], ["lora", "--seq", "16", "--batch", "1"]],
+    ids=["from-scratch", "warm-start", "lora"],
 )
-def test_bf16_where_the_cpu_has_no_amx_is_refused_in_one_line(tmp_path, monkeypatch, recipe):
-    # icelake: AVX-512 without AMX (on a CPU without AMX the refusal is the same)
+def test_bf16_where_the_cpu_has_no_bf16_products_is_refused_in_one_line(tmp_path, monkeypatch, recipe):
+    # icelake: AVX-512 without bfloat16 products (on a CPU without them the refusal is the same)
     monkeypatch.setenv("TNN_CPU_VARIANT", "icelake")
     result = toy_train(*recipe, "--threads", "1", "--steps", "2", "--precision", "bf16", "--out", str(tmp_path / "run"))
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "precision bf16 needs" in result.stderr and "AMX" in result.stderr
+    assert result.stderr.count("\n") == 1 and "precision bf16 needs" in result.stderr
+    assert "AVX512-BF16" in result.stderr and "AMX" in result.stderr
     assert result.stdout == ""
 
 

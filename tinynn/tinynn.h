@@ -210,7 +210,11 @@ enum tnn_base_compute {
                              such bases; F32 for the output head) turns the input gradients into
                              matrix products; Q5_1 and K-quant matrices also get a Q8_0 copy
                              for the forward (the others forward as stored) */
-    TNN_BASE_STORED = 1   /* the stored types in place, no copies: least memory, slower */
+    TNN_BASE_STORED = 1,  /* the stored types in place, no copies: least memory, slower */
+    TNN_BASE_BF16 = 2     /* a bfloat16 copy of every block matrix, both products through the
+                             CPU's bfloat16 kernel (fgemm_bf16: AVX512-BF16 or AMX), summed in
+                             float32 with no step per block of 32; the head as fast. Meant
+                             for precision bf16 (toy's "fast" is this there on AMX CPUs) */
 };
 
 /* LoRA adapters on a frozen base: W x + (alpha / rank) * B (A x). */
@@ -599,9 +603,12 @@ int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t v
 int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, float * m, float * v,
                            const float * hp, int64_t n, int32_t nth);
 /* fgemm_bf16: as tnn_kernel_check_fgemm, through the bfloat16 product
- * ("amx"), each thread's panels in one call. */
-int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
-                                const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth);
+ * ("avx512", "amx"), each thread's panels in one call. a_stored_bf16: A
+ * reaches the kernel as bfloat16 words (rounded here first), as a frozen
+ * base's bfloat16 copy does. */
+int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int32_t a_stored_bf16,
+                                int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n, float * c,
+                                int32_t nth);
 
 /* TNN_CDEF_END */
 

@@ -57,34 +57,6 @@ AMX static void configure_tiles(void) {
 /* Round 16 floats to bfloat16 (nearest, ties to even). */
 AMX static inline __m256i round16(__m512 v) { return (__m256i) _mm512_cvtneps_pbh(v); }
 
-/* The 16 x 16 words rows[i][j] transposed in place: rows[j][i]. Four
- * rounds of shuffles: words, then pairs of words, within 128-bit lanes,
- * then lanes across registers. */
-AMX static inline void transpose16(__m512i * r) {
-    __m512i a[16], b[16];
-    for (int i = 0; i < 8; ++i) {
-        a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    /* b[4 i + c], lane L: word 4 L + c of rows 4 i .. 4 i + 3 */
-    for (int i = 0; i < 4; ++i) {
-        b[4 * i + 0] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
-        b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
-        b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
-        b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
-    }
-    for (int c = 0; c < 4; ++c) {
-        const __m512i u0 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0x44),
-                      u1 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0xee);
-        const __m512i v0 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0x44);
-        const __m512i v1 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0xee);
-        r[0 + c] = _mm512_shuffle_i32x4(u0, v0, 0x88);
-        r[4 + c] = _mm512_shuffle_i32x4(u0, v0, 0xdd);
-        r[8 + c] = _mm512_shuffle_i32x4(u1, v1, 0x88);
-        r[12 + c] = _mm512_shuffle_i32x4(u1, v1, 0xdd);
-    }
-}
-
 /* The panel of rows [m0, m0 + rows) of A over k [k0, k0 + depth) as pairs:
  * for each half (rows 0..15, 16..31), steps * 16 pair rows of 16 rows x
  * (k, k + 1) in bfloat16, as one 32-bit word each; zeros past rows and
@@ -102,11 +74,10 @@ AMX static void pack_rows(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
         if (a.by_k) {
             for (int64_t q = 0; q < steps * STEP / 2; ++q) {
                 const int64_t kk = 2 * q;
-                const __m512 even = kk < depth ? _mm512_maskz_loadu_ps(mask, a.data + (k0 + kk) * a.ld + r0)
-                                               : _mm512_setzero_ps();
-                const __m512 odd = kk + 1 < depth ? _mm512_maskz_loadu_ps(mask, a.data + (k0 + kk + 1) * a.ld + r0)
-                                                  : _mm512_setzero_ps();
-                const __m512i lo = _mm512_cvtepu16_epi32(round16(even)), hi = _mm512_cvtepu16_epi32(round16(odd));
+                const __m512i lo = kk < depth ? tnn_bf16_words16(a, (k0 + kk) * a.ld + r0, mask)
+                                              : _mm512_setzero_si512();
+                const __m512i hi = kk + 1 < depth ? tnn_bf16_words16(a, (k0 + kk + 1) * a.ld + r0, mask)
+                                                  : _mm512_setzero_si512();
                 _mm512_storeu_si512(half + q * HALF, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
             }
             continue;
@@ -121,13 +92,10 @@ AMX static void pack_rows(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
                                                       : (__mmask16) ((1u << (depth - kk - 16)) - 1);
             __m512i r[HALF];
             for (int i = 0; i < HALF; ++i) {
-                const float * row = a.data + (r0 + i) * a.ld + k0 + kk;
                 const bool here = (mask >> i) & 1;
-                const __m512 lo = here ? _mm512_maskz_loadu_ps(lo_k, row) : _mm512_setzero_ps();
-                const __m512 hi = here ? _mm512_maskz_loadu_ps(hi_k, row + 16) : _mm512_setzero_ps();
-                r[i] = (__m512i) _mm512_cvtne2ps_pbh(hi, lo);
+                r[i] = here ? tnn_bf16_words32(a, (r0 + i) * a.ld + k0 + kk, lo_k, hi_k) : _mm512_setzero_si512();
             }
-            transpose16(r);
+            tnn_transpose16_epi32(r);
             for (int j = 0; j < HALF; ++j) {
                 _mm512_storeu_si512(half + (s * HALF + j) * HALF, r[j]);
             }
@@ -160,7 +128,7 @@ AMX static void pack_columns(struct tnn_fgemm_operand b, int64_t j0, int64_t col
                     r[q] = _mm512_or_si512(_mm512_cvtepu16_epi32(round16(even)),
                                            _mm512_slli_epi32(_mm512_cvtepu16_epi32(round16(odd)), 16));
                 }
-                transpose16(r);
+                tnn_transpose16_epi32(r);
                 for (int j = 0; j < HALF && j < left; ++j) {
                     _mm512_storeu_si512(out + (h * HALF + j) * width + s * STEP, r[j]);
                 }

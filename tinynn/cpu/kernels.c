@@ -149,6 +149,7 @@ static void head_loss_avx512(struct tnn_cpu_kernels * k) {
 }
 static void adamw_avx2(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx2; }
 static void adamw_avx512(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx512; }
+static void fgemm_bf16_avx512(struct tnn_cpu_kernels * k) { k->fgemm_bf16 = tnn_fgemm_bf16_avx512; }
 static void fgemm_bf16_amx(struct tnn_cpu_kernels * k) { k->fgemm_bf16 = tnn_fgemm_bf16_amx; }
 
 static const struct variant_entry variants[] = {
@@ -162,6 +163,7 @@ static const struct variant_entry variants[] = {
     { TNN_KERNEL_HEAD_LOSS, TNN_CPU_AVX512, AVX512, head_loss_avx512 },
     { TNN_KERNEL_ADAMW, TNN_CPU_AVX2, AVX2, adamw_avx2 },
     { TNN_KERNEL_ADAMW, TNN_CPU_AVX512, AVX512, adamw_avx512 },
+    { TNN_KERNEL_FGEMM_BF16, TNN_CPU_AVX512, AVX512 | TNN_FEATURE_AVX512BF16, fgemm_bf16_avx512 },
     { TNN_KERNEL_FGEMM_BF16, TNN_CPU_AMX, AVX512 | TNN_FEATURE_AVX512BF16 | TNN_FEATURE_AMX, fgemm_bf16_amx },
 };
 

@@ -20,10 +20,10 @@
  *             vpmaddubsw
  *   avxvnni   avx2 with the 256-bit VNNI of Alder Lake, Meteor/Lunar/Arrow
  *             Lake and Zen 5: qgemm only
- *   avx512    AVX-512 F/BW/VL/DQ (+ VNNI for qgemm): Skylake-X, Ice Lake,
- *             Sapphire Rapids, Zen 4/5
+ *   avx512    AVX-512 F/BW/VL/DQ (+ VNNI for qgemm, + BF16 for fgemm_bf16):
+ *             Skylake-X, Ice Lake, Sapphire Rapids, Zen 4/5
  *   amx       the AMX tiles of Sapphire Rapids and later: qgemm (INT8), and
- *             fgemm_bf16 (BF16), the one kernel whose bits are its own
+ *             fgemm_bf16 (BF16)
  * Every variant of a kernel gives the same bits as every other: they add
  * the same numbers in the same order and only the width of the registers
  * differs (integer sums are exact). So a run is the same bytes on every
@@ -242,6 +242,9 @@ struct tnn_fgemm_operand {
     int64_t ld;          /* floats between rows (A) / columns (B), or between k's if by_k */
     bool by_k;           /* A[m, k] at data + k * ld + m (B[n, k] at data + k * ld + n):
                             the transpose of a contiguous matrix, read without a copy */
+    const uint16_t * bf16; /* fgemm_bf16's A only: when set, A's values are bfloat16 words here,
+                              laid out as data's would be (data unused): a frozen matrix
+                              rounded once, not at every product */
 };
 
 /* C[m, n] = sum_k A[m, k] B[n, k] for the rows of panels [p0, p1) and the
@@ -253,14 +256,24 @@ void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, co
                     float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
 
 /* fgemm_bf16: the same product with A and B rounded to bfloat16 (nearest
- * even) and the products summed in float32 (AMX-BF16 tiles): the dense
- * products of --precision bf16. Not float32's bits, but the same bits for
- * any thread count. Its panels come in groups of up to
+ * even) and the products summed in float32, each sum over k in order,
+ * c = ((a_0 b_0 + a_1 b_1) + a_2 b_2) + ..., every add rounded (a product
+ * of two bfloat16 is exact): the products of --precision bf16. Not
+ * float32's bits, but the same bits for any thread count. Two variants:
+ * avx512, on AVX512-BF16's vdpbf16ps (Zen 4 and 5, Cooper Lake, and every
+ * AMX CPU); amx, on the AMX-BF16 tiles, whose pseudo-code (Intel SDM) sums
+ * in the same order; that the tiles give avx512's bits has not been seen on
+ * a machine here. Its panels come in groups of up to
  * TNN_FGEMM_BF16_PANELS, each operand rounded once per group: give it a
  * thread's panels in one call. */
 #define TNN_FGEMM_BF16_PANELS 16
+/* What a refusal of --precision bf16 names (a CPU without either variant). */
+#define TNN_FGEMM_BF16_NEEDS "AVX512-BF16 (Zen 4 and later, Cooper Lake) or AMX (Sapphire Rapids and later)"
 /* Scratch bytes a thread needs for it (272 KB). */
 size_t tnn_fgemm_bf16_scratch_bytes(void);
+void tnn_fgemm_bf16_avx512(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
+                           const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
+                           int64_t n0, int64_t n1, float * scratch);
 void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
                         const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
                         int64_t n0, int64_t n1, float * scratch);

@@ -147,4 +147,61 @@ struct tnn_amx_tile_config {
     uint8_t rows[16];
 };
 
+/* ---- bfloat16 pairs (fgemm_bf16_amx.c, fgemm_bf16_avx512.c) ------------- */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+/* The 16 x 16 32-bit words r[i] lane j transposed in place: r[j] lane i.
+ * Four rounds of shuffles: words, then pairs of words, within 128-bit
+ * lanes, then lanes across registers. */
+__attribute__((target("avx512f"))) static inline void tnn_transpose16_epi32(__m512i * r) {
+    __m512i a[16], b[16];
+    for (int i = 0; i < 8; ++i) {
+        a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    /* b[4 i + c], lane L: word 4 L + c of rows 4 i .. 4 i + 3 */
+    for (int i = 0; i < 4; ++i) {
+        b[4 * i + 0] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+        b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+    }
+    for (int c = 0; c < 4; ++c) {
+        const __m512i u0 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0x44),
+                      u1 = _mm512_shuffle_i32x4(b[c], b[4 + c], 0xee);
+        const __m512i v0 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0x44);
+        const __m512i v1 = _mm512_shuffle_i32x4(b[8 + c], b[12 + c], 0xee);
+        r[0 + c] = _mm512_shuffle_i32x4(u0, v0, 0x88);
+        r[4 + c] = _mm512_shuffle_i32x4(u0, v0, 0xdd);
+        r[8 + c] = _mm512_shuffle_i32x4(u1, v1, 0x88);
+        r[12 + c] = _mm512_shuffle_i32x4(u1, v1, 0xdd);
+    }
+}
+
+/* The 16 values of an operand (kernels.h) at offset, fewer where mask
+ * says, as bfloat16 words in the low halves of 32-bit lanes: rounded from
+ * float32 (nearest, ties to even), or as stored when it is in bfloat16. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static inline __m512i tnn_bf16_words16(
+    struct tnn_fgemm_operand x, int64_t offset, __mmask16 mask) {
+    if (x.bf16 != NULL) {
+        return _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, x.bf16 + offset));
+    }
+    return _mm512_cvtepu16_epi32((__m256i) _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, x.data + offset)));
+}
+
+/* The 32 consecutive values of an operand from offset (the first 16 where
+ * lo says, the next where hi says) as 32 bfloat16 words in order: 16
+ * pairs, the even value in each pair's low half. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static inline __m512i tnn_bf16_words32(
+    struct tnn_fgemm_operand x, int64_t offset, __mmask16 lo, __mmask16 hi) {
+    if (x.bf16 != NULL) {
+        return _mm512_maskz_loadu_epi16((__mmask32) lo | (__mmask32) hi << 16, x.bf16 + offset);
+    }
+    return (__m512i) _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, x.data + offset + 16),
+                                         _mm512_maskz_loadu_ps(lo, x.data + offset));
+}
+#endif
+
 #endif

@@ -66,7 +66,8 @@ int tnn_recompute_blocks(struct ggml_context * ctx, struct ggml_cgraph * graph, 
 /* Rewrite a training graph to use the copies (models/frozen_copies.c): the
  * input gradients through
  * frozen matrices, out_prod(W, dy^T) -> mul_mat(W^T, dy), and on the CPU the
- * products with packed copies -> the packed integer kernels. */
+ * products with packed copies -> the packed integer kernels, those with
+ * bfloat16 copies -> fgemm_bf16 (tnn_use_bf16_copy). */
 int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
 
 /* ---- float32 products on tinynn's CPU kernel (products.c) ------------------ */
@@ -74,6 +75,13 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
 /* Turn the F32 matrix products of a training graph into custom nodes that
  * run the fgemm kernel (when the session's kernels have it). */
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
+
+/* Make node [rows, n] the product of a frozen matrix's bfloat16 copy
+ * w_bf16 [k, rows] and x [k, n] (transposed: of its transpose, w_bf16 [rows,
+ * k]) on fgemm_bf16. The caller grows the scratch
+ * (tnn_fgemm_bf16_scratch_bytes). */
+void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16,
+                       struct ggml_tensor * x, bool transposed);
 
 /* ---- the AdamW update on tinynn's CPU kernel (adamw.c) ---------------------- */
 

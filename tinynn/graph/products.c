@@ -9,12 +9,16 @@
 #include <stdlib.h>
 
 /* Where an operand of a rewritten product lies: the node's source itself,
- * or, when that source is cont(transpose(X)), X read along k (by_k). */
+ * or, when that source is cont(transpose(X)), X read along k (by_k); in
+ * bfloat16 for a frozen matrix's copy. */
 static struct tnn_fgemm_operand operand(const struct ggml_tensor * t, bool by_k, int64_t batch) {
+    const void * at = (const char *) t->data + batch * t->nb[2];
+    const bool bf16 = t->type == GGML_TYPE_BF16;
     struct tnn_fgemm_operand op = {
-        .data = (const float *) ((const char *) t->data + batch * t->nb[2]),
-        .ld = (int64_t) (t->nb[1] / sizeof(float)),
+        .data = bf16 ? NULL : (const float *) at,
+        .ld = (int64_t) (t->nb[1] / ggml_type_size(t->type)),
         .by_k = by_k,
+        .bf16 = bf16 ? (const uint16_t *) at : NULL,
     };
     return op;
 }
@@ -222,4 +226,12 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     }
     return tnn_grow_scratch(&s->cpu.scratch, s->n_threads,
                             s->train.bf16_products ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes());
+}
+
+void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16,
+                       struct ggml_tensor * x, bool transposed) {
+    struct tnn_fgemm_use * use = &s->cpu.bf16_copy_uses[transposed];
+    *use = (struct tnn_fgemm_use){ &s->cpu, transposed, false, true };
+    struct ggml_tensor * srcs[2] = { w_bf16, x };
+    tnn_become_custom(s->train.ctx_graph, node, fgemm_node, use, srcs, 2);
 }

@@ -57,11 +57,11 @@ static int place_weights(tnn_session * s) {
     return TNN_OK;
 }
 
-int tnn_base_place(tnn_session * s, bool fast_copies) {
+int tnn_base_place(tnn_session * s, enum tnn_base_compute compute) {
     struct tnn_frozen_base * base = &s->base;
     int status = place_weights(s);
-    if (status == TNN_OK && fast_copies) {
-        status = tnn_frozen_prepare(s);
+    if (status == TNN_OK && compute != TNN_BASE_STORED) {
+        status = tnn_frozen_prepare(s, compute == TNN_BASE_BF16);
     }
     if (status != TNN_OK) {
         return status;

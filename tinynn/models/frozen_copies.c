@@ -15,6 +15,12 @@
  * instead: W^T as Q8_0, and W for the forward as stored (Q4_1, Q8_0; Q4_0
  * as the Q4_1 blocks it equals) or requantized to Q8_0.
  *
+ * Under base_compute bf16 (toy's precision bf16) each block matrix gets
+ * one bfloat16 copy instead, W as stored rounded to nearest even (2 bytes a
+ * weight): both products read it through fgemm_bf16, the input gradient
+ * as its transpose, with no step per block of 32; the head keeps the
+ * copies above (head_loss multiplies by its panels).
+ *
  * tnn_use_fast_copies then rewrites the built training graph, whose nodes
  * stay mul_mat / out_prod for autodiff: the products with packed copies
  * become custom nodes that call qgemm; the other input gradients become
@@ -239,6 +245,33 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
     return status;
 }
 
+/* Fill W's bfloat16 copy (base_compute bf16) from its stored bytes, a row
+ * at a time through float32, rounded to nearest even. */
+static int fill_bf16(const tnn_session * s, const struct ggml_tensor * w, struct ggml_tensor * copy) {
+    const int64_t d_in = w->ne[0], d_out = w->ne[1];
+    const struct ggml_type_traits * traits = ggml_get_type_traits(w->type);
+    const size_t w_row = ggml_row_size(w->type, d_in);
+    const char * src = stored_bytes(s, w);
+    ggml_bf16_t * out = writable(copy);
+    float * row = malloc((size_t) d_in * sizeof(float));
+    if (out == NULL || row == NULL) {
+        free(row);
+        if (out != NULL && (void *) out != copy->data) free(out);
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory preparing %s", w->name);
+    }
+    for (int64_t r = 0; r < d_out; ++r) {
+        if (w->type == GGML_TYPE_F32) {
+            memcpy(row, src + r * w_row, w_row);
+        } else {
+            traits->to_float(src + r * w_row, row, d_in);
+        }
+        ggml_fp32_to_bf16_row_ref(row, out + r * d_in, d_in);
+    }
+    free(row);
+    finish_writing(copy, out);
+    return TNN_OK;
+}
+
 /* A training step reads the panels, not the stored matrix they were made
  * from: let the kernel drop those pages of the mapped file from memory
  * (generation, or anything else that reads them, faults them back in).
@@ -246,7 +279,7 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
  * in memory at once. */
 static void release_packed_original(const tnn_session * s, const struct tnn_frozen_pair * p) {
 #if defined(__unix__) || defined(__APPLE__)
-    if (p->w_panels == NULL || p->w->data == NULL) {
+    if ((p->w_panels == NULL && p->w_bf16 == NULL) || p->w->data == NULL) {
         return;
     }
     const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
@@ -271,7 +304,7 @@ static int measure_copies(tnn_session * s, struct ggml_tensor *** fields, struct
     for (int k = 0; k < n; ++k) {
         struct tnn_frozen_pair * p = &s->base.pairs[k];
         /* release_packed_originals' pages; the embedding's rows are read again */
-        if (p->w_panels != NULL && *fields[k] != m->token_embd) {
+        if ((p->w_panels != NULL || p->w_bf16 != NULL) && *fields[k] != m->token_embd) {
             s->measure.released += (int64_t) ggml_nbytes(*fields[k]);
         }
         if (fwd[k] != NULL) {
@@ -305,7 +338,13 @@ static int frozen_matrices(tnn_session * s, struct ggml_tensor **** out) {
     return k;
 }
 
-int tnn_frozen_prepare(tnn_session * s) {
+int tnn_frozen_prepare(tnn_session * s, bool bf16) {
+    if (bf16 && s->cpu.kernels.fgemm_bf16 == NULL) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "precision bf16 needs bfloat16 products, which the %s backend and this CPU do not "
+                        "have (" TNN_FGEMM_BF16_NEEDS "); use f32",
+                        tnn_backend_name());
+    }
     struct ggml_tensor *** fields = NULL;
     const int n = frozen_matrices(s, &fields);
     if (n < 0) {
@@ -331,6 +370,13 @@ int tnn_frozen_prepare(tnn_session * s) {
     for (int k = 0; k < n; ++k) {
         struct ggml_tensor * w = *fields[k];
         struct tnn_frozen_pair * p = &s->base.pairs[k];
+        const bool is_head = k == n - 1;
+        if (bf16 && !is_head) {
+            /* the head keeps its packed copies: head_loss multiplies by them */
+            p->w_bf16 = ggml_new_tensor_2d(s->base.ctx_copies, GGML_TYPE_BF16, w->ne[0], w->ne[1]);
+            ggml_format_name(p->w_bf16, "%s.bf16", w->name);
+            continue;
+        }
         const enum ggml_type fwd_panel_type = panel_type(w->type);
         if (panels && fwd_panel_type != GGML_TYPE_COUNT && packable(w->ne[0], w->ne[1])) {
             p->w_panels = ggml_new_tensor_2d(s->base.ctx_copies, fwd_panel_type, w->ne[0], w->ne[1]);
@@ -339,7 +385,6 @@ int tnn_frozen_prepare(tnn_session * s) {
             fwd[k] = ggml_new_tensor_2d(s->base.ctx_copies, GGML_TYPE_Q8_0, w->ne[0], w->ne[1]);
             ggml_format_name(fwd[k], "%s.q8_0", w->name);
         }
-        const bool is_head = k == n - 1;
         enum ggml_type wt_type = transposed_type(w->type, is_head, panels && packable(w->ne[1], w->ne[0]));
         if (transposable(w, wt_type)) {
             p->wt = ggml_new_tensor_2d(s->base.ctx_copies, wt_type, w->ne[1], w->ne[0]);
@@ -368,7 +413,7 @@ int tnn_frozen_prepare(tnn_session * s) {
     for (int k = 0; k < n && status == TNN_OK; ++k) {
         struct ggml_tensor ** field = fields[k];
         struct tnn_frozen_pair * p = &s->base.pairs[k];
-        status = fill_copies(s, *field, fwd[k], p);
+        status = p->w_bf16 ? fill_bf16(s, *field, p->w_bf16) : fill_copies(s, *field, fwd[k], p);
         if (fwd[k] != NULL) {
             *field = fwd[k];
         }

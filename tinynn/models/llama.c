@@ -229,9 +229,10 @@ static int check_lora_config(const tnn_lora_config * lora) {
     if (!isfinite(lora->alpha) || !(lora->init_scale >= 0.0f) || !isfinite(lora->init_scale)) {
         return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");
     }
-    if (lora->base_compute != TNN_BASE_FAST && lora->base_compute != TNN_BASE_STORED) {
-        return tnn_fail(TNN_ERR_ARG, "base_compute must be %d (fast) or %d (stored), got %d", TNN_BASE_FAST,
-                        TNN_BASE_STORED, lora->base_compute);
+    if (lora->base_compute != TNN_BASE_FAST && lora->base_compute != TNN_BASE_STORED &&
+        lora->base_compute != TNN_BASE_BF16) {
+        return tnn_fail(TNN_ERR_ARG, "base_compute must be %d (fast), %d (stored) or %d (bf16), got %d",
+                        TNN_BASE_FAST, TNN_BASE_STORED, TNN_BASE_BF16, lora->base_compute);
     }
     return TNN_OK;
 }
@@ -308,7 +309,7 @@ static int create_on_base(tnn_session * s, const tnn_model_desc * desc) {
                             lora->rank, tnn_lora_slot_name(slot), (long long) max_rank);
         }
     }
-    if ((status = tnn_base_place(s, lora->base_compute == TNN_BASE_FAST)) != TNN_OK) {
+    if ((status = tnn_base_place(s, (enum tnn_base_compute) lora->base_compute)) != TNN_OK) {
         return status;
     }
     s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * 2 * TNN_LORA_SLOTS);

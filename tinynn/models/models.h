@@ -480,10 +480,10 @@ int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context
 /* Open and map path as s->base, its config into s->model.cfg. */
 int tnn_base_open(tnn_session * s, const char * path);
 /* Give the base's tensors memory (in place in the mapped file when the
- * backend computes on host memory, else a device copy), make the fast
- * copies (fast_copies), let go of the map where nothing points into it, and
+ * backend computes on host memory, else a device copy), make the copies
+ * compute asks for (none for stored), let go of the map where nothing points into it, and
  * add the tensors to the table (kind FROZEN). Needs the base bound. */
-int tnn_base_place(tnn_session * s, bool fast_copies);
+int tnn_base_place(tnn_session * s, enum tnn_base_compute compute);
 void tnn_base_free(struct tnn_frozen_base * base);
 
 /* ---- fast copies of a frozen base (frozen_copies.c)----------------------------- */
@@ -492,6 +492,7 @@ void tnn_base_free(struct tnn_frozen_base * base);
  * whether the CPU's packed integer products (qgemm, cpu/kernels.h) serve each. */
 struct tnn_frozen_pair {
     struct ggml_tensor * w;        /* [d_in, d_out] */
+    struct ggml_tensor * w_bf16;   /* W in bfloat16 for both products (base_compute bf16), or NULL */
     struct ggml_tensor * wt;       /* [d_out, d_in] */
     struct ggml_tensor * w_panels; /* W in 16-row panels for the forward, or NULL */
     bool wt_panels;                /* wt holds 16-row panels (a Q8_0 W^T) */
@@ -500,6 +501,7 @@ struct tnn_frozen_pair {
 
 /* Make the transposed copies (and Q8_0 forward copies of slow quantized
  * types) of the base's matrices from the mapped file, and point the model's
- * fields at the forward copies. Needs the base mapped and bound. */
-int tnn_frozen_prepare(tnn_session * s);
+ * fields at the forward copies; with bf16, a bfloat16 copy of each block
+ * matrix instead (base_compute bf16). Needs the base mapped and bound. */
+int tnn_frozen_prepare(tnn_session * s, bool bf16);
 #endif

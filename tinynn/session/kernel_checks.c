@@ -86,7 +86,8 @@ int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, c
  * shares one batch: panels, a thread's run of them in one call, split by
  * columns too when there are too few of them. */
 static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const float * a, int32_t a_by_k,
-                       int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
+                       const uint16_t * a_bf16, int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n,
+                       float * c, int32_t nth) {
     struct tnn_cpu_kernels kernels;
     int status = kernels_for(variant, kernel, nth, &kernels);
     if (status != TNN_OK) {
@@ -95,8 +96,8 @@ static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const f
     if (m < 1 || k < 1 || n < 1 || a == NULL || b == NULL || c == NULL) {
         return tnn_fail(TNN_ERR_ARG, "%s: m, k and n must be positive", tnn_cpu_kernel_name(kernel));
     }
-    const struct tnn_fgemm_operand a_op = { a, a_by_k ? m : k, a_by_k != 0 };
-    const struct tnn_fgemm_operand b_op = { b, b_by_k ? n : k, b_by_k != 0 };
+    const struct tnn_fgemm_operand a_op = { a, a_by_k ? m : k, a_by_k != 0, a_bf16 };
+    const struct tnn_fgemm_operand b_op = { b, b_by_k ? n : k, b_by_k != 0, NULL };
     const bool bf16 = kernel == TNN_KERNEL_FGEMM_BF16;
     float * work = malloc(bf16 ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes());
     if (work == NULL) {
@@ -122,12 +123,25 @@ static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const f
 
 int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
                            const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
-    return check_fgemm(TNN_KERNEL_FGEMM, variant, a, a_by_k, m, k, b, b_by_k, n, c, nth);
+    return check_fgemm(TNN_KERNEL_FGEMM, variant, a, a_by_k, NULL, m, k, b, b_by_k, n, c, nth);
 }
 
-int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
-                                const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
-    return check_fgemm(TNN_KERNEL_FGEMM_BF16, variant, a, a_by_k, m, k, b, b_by_k, n, c, nth);
+int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int32_t a_stored_bf16,
+                                int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n, float * c,
+                                int32_t nth) {
+    uint16_t * a_bf16 = NULL;
+    if (a_stored_bf16 && m > 0 && k > 0 && a != NULL) {
+        a_bf16 = malloc((size_t) m * (size_t) k * sizeof(uint16_t));
+        if (a_bf16 == NULL) {
+            return tnn_fail(TNN_ERR_ALLOC, "fgemm_bf16: out of memory");
+        }
+        for (int64_t i = 0; i < m * k; ++i) {
+            a_bf16[i] = ggml_fp32_to_bf16(a[i]).bits;
+        }
+    }
+    const int status = check_fgemm(TNN_KERNEL_FGEMM_BF16, variant, a, a_by_k, a_bf16, m, k, b, b_by_k, n, c, nth);
+    free(a_bf16);
+    return status;
 }
 
 int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y, int64_t n,

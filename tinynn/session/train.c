@@ -667,8 +667,8 @@ int tnn_set_precision(tnn_session * s, const char * precision) {
     }
     if (s->cpu.kernels.fgemm_bf16 == NULL) {
         return tnn_fail(TNN_ERR_ARG,
-                        "precision bf16 needs bfloat16 products, which this backend and CPU do not "
-                        "have (the %s backend's need AMX: an Intel Xeon from Sapphire Rapids on); use f32",
+                        "precision bf16 needs bfloat16 products, which the %s backend and this CPU do not "
+                        "have (" TNN_FGEMM_BF16_NEEDS "); use f32",
                         tnn_backend_name());
     }
     s->train.bf16_products = true;

@@ -54,11 +54,13 @@ def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
     )
     lora.add_argument(
         "--base-compute",
-        choices=("auto", "fast", "stored"),
+        choices=("auto", "fast", "stored", "bf16"),
         default=defaults.base_compute,
         help="fast: train through transposed Q8_0 copies of the base's matrices; stored: "
-        "the stored types only (least memory, about half the speed); auto (default): fast "
-        "where the step fits in memory with the copies, else stored",
+        "the stored types only (least memory, about half the speed); bf16 (with --precision "
+        "bf16): one bfloat16 copy, multiplied on the CPU's bfloat16 products (fast's choice "
+        "under --precision bf16 on an AMX CPU); auto (default): fast where the step fits in "
+        "memory with the copies, else stored",
     )
 
 
