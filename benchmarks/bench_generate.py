@@ -13,7 +13,7 @@ llama-cpp-python imports) runs `Llama.generate` on the same file. The column
 is new tokens per second of generation, the prompt's processing included and
 the model's load excluded: each engine loads, generates once to warm up, then
 times --repeats generations from an empty cache (load s: loading the model
-and its tokenizer; peak RSS: the whole process). Each engine runs in its own
+and its tokenizer; peak RSS: the worker process's own, VmHWM). Each engine runs in its own
 process, --rounds times, the engines taking turns; the table gives the best
 and the median run. Take the figures on an idle machine: on two shared cores
 any other busy process stalls a two-thread run at every barrier (ggml's CPU
@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from side_by_side import peak_rss_mb  # noqa: E402
 
 QUESTION = "Write a story about a robot who learns to paint. Describe the colours it discovers."
 
@@ -54,8 +57,8 @@ def timed(fn, repeats: int) -> dict:
         t0 = time.perf_counter()
         n, text = fn(None)
         seconds.append(time.perf_counter() - t0)
-    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    return {"tokens_per_s": [n / s for s in seconds], "new_tokens": n, "text": text, "peak_rss_mb": peak_rss_mb}
+    # the worker's own peak (VmHWM): ru_maxrss carries the parent's, which imported torch
+    return {"tokens_per_s": [n / s for s in seconds], "new_tokens": n, "text": text, "peak_rss_mb": peak_rss_mb()}
 
 
 def run_toy(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:

@@ -135,7 +135,7 @@ import json
 from toy.native.library import backend_variant, library, ffi
 lib = library("cpu")
 kernels = {}
-for k in ("qgemm", "fgemm", "head_loss", "adamw"):
+for k in ("qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16"):
     try:
         c = lib.tnn_cpu_kernel_choice(k.encode())
         kernels[k] = ffi.string(c).decode() if c != ffi.NULL else "error: " + ffi.string(lib.tnn_last_error()).decode()

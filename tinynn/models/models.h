@@ -46,7 +46,8 @@ struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor *
  * elsewhere: causal, and block-diagonal in packed rows; one for every
  * sequence or one each) -> [head_dim*n_heads, t_seq*t_batch].
  * Taken in pieces, the outputs concatenated, where the mask is one a
- * sequence (a sequence or less a piece) or per_kv_head: one kv head of one
+ * sequence or the batch is 2 to TNN_ATTENTION_PIECES sequences (a sequence
+ * or less a piece: one sequence's scores stay in cache), or per_kv_head: one kv head of one
  * sequence (and its query heads) at a time, or as many (whole sequences,
  * or heads of one) as make about TNN_ATTENTION_PIECES pieces; the same
  * values, in pieces a recomputed backward holds one at a time. */
