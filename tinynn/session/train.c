@@ -16,7 +16,8 @@ static size_t graph_size_for(const tnn_model_config * cfg, bool recompute, bool 
      * sequences a piece: up to twice TNN_ATTENTION_PIECES; packed rows, or
      * up to TNN_ATTENTION_PIECES sequences: one sequence or less a piece) */
     const bool by_sequence = packed || cfg->t_batch <= TNN_ATTENTION_PIECES;
-    const size_t pieces = (cfg->attn_per_kv_head ? 2 * TNN_ATTENTION_PIECES : 0) + (by_sequence ? cfg->t_batch : 0);
+    const size_t pieces = (cfg->attn_per_kv_head ? 2 * TNN_ATTENTION_PIECES : 0) +
+                          (by_sequence ? cfg->t_batch : 0);
     return 4096 + (size_t) cfg->n_layers * ((recompute ? 1536 : 1024) + 64 * pieces);
 }
 
