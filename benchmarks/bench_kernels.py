@@ -1,4 +1,4 @@
-"""toy's F32 product kernel against OpenBLAS's sgemm, one thread, per CPU level.
+"""toy's product kernels against OpenBLAS's sgemm, one thread, per CPU level.
 
     pip install scipy-openblas32        # optional: the OpenBLAS columns
     python benchmarks/bench_kernels.py [--repeats 7]
@@ -9,8 +9,12 @@ n = 256 tokens), GFLOP/s of toy's fgemm in every variant this CPU runs
 (scipy-openblas32, its runtime dispatch, one thread), best of --repeats.
 OpenBLAS runs in a subprocess per level with OPENBLAS_CORETYPE set
 (Haswell: AVX2; SkylakeX: AVX-512; its own choice: native), the
-counterpart of toy's avx2 and avx512 variants; --precision bf16's AMX
-product is listed beside them. Take figures on an idle machine.
+counterpart of toy's avx2 and avx512 variants; --precision bf16's
+products (fgemm_bf16, avx512 and amx) are listed beside them, and so are
+the frozen base's int8 products (qgemm in its best variant here, the
+stored blocks packed in the timed call): a Q4_1 forward (two int8 levels)
+and a Q8_0 input gradient (one), what a bfloat16 copy of the base would
+replace. Take figures on an idle machine.
 """
 
 from __future__ import annotations
@@ -67,6 +71,29 @@ def toy_gflops(repeats: int) -> dict:
             # best_seconds calls the lambda inside this iteration: the loop variables are its own
             seconds = best_seconds(lambda: check(variant.encode(), pa, 0, m, k, pb, 0, n, pc, 1), repeats)  # noqa: B023
             out.setdefault(name, {})[f"{m}x{k}x{n}"] = 2 * m * k * n / seconds / 1e9
+    out.update(qgemm_gflops(lib, ffi, repeats))
+    return out
+
+
+def qgemm_gflops(lib, ffi, repeats: int) -> dict:
+    """The base's int8 products in qgemm's best variant: the forward by Q4_1
+    (two levels) and the input gradient by Q8_0 (one level)."""
+    from gguf import GGMLQuantizationType, quants
+
+    variant = next((v for v in ("amx", "avx512", "avxvnni", "avx2") if lib.tnn_cpu_kernel_runs(b"qgemm", v.encode())), None)
+    out = {}
+    for q4_1, levels, label in ((1, 2, "q4_1 fwd"), (0, 1, "q8_0 bwd")):
+        qtype = GGMLQuantizationType.Q4_1 if q4_1 else GGMLQuantizationType.Q8_0
+        for m, k, n in SHAPES if variant else ():
+            a, b = operands(m, k, n)
+            blocks = np.ascontiguousarray(quants.quantize(a, qtype))
+            y = np.empty((n, m), np.float32)
+            pa, pb, py = ffi.from_buffer("char[]", blocks), ffi.from_buffer("float[]", b), ffi.from_buffer("float[]", y)
+            seconds = best_seconds(
+                lambda: lib.tnn_kernel_check_qgemm(variant.encode(), q4_1, levels, pa, m, k, pb, n, py, 1),  # noqa: B023
+                repeats,
+            )
+            out.setdefault(f"toy qgemm {variant} {label}", {})[f"{m}x{k}x{n}"] = 2 * m * k * n / seconds / 1e9
     return out
 
 

@@ -46,12 +46,17 @@ struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor *
  * elsewhere: causal, and block-diagonal in packed rows; one for every
  * sequence or one each) -> [head_dim*n_heads, t_seq*t_batch].
  * Taken in pieces, the outputs concatenated, where the mask is one a
- * sequence or the batch is 2 to TNN_ATTENTION_PIECES sequences (a sequence
- * or less a piece: one sequence's scores stay in cache), or per_kv_head: one kv head of one
+ * sequence or tnn_attention_by_sequence says (a sequence or less a piece),
+ * or per_kv_head: one kv head of one
  * sequence (and its query heads) at a time, or as many (whole sequences,
  * or heads of one) as make about TNN_ATTENTION_PIECES pieces; the same
  * values, in pieces a recomputed backward holds one at a time. */
 #define TNN_ATTENTION_PIECES 16
+/* Whether tnn_attention takes a batch a sequence at a time: packed rows
+ * (mask_per_row), or, without per_kv_head, 2 to TNN_ATTENTION_PIECES
+ * sequences whose scores together outgrow a core's cache. */
+bool tnn_attention_by_sequence(int64_t n_heads, int64_t t_seq, int64_t t_batch, bool per_kv_head,
+                               bool mask_per_row);
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                    struct ggml_tensor * v, struct ggml_tensor * mask, int32_t t_seq,
                                    int32_t t_batch, float scale, float softcap, bool per_kv_head);

@@ -15,7 +15,8 @@ static size_t graph_size_for(const tnn_model_config * cfg, bool recompute, bool 
      * attention in pieces ~40 nodes a piece, forward and backward (whole
      * sequences a piece: up to twice TNN_ATTENTION_PIECES; packed rows, or
      * up to TNN_ATTENTION_PIECES sequences: one sequence or less a piece) */
-    const bool by_sequence = packed || cfg->t_batch <= TNN_ATTENTION_PIECES;
+    const bool by_sequence = tnn_attention_by_sequence(cfg->n_heads, cfg->t_seq, cfg->t_batch,
+                                                       cfg->attn_per_kv_head, packed);
     const size_t pieces = (cfg->attn_per_kv_head ? 2 * TNN_ATTENTION_PIECES : 0) +
                           (by_sequence ? cfg->t_batch : 0);
     return 4096 + (size_t) cfg->n_layers * ((recompute ? 1536 : 1024) + 64 * pieces);
