@@ -80,7 +80,9 @@ def qgemm_gflops(lib, ffi, repeats: int) -> dict:
     (two levels) and the input gradient by Q8_0 (one level)."""
     from gguf import GGMLQuantizationType, quants
 
-    variant = next((v for v in ("amx", "avx512", "avxvnni", "avx2") if lib.tnn_cpu_kernel_runs(b"qgemm", v.encode())), None)
+    variant = next(
+        (v for v in ("amx", "avx512", "avxvnni", "avx2") if lib.tnn_cpu_kernel_runs(b"qgemm", v.encode())), None
+    )
     out = {}
     for q4_1, levels, label in ((1, 2, "q4_1 fwd"), (0, 1, "q8_0 bwd")):
         qtype = GGMLQuantizationType.Q4_1 if q4_1 else GGMLQuantizationType.Q8_0
