@@ -252,6 +252,29 @@ def test_clipping_leaves_small_gradients_alone():
         np.testing.assert_array_equal(plain.download(handle), clipped.download(clipped.find(name)))
 
 
+def test_a_batch_whose_scores_outgrow_the_cache_matches_the_reference_a_sequence_at_a_time():
+    """3 sequences of 512 tokens, 4 heads: 12.6 MB of attention scores, past
+    the 4 MB beyond which tnn_attention takes a sequence at a time
+    (primitives.c: tnn_attention_by_sequence). The loss and every gradient
+    are the reference's as for a batch taken whole."""
+    t_seq, t_batch = 512, 3
+    opts = toy.RecipeOptions(t_seq=t_seq, t_batch=t_batch, seed=3, init_scale=0.5)
+    session = Session("cpu", threads=2)
+    session.realize(ModelDesc.from_scratch(TINY, opts))
+    session.build()
+    params = {name: session.download(h).astype(np.float64) for name, h in session.params().items()}
+    rng = np.random.default_rng(4)
+    tokens = rng.integers(0, TINY.vocab, size=(t_batch, t_seq)).astype(np.int32)
+    labels = rng.integers(0, TINY.vocab, size=(t_batch, t_seq)).astype(np.int32)
+    positions = np.tile(np.arange(t_seq, dtype=np.int32), (t_batch, 1))
+    upload_batch(session, tokens, positions, labels)
+    session.reset()
+    session.compute_gradients()
+    loss_ref, grads_ref = ref.loss_and_grads(params, ref_config(False, False), tokens, positions, labels)
+    assert float(session.download(session.loss)) == pytest.approx(loss_ref, rel=1e-5)
+    assert_every_gradient_matches(session, grads_ref)
+
+
 def test_accumulated_micro_batches_give_the_update_of_one_large_batch():
     tokens, positions, labels = batch(5)
     labels = labels.copy()
