@@ -49,7 +49,7 @@ struct tnn_cpu_state {
     struct tnn_cpu_kernels kernels;              /* tnn_backend_cpu_kernels; all NULL off the CPU */
     struct tnn_cpu_scratch scratch;
     struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;   /* models/frozen_copies.c */
-    struct tnn_fgemm_use fgemm_uses[4];          /* by operand layout (graph/products.c) */
+    struct tnn_fgemm_use fgemm_uses[8];          /* by operand layout and bf16 (graph/products.c) */
     struct tnn_fgemm_use bf16_copy_uses[2];      /* W x and W^T dy by a bfloat16 copy (products.c) */
 };
 
