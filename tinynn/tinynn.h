@@ -366,10 +366,11 @@ int tnn_set_objective(tnn_session * session, int32_t objective, float beta);
 /* Before build: the precision of the training step's dense float products.
  * "f32" (the default): float32 throughout. "bf16": mixed precision, the
  * weights, gradients and AdamW moments stay float32 and so does every sum,
- * but the operands of the dense products are rounded to bfloat16 first (on
- * the CPU's AMX-BF16 tiles, several times faster). TNN_ERR_ARG for another
- * name, or "bf16" where this backend and CPU have no such product (it
- * needs a CPU with AMX: Intel Xeon from Sapphire Rapids on). */
+ * but the operands of the products by weights are rounded to bfloat16 first
+ * (fgemm_bf16: AVX512-BF16 or the AMX-BF16 tiles, about twice float32's
+ * speed); attention's own products stay float32. TNN_ERR_ARG for another
+ * name, or "bf16" where this backend and CPU have no such product (Zen 4
+ * and later, Cooper Lake, Sapphire Rapids and later have). */
 int tnn_set_precision(tnn_session * session, const char * precision);
 
 /* Before build: activation recomputation. every = 0 (the default): the

@@ -259,9 +259,9 @@ def add_precision_option(p, defaults: TokenOptions) -> None:
         "--precision",
         choices=("f32", "bf16"),
         default=defaults.precision,
-        help="f32: float32 throughout (default). bf16: mixed precision, the dense products' "
-        "operands in bfloat16, weights, sums and AdamW in float32; needs a CPU with "
-        "AMX (Intel Xeon from Sapphire Rapids on)",
+        help="f32: float32 throughout (default). bf16: mixed precision, the products by "
+        "weights in bfloat16, attention, weights, sums and AdamW in float32; needs a CPU "
+        "with AVX512-BF16 (Zen 4 and later, Cooper Lake) or AMX (Sapphire Rapids and later)",
     )
 
 
