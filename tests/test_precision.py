@@ -1,7 +1,8 @@
-"""toy-train --precision bf16: mixed precision, the products' operands in
-bfloat16 on the CPU's bfloat16 dot products (AVX512-BF16 or the AMX tiles),
-everything else float32. Under LoRA the frozen base is a bfloat16 copy
-multiplied the same way.
+"""toy-train --precision bf16: mixed precision, the operands of the products
+by weights in bfloat16 on the CPU's bfloat16 dot products (AVX512-BF16 or the
+AMX tiles), attention and everything else float32. Under LoRA the frozen base
+can be a bfloat16 copy multiplied the same way (--base-compute bf16; fast's
+choice on AMX).
 
 It must train as float32 does (to bfloat16's rounding), give the same bytes
 every run, and, where the CPU has neither, refuse in one line."""
