@@ -347,7 +347,7 @@ def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(varian
     # the same bits for any thread count, and with A handed over in bfloat16 (a frozen base's copy)
     for c in outputs[1:]:
         np.testing.assert_array_equal(c, outputs[0])
-    if variant == "avx512":  # the order is the kernel's contract; the AMX tiles' is the SDM's word
+    if variant == "avx512":  # the order is the kernel's contract; the AMX tiles sum their own way (kernels.h)
         np.testing.assert_array_equal(outputs[0].T, summed_in_order(a, b))
 
 

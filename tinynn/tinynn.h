@@ -549,14 +549,16 @@ int tnn_save_gguf(tnn_session * session, const char * path);
  * backend none. TNN_CPU_KERNELS in the environment narrows that: unset or
  * "on", every kernel; "off", none (ggml's ops throughout); or a
  * comma-separated list of the kernels to use, e.g. "qgemm,fgemm" (the
- * names: qgemm, fgemm, head_loss, adamw; head_loss needs qgemm).
+ * names: qgemm, fgemm, head_loss, adamw, fgemm_bf16; head_loss needs qgemm).
  * TNN_CPU_VARIANT, a CPU level named as ggml's variants are (haswell,
  * alderlake, skylakex, icelake, zen4, sapphirerapids, ...), bounds the
  * variants to that level's features. Any other value of either makes
  * tnn_realize fail with TNN_ERR_ARG.
  *
- * The variants: "avx2" (every kernel), "avxvnni" (qgemm), "avx512" (every
- * kernel), "amx" (qgemm). All variants of a kernel give the same bits.
+ * The variants: "avx2" (every kernel but fgemm_bf16), "avxvnni" (qgemm),
+ * "avx512" (every kernel), "amx" (qgemm, fgemm_bf16). All variants of a
+ * kernel give the same bits, but for fgemm_bf16: its avx512 variant sums
+ * over k in order, the AMX tiles their own way (a few ulps apart).
  * Every check runs variant of its kernel and returns TNN_OK, or
  * TNN_ERR_ARG when this CPU or build cannot run that variant or the shapes
  * do not suit the kernel (tnn_last_error says which); nth: the work shared

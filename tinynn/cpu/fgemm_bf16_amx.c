@@ -12,7 +12,10 @@
  *     one slice to the next.
  * Float32 sums of bfloat16 products, in the tile unit's order: the result
  * is not the float32 product's bits (that is what --precision bf16 opts
- * into), but the same bits for any thread count.
+ * into), nor the avx512 variant's in-order sum (measured on a Sapphire
+ * Rapids Xeon: a few ulps apart; neither an in-order, a pairwise nor an
+ * exact sum per tile product matched the tiles' bits), but the same bits
+ * for any thread count.
  *
  * Linux hands out the tile registers only to a process that asked (kernels.c
  * asks, once, before it reports AMX). Each call loads the tile

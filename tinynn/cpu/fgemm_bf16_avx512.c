@@ -7,9 +7,10 @@
  * rounded (the products of two bfloat16 are exact in float32). So with k
  * in the high half of a pair and k + 1 in the low, every sum of C is
  *     c = ((c + a_k b_k) + a_k+1 b_k+1) + ...
- * in order of k: the order the AMX tiles' pseudo-code gives, and the
- * numpy reference's in the tests (measured on Zen 4: vdpbf16ps adds the
- * high product first in 2,000,000 random cases of 2,000,000).
+ * in order of k: the numpy reference's in the tests (measured on Zen 4:
+ * vdpbf16ps adds the high product first in 2,000,000 random cases of
+ * 2,000,000; the same tests pass on a Sapphire Rapids Xeon). The AMX tiles
+ * on that Xeon sum differently, a few ulps apart (kernels.h).
  *
  * The layout is fgemm_avx512's with pairs for values: per 256-deep slice of
  * k, a panel of 32 rows of A lies as [k / 2][32 rows] pairs (two 64-byte
