@@ -3,7 +3,7 @@ long context, beside PyTorch + PEFT in bf16 with gradient checkpointing.
 
     python benchmarks/bench_scale.py [--sizes 135m,1b,3b,8b] [--seqs 256,1024,4096]
                                      [--steps 2] [--threads 2] [--no-torch] [--torch-seqs 256,1024]
-                                     [--stored-from 8b] [--keep DIR]
+                                     [--precision f32|bf16] [--stored-from 8b] [--keep DIR]
 
 Each size is a llama-shaped GGUF with random weights in Q4_K_M's types
 (Q4_K matrices; Q6_K for the untied output and for attn_v and ffn_down in
@@ -163,14 +163,16 @@ def write_random_gguf(path: Path, s: Shape, seed: int = 0) -> None:
 # ---- the workers: one cell each, in a process of its own ---------------------
 
 
-def run_toy(model: str, seq: int, steps: int, threads: int, base_compute: str, started: float) -> dict:
+def run_toy(
+    model: str, seq: int, steps: int, threads: int, base_compute: str, precision: str, started: float
+) -> dict:
     import numpy as np
 
     import toy
     from toy.recipes import LoRA
 
     recipe = LoRA("cpu", threads)
-    opts = toy.RecipeOptions(t_seq=seq, t_batch=1, recompute=-1, evaluates=False)
+    opts = toy.RecipeOptions(t_seq=seq, t_batch=1, recompute=-1, evaluates=False, precision=precision)
     recipe.realize(model, None, RANK, opts, alpha=ALPHA, targets=SEVEN, base_compute=base_compute)
     plan = recipe.session.plan
     rng = np.random.default_rng(0)
@@ -269,6 +271,12 @@ def main() -> None:
         choices=("bf16", "f32"),
         help="PyTorch's weights (bf16 default; f32 where the CPU has no bf16 products and bf16 crawls)",
     )
+    p.add_argument(
+        "--precision",
+        default="f32",
+        choices=("f32", "bf16"),
+        help="toy's products (bf16: --precision bf16, the base a bfloat16 copy where AMX runs it)",
+    )
     p.add_argument("--stored-from", default="8b", help="the smallest size whose base toy keeps as stored")
     p.add_argument("--keep", help="write the models in this folder and keep them")
     p.add_argument("--worker", choices=("toy", "peft"))
@@ -279,7 +287,7 @@ def main() -> None:
     p.add_argument("--started", type=float)
     args = p.parse_args()
     if args.worker == "toy":
-        r = run_toy(args.model, args.seq, args.steps, args.threads, args.base_compute, args.started)
+        r = run_toy(args.model, args.seq, args.steps, args.threads, args.base_compute, args.precision, args.started)
         print(json.dumps(r))
         return
     if args.worker == "peft":
@@ -296,7 +304,10 @@ def main() -> None:
     from toy.core.machine import available_bytes
 
     name, _ = cpu_model()
-    print(f"CPU: {name}, {args.threads} threads; LoRA r{RANK} on all seven projections, batch 1, random tokens")
+    print(
+        f"CPU: {name}, {args.threads} threads; LoRA r{RANK} on all seven projections, batch 1, random tokens; "
+        f"toy --precision {args.precision}"
+    )
     peft = f"PEFT {args.torch_dtype}"
     print(
         "| model | seq | toy tokens/s | toy peak RSS (MB) | toy planned (MB) | toy first step (s) "
@@ -322,6 +333,8 @@ def main() -> None:
                 str(model),
                 "--base-compute",
                 "stored" if stored else "fast",
+                "--precision",
+                args.precision,
                 "--started",
                 repr(time.time()),
                 *common,
