@@ -163,9 +163,7 @@ def write_random_gguf(path: Path, s: Shape, seed: int = 0) -> None:
 # ---- the workers: one cell each, in a process of its own ---------------------
 
 
-def run_toy(
-    model: str, seq: int, steps: int, threads: int, base_compute: str, precision: str, started: float
-) -> dict:
+def run_toy(model: str, seq: int, steps: int, threads: int, base_compute: str, precision: str, started: float) -> dict:
     import numpy as np
 
     import toy
