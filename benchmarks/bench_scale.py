@@ -273,7 +273,7 @@ def main() -> None:
         "--precision",
         default="f32",
         choices=("f32", "bf16"),
-        help="toy's products (bf16: --precision bf16, the base a bfloat16 copy where AMX runs it)",
+        help="toy's products (default f32; bf16: --precision bf16, the base a bfloat16 copy where AMX runs it)",
     )
     p.add_argument("--stored-from", default="8b", help="the smallest size whose base toy keeps as stored")
     p.add_argument("--keep", help="write the models in this folder and keep them")
