@@ -321,7 +321,10 @@ def summed_in_order(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("variant", VARIANTS["fgemm_bf16"])
 @pytest.mark.parametrize("a_by_k", [False, True])
 @pytest.mark.parametrize("b_by_k", [False, True])
-@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (31, 7, 13), (33, 300, 25), (70, 513, 40), (600, 64, 33)])
+# k = 1100: past the amx variant's 1024-deep slice (TNN_FGEMM_BF16_AMX_DEPTH), its last step part empty
+@pytest.mark.parametrize(
+    "m, k, n", [(1, 1, 1), (31, 7, 13), (33, 300, 25), (70, 513, 40), (600, 64, 33), (40, 1100, 35)]
+)
 def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(variant, a_by_k, b_by_k, m, k, n):
     """--precision bf16's dense products: A and B rounded to bfloat16, the
     products (exact in float32) summed in float32, in order of k."""

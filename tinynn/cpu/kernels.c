@@ -328,8 +328,9 @@ size_t tnn_fgemm_scratch_bytes(void) { return (size_t) TNN_FGEMM_DEPTH * TNN_FGE
 
 size_t tnn_fgemm_bf16_scratch_bytes(void) {
     /* up to TNN_FGEMM_BF16_PANELS panels of A and 32 columns of B, each
-     * 256 values of k deep in bfloat16 */
-    return (size_t) (TNN_FGEMM_BF16_PANELS + 1) * TNN_FGEMM_DEPTH * TNN_FGEMM_ROWS * sizeof(uint16_t);
+     * as deep as the deeper variant's slice of k (amx's), in bfloat16 */
+    const int64_t depth = TNN_FGEMM_BF16_AMX_DEPTH > TNN_FGEMM_DEPTH ? TNN_FGEMM_BF16_AMX_DEPTH : TNN_FGEMM_DEPTH;
+    return (size_t) (TNN_FGEMM_BF16_PANELS + 1) * depth * TNN_FGEMM_ROWS * sizeof(uint16_t);
 }
 
 size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab) { return tnn_head_loss_layout(d, vocab).total; }
