@@ -452,6 +452,53 @@ def test_head_loss_gives_each_tokens_loss_and_its_gradient(variant, qtype, d, vo
 
 
 @pytest.mark.parametrize("variant", VARIANTS["head_loss"])
+@pytest.mark.parametrize("products", VARIANTS["fgemm_bf16"])
+@pytest.mark.parametrize("d, vocab, n", [(32, 32, 2), (50, 300, 60), (96, 1100, 7)])
+def test_head_loss_in_bfloat16_gives_each_tokens_loss_and_its_gradient(variant, products, d, vocab, n):
+    """--precision bf16's head: both products through fgemm_bf16 on the
+    head's bfloat16 copy, any d and vocab, more tokens than one chunk."""
+    need("head_loss", variant)
+    need("fgemm_bf16", products)
+    rng = np.random.default_rng(d + vocab + n)
+    w = (rng.standard_normal((vocab, d)) * 0.5).astype(np.float32)  # the head, row v: W[:, v]
+    w16 = bfloat16(w)
+    words = (np.ascontiguousarray(w16, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    h = rng.standard_normal((n, d)).astype(np.float32)
+    labels = rng.integers(0, vocab, size=n).astype(np.int32)
+    labels[::3] = -1  # masked (a prompt)
+    loss, dz = softmax_cross_entropy(bfloat16(h) @ w16.T, labels)
+    outputs = []
+    for nth in (1, 2, 4):
+        out = np.full((n, d + 1), np.nan, np.float32)
+        check(
+            lib.tnn_kernel_check_head_loss_bf16(
+                variant.encode(),
+                products.encode(),
+                ffi.from_buffer("uint16_t[]", words),
+                d,
+                vocab,
+                f32(h),
+                ffi.from_buffer("int32_t[]", labels),
+                n,
+                f32(out),
+                nth,
+            )
+        )
+        outputs.append(out)
+    out = outputs[0]
+    # the logits are float32 sums of exact products; a loss moves at most twice as far as its farthest logit
+    z_bound = float_sum_bound(bfloat16(h), w16, d).max(axis=1)  # [n]
+    assert np.all(np.abs(out[:, d] - loss) <= 2 * z_bound + 1e-5 * (1 + loss)), np.abs(out[:, d] - loss).max()
+    assert np.all(out[labels < 0] == 0)
+    # dL/dh = W^T dz with dz rounded to bfloat16 (half an ulp: 2^-9 of each value), summed in float32
+    dh = dz @ w16
+    bound = 2**-8 * (np.abs(dz) @ np.abs(w16)) + 1e-6 * np.abs(dh).max()
+    assert np.all(np.abs(out[:, :d] - dh) <= bound), np.abs(out[:, :d] - dh).max()
+    for other in outputs[1:]:
+        np.testing.assert_array_equal(other, out)
+
+
+@pytest.mark.parametrize("variant", VARIANTS["head_loss"])
 def test_token_loss_of_held_logits_is_the_cross_entropy(variant):
     need("head_loss", variant)
     rng = np.random.default_rng(3)

@@ -596,6 +596,12 @@ int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t
 int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * w_blocks, const void * wt_blocks,
                                int64_t d, int64_t vocab, const float * h, const int32_t * labels, int64_t n,
                                float * out, int32_t nth);
+/* The same with the products of --precision bf16: fgemm_bf16 in the named
+ * variant on the head's bfloat16 copy w_bf16 (vocab rows of d bfloat16
+ * words, W [d, vocab] as a GGUF stores it); any d and vocab. */
+int tnn_kernel_check_head_loss_bf16(const char * variant, const char * fgemm_bf16_variant, const uint16_t * w_bf16,
+                                    int64_t d, int64_t vocab, const float * h, const int32_t * labels, int64_t n,
+                                    float * out, int32_t nth);
 /* head_loss's loss from logits held in full: loss [n] of logits z
  * [vocab, n] and labels int32 [n] (a masked token: 0). */
 int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t vocab, const int32_t * labels,

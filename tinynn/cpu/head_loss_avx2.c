@@ -176,11 +176,10 @@ float tnn_token_loss_avx2(const float * z, int64_t vocab, int32_t label) {
     return token_loss(z, vocab, label, NULL, NULL);
 }
 
-void tnn_head_loss_avx2(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d,
-                        int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
-                        int64_t t0, int64_t t1, float * out, void * scratch) {
-    tnn_head_loss_walk(softmax_gradient, qgemm, w_format, w, wt, d, vocab, h, h_stride, labels, n, t0, t1, out,
-                       scratch);
+void tnn_head_loss_avx2(const struct tnn_head_products * products, int64_t d, int64_t vocab, const float * h,
+                        int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out,
+                        void * scratch) {
+    tnn_head_loss_walk(softmax_gradient, products, d, vocab, h, h_stride, labels, n, t0, t1, out, scratch);
 }
 
 #endif

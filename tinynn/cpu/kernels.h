@@ -101,6 +101,11 @@ struct tnn_fgemm_operand;
 typedef void (*tnn_qgemm_fn)(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
                              int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
                              int nth);
+/* fgemm_bf16's entry point (see tnn_fgemm_bf16_avx512 below). */
+typedef void (*tnn_fgemm_bf16_fn)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
+                                  const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0,
+                                  int64_t p1, int64_t n0, int64_t n1, float * scratch);
+struct tnn_head_products;
 
 /* The kernels a session uses: for each, the variant that runs it and its
  * entry points (NULL where TNN_CPU_NONE). The graph rewrites consult this
@@ -115,14 +120,12 @@ struct tnn_cpu_kernels {
                   float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
     void (*fgemm_skinny)(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
                          float * c, int64_t ldc, int64_t n0, int64_t n1);
-    void (*head_loss)(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d, int64_t vocab,
-                      const float * h, int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1,
-                      float * out, void * scratch);
+    void (*head_loss)(const struct tnn_head_products * products, int64_t d, int64_t vocab, const float * h,
+                      int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out,
+                      void * scratch);
     float (*token_loss)(const float * z, int64_t vocab, int32_t label);
     void (*adamw)(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
-    void (*fgemm_bf16)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
-                       const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
-                       int64_t n0, int64_t n1, float * scratch);
+    tnn_fgemm_bf16_fn fgemm_bf16;
 };
 
 /* The features this CPU (and its OS) offers: a set of enum tnn_cpu_feature. */
@@ -304,9 +307,11 @@ void tnn_fgemm_skinny_avx2(const float * x, int64_t ldx, int64_t m, const float 
  * With the head W [d, vocab] frozen, the loss needs the logits z = W h only
  * through their log-softmax, and the backward needs only
  *     dL/dh = W^T (softmax(z) - onehot(label)) / n.
- * For TNN_HEAD_LOSS_CHUNK labelled tokens at a time this computes z with
- * qgemm (two int8 levels both ways), each token's loss and its dL/dh; the
- * logits of all tokens are never held. Each token's softmax sums its
+ * For TNN_HEAD_LOSS_CHUNK labelled tokens at a time this computes z, each
+ * token's loss and its dL/dh; the logits of all tokens are never held. The
+ * two products go through qgemm (two int8 levels both ways) on the head's
+ * packed copies, or, under --precision bf16 with a bfloat16 base, through
+ * fgemm_bf16 on its bfloat16 copy. Each token's softmax sums its
  * exponentials in float lanes, 256 values at a time, and those sums in a
  * double: the same order for every thread count. */
 
@@ -314,22 +319,34 @@ void tnn_fgemm_skinny_avx2(const float * x, int64_t ldx, int64_t m, const float 
  * z for them (vocab x 48 floats, 9.4 MB for SmolLM2) is a few MB. */
 #define TNN_HEAD_LOSS_CHUNK 48
 
-/* Scratch bytes a thread needs for a head of d x vocab. */
+/* Scratch bytes a thread needs for a head of d x vocab (either products). */
 size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab);
 
+/* The head's two products, z [vocab, c] = W h and dL/dh [d, c] = W^T dz:
+ * with w_bf16 set, fgemm_bf16 on W's bfloat16 copy (vocab rows of d, as
+ * stored), both ways; otherwise qgemm (any variant: they give the same
+ * bits) on w, the head's panels (vocab rows, d inner; w_format an enum
+ * tnn_qpanel_format), and wt, W^T's TNN_QPANEL_Q8_0 panels (d rows, vocab
+ * inner), d and vocab multiples of 32. */
+struct tnn_head_products {
+    tnn_qgemm_fn qgemm;
+    int w_format;
+    const void * w;
+    const void * wt;
+    tnn_fgemm_bf16_fn fgemm_bf16;
+    const uint16_t * w_bf16;
+};
+
 /* out [d + 1, n]: for tokens [t0, t1) of n, column t = dL/dh_t (of the mean
- * loss over all n tokens), then the loss of token t; both products through
- * qgemm (any variant: they give the same bits). w: the head's panels
- * (vocab rows, d inner; w_format an enum tnn_qpanel_format), wt: W^T's
- * TNN_QPANEL_Q8_0 panels (d rows, vocab inner); h: column t at h + t *
+ * loss over all n tokens), then the loss of token t. h: column t at h + t *
  * h_stride; labels: int32 [n], a token with a label outside [0, vocab)
- * (-1: masked) gets loss 0 and gradient 0. d and vocab multiples of 32. */
-void tnn_head_loss_avx512(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d,
-                          int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
-                          int64_t t0, int64_t t1, float * out, void * scratch);
-void tnn_head_loss_avx2(tnn_qgemm_fn qgemm, int w_format, const void * w, const void * wt, int64_t d,
-                        int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
-                        int64_t t0, int64_t t1, float * out, void * scratch);
+ * (-1: masked) gets loss 0 and gradient 0. */
+void tnn_head_loss_avx512(const struct tnn_head_products * products, int64_t d, int64_t vocab, const float * h,
+                          int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out,
+                          void * scratch);
+void tnn_head_loss_avx2(const struct tnn_head_products * products, int64_t d, int64_t vocab, const float * h,
+                        int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out,
+                        void * scratch);
 
 /* -log softmax(z)[label] of one token's logits z [vocab], summed as
  * tnn_head_loss sums them, so that a graph holding the logits (the forward

@@ -25,11 +25,30 @@ void tnn_fgemm_pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
     }
 }
 
-void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, tnn_qgemm_fn qgemm, int w_format, const void * w,
-                        const void * wt, int64_t d, int64_t vocab, const float * h, int64_t h_stride,
-                        const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out, void * scratch) {
+/* y [rows, nc] = W x (vocab rows, d inner) or, transposed, W^T x (d rows,
+ * vocab inner), x's nc columns inner-long, through the head's products. */
+static void head_product(const struct tnn_head_products * p, bool transposed, int64_t d, int64_t vocab,
+                         const float * x, int64_t nc, float * y, void * scratch) {
+    const int64_t rows = transposed ? d : vocab, inner = transposed ? vocab : d;
+    if (p->w_bf16 != NULL) {
+        /* W^T [d, vocab] is W's copy read by_k: row-major [vocab][d] */
+        const struct tnn_fgemm_operand a = { NULL, d, transposed, p->w_bf16 };
+        const struct tnn_fgemm_operand b = { x, inner, false, NULL };
+        p->fgemm_bf16(&a, rows, inner, &b, y, rows, 0, (rows + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS, 0, nc,
+                      scratch);
+        return;
+    }
+    if (transposed) {
+        p->qgemm(TNN_QPANEL_Q8_0, 2, p->wt, d, vocab, x, vocab, nc, y, d, scratch, 0, 1);
+    } else {
+        p->qgemm(p->w_format, 2, p->w, vocab, d, x, d, nc, y, vocab, scratch, 0, 1);
+    }
+}
+
+void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, const struct tnn_head_products * products,
+                        int64_t d, int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels,
+                        int64_t n, int64_t t0, int64_t t1, float * out, void * scratch) {
     const struct tnn_head_loss_layout layout = tnn_head_loss_layout(d, vocab);
-    char * quantized = scratch;
     float * z = (float *) ((char *) scratch + layout.z);
     float * h_chunk = (float *) ((char *) scratch + layout.h);
     float * dh_chunk = (float *) ((char *) scratch + layout.dh);
@@ -52,12 +71,12 @@ void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, tnn_qgemm_fn q
             continue;
         }
         /* z [vocab, nc] = W h; then each column its loss and gradient */
-        qgemm(w_format, 2, w, vocab, d, h_chunk, d, nc, z, vocab, quantized, 0, 1);
+        head_product(products, false, d, vocab, h_chunk, nc, z, scratch);
         for (int c = 0; c < nc; ++c) {
             out[tokens[c] * out_stride + d] = softmax_gradient(z + c * vocab, vocab, labels[tokens[c]], inv_n);
         }
         /* dL/dh [d, nc] = W^T dz */
-        qgemm(TNN_QPANEL_Q8_0, 2, wt, d, vocab, z, vocab, nc, dh_chunk, d, quantized, 0, 1);
+        head_product(products, true, d, vocab, z, nc, dh_chunk, scratch);
         for (int c = 0; c < nc; ++c) {
             memcpy(out + tokens[c] * out_stride, dh_chunk + c * d, (size_t) d * sizeof(float));
         }

@@ -98,9 +98,9 @@ static inline struct tnn_qgemm_layout tnn_qgemm_layout(int64_t k, int64_t n) {
     return l;
 }
 
-/* head_loss's scratch, by byte offset: the quantized columns for either
- * product, then z [vocab, CHUNK], the gathered h [d, CHUNK] and their
- * dL/dh [d, CHUNK]. */
+/* head_loss's scratch, by byte offset: the products' own (qgemm's quantized
+ * columns for either product, or fgemm_bf16's), then z [vocab, CHUNK], the
+ * gathered h [d, CHUNK] and their dL/dh [d, CHUNK]. */
 struct tnn_head_loss_layout {
     size_t z, h, dh, total;
 };
@@ -108,8 +108,9 @@ struct tnn_head_loss_layout {
 static inline struct tnn_head_loss_layout tnn_head_loss_layout(int64_t d, int64_t vocab) {
     const int64_t c = TNN_HEAD_LOSS_CHUNK;
     const size_t q_d = tnn_qgemm_scratch_bytes(d, c), q_v = tnn_qgemm_scratch_bytes(vocab, c);
+    const size_t q = q_d > q_v ? q_d : q_v, bf16 = tnn_fgemm_bf16_scratch_bytes();
     struct tnn_head_loss_layout l;
-    l.z = tnn_align64(q_d > q_v ? q_d : q_v);
+    l.z = tnn_align64(q > bf16 ? q : bf16);
     l.h = l.z + tnn_align64((size_t) vocab * c * sizeof(float));
     l.dh = l.h + tnn_align64((size_t) d * c * sizeof(float));
     l.total = l.dh + tnn_align64((size_t) d * c * sizeof(float));
@@ -129,11 +130,11 @@ typedef float (*tnn_softmax_gradient_fn)(float * z, int64_t vocab, int32_t label
 
 /* head_loss over tokens [t0, t1) (kernels.h), each variant giving its
  * softmax_gradient: gathers up to TNN_HEAD_LOSS_CHUNK labelled tokens (a
- * masked one is done at once), their logits through qgemm, each token's
- * loss and gradient, then dL/dh = W^T dz through qgemm again. */
-void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, tnn_qgemm_fn qgemm, int w_format, const void * w,
-                        const void * wt, int64_t d, int64_t vocab, const float * h, int64_t h_stride,
-                        const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out, void * scratch);
+ * masked one is done at once), their logits through the products, each
+ * token's loss and gradient, then dL/dh = W^T dz through them again. */
+void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, const struct tnn_head_products * products,
+                        int64_t d, int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels,
+                        int64_t n, int64_t t0, int64_t t1, float * out, void * scratch);
 
 /* ---- AMX tiles (qgemm_amx.c, fgemm_bf16_amx.c) --------------------------- */
 

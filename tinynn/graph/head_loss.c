@@ -16,21 +16,25 @@
  *     dL/dh = that node's columns x dL/dce         (was out_prod(W, dz^T))
  * and the nodes that held z's gradient become one-float no-ops.
  *
- * The products are those of the packed head (two int8 levels both ways, as
- * tnn_use_fast_copies runs them), so only the softmax's summation order
- * differs from the unfused graph. Runs when the session's kernels have
- * head_loss, the head has packed copies and its logits are not capped
- * (Gemma 2); the forward graph
- * (tnn_compute_forward) keeps the logits. */
+ * The products are those of the head's copies as tnn_use_fast_copies runs
+ * them (two int8 levels both ways on its packed copies; fgemm_bf16 on its
+ * bfloat16 copy under --precision bf16 with a bfloat16 base), so only the
+ * softmax's summation order differs from the unfused graph. Runs when the
+ * session's kernels have head_loss, the head has such copies and its logits
+ * are not capped (Gemma 2); the forward graph (tnn_compute_forward) keeps
+ * the logits. */
 #include "session/session.h"
 
-/* The head pair (models/frozen_copies.c puts it last), when both of its products are packed. */
+/* The head pair (models/frozen_copies.c puts it last), when both of its
+ * products run on packed copies or on its bfloat16 copy. */
 static const struct tnn_frozen_pair * packed_head(const tnn_session * s) {
     if (s->base.pairs == NULL || s->base.n_pairs < 1) {
         return NULL;
     }
     const struct tnn_frozen_pair * p = &s->base.pairs[s->base.n_pairs - 1];
-    return p->w_panels != NULL && p->wt_panels ? p : NULL;
+    const bool packed = p->w_panels != NULL && p->wt_panels;
+    const bool bf16 = p->w_bf16 != NULL && s->cpu.kernels.fgemm_bf16 != NULL;
+    return packed || bf16 ? p : NULL;
 }
 
 bool tnn_head_loss_fusable(const tnn_session * s) {
@@ -39,8 +43,9 @@ bool tnn_head_loss_fusable(const tnn_session * s) {
 }
 
 /* dst [d + 1, n]: per token, dL/dh and the loss (see the top of the file).
- * srcs: W panels [d, vocab], h [d, n], labels int32 [n], W^T panels
- * [vocab, d]. Thread ith takes tokens [n ith / nth, n (ith + 1) / nth). */
+ * srcs: W [d, vocab] (its panels, or its bfloat16 copy), h [d, n], labels
+ * int32 [n], and with panels W^T's [vocab, d]. Thread ith takes tokens
+ * [n ith / nth, n (ith + 1) / nth). */
 static void head_loss_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_cpu_state * cpu = userdata;
     char * scratch = tnn_thread_scratch(&cpu->scratch, ith, &nth);
@@ -49,9 +54,17 @@ static void head_loss_node(struct ggml_tensor * dst, int ith, int nth, void * us
         return;
     }
     const int64_t d = h->ne[0], n = h->ne[1], vocab = w->ne[1];
-    cpu->kernels.head_loss(cpu->kernels.qgemm, w->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0,
-                           w->data, wt->data, d, vocab, h->data, (int64_t) (h->nb[1] / sizeof(float)),
-                           labels->data, n, n * ith / nth, n * (ith + 1) / nth, dst->data, scratch);
+    const bool bf16 = w->type == GGML_TYPE_BF16;
+    const struct tnn_head_products products = {
+        .qgemm = cpu->kernels.qgemm,
+        .w_format = w->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0,
+        .w = bf16 ? NULL : w->data,
+        .wt = bf16 ? NULL : wt->data,
+        .fgemm_bf16 = cpu->kernels.fgemm_bf16,
+        .w_bf16 = bf16 ? w->data : NULL,
+    };
+    cpu->kernels.head_loss(&products, d, vocab, h->data, (int64_t) (h->nb[1] / sizeof(float)), labels->data, n,
+                           n * ith / nth, n * (ith + 1) / nth, dst->data, scratch);
 }
 
 /* dst [1] = the mean over n tokens of their losses, the last row of src
@@ -126,8 +139,8 @@ int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_
         return tnn_fail(TNN_ERR_STATE, "internal: the head's input is not an F32 matrix");
     }
     struct ggml_tensor * per_token = logits;   /* the node that held z now holds [d + 1, n] */
-    struct ggml_tensor * head_srcs[4] = { head->w_panels, h, labels, head->wt };
-    tnn_become_custom(s->train.ctx_graph, per_token, head_loss_node, &s->cpu, head_srcs, 4);
+    struct ggml_tensor * head_srcs[4] = { head->w_bf16 ? head->w_bf16 : head->w_panels, h, labels, head->wt };
+    tnn_become_custom(s->train.ctx_graph, per_token, head_loss_node, &s->cpu, head_srcs, head->w_bf16 ? 3 : 4);
     tnn_reshape_node(per_token, d + 1, n);
     struct ggml_tensor * mean_srcs[1] = { per_token };
     tnn_become_custom(s->train.ctx_graph, ce, mean_loss_node, NULL, mean_srcs, 1);

@@ -15,11 +15,11 @@
  * instead: W^T as Q8_0, and W for the forward as stored (Q4_1, Q8_0; Q4_0
  * as the Q4_1 blocks it equals) or requantized to Q8_0.
  *
- * Under base_compute bf16 (toy's precision bf16) each block matrix gets
- * one bfloat16 copy instead, W as stored rounded to nearest even (2 bytes a
- * weight): both products read it through fgemm_bf16, the input gradient
- * as its transpose, with no step per block of 32; the head keeps the
- * copies above (head_loss multiplies by its panels).
+ * Under base_compute bf16 (toy's precision bf16) each matrix, the head
+ * included, gets one bfloat16 copy instead, W as stored rounded to nearest
+ * even (2 bytes a weight, against 2.1 for the head's two int8 copies): both
+ * products read it through fgemm_bf16, the input gradient as its
+ * transpose, with no step per block of 32 (head_loss too).
  *
  * tnn_use_fast_copies then rewrites the built training graph, whose nodes
  * stay mul_mat / out_prod for autodiff: the products with packed copies
@@ -371,8 +371,7 @@ int tnn_frozen_prepare(tnn_session * s, bool bf16) {
         struct ggml_tensor * w = *fields[k];
         struct tnn_frozen_pair * p = &s->base.pairs[k];
         const bool is_head = k == n - 1;
-        if (bf16 && !is_head) {
-            /* the head keeps its packed copies: head_loss multiplies by them */
+        if (bf16) {
             p->w_bf16 = ggml_new_tensor_2d(s->base.ctx_copies, GGML_TYPE_BF16, w->ne[0], w->ne[1]);
             ggml_format_name(p->w_bf16, "%s.bf16", w->name);
             continue;

@@ -195,12 +195,44 @@ int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * 
         free(scratch);
         return tnn_fail(TNN_ERR_ARG, "head_loss: no qgemm variant runs here");
     }
+    const struct tnn_head_products products = { .qgemm = kernels.qgemm,
+                                                .w_format = q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0,
+                                                .w = w,
+                                                .wt = wt };
     for (int ith = 0; ith < nth; ++ith) {
-        kernels.head_loss(kernels.qgemm, q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, w, wt, d, vocab, h, d, labels,
-                          n, n * ith / nth, n * (ith + 1) / nth, out, scratch);
+        kernels.head_loss(&products, d, vocab, h, d, labels, n, n * ith / nth, n * (ith + 1) / nth, out, scratch);
     }
     free(w);
     free(wt);
+    free(scratch);
+    return TNN_OK;
+}
+
+int tnn_kernel_check_head_loss_bf16(const char * variant, const char * fgemm_bf16_variant, const uint16_t * w_bf16,
+                                    int64_t d, int64_t vocab, const float * h, const int32_t * labels, int64_t n,
+                                    float * out, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_HEAD_LOSS, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    const int products_variant = tnn_cpu_variant_by_name(fgemm_bf16_variant);
+    if (products_variant <= TNN_CPU_NONE ||
+        !tnn_cpu_kernel_set(&kernels, TNN_KERNEL_FGEMM_BF16, (enum tnn_cpu_variant) products_variant)) {
+        return tnn_fail(TNN_ERR_ARG, "head_loss: this CPU or build cannot run fgemm_bf16's %.40s variant",
+                        fgemm_bf16_variant ? fgemm_bf16_variant : "(null)");
+    }
+    if (d < 1 || vocab < 1 || n < 1 || w_bf16 == NULL || h == NULL || labels == NULL || out == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "head_loss: d, vocab and n must be positive");
+    }
+    void * scratch = malloc(tnn_head_loss_scratch_bytes(d, vocab));
+    if (scratch == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "head_loss: out of memory");
+    }
+    const struct tnn_head_products products = { .fgemm_bf16 = kernels.fgemm_bf16, .w_bf16 = w_bf16 };
+    for (int ith = 0; ith < nth; ++ith) {
+        kernels.head_loss(&products, d, vocab, h, d, labels, n, n * ith / nth, n * (ith + 1) / nth, out, scratch);
+    }
     free(scratch);
     return TNN_OK;
 }
