@@ -333,4 +333,6 @@ size_t tnn_fgemm_bf16_scratch_bytes(void) {
     return (size_t) (TNN_FGEMM_BF16_PANELS + 1) * depth * TNN_FGEMM_ROWS * sizeof(uint16_t);
 }
 
-size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab) { return tnn_head_loss_layout(d, vocab).total; }
+size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab, bool bf16) {
+    return tnn_head_loss_layout(d, vocab, bf16).total;
+}

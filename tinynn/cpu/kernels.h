@@ -307,7 +307,7 @@ void tnn_fgemm_skinny_avx2(const float * x, int64_t ldx, int64_t m, const float 
  * With the head W [d, vocab] frozen, the loss needs the logits z = W h only
  * through their log-softmax, and the backward needs only
  *     dL/dh = W^T (softmax(z) - onehot(label)) / n.
- * For TNN_HEAD_LOSS_CHUNK labelled tokens at a time this computes z, each
+ * For a chunk of labelled tokens at a time this computes z, each
  * token's loss and its dL/dh; the logits of all tokens are never held. The
  * two products go through qgemm (two int8 levels both ways) on the head's
  * packed copies, or, under --precision bf16 with a bfloat16 base, through
@@ -318,9 +318,15 @@ void tnn_fgemm_skinny_avx2(const float * x, int64_t ldx, int64_t m, const float 
 /* Labelled tokens per product: a multiple of qgemm's 12-column tile, and
  * z for them (vocab x 48 floats, 9.4 MB for SmolLM2) is a few MB. */
 #define TNN_HEAD_LOSS_CHUNK 48
+/* With bfloat16 products: fgemm_bf16 rounds the whole head into its tiles'
+ * layout once a chunk, both ways, so a chunk is as many tokens as keep
+ * that below the products' time (CHUNK_BF16 x vocab floats: 37.7 MB for
+ * SmolLM2, 98.5 MB for Llama 3's vocabulary). */
+#define TNN_HEAD_LOSS_CHUNK_BF16 192
 
-/* Scratch bytes a thread needs for a head of d x vocab (either products). */
-size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab);
+/* Scratch bytes a thread needs for a head of d x vocab, its products in
+ * bfloat16 (bf16) or not. */
+size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab, bool bf16);
 
 /* The head's two products, z [vocab, c] = W h and dL/dh [d, c] = W^T dz:
  * with w_bf16 set, fgemm_bf16 on W's bfloat16 copy (vocab rows of d, as

@@ -48,18 +48,19 @@ static void head_product(const struct tnn_head_products * p, bool transposed, in
 void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, const struct tnn_head_products * products,
                         int64_t d, int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels,
                         int64_t n, int64_t t0, int64_t t1, float * out, void * scratch) {
-    const struct tnn_head_loss_layout layout = tnn_head_loss_layout(d, vocab);
+    const struct tnn_head_loss_layout layout = tnn_head_loss_layout(d, vocab, products->w_bf16 != NULL);
     float * z = (float *) ((char *) scratch + layout.z);
     float * h_chunk = (float *) ((char *) scratch + layout.h);
     float * dh_chunk = (float *) ((char *) scratch + layout.dh);
     const int64_t out_stride = d + 1;
     const float inv_n = 1.0f / (float) n;
-    int64_t tokens[TNN_HEAD_LOSS_CHUNK];
+    int64_t
+        tokens[TNN_HEAD_LOSS_CHUNK_BF16 > TNN_HEAD_LOSS_CHUNK ? TNN_HEAD_LOSS_CHUNK_BF16 : TNN_HEAD_LOSS_CHUNK];
 
     for (int64_t t = t0; t < t1;) {
         /* gather up to CHUNK labelled tokens; a masked one is done at once */
         int nc = 0;
-        for (; t < t1 && nc < TNN_HEAD_LOSS_CHUNK; ++t) {
+        for (; t < t1 && nc < layout.chunk; ++t) {
             if (labels[t] < 0 || labels[t] >= vocab) {
                 memset(out + t * out_stride, 0, (size_t) out_stride * sizeof(float));
                 continue;

@@ -99,18 +99,21 @@ static inline struct tnn_qgemm_layout tnn_qgemm_layout(int64_t k, int64_t n) {
 }
 
 /* head_loss's scratch, by byte offset: the products' own (qgemm's quantized
- * columns for either product, or fgemm_bf16's), then z [vocab, CHUNK], the
- * gathered h [d, CHUNK] and their dL/dh [d, CHUNK]. */
+ * columns for either product, or fgemm_bf16's), then z [vocab, chunk], the
+ * gathered h [d, chunk] and their dL/dh [d, chunk]; chunk:
+ * TNN_HEAD_LOSS_CHUNK, or TNN_HEAD_LOSS_CHUNK_BF16 with bfloat16 products. */
 struct tnn_head_loss_layout {
+    int64_t chunk;
     size_t z, h, dh, total;
 };
 
-static inline struct tnn_head_loss_layout tnn_head_loss_layout(int64_t d, int64_t vocab) {
-    const int64_t c = TNN_HEAD_LOSS_CHUNK;
+static inline struct tnn_head_loss_layout tnn_head_loss_layout(int64_t d, int64_t vocab, bool bf16) {
+    const int64_t c = bf16 ? TNN_HEAD_LOSS_CHUNK_BF16 : TNN_HEAD_LOSS_CHUNK;
     const size_t q_d = tnn_qgemm_scratch_bytes(d, c), q_v = tnn_qgemm_scratch_bytes(vocab, c);
-    const size_t q = q_d > q_v ? q_d : q_v, bf16 = tnn_fgemm_bf16_scratch_bytes();
+    const size_t q = bf16 ? tnn_fgemm_bf16_scratch_bytes() : q_d > q_v ? q_d : q_v;
     struct tnn_head_loss_layout l;
-    l.z = tnn_align64(q > bf16 ? q : bf16);
+    l.chunk = c;
+    l.z = tnn_align64(q);
     l.h = l.z + tnn_align64((size_t) vocab * c * sizeof(float));
     l.dh = l.h + tnn_align64((size_t) d * c * sizeof(float));
     l.total = l.dh + tnn_align64((size_t) d * c * sizeof(float));
@@ -129,7 +132,7 @@ void tnn_fgemm_pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
 typedef float (*tnn_softmax_gradient_fn)(float * z, int64_t vocab, int32_t label, float inv_n);
 
 /* head_loss over tokens [t0, t1) (kernels.h), each variant giving its
- * softmax_gradient: gathers up to TNN_HEAD_LOSS_CHUNK labelled tokens (a
+ * softmax_gradient: gathers up to a chunk of labelled tokens (a
  * masked one is done at once), their logits through the products, each
  * token's loss and gradient, then dL/dh = W^T dz through them again. */
 void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, const struct tnn_head_products * products,

@@ -150,7 +150,8 @@ int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_
     tnn_become_noop(dz);
     dz_t->src[0] = dz;
     tnn_reshape_node(dz_t, 1, 1);
-    int status = tnn_grow_scratch(&s->cpu.scratch, s->n_threads, tnn_head_loss_scratch_bytes(d, head->w->ne[1]));
+    int status = tnn_grow_scratch(&s->cpu.scratch, s->n_threads,
+                                  tnn_head_loss_scratch_bytes(d, head->w->ne[1], head->w_bf16 != NULL));
     if (status == TNN_OK && s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY) {
         status = tnn_preference_fuse(s, graph, per_token, ce, dh, dce);
     }

@@ -176,7 +176,7 @@ int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * 
     }
     void * w = packed(q4_1, w_blocks, d, vocab);
     void * wt = packed(0, wt_blocks, vocab, d);
-    void * scratch = malloc(tnn_head_loss_scratch_bytes(d, vocab));
+    void * scratch = malloc(tnn_head_loss_scratch_bytes(d, vocab, false));
     if (w == NULL || wt == NULL || scratch == NULL) {
         free(w);
         free(wt);
@@ -225,7 +225,7 @@ int tnn_kernel_check_head_loss_bf16(const char * variant, const char * fgemm_bf1
     if (d < 1 || vocab < 1 || n < 1 || w_bf16 == NULL || h == NULL || labels == NULL || out == NULL) {
         return tnn_fail(TNN_ERR_ARG, "head_loss: d, vocab and n must be positive");
     }
-    void * scratch = malloc(tnn_head_loss_scratch_bytes(d, vocab));
+    void * scratch = malloc(tnn_head_loss_scratch_bytes(d, vocab, true));
     if (scratch == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "head_loss: out of memory");
     }
