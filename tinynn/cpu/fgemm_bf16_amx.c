@@ -13,8 +13,9 @@
  * The slice is 1024 deep, not fgemm's 256, because C's traffic was what
  * held the tiles back: a 256-deep slice loads and stores each 32 x 32
  * block of C for every 32 tile products, from beyond L2 once C passes 2 MB
- * (1024 tokens of a 512-row group); 1024 deep, the 1 B model's products ran
- * 1.6x as fast, the same bits (the slices' sums go through C exactly).
+ * (1024 tokens of a 512-row group); 1024 deep, with B's tiles each in one
+ * piece (below), the 1 B model's products at 1024 tokens ran 1.4-1.6x as
+ * fast, the same bits (the slices' sums go through C exactly).
  * Float32 sums of bfloat16 products, in the tile unit's order: the result
  * is not the float32 product's bits (that is what --precision bf16 opts
  * into), nor the avx512 variant's in-order sum (measured on a Sapphire
