@@ -45,6 +45,9 @@ static void head_product(const struct tnn_head_products * p, bool transposed, in
     }
 }
 
+/* The longer of head_loss's two chunks (kernels.h). */
+#define MAX_CHUNK (TNN_HEAD_LOSS_CHUNK_BF16 > TNN_HEAD_LOSS_CHUNK ? TNN_HEAD_LOSS_CHUNK_BF16 : TNN_HEAD_LOSS_CHUNK)
+
 void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, const struct tnn_head_products * products,
                         int64_t d, int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels,
                         int64_t n, int64_t t0, int64_t t1, float * out, void * scratch) {
@@ -54,11 +57,10 @@ void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, const struct t
     float * dh_chunk = (float *) ((char *) scratch + layout.dh);
     const int64_t out_stride = d + 1;
     const float inv_n = 1.0f / (float) n;
-    int64_t
-        tokens[TNN_HEAD_LOSS_CHUNK_BF16 > TNN_HEAD_LOSS_CHUNK ? TNN_HEAD_LOSS_CHUNK_BF16 : TNN_HEAD_LOSS_CHUNK];
+    int64_t tokens[MAX_CHUNK];
 
     for (int64_t t = t0; t < t1;) {
-        /* gather up to CHUNK labelled tokens; a masked one is done at once */
+        /* gather up to a chunk of labelled tokens; a masked one is done at once */
         int nc = 0;
         for (; t < t1 && nc < layout.chunk; ++t) {
             if (labels[t] < 0 || labels[t] >= vocab) {
