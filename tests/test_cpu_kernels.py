@@ -399,6 +399,19 @@ def softmax_cross_entropy(z: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray
     return loss, dz / n
 
 
+def head_loss_outputs(n: int, d: int, run) -> np.ndarray:
+    """head_loss's out [n, d + 1] from run(out, nth), the same bits with 1,
+    2 and 4 threads."""
+    outputs = []
+    for nth in (1, 2, 4):
+        out = np.full((n, d + 1), np.nan, np.float32)
+        check(run(out, nth))
+        outputs.append(out)
+    for other in outputs[1:]:
+        np.testing.assert_array_equal(other, outputs[0])
+    return outputs[0]
+
+
 @pytest.mark.parametrize("variant", VARIANTS["head_loss"])
 @pytest.mark.parametrize("qtype", ["q8_0", "q4_1"])
 @pytest.mark.parametrize("d, vocab, n", [(32, 32, 2), (96, 160, 7), (64, 544, 53), (160, 96, 100)])
@@ -415,26 +428,24 @@ def test_head_loss_gives_each_tokens_loss_and_its_gradient(variant, qtype, d, vo
         labels[5] = vocab + 1  # out of range: masked too
     loss, dz = softmax_cross_entropy(h.astype(np.float64) @ w_held.T, np.where(labels < vocab, labels, -1))
     dh = dz @ wt_held.T  # [n, d]
-    outputs = []
-    for nth in (1, 2, 4):
-        out = np.full((n, d + 1), np.nan, np.float32)
-        check(
-            lib.tnn_kernel_check_head_loss(
-                variant.encode(),
-                qtype == "q4_1",
-                ffi.from_buffer(w_blocks),
-                ffi.from_buffer(wt_blocks),
-                d,
-                vocab,
-                f32(h),
-                ffi.from_buffer("int32_t[]", labels),
-                n,
-                f32(out),
-                nth,
-            )
-        )
-        outputs.append(out)
-    out = outputs[0]
+    w_in, wt_in = ffi.from_buffer(w_blocks), ffi.from_buffer(wt_blocks)
+    out = head_loss_outputs(
+        n,
+        d,
+        lambda out, nth: lib.tnn_kernel_check_head_loss(
+            variant.encode(),
+            qtype == "q4_1",
+            w_in,
+            wt_in,
+            d,
+            vocab,
+            f32(h),
+            ffi.from_buffer("int32_t[]", labels),
+            n,
+            f32(out),
+            nth,
+        ),
+    )
     # the logits come from qgemm in two int8 levels, each within its
     # activation bound; a loss (logsumexp(z) - z[label]) moves at most twice
     # as far as the farthest logit
@@ -447,8 +458,6 @@ def test_head_loss_gives_each_tokens_loss_and_its_gradient(variant, qtype, d, vo
     scale = np.abs(dh).max()
     np.testing.assert_allclose(out[:, :d], dh, rtol=0, atol=5e-4 * scale)
     assert np.linalg.norm(out[:, :d] - dh) <= 3e-4 * np.linalg.norm(dh)
-    for other in outputs[1:]:
-        np.testing.assert_array_equal(other, out)
 
 
 @pytest.mark.parametrize("variant", VARIANTS["head_loss"])
@@ -468,25 +477,23 @@ def test_head_loss_in_bfloat16_gives_each_tokens_loss_and_its_gradient(variant, 
     labels = rng.integers(0, vocab, size=n).astype(np.int32)
     labels[::3] = -1  # masked (a prompt)
     loss, dz = softmax_cross_entropy(bfloat16(h) @ w16.T, labels)
-    outputs = []
-    for nth in (1, 2, 4):
-        out = np.full((n, d + 1), np.nan, np.float32)
-        check(
-            lib.tnn_kernel_check_head_loss_bf16(
-                variant.encode(),
-                products.encode(),
-                ffi.from_buffer("uint16_t[]", words),
-                d,
-                vocab,
-                f32(h),
-                ffi.from_buffer("int32_t[]", labels),
-                n,
-                f32(out),
-                nth,
-            )
-        )
-        outputs.append(out)
-    out = outputs[0]
+    w_in = ffi.from_buffer("uint16_t[]", words)
+    out = head_loss_outputs(
+        n,
+        d,
+        lambda out, nth: lib.tnn_kernel_check_head_loss_bf16(
+            variant.encode(),
+            products.encode(),
+            w_in,
+            d,
+            vocab,
+            f32(h),
+            ffi.from_buffer("int32_t[]", labels),
+            n,
+            f32(out),
+            nth,
+        ),
+    )
     # the logits are float32 sums of exact products; a loss moves at most twice as far as its farthest logit
     z_bound = float_sum_bound(bfloat16(h), w16, d).max(axis=1)  # [n]
     assert np.all(np.abs(out[:, d] - loss) <= 2 * z_bound + 1e-5 * (1 + loss)), np.abs(out[:, d] - loss).max()
@@ -495,8 +502,6 @@ def test_head_loss_in_bfloat16_gives_each_tokens_loss_and_its_gradient(variant, 
     dh = dz @ w16
     bound = 2**-8 * (np.abs(dz) @ np.abs(w16)) + 1e-6 * np.abs(dh).max()
     assert np.all(np.abs(out[:, :d] - dh) <= bound), np.abs(out[:, :d] - dh).max()
-    for other in outputs[1:]:
-        np.testing.assert_array_equal(other, out)
 
 
 @pytest.mark.parametrize("variant", VARIANTS["head_loss"])

@@ -162,6 +162,15 @@ int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t
     return TNN_OK;
 }
 
+/* head_loss over n tokens as nth threads would share them, one after another. */
+static void run_head_loss(const struct tnn_cpu_kernels * kernels, const struct tnn_head_products * products,
+                          int64_t d, int64_t vocab, const float * h, const int32_t * labels, int64_t n,
+                          float * out, void * scratch, int32_t nth) {
+    for (int ith = 0; ith < nth; ++ith) {
+        kernels->head_loss(products, d, vocab, h, d, labels, n, n * ith / nth, n * (ith + 1) / nth, out, scratch);
+    }
+}
+
 int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * w_blocks, const void * wt_blocks,
                                int64_t d, int64_t vocab, const float * h, const int32_t * labels, int64_t n,
                                float * out, int32_t nth) {
@@ -199,9 +208,7 @@ int tnn_kernel_check_head_loss(const char * variant, int32_t q4_1, const void * 
                                                 .w_format = q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0,
                                                 .w = w,
                                                 .wt = wt };
-    for (int ith = 0; ith < nth; ++ith) {
-        kernels.head_loss(&products, d, vocab, h, d, labels, n, n * ith / nth, n * (ith + 1) / nth, out, scratch);
-    }
+    run_head_loss(&kernels, &products, d, vocab, h, labels, n, out, scratch, nth);
     free(w);
     free(wt);
     free(scratch);
@@ -230,9 +237,7 @@ int tnn_kernel_check_head_loss_bf16(const char * variant, const char * fgemm_bf1
         return tnn_fail(TNN_ERR_ALLOC, "head_loss: out of memory");
     }
     const struct tnn_head_products products = { .fgemm_bf16 = kernels.fgemm_bf16, .w_bf16 = w_bf16 };
-    for (int ith = 0; ith < nth; ++ith) {
-        kernels.head_loss(&products, d, vocab, h, d, labels, n, n * ith / nth, n * (ith + 1) / nth, out, scratch);
-    }
+    run_head_loss(&kernels, &products, d, vocab, h, labels, n, out, scratch, nth);
     free(scratch);
     return TNN_OK;
 }
