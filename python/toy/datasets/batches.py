@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import InputError
-from .corpus import BatchSampler
+from .corpus import BatchSampler, tokens_digest
 from .images import to_patches
 from .instruct import fit, pack, packed_rows, places, split
 from .preference import PACKED_SAMPLES, fit_pairs_to_rows, pair_places, pair_rows, summarize
@@ -72,7 +72,7 @@ class CorpusSource:
         self.sampler.rng.bit_generator.state = state["rng"]
 
     def fingerprint(self) -> str:
-        return hashlib.sha256(self.sampler.tokens.astype("<i4").tobytes()).hexdigest()
+        return tokens_digest(self.sampler.tokens)
 
     def before_training(self, recipe, run_dir) -> None:
         pass

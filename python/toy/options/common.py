@@ -28,7 +28,7 @@ from ..core.errors import InputError, refusals_as_input_errors
 from ..core.models import default_model_path
 from ..core.plan import RECOMPUTE_AUTO
 from ..datasets.batches import InstructSource
-from ..datasets.corpus import TOKEN_SUFFIXES, default_corpus, load_corpus
+from ..datasets.corpus import TOKEN_SUFFIXES, default_corpus, load_corpus, tokenized_corpus
 from ..formats.gguf_file import context_length
 from ..native.library import DEVICES
 from ..native.session import default_threads
@@ -469,12 +469,10 @@ def gguf_corpus(args, tokenizer_source):
     the GGUF's tokenizer (the embedded corpus as text by default)."""
     if args.corpus is not None and Path(args.corpus).suffix in TOKEN_SUFFIXES:
         return load_corpus(args.corpus), args.corpus
+    tokenizer = GGUFTokenizer.from_gguf(tokenizer_source)
     if args.corpus is None:
-        text, corpus_name = default_corpus().astype(np.uint8).tobytes().decode(), "default"
-    else:
-        load_corpus(args.corpus)  # the same missing/unreadable checks as for tokens
-        text, corpus_name = Path(args.corpus).read_text(encoding="utf-8", errors="replace"), args.corpus
-    return GGUFTokenizer.from_gguf(tokenizer_source).encode_corpus(text), corpus_name
+        return tokenizer.encode_corpus(default_corpus().astype(np.uint8).tobytes().decode()), "default"
+    return tokenized_corpus(args.corpus, tokenizer), args.corpus
 
 
 def instruct_source(args, model, conversations) -> InstructSource:

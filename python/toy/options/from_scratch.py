@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..core.config import ARCHITECTURES
 from ..core.errors import InputError
 from ..datasets.batches import CorpusSource
-from ..datasets.corpus import check_corpus, default_corpus, load_corpus
+from ..datasets.corpus import check_corpus, default_corpus, load_corpus, token_range
 from ..recipes import FromScratch
 from . import common as options
 
@@ -63,7 +63,7 @@ def prepare(args: FromScratchOptions) -> options.Prepared:
         tokens, corpus_name = default_corpus(), "default"
     else:
         tokens, corpus_name = load_corpus(args.corpus), args.corpus
-    vocab = max(BYTE_VOCAB, int(tokens.max()) + 1 if tokens.size else BYTE_VOCAB)
+    vocab = max(BYTE_VOCAB, token_range(tokens)[1] + 1)
     check_corpus(tokens, args.seq, vocab, corpus_name)
     cfg = args.model_config(vocab, arch=args.arch)
     opts = options.recipe_options(args, evaluates=False, untied=args.untied, qkv_bias=args.qkv_bias)

@@ -65,6 +65,9 @@ def prepare(args: FullOptions) -> options.Prepared:
     opts.untied = cfg.untied
     if args.save_type == "base":
         check_requantizable(model)
+    tokens = corpus_name = None
+    if source is None:  # the corpus first: what tokenizing it leaves in the process is then in the memory plan
+        tokens, corpus_name = options.gguf_corpus(args, model)
     recipe = FullFineTune(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, model, opts)
     recipe.save_dtype = args.save_type
@@ -72,7 +75,6 @@ def prepare(args: FullOptions) -> options.Prepared:
     if source is not None:
         options.record_instruct_data(args, source, config)
     else:
-        tokens, corpus_name = options.gguf_corpus(args, model)
         check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
         source = CorpusSource(tokens, corpus_name, args)
     return recipe, source, config, "model.gguf"

@@ -141,8 +141,9 @@ def realize(
 
 
 def prepare(args: LoRAOptions) -> options.Prepared:
+    # the corpus first: what tokenizing it leaves in the process is then in the memory plan
+    tokens, corpus_name = options.gguf_corpus(args, options.base_model(args))
     recipe, model, config = realize(args)
-    tokens, corpus_name = options.gguf_corpus(args, model)
     check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
     return recipe, CorpusSource(tokens, corpus_name, args), config, "adapter.gguf"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..core.errors import InputError
 from ..core.models import default_model_path
 from ..datasets.batches import CorpusSource
-from ..datasets.corpus import TOKEN_SUFFIXES, check_corpus
+from ..datasets.corpus import TOKEN_SUFFIXES, check_corpus, token_range
 from ..recipes import WarmStart
 from ..text.tokenizer import GGUFTokenizer
 from . import common as options
@@ -58,7 +58,7 @@ def prepare(args: WarmStartOptions) -> options.Prepared:
     recipe = WarmStart(args.device, args.threads)
     donor_width = recipe.donor_embed_width(donor) if args.init != "scratch" else 0
     tokens, corpus_name = options.gguf_corpus(args, donor)
-    vocab = int(tokens.max()) + 1
+    vocab = token_range(tokens)[1] + 1
     if args.corpus is None or Path(args.corpus).suffix not in TOKEN_SUFFIXES:
         vocab = GGUFTokenizer.from_gguf(donor).vocab_size
     check_corpus(tokens, args.seq, vocab, corpus_name)

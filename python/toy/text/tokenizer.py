@@ -181,7 +181,7 @@ def _sentencepiece_bpe(
     become U+2581, adjacent pieces merge best score first, bytes outside the
     vocabulary fall back to <0xNN> tokens. The merges are every split of a
     normal piece into two pieces, ranked by that piece's score."""
-    from tokenizers import Tokenizer, decoders, models, normalizers
+    from tokenizers import Tokenizer, decoders, models
 
     vocab = {tok: i for i, tok in enumerate(tokens)}
     ranked = sorted((i for i, kind in enumerate(types) if kind == _NORMAL), key=lambda i: (-scores[i], i))
@@ -191,15 +191,22 @@ def _sentencepiece_bpe(
         merges += [(piece[:k], piece[k:]) for k in range(1, len(piece)) if piece[:k] in vocab and piece[k:] in vocab]
     unk = tokens[unk_id] if unk_id is not None and 0 <= unk_id < len(tokens) else None
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=unk, fuse_unk=True, byte_fallback=True))
-    steps = [normalizers.Replace(" ", "\u2581")]
-    if add_space_prefix:
-        steps.insert(0, normalizers.Prepend("\u2581"))
-    tok.normalizer = normalizers.Sequence(steps)
+    tok.normalizer = _sentencepiece_normalizer(add_space_prefix)
     decode = [decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse()]
     if add_space_prefix:
         decode.append(decoders.Strip(" ", 1, 0))
     tok.decoder = decoders.Sequence(decode)
     return tok
+
+
+def _sentencepiece_normalizer(add_space_prefix: bool):
+    """Spaces as U+2581, and one before the text where the vocabulary says so."""
+    from tokenizers import normalizers
+
+    steps = [normalizers.Replace(" ", "\u2581")]
+    if add_space_prefix:
+        steps.insert(0, normalizers.Prepend("\u2581"))
+    return normalizers.Sequence(steps)
 
 
 # control tokens that end a model's turn, by their text (as llama.cpp's
@@ -238,6 +245,7 @@ class GGUFTokenizer:
         add_eos: bool = False,
         eot_id: int | None = None,
         rstrip: frozenset = frozenset(),
+        space_prefix: bool = False,
     ):
         for name, token_id in (("BOS", bos_id), ("EOS", eos_id)):
             if token_id is not None and not 0 <= token_id < len(tokens):
@@ -260,6 +268,8 @@ class GGUFTokenizer:
         self._special_start = re.compile("[" + "".join(re.escape(c) for c in starts) + "]") if starts else None
         self._types = token_types
         self._rstrip = rstrip  # special tokens that eat the whitespace after them (Phi-3)
+        self._space_prefix = space_prefix  # SentencePiece's, before each text fragment
+        self._continuation = None  # the tokenizer without it (_continuation_tokenizer)
         # where generation stops: EOS, the file's end-of-turn token, and the known end-of-turn controls
         ends = {
             i for i, (text, kind) in enumerate(zip(tokens, token_types)) if kind == _CONTROL and text in END_OF_TURN
@@ -292,7 +302,7 @@ class GGUFTokenizer:
         types = [int(t) for t in f.get("tokenizer.ggml.token_type", [_NORMAL] * len(tokens))]
         if not all(isinstance(t, str) for t in tokens) or len(types) != len(tokens):
             raise InputError(f"{path}: tokenizer.ggml.tokens / token_type are not one string and one type per token")
-        add_bos, rstrip = False, frozenset()
+        add_bos, rstrip, space_prefix = False, frozenset(), False
         if model == "gpt2":
             pre_name = f.get("tokenizer.ggml.pre", "default")
             pre = PRE_TOKENIZERS.get(pre_name)
@@ -308,13 +318,8 @@ class GGUFTokenizer:
             add_bos = True
         else:
             scores = [float(x) for x in f["tokenizer.ggml.scores"]]
-            tok = _sentencepiece_bpe(
-                tokens,
-                scores,
-                types,
-                f.get("tokenizer.ggml.unknown_token_id", 0),
-                bool(f.get("tokenizer.ggml.add_space_prefix", True)),
-            )
+            space_prefix = bool(f.get("tokenizer.ggml.add_space_prefix", True))
+            tok = _sentencepiece_bpe(tokens, scores, types, f.get("tokenizer.ggml.unknown_token_id", 0), space_prefix)
             add_bos = True
             if any(name in str(f.get("general.name", "")).lower() for name in ("phi-3", "phi3")):
                 # llama.cpp: Phi-3's special tokens eat the whitespace after them, but for these
@@ -340,6 +345,7 @@ class GGUFTokenizer:
             add_eos,
             None if eot is None else int(eot),
             rstrip,
+            space_prefix,
         )
 
     # ---- text -> tokens -----------------------------------------------------------
@@ -395,11 +401,8 @@ class GGUFTokenizer:
         start and the end)."""
         ids: list[int] = []
         spans: list[tuple[int, int]] = []
-        if add_bos is None and parse_special and self.add_bos and text.startswith(self.tokens[self.bos_id]):
-            add_bos = False  # a chat template wrote BOS already: one, not two
-        if self.add_bos if add_bos is None else add_bos:
-            if self.bos_id is None:
-                raise InputError("the model takes no BOS token, yet one was asked for")
+        bos, eos = self._ends(text, add_bos, parse_special)
+        if bos:
             ids.append(self.bos_id)
             spans.append((0, 0))
         for start, end, token_id in self._fragments(text, parse_special):
@@ -410,10 +413,19 @@ class GGUFTokenizer:
             encoding = self._tok.encode(text[start:end], add_special_tokens=False)
             ids += encoding.ids
             spans += [(start + a, start + b) for a, b in encoding.offsets]
-        if self.add_eos and (add_bos is None or add_bos):
+        if eos:
             ids.append(self.eos_id)
             spans.append((len(text), len(text)))
         return ids, spans
+
+    def _ends(self, text: str, add_bos: bool | None, parse_special: bool) -> tuple[bool, bool]:
+        """Whether BOS opens text's tokens and EOS closes them (encode's rule)."""
+        if add_bos is None and parse_special and self.add_bos and text.startswith(self.tokens[self.bos_id]):
+            add_bos = False  # a chat template wrote BOS already: one, not two
+        bos = self.add_bos if add_bos is None else add_bos
+        if bos and self.bos_id is None:
+            raise InputError("the model takes no BOS token, yet one was asked for")
+        return bos, self.add_eos and (add_bos is None or add_bos)
 
     def encode(self, text: str, add_bos: bool | None = None, parse_special: bool = True) -> list[int]:
         """The tokens of text; add_bos=None adds BOS (and EOS) as the GGUF
@@ -439,11 +451,86 @@ class GGUFTokenizer:
     def encode_corpus(self, text: str) -> np.ndarray:
         """A text file's tokens for training: documents split on blank lines
         would lose cross-document context, so the text is encoded whole,
-        with one EOS at its end."""
-        ids = self.encode(text)
-        if self.eos_id is not None and not (ids and ids[-1] == self.eos_id):
-            ids.append(self.eos_id)
-        return np.asarray(ids, dtype=np.int32)
+        with one EOS at its end. (A corpus too large to hold is encoded in
+        pieces that give these same tokens: corpus_opening, encode_pieces,
+        corpus_closing; datasets/corpus.py.)"""
+        ids = self.corpus_opening(text) + self.encode_pieces([text], continuing=False)[0]
+        return np.asarray(ids + self.corpus_closing(text, ids[-1] if ids else None), dtype=np.int32)
+
+    def corpus_opening(self, start: str) -> list[int]:
+        """What encode_corpus puts before a text that starts with start: BOS or nothing."""
+        return [self.bos_id] if self._ends(start, None, True)[0] else []
+
+    def corpus_closing(self, start: str, last: int | None) -> list[int]:
+        """What encode_corpus puts after a text that starts with start and
+        whose last token is last: EOS where encode adds one, and one EOS
+        closes every corpus."""
+        ends = [self.eos_id] if self._ends(start, None, True)[1] else []
+        if self.eos_id is not None and (ends[-1] if ends else last) != self.eos_id:
+            ends.append(self.eos_id)
+        return ends
+
+    def encode_pieces(self, texts: list[str], continuing: bool) -> list[list[int]]:
+        """The tokens of each text, no BOS or EOS, special tokens parsed, as
+        encode gives them, the texts encoded together on every core (the
+        tokenizers library's encode_batch). continuing: each text continues
+        a text before it, so SentencePiece's space prefix does not open it
+        (it still opens the text after each special token, as in llama.cpp)."""
+        fragments: list[str] = []
+        continued: list[str] = []
+        layout = []  # per text: (token id) or (list, index into it) per fragment
+        for text in texts:
+            parts = []
+            for n, (start, end, token_id) in enumerate(self._fragments(text, True)):
+                if token_id is not None:
+                    parts.append((None, token_id))
+                elif continuing and n == 0 and self._space_prefix:
+                    parts.append((continued, len(continued)))
+                    continued.append(text[start:end])
+                else:
+                    parts.append((fragments, len(fragments)))
+                    fragments.append(text[start:end])
+            layout.append(parts)
+        encoded = {id(fragments): self._encode_batch(self._tok, fragments)}
+        if continued:
+            encoded[id(continued)] = self._encode_batch(self._continuation_tokenizer(), continued)
+        out = []
+        for parts in layout:
+            ids: list[int] = []
+            for where, index in parts:
+                if where is None:
+                    ids.append(index)
+                else:
+                    ids += encoded[id(where)][index]
+            out.append(ids)
+        return out
+
+    @staticmethod
+    def _encode_batch(tok, texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)] if texts else []
+
+    def _continuation_tokenizer(self):
+        """This tokenizer without SentencePiece's space prefix (made once)."""
+        if self._continuation is None:
+            from tokenizers import Tokenizer
+
+            self._continuation = Tokenizer.from_str(self._tok.to_str())
+            self._continuation.normalizer = _sentencepiece_normalizer(add_space_prefix=False)
+        return self._continuation
+
+    def fingerprint(self) -> str:
+        """A digest of everything that decides this tokenizer's ids (with the
+        tokenizers library's version): a token file made by another tokenizer
+        is not mistaken for this one's."""
+        import hashlib
+
+        import tokenizers
+
+        digest = hashlib.sha256(self._tok.to_str().encode())
+        for part in (self.tokens, self._types, self.bos_id, self.eos_id, self.add_bos, self.add_eos):
+            digest.update(repr(part).encode())
+        digest.update(f"{sorted(self._rstrip)} {self._space_prefix} {tokenizers.__version__}".encode())
+        return digest.hexdigest()
 
 
 # the vocabulary of toy-train's from-scratch models: the bytes of the text
