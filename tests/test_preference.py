@@ -111,8 +111,8 @@ def test_cli_bad_data_exits_2_in_one_line(tmp_path):
     path.write_text('{"prompt": "a", "chosen": "b"}\n')
     result = toy_train("dpo", "--data", str(path))
     assert result.returncode == 2 and result.stderr.strip().splitlines() == [
-        f"toy-train: error: {path}:1: no 'rejected': a preference line needs 'chosen' and 'rejected' "
-        "answers (and a 'prompt')"
+        f"toy-train: error: {path}:1: no 'rejected': a preference record needs 'chosen' and 'rejected' "
+        "answers (and a 'prompt'); this one has 'prompt', 'chosen' (--columns names other columns, e.g. chosen=good)"
     ]
 
 

@@ -1,7 +1,8 @@
-"""Instruction data: JSONL conversations rendered with the model's own chat
+"""Instruction data: conversations rendered with the model's own chat
 template, tokenized with its tokenizer, the loss on the assistant's turns only.
 
-A line is one of the shapes instruction data sets come in:
+The file is JSON Lines, one JSON array, Parquet or Arrow (records.py). A
+record is one of the shapes instruction data sets come in:
 
     {"prompt": ..., "response": ...}                 ("completion" for "response": TRL's)
     {"instruction": ..., "input": ..., "output": ...}  (Alpaca's; "input" may be empty or absent)
@@ -16,60 +17,24 @@ from __future__ import annotations
 
 import bisect
 import json
-from pathlib import Path
 
 import numpy as np
 
 from ..core.errors import InputError
-from ..core.machine import check_fits
 from ..text.chat import Conversation, Sample
+from .records import read_records
 
 IGNORE = -1
 
 
-def read_jsonl(path) -> list[Conversation]:
-    """Conversations from a JSONL file; a malformed line names file and line."""
-    return [_conversation(obj, where) for obj, where in read_jsonl_objects(path)]
+# the names a record of instruction data is read by (--columns maps a file's own to them)
+INSTRUCT_NAMES = ("messages", "tools", "prompt", "response", "completion", "instruction", "input", "output")
 
 
-def read_jsonl_objects(path) -> list[tuple[object, str]]:
-    """Each line's JSON value with its "file:line"; a malformed line names both.
-
-    The file is hostile input (downloaded data sets): lines are split on
-    "\n" only -- JSON escapes every other line break, and U+2028/U+2029 are
-    text inside a JSON string, not line ends -- each line is decoded as UTF-8
-    on its own, and nesting too deep for the JSON parser is refused by line."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"data file not found: {path} (give an existing --data PATH)")
-    # the bytes, their lines and the parsed objects: about three copies of the file at the peak
-    check_fits(3 * path.stat().st_size, f"reading {path}", "give a smaller --data file")
-    data = path.read_bytes()
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise InputError(f"{path} is UTF-16 text: save it as UTF-8 (JSON Lines are UTF-8)")
-    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark, as Windows editors write
-    objects = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        where = f"{path}:{number}"
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise InputError(
-                f"{where}: not UTF-8 text (byte 0x{raw[err.start]:02x} at column "
-                f"{err.start + 1}); save the file as UTF-8"
-            ) from None
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
-        except RecursionError:
-            raise InputError(f"{where}: JSON nested too deeply to read") from None
-        objects.append((obj, where))
-    if not objects:
-        raise InputError(f"{path} holds no samples")
-    return objects
+def read_jsonl(path, columns: dict[str, str] | None = None) -> list[Conversation]:
+    """Conversations from a data file (JSONL, a JSON array, Parquet or
+    Arrow: records.py); a record that is not one names file and line or row."""
+    return [_conversation(obj, where) for obj, where in read_records(path, columns)]
 
 
 def _conversation(obj, where: str) -> Conversation:
@@ -103,7 +68,8 @@ def _conversation(obj, where: str) -> Conversation:
     else:
         raise InputError(
             f"{where}: expected 'prompt' and 'response' (or 'completion') strings, "
-            "'instruction' and 'output', or 'messages'"
+            f"'instruction' and 'output', or 'messages'; this record has {', '.join(map(repr, obj)) or 'nothing'} "
+            "(--columns names other columns, e.g. prompt=question,response=answer)"
         )
     conversation = messages if isinstance(messages, Conversation) else Conversation(messages)
     _check_text(conversation, where)

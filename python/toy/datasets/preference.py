@@ -1,5 +1,6 @@
-"""Preference data: JSONL pairs of answers to one prompt, the first preferred,
-in the layouts TRL's DPOTrainer and ORPOTrainer read:
+"""Preference data: pairs of answers to one prompt, the first preferred, in
+a data file (JSONL, a JSON array, Parquet or Arrow: records.py), in the
+layouts TRL's DPOTrainer and ORPOTrainer read:
 
     {"prompt": "...", "chosen": "...", "rejected": "..."}
     {"prompt": [messages], "chosen": [messages], "rejected": [messages]}   (conversational)
@@ -19,7 +20,8 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..text.chat import Sample
-from .instruct import _conversation, packed_rows, places, read_jsonl_objects
+from .instruct import _conversation, packed_rows, places
+from .records import read_records
 
 # tinynn: a batch of packed rows holds at most this many samples (pairs x 2)
 PACKED_SAMPLES = 256
@@ -32,18 +34,24 @@ class Pair:
     where: str  # file:line, for errors found later (the prompt's length)
 
 
-def read_pairs(path) -> list[tuple[list[dict], list[dict], str]]:
-    """(chosen conversation, rejected conversation, file:line) per line; both
-    conversations end with the answer, the assistant's turn."""
+# the names a preference record is read by (--columns maps a file's own to them)
+PREFERENCE_NAMES = ("prompt", "chosen", "rejected")
+
+
+def read_pairs(path, columns: dict[str, str] | None = None) -> list[tuple[list[dict], list[dict], str]]:
+    """(chosen conversation, rejected conversation, file:line or row) per
+    record of a data file (JSONL, a JSON array, Parquet or Arrow: records.py);
+    both conversations end with the answer, the assistant's turn."""
     pairs = []
-    for obj, where in read_jsonl_objects(path):
+    for obj, where in read_records(path, columns):
         if not isinstance(obj, dict):
             raise InputError(f"{where}: expected a JSON object")
         missing = [key for key in ("chosen", "rejected") if key not in obj]
         if missing:
             raise InputError(
-                f"{where}: no {' or '.join(repr(k) for k in missing)}: a preference line needs "
-                "'chosen' and 'rejected' answers (and a 'prompt')"
+                f"{where}: no {' or '.join(repr(k) for k in missing)}: a preference record needs "
+                "'chosen' and 'rejected' answers (and a 'prompt'); this one has "
+                f"{', '.join(map(repr, obj)) or 'nothing'} (--columns names other columns, e.g. chosen=good)"
             )
         prompt = _prompt_messages(obj, where)
         chosen = _with_answer(prompt, obj["chosen"], "chosen", where)

@@ -132,6 +132,7 @@ class DataOptions:
     packed several samples a row where that pays."""
 
     data: str | None = None  # None: the recipe's sample data (full: train on --corpus)
+    columns: str | None = None  # "name=column,...": the data file's columns for the names toy reads
     epochs: int = 1
     eval_split: float = 0.1
     packing: str = "auto"  # on, off, or on where it saves a quarter of the rows (InstructSource, PreferenceSource)
@@ -403,9 +404,10 @@ def add_instruct_data_options(p, defaults: DataOptions, default_help: str) -> No
     inst.add_argument(
         "--data",
         default=defaults.data,
-        help="JSONL: {prompt, response} (or completion), {instruction, input, output} or "
-        "{messages} lines; the loss is on the assistant's turns " + default_help,
+        help="JSON Lines, a JSON array, Parquet or Arrow of {prompt, response} (or completion), "
+        "{instruction, input, output} or {messages} records; the loss is on the assistant's turns " + default_help,
     )
+    add_columns_option(inst, defaults, "prompt=question,response=answer")
     inst.add_argument(
         "--epochs",
         "--num-train-epochs",
@@ -425,6 +427,15 @@ def add_instruct_data_options(p, defaults: DataOptions, default_help: str) -> No
         "lay several samples in each row of --seq tokens, each attending only to itself "
         "(positions restart per sample), so a step computes no padding; the same per-token losses. "
         "auto (default): on where it saves at least a quarter of the rows",
+    )
+
+
+def add_columns_option(group, defaults: DataOptions, example: str) -> None:
+    """--columns NAME=COLUMN,... (DataOptions.columns) in an argument group."""
+    group.add_argument(
+        "--columns",
+        default=defaults.columns,
+        help=f"the data file's columns (or keys) for the names toy reads, where they differ, e.g. {example}",
     )
 
 

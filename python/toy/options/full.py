@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from ..core.errors import InputError, ToyError
 from ..datasets.batches import CorpusSource
 from ..datasets.corpus import check_corpus
-from ..datasets.instruct import read_jsonl
+from ..datasets.instruct import INSTRUCT_NAMES, read_jsonl
+from ..datasets.records import parse_columns
 from ..formats.merge import DTYPES, check_requantizable
 from ..native.session import read_gguf_config
 from ..recipes import FullFineTune
@@ -50,7 +51,9 @@ def check(args: FullOptions) -> None:
 
 
 def prepare(args: FullOptions) -> options.Prepared:
-    conversations = read_jsonl(args.data) if args.data is not None else None
+    conversations = (
+        read_jsonl(args.data, parse_columns(args.columns, INSTRUCT_NAMES)) if args.data is not None else None
+    )
     model = options.base_model(args)
     source = options.instruct_source(args, model, conversations) if conversations is not None else None
     opts = options.recipe_options(

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..datasets import samples
-from ..datasets.instruct import read_jsonl
+from ..datasets.instruct import INSTRUCT_NAMES, read_jsonl
+from ..datasets.records import parse_columns
 from ..native.session import LORA_TARGETS
 from . import common as options
 from . import lora
@@ -46,7 +47,9 @@ def check(args: InstructOptions) -> None:
 
 
 def prepare(args: InstructOptions) -> options.Prepared:
-    conversations = read_jsonl(args.data)  # bad data fails before the model loads
+    conversations = read_jsonl(
+        args.data, parse_columns(args.columns, INSTRUCT_NAMES)
+    )  # bad data fails before the model loads
     source = options.instruct_source(args, options.base_model(args), conversations)
     recipe, _, config = lora.realize(args, packed=source.packed)
     options.record_instruct_data(args, source, config)

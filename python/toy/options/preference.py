@@ -23,7 +23,8 @@ from ..core.errors import InputError
 from ..core.launcher import launched_ranks
 from ..datasets import samples
 from ..datasets.batches import PreferenceSource
-from ..datasets.preference import fit_pairs, read_pairs, tokenize_pairs
+from ..datasets.preference import PREFERENCE_NAMES, fit_pairs, read_pairs, tokenize_pairs
+from ..datasets.records import parse_columns
 from ..native.session import LORA_TARGETS
 from ..recipes import DPO, ORPO
 from ..text.chat import ChatFormatter
@@ -82,11 +83,12 @@ def add_options(p, defaults: PreferenceOptions) -> None:
     pref.add_argument(
         "--data",
         default=defaults.data,
-        help="JSONL of {prompt, chosen, rejected} lines, as strings or lists of "
-        "{role, content} messages (TRL's layouts); only the answers' tokens count "
+        help="JSON Lines, a JSON array, Parquet or Arrow of {prompt, chosen, rejected} records, as strings "
+        "or lists of {role, content} messages (TRL's layouts); only the answers' tokens count "
         "(default: the 40 sample pairs toy ships; toy-train samples writes them "
         "out as preferences.jsonl)",
     )
+    options.add_columns_option(pref, defaults, "chosen=good,rejected=bad")
     pref.add_argument(
         "--epochs",
         "--num-train-epochs",
@@ -125,7 +127,9 @@ MAX_DEFAULT_SEQ = 512
 
 
 def prepare(args: PreferenceOptions) -> options.Prepared:
-    pairs = read_pairs(args.data)  # bad data fails before the model loads
+    pairs = read_pairs(
+        args.data, parse_columns(args.columns, PREFERENCE_NAMES)
+    )  # bad data fails before the model loads
     model = options.base_model(args)
     tokenizer = GGUFTokenizer.from_gguf(model)
     tokenized = tokenize_pairs(pairs, ChatFormatter.from_gguf(model, tokenizer))
