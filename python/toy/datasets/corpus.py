@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import sys
 from importlib import resources
 from pathlib import Path
@@ -22,6 +23,8 @@ import numpy as np
 
 from ..core.errors import InputError
 from ..core.files import replacing, write_whole
+from ..core.machine import check_fits
+from ..core.plan import MB
 from ..text.pieces import text_pieces
 
 # Suffixes read as packed little-endian int32 token ids; anything else is text,
@@ -151,8 +154,16 @@ def tokenized_corpus(path: str | Path, tokenizer) -> np.ndarray:
             return _mapped(token_file, "<i4")
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not made yet, or an earlier run was killed making it: made again
+    check_fits(TOKENIZE_BYTES, f"tokenizing {path}", "free some memory")
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        # a token a word: the token file is about the text's size (4 bytes a token, 4 or more characters a word)
+        free, need = shutil.disk_usage(folder).free, path.stat().st_size
+        if need > free:
+            raise InputError(
+                f"tokenizing {path} needs about {need / MB:,.0f} MB of disk in {folder} and {free / MB:,.0f} MB "
+                "are free: free some, or set TOY_CACHE_DIR to a folder on another disk"
+            )
         n_tokens = _write_tokens(path, tokenizer, token_file)
         write_whole(about_file, json.dumps({"tokens": n_tokens, "text": str(path.resolve())}).encode())
     except OSError as err:
