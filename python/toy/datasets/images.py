@@ -1,6 +1,6 @@
-"""Images for the ViT recipe: scikit-learn's handwritten digits (the file
-scikit-learn bundles, read without importing it; no download) or a folder
-per class of image files (Pillow); patches; a fixed held-out split.
+"""Images for the ViT recipe: the handwritten digits toy ships (no download)
+or a folder per class of image files (Pillow); patches; a fixed held-out
+split.
 
 Images are float32 arrays (N, H, W, C) with values in [0, 1].
 
@@ -22,11 +22,11 @@ would break that line.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import os
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +36,7 @@ from ..core.machine import check_fits
 from ..formats.gguf_file import one_line
 
 DIGITS_SIZE = 8  # the digits are 8 x 8 greyscale, values 0..16
+DIGITS_COUNT = 1797
 # the held-out split does not depend on --seed: the same images are held out in every run
 SPLIT_SEED = 20261123
 # Pillow modes with one channel
@@ -70,15 +71,15 @@ class ImageSet:
 
 
 def load_digits() -> ImageSet:
-    """The 1,797 8x8 handwritten digits that scikit-learn ships (10 classes)."""
-    spec = importlib.util.find_spec("sklearn")
-    path = Path(spec.submodule_search_locations[0]) / "datasets/data/digits.csv.gz" if spec else None
-    if path is None or not path.is_file():
-        raise InputError("the digits data comes with scikit-learn: pip install scikit-learn (or give --images DIR)")
-    with gzip.open(path, "rt") as f:
-        table = np.loadtxt(f, delimiter=",", dtype=np.float32)
-    images = (table[:, :64] / 16.0).reshape(-1, DIGITS_SIZE, DIGITS_SIZE, 1)
-    return ImageSet(images, table[:, 64].astype(np.int32), [str(d) for d in range(10)], "digits")
+    """The 1,797 8x8 handwritten digits toy ships (10 classes): the test set
+    of UCI's "Optical Recognition of Handwritten Digits" (E. Alpaydin and C.
+    Kaynak, 1998; CC BY 4.0), the copy scikit-learn bundles too. The file,
+    toy/data/digits.u8.gz, holds 65 bytes a digit: its 64 pixels (0..16, row
+    by row), then its label (toy/data/DIGITS.md; scripts/make_digits.py)."""
+    raw = gzip.decompress((resources.files("toy") / "data" / "digits.u8.gz").read_bytes())
+    table = np.frombuffer(raw, dtype=np.uint8).reshape(DIGITS_COUNT, DIGITS_SIZE**2 + 1)
+    images = (table[:, :-1].astype(np.float32) / 16.0).reshape(-1, DIGITS_SIZE, DIGITS_SIZE, 1)
+    return ImageSet(images, table[:, -1].astype(np.int32), [str(d) for d in range(10)], "digits")
 
 
 def _pillow():

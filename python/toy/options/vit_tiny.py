@@ -1,5 +1,5 @@
 """toy-train vit-tiny: a small ViT image classifier from random init, on
-scikit-learn's handwritten digits (default) or a folder of class folders."""
+the handwritten digits toy ships (default) or a folder of class folders."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from ..datasets.images import FolderScan, held_out_split, load_digits, scan_fold
 from ..recipes import ViTTiny
 from . import common as options
 
-HELP = "train a ViT image classifier (default data: scikit-learn's 8x8 digits)"
+HELP = "train a ViT image classifier (default data: the 8x8 digits toy ships)"
 
 
 @dataclass(kw_only=True)
 class ViTTinyOptions(options.TrainingOptions):
     recipe: str = "vit-tiny"
     # the images
-    images: str | None = None  # None: scikit-learn's 8x8 digits
+    images: str | None = None  # None: the 8x8 digits toy ships
     image_size: int | None = None  # None: the images' one common size
     eval_split: float = 0.2
     epochs: int = 30
@@ -49,8 +49,8 @@ def add_options(p) -> None:
         "--images",
         default=defaults.images,
         metavar="DIR",
-        help="a folder with one sub-folder of image files per class (default: the digits "
-        "that scikit-learn bundles, 1,797 8x8 images, 10 classes)",
+        help="a folder with one sub-folder of image files per class (default: the handwritten "
+        "digits toy ships, 1,797 8x8 images, 10 classes)",
     )
     data.add_argument(
         "--image-size",
