@@ -70,7 +70,10 @@ def test_device_not_built():
         pytest.skip("libtinynn_cuda is built here")
     except DeviceNotBuilt:
         pass
-    assert_input_error(toy_train("--device", "cuda"), "not built", "pip install toy-cuda", "TOY_CUDA=ON")
+    # toy-cuda is on no index: the hint names the checkout's package, not a name pip would look up
+    result = toy_train("--device", "cuda")
+    assert_input_error(result, "not built", "pip install ./packages/toy-cuda", "TOY_CUDA=ON")
+    assert "pip install toy-cuda" not in result.stderr and "toy[cuda]" not in result.stderr
 
 
 def test_unknown_device():

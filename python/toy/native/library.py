@@ -18,12 +18,15 @@ DEVICES = ("cpu", "cuda", "vulkan", "metal")
 
 _libraries: dict[str, object] = {}
 
+# toy and its backends' packages are built, not published: every hint names
+# a wheel file or a checkout, never a name an index would be asked for
 _INSTALL_HINT = {
-    "cpu": "reinstall toy: pip install toy, or pip install . in a checkout",
-    "cuda": "pip install toy-cuda, or in a checkout TOY_CUDA=ON pip install . with nvcc and the nvidia-cublas wheel",
-    "vulkan": "pip install toy-vulkan, or in a checkout TOY_VULKAN=ON pip install . "
-    "with libvulkan-dev, glslc and spirv-headers (README: GPUs)",
-    "metal": "Metal is built on macOS only: pip install toy on a Mac",
+    "cpu": "reinstall toy: pip install toy-*.whl (the CPU wheel), or pip install . in a checkout",
+    "cuda": "not on any index: in a checkout of toy, pip install ./packages/toy-cuda "
+    "or TOY_CUDA=ON pip install . (nvcc 13 and cuBLAS; README: GPUs)",
+    "vulkan": "not on any index: in a checkout of toy, pip install ./packages/toy-vulkan "
+    "or TOY_VULKAN=ON pip install . (libvulkan-dev, glslc and spirv-headers; README: GPUs)",
+    "metal": "Metal is built on macOS only: pip install . on a Mac",
 }
 
 # The backends that come as packages of their own (packages/ in the repo):
@@ -43,7 +46,7 @@ def library_path(device: str):
     """Where libtinynn_<device> lies in this install, or None.
 
     First toy/lib (what `pip install .` built), then the backend's own
-    package (toy-cuda installs toy_cuda/lib/libtinynn_cuda.so)."""
+    package (packages/toy-cuda installs toy_cuda/lib/libtinynn_cuda.so)."""
     name = _library_filename(device)
     path = resources.files("toy") / "lib" / name
     if path.is_file():
