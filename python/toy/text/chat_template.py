@@ -60,7 +60,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.ext import Extension, loopcontrols
 from jinja2.runtime import markup_join, str_join
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEscapeFormatter, SandboxedFormatter
-from jinja2.utils import Namespace, _PassArg
+from jinja2.utils import Namespace
 from markupsafe import Markup
 
 from ..core.errors import InputError, one_line
@@ -392,7 +392,7 @@ def _measure(value, limit: int) -> _Size:
 
 
 def _namespace_attrs(value) -> dict | None:
-    return value._Namespace__attrs if isinstance(value, Namespace) else None
+    return object.__getattribute__(value, "_attributes") if isinstance(value, _BoundedNamespace) else None
 
 
 def _digits(spec_number: str) -> int:
@@ -461,18 +461,36 @@ def _finalize(context, value):
 
 class _BoundedNamespace(Namespace):
     """namespace(): its attributes, set one at a time, within the size limit;
-    none named _... (transformers refuses them too)."""
+    none named _... (transformers refuses them too).
+
+    A Namespace only for the check jinja2's compiled {% set ns.name = ... %}
+    makes (isinstance, then ns[name] = value): the attributes live in a dict
+    of its own (_attributes), not in Namespace's private one, so that
+    _measure can walk them without jinja2's private names."""
 
     def __init__(*args, **kwargs):  # noqa: N805 (Namespace's spelling: a `self` keyword is an attribute)
         self, attrs = args[0], dict(*args[1:], **kwargs)
         for name in attrs:
             _refuse_private(name)
-        Namespace.__init__(self, attrs)
+        object.__setattr__(self, "_attributes", attrs)
+
+    def __getattribute__(self, name):
+        # ns.name reads an attribute, never a method; __class__ for isinstance and
+        # jinja2's awaitable check (as Namespace's own)
+        if name == "__class__":
+            return object.__getattribute__(self, name)
+        try:
+            return object.__getattribute__(self, "_attributes")[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
     def __setitem__(self, name, value):
         _refuse_private(name)
-        super().__setitem__(name, value)
+        object.__getattribute__(self, "_attributes")[name] = value
         _current().checked(self, f"namespace attribute {one_line(name, 40)}")
+
+    def __repr__(self):
+        return f"<Namespace {object.__getattribute__(self, '_attributes')!r}>"
 
 
 def _refuse_private(name) -> None:
@@ -620,7 +638,9 @@ def _guarded_filter(name, function):
     """The filter with its int arguments within the size limit, and its
     result's size estimated before (where _FILTER_ESTIMATES knows how) and
     checked after."""
-    pass_arg = _PassArg.from_obj(function)
+    # the marker jinja2's pass_context, pass_eval_context and pass_environment set
+    # (tests/test_jinja2_reliance.py holds jinja2 to it)
+    pass_arg = getattr(function, "jinja_pass_arg", None)
     skip = 1 if pass_arg is not None else 0  # the context, eval context or environment it takes
     estimate = _FILTER_ESTIMATES.get(name)
 
