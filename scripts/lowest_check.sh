@@ -4,7 +4,9 @@
 # wheel installed into it (no C build here), then the tests of what those
 # dependencies do for toy:
 #
-#   tokenizers  test_tokenizer, test_chat_tokens (llama.cpp's vocabularies)
+#   tokenizers  test_tokenizer, test_chat_tokens (llama.cpp's vocabularies),
+#               test_corpus_tokens (a corpus in pieces on every core)
+#   pyarrow     test_data_formats (the data extra: Parquet and Arrow data files)
 #   gguf        test_adapter_input, test_full_finetune, test_generate (writing,
 #               reading, merging GGUFs)
 #   jinja2, markupsafe   test_chat_templates, test_jinja2_reliance
@@ -26,7 +28,7 @@ trap 'rm -rf "$work"' EXIT
 
 start=$(date +%s)
 python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install -q -c "$root/.ci/lowest-constraints.txt" "$wheel" pytest
+"$work/venv/bin/pip" install -q -c "$root/.ci/lowest-constraints.txt" "$wheel[data]" pytest
 installed=$(date +%s)
 "$work/venv/bin/python" - "$root/.ci/lowest-constraints.txt" <<'PY'
 import sys
@@ -44,7 +46,8 @@ PY
 (cd "$root" && env -u TOY_REQUIRE_REFERENCES "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
     tests/test_tokenizer.py tests/test_chat_tokens.py tests/test_chat_templates.py tests/test_jinja2_reliance.py \
     tests/test_adapter_input.py tests/test_full_finetune.py tests/test_generate.py tests/test_generate_cli.py \
-    tests/test_digits.py tests/test_cli.py::test_default_command_matches_the_golden_log \
+    tests/test_digits.py tests/test_corpus_tokens.py tests/test_data_formats.py \
+    tests/test_cli.py::test_default_command_matches_the_golden_log \
     tests/test_cli.py::test_own_text_corpus_and_token_corpus \
     tests/test_cli.py::test_run_directory_holds_config_events_plot_and_a_llama_gguf)
 echo "lowest_check: installed in $((installed - start)) s, tested in $(( $(date +%s) - installed )) s" >&2

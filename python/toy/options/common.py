@@ -24,14 +24,14 @@ import numpy as np
 
 from ..core import bounds
 from ..core.config import ModelConfig, RecipeOptions
-from ..core.errors import InputError, refusals_as_input_errors
+from ..core.errors import InputError, ToyError, refusals_as_input_errors
 from ..core.models import default_model_path
 from ..core.plan import RECOMPUTE_AUTO
 from ..datasets.batches import InstructSource
 from ..datasets.corpus import TOKEN_SUFFIXES, default_corpus, load_corpus, tokenized_corpus
 from ..formats.gguf_file import context_length
 from ..native.library import DEVICES
-from ..native.session import default_threads
+from ..native.session import default_threads, read_gguf_config
 from ..text.chat import ChatFormatter
 from ..text.tokenizer import GGUFTokenizer
 
@@ -473,6 +473,14 @@ def base_model(args) -> Path:
                 f"(its context_length): give --seq {context} or less"
             )
     return model
+
+
+def base_config(model: Path) -> ModelConfig:
+    """The base GGUF's config; a model toy cannot train is refused (one line)."""
+    try:
+        return read_gguf_config(model)
+    except ToyError as err:
+        raise InputError(str(err)) from None
 
 
 def gguf_corpus(args, tokenizer_source):

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.errors import InputError, ToyError
+from ..core.errors import InputError
 from ..datasets.batches import CorpusSource
 from ..datasets.corpus import check_corpus
 from ..datasets.instruct import INSTRUCT_NAMES, read_jsonl
 from ..datasets.records import parse_columns
 from ..formats.merge import DTYPES, check_requantizable
-from ..native.session import read_gguf_config
 from ..recipes import FullFineTune
 from . import common as options
 
@@ -61,16 +60,10 @@ def prepare(args: FullOptions) -> options.Prepared:
         evaluates=source is not None and args.eval_split > 0,
         packed=source is not None and source.packed,
     )
-    try:
-        cfg = read_gguf_config(model)
-    except ToyError as err:
-        raise InputError(str(err)) from None
+    cfg = options.base_config(model)
     opts.untied = cfg.untied
     if args.save_type == "base":
         check_requantizable(model)
-    tokens = corpus_name = None
-    if source is None:  # the corpus first: what tokenizing it leaves in the process is then in the memory plan
-        tokens, corpus_name = options.gguf_corpus(args, model)
     recipe = FullFineTune(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, model, opts)
     recipe.save_dtype = args.save_type
@@ -78,6 +71,7 @@ def prepare(args: FullOptions) -> options.Prepared:
     if source is not None:
         options.record_instruct_data(args, source, config)
     else:
+        tokens, corpus_name = options.gguf_corpus(args, model)
         check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
         source = CorpusSource(tokens, corpus_name, args)
     return recipe, source, config, "model.gguf"

@@ -141,9 +141,10 @@ def realize(
 
 
 def prepare(args: LoRAOptions) -> options.Prepared:
-    # the corpus first: what tokenizing it leaves in the process is then in the memory plan
-    tokens, corpus_name = options.gguf_corpus(args, options.base_model(args))
     recipe, model, config = realize(args)
+    # tokenizing checks its own working memory against what is free now; what it
+    # leaves in the process joins the plan (MemoryPlan.count_loaded_since_build)
+    tokens, corpus_name = options.gguf_corpus(args, model)
     check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
     return recipe, CorpusSource(tokens, corpus_name, args), config, "adapter.gguf"
 

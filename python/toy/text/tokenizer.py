@@ -507,7 +507,9 @@ class GGUFTokenizer:
 
     @staticmethod
     def _encode_batch(tok, texts: list[str]) -> list[list[int]]:
-        return [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)] if texts else []
+        # encode_batch_fast, where the tokenizers library has it: the same ids without the offsets
+        encode = getattr(tok, "encode_batch_fast", tok.encode_batch)
+        return [e.ids for e in encode(texts, add_special_tokens=False)] if texts else []
 
     def _continuation_tokenizer(self):
         """This tokenizer without SentencePiece's space prefix (made once)."""
