@@ -26,6 +26,13 @@ wheel="${1:?usage: lowest_check.sh WHEEL}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+# cffi 1.15.0 and MarkupSafe 2.0.0 have no wheel for Python 3.11: pip compiles
+# them, cffi against libffi's headers (apt-get as root where they are missing)
+if command -v dpkg >/dev/null && ! dpkg -s libffi-dev >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
+    command -v apt-get >/dev/null; then
+    apt-get update -q >/dev/null && apt-get install -y -q libffi-dev >/dev/null
+fi
+
 start=$(date +%s)
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install -q -c "$root/.ci/lowest-constraints.txt" "$wheel[data]" pytest
