@@ -1,5 +1,5 @@
 """Data files as records, in the formats data sets ship in: JSON Lines, one
-JSON array, Parquet, and Arrow (what the Hub's `datasets` write and
+JSON array (a .json file starting with "["), Parquet, and Arrow (what the Hub's `datasets` write and
 download; both need pyarrow, toy's `data` extra).
 
 Each record comes with where it is ("file:line", "file: item N", "file:
@@ -51,7 +51,7 @@ def read_records(path, columns: dict[str, str] | None = None) -> list[tuple[obje
         records = _read_parquet(path, columns or {})
     elif path.suffix.lower() in ARROW_SUFFIXES:
         records = _read_arrow(path, columns or {})
-    elif _starts_with_bracket(path):
+    elif path.suffix.lower() == ".json" and _starts_with_bracket(path):
         records = _read_json_array(path)
     else:
         records = read_jsonl_objects(path)
@@ -83,7 +83,9 @@ def _read_bytes(path: Path, copies: int) -> bytes:
 
 
 def _starts_with_bracket(path: Path) -> bool:
-    """Whether the file's first character (past a byte-order mark and blanks) is "[": one JSON array."""
+    """Whether the file's first character (past a byte-order mark and blanks)
+    is "[": a .json file that is one JSON array, not JSON Lines. (A .jsonl
+    file is always read by line: a line of arrays is one line's error.)"""
     with open(path, "rb") as f:
         head = f.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
     return head.startswith(b"[")
