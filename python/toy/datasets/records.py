@@ -91,16 +91,13 @@ def _starts_with_bracket(path: Path) -> bool:
     return head.startswith(b"[")
 
 
-def read_jsonl_objects(path) -> list[tuple[object, str]]:
+def read_jsonl_objects(path: Path) -> list[tuple[object, str]]:
     """Each line's JSON value with its "file:line"; a malformed line names both.
 
     The file is hostile input (downloaded data sets): lines are split on
     "\\n" only -- JSON escapes every other line break, and U+2028/U+2029 are
     text inside a JSON string, not line ends -- each line is decoded as UTF-8
     on its own, and nesting too deep for the JSON parser is refused by line."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"data file not found: {path} (give an existing --data PATH)")
     objects = []
     for number, raw in enumerate(_read_bytes(path, 3).split(b"\n"), start=1):
         where = f"{path}:{number}"
@@ -120,8 +117,6 @@ def read_jsonl_objects(path) -> list[tuple[object, str]]:
         except RecursionError:
             raise InputError(f"{where}: JSON nested too deeply to read") from None
         objects.append((obj, where))
-    if not objects:
-        raise InputError(f"{path} holds no samples")
     return objects
 
 
