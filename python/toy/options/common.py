@@ -399,7 +399,7 @@ def add_model_option(p, defaults: _OnABaseModel) -> None:
     )
 
 
-def add_instruct_data_options(p, defaults: DataOptions, default_help: str) -> None:
+def add_instruct_data_options(p, defaults: DataOptions, default_help: str, eval_split_help: str = "") -> None:
     inst = p.add_argument_group("instruct data")
     inst.add_argument(
         "--data",
@@ -419,7 +419,7 @@ def add_instruct_data_options(p, defaults: DataOptions, default_help: str) -> No
         "--eval-split",
         type=bounds.option("eval-split"),
         default=defaults.eval_split,
-        help="held-out fraction, by --seed",
+        help="held-out fraction, by --seed" + (f" (default: {eval_split_help})" if defaults.eval_split is None else ""),
     )
     add_packing_option(
         inst,
@@ -445,7 +445,7 @@ def add_packing_option(group, defaults: DataOptions, help_text: str) -> None:
 
 
 def check_instruct_data(args) -> None:
-    if args.eval_split >= 1:
+    if args.eval_split is not None and args.eval_split >= 1:
         raise InputError("--eval-split must be below 1")
 
 

@@ -1,0 +1,95 @@
+"""instruct's defaults as a user meets them: the options the data decides
+(a smaller batch and no held-out split for a small set), said at the start
+of the run, and the README's headline held true: with every option at its
+default, SmolLM2 learns the 30 facts toy ships and answers them asked in
+other words (README "Defaults that work", scored as
+benchmarks/defaults_study.py scores its fact sets)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import GATE_THREADS, toy_train
+from toy.options.instruct import InstructOptions, data_defaults
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def study():
+    """benchmarks/defaults_study.py: its questions and its scoring."""
+    spec = importlib.util.spec_from_file_location("defaults_study", REPO / "benchmarks" / "defaults_study.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_small_set_trains_every_sample_in_batches_of_two():
+    args = InstructOptions()
+    said = data_defaults(args, 30)
+    assert (args.batch, args.eval_split) == (2, 0.0)
+    assert said == [
+        "batch 2 (under 64 samples: twice the steps an epoch)",
+        "no eval split (under 200 samples: each held out is one never learned)",
+    ]
+
+
+def test_a_larger_set_keeps_batch_4_and_holds_a_tenth_out():
+    args = InstructOptions()
+    assert data_defaults(args, 64) == ["no eval split (under 200 samples: each held out is one never learned)"]
+    assert args.batch == 4
+    args = InstructOptions()
+    assert data_defaults(args, 200) == [] and (args.batch, args.eval_split) == (4, 0.1)
+
+
+def test_what_the_user_gave_is_kept():
+    args = InstructOptions(batch=8, eval_split=0.25)
+    assert data_defaults(args, 30) == [] and (args.batch, args.eval_split) == (8, 0.25)
+
+
+def test_the_run_says_what_the_data_chose_and_records_it(smollm2, tmp_path):
+    out = tmp_path / "run"
+    result = toy_train("instruct", "--steps", "1", "--threads", GATE_THREADS, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "toy-train: 30 samples: batch 2 (under 64 samples" in result.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert (config["eval_samples"], config["train_samples"]) == (0, 30)
+
+
+def readme_headline() -> tuple[int, int, int]:
+    """The README's claim: at least L of 30 as trained, D asked differently, T in a third wording."""
+    text = (REPO / "README.md").read_text()
+    found = re.search(
+        r"learns at least \*\*(\d+) of the 30\*\* as trained, \*\*(\d+)\*\* asked differently "
+        r"and \*\*(\d+)\*\* in a third wording",
+        text,
+    )
+    assert found, "README's headline for instruct's defaults is not where this test reads it"
+    return tuple(int(n) for n in found.groups())
+
+
+@pytest.mark.slow
+def test_the_defaults_teach_the_shipped_facts_as_the_readme_says(smollm2, tmp_path):
+    import toy
+
+    out = tmp_path / "run"
+    # the README's command: nothing but where the run goes (and the gate's threads)
+    result = toy_train("instruct", "--threads", GATE_THREADS, "--out", str(out), timeout=900)
+    assert result.returncode == 0, result.stderr
+    scoring = study()
+    model = toy.load_model(smollm2, out / "adapter.gguf", threads=2)
+    counts = {}
+    for wording, pairs in scoring.questions("sample").items():
+        replies = [
+            scoring.reply_of(toy.generate(model, q, scoring.MAX_NEW_TOKENS, 0.0, 0, (), 0, chat=True)) for q, _ in pairs
+        ]
+        counts[wording] = sum(scoring.answered(reply, keys) for reply, (_, keys) in zip(replies, pairs))
+    print(f"shipped facts answered: {counts}")
+    learned, differently, third = readme_headline()
+    assert counts["learned"] >= learned
+    assert counts["differently"] >= differently
+    assert counts["third"] >= third
