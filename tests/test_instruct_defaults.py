@@ -51,28 +51,15 @@ def test_what_the_user_gave_is_kept():
     assert data_defaults(args, 30) == [] and (args.batch, args.eval_split) == (8, 0.25)
 
 
-def test_the_run_says_what_the_data_chose_and_records_it(smollm2, tmp_path):
-    out = tmp_path / "run"
-    result = toy_train("instruct", "--steps", "1", "--threads", GATE_THREADS, "--out", str(out))
-    assert result.returncode == 0, result.stderr
-    assert "toy-train: 30 samples: batch 2 (under 64 samples" in result.stderr
-    config = json.loads((out / "config.json").read_text())
-    assert (config["eval_samples"], config["train_samples"]) == (0, 30)
-
-
-def readme_headline() -> tuple[int, int, int]:
-    """The README's claim: at least L of 30 as trained, D asked differently, T in a third wording."""
-    text = (REPO / "README.md").read_text()
-    found = re.search(
-        r"learns at least \*\*(\d+) of the 30\*\* as trained, \*\*(\d+)\*\* asked differently "
-        r"and \*\*(\d+)\*\* in a third wording",
-        text,
-    )
+def readme_headline() -> tuple[int, int]:
+    """The README's claim: at least L of the 30 facts as trained and D asked differently."""
+    text = " ".join((REPO / "README.md").read_text().split())
+    found = re.search(r"learns at least \*\*(\d+) of the 30\*\* as trained and \*\*(\d+)\*\* asked differently", text)
     assert found, "README's headline for instruct's defaults is not where this test reads it"
     return tuple(int(n) for n in found.groups())
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # 120 steps, then 60 questions: about 2 minutes on 2 cores
 def test_the_defaults_teach_the_shipped_facts_as_the_readme_says(smollm2, tmp_path):
     import toy
 
@@ -80,16 +67,20 @@ def test_the_defaults_teach_the_shipped_facts_as_the_readme_says(smollm2, tmp_pa
     # the README's command: nothing but where the run goes (and the gate's threads)
     result = toy_train("instruct", "--threads", GATE_THREADS, "--out", str(out), timeout=900)
     assert result.returncode == 0, result.stderr
+    # what the data chose is said first, and recorded
+    assert result.stderr.startswith("toy-train: 30 samples: batch 2 (under 64 samples")
+    config = json.loads((out / "config.json").read_text())
+    assert (config["eval_samples"], config["train_samples"]) == (0, 30)
     scoring = study()
     model = toy.load_model(smollm2, out / "adapter.gguf", threads=2)
     counts = {}
-    for wording, pairs in scoring.questions("sample").items():
+    asked = scoring.questions("sample")
+    for wording in ("learned", "differently"):
+        pairs = asked[wording]
         replies = [
             scoring.reply_of(toy.generate(model, q, scoring.MAX_NEW_TOKENS, 0.0, 0, (), 0, chat=True)) for q, _ in pairs
         ]
         counts[wording] = sum(scoring.answered(reply, keys) for reply, (_, keys) in zip(replies, pairs))
     print(f"shipped facts answered: {counts}")
-    learned, differently, third = readme_headline()
-    assert counts["learned"] >= learned
-    assert counts["differently"] >= differently
-    assert counts["third"] >= third
+    learned, differently = readme_headline()
+    assert counts["learned"] >= learned and counts["differently"] >= differently
