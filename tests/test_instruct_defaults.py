@@ -68,7 +68,7 @@ def test_the_defaults_teach_the_shipped_facts_as_the_readme_says(smollm2, tmp_pa
     result = toy_train("instruct", "--threads", GATE_THREADS, "--out", str(out), timeout=900)
     assert result.returncode == 0, result.stderr
     # what the data chose is said first, and recorded
-    assert result.stderr.startswith("toy-train: 30 samples: batch 2 (under 64 samples")
+    assert result.stderr.splitlines()[0].startswith("toy-train: 30 samples: batch 2 (under 64 samples")
     config = json.loads((out / "config.json").read_text())
     assert (config["eval_samples"], config["train_samples"]) == (0, 30)
     scoring = study()

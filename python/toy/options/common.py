@@ -494,14 +494,18 @@ def gguf_corpus(args, tokenizer_source):
     return tokenized_corpus(args.corpus, tokenizer), args.corpus
 
 
-def instruct_source(args, model, conversations) -> InstructSource:
+def instruct_source(args, model, conversations, chosen: str = "") -> InstructSource:
     """Conversations rendered with the model's chat template, before the
-    recipe is realized: whether the rows are packed shapes the step."""
+    recipe is realized: whether the rows are packed shapes the step. chosen:
+    what the data decided of the options, said once the data is known to be
+    good (a refusal stays one line)."""
     tokenizer = GGUFTokenizer.from_gguf(model)
     formatter = ChatFormatter.from_gguf(model, tokenizer)
     samples = [formatter.sample(messages) for messages in conversations]
     pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
     source = InstructSource(samples, args.data, args, pad_id)
+    if chosen:
+        print(f"toy-train: {chosen}", file=sys.stderr)
     print(f"toy-train: {source.describe_packing()}", file=sys.stderr)
     return source
 

@@ -3,7 +3,6 @@ loss on the assistant's turns."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 from ..datasets import samples
@@ -89,9 +88,8 @@ def prepare(args: InstructOptions) -> options.Prepared:
         args.data, parse_columns(args.columns, INSTRUCT_NAMES)
     )  # bad data fails before the model loads
     said = data_defaults(args, len(conversations))
-    if said:
-        print(f"toy-train: {len(conversations)} samples: " + "; ".join(said), file=sys.stderr)
-    source = options.instruct_source(args, options.base_model(args), conversations)
+    chosen = f"{len(conversations)} samples: " + "; ".join(said) if said else ""
+    source = options.instruct_source(args, options.base_model(args), conversations, chosen)
     recipe, _, config = lora.realize(args, packed=source.packed)
     options.record_instruct_data(args, source, config)
     return recipe, source, config, "adapter.gguf"
