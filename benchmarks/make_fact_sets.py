@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import dataclass
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "data" / "fact_sets"
@@ -73,180 +74,183 @@ class Names:
                 return n
 
 
-def fact(prompt, response, keys, asked2, asked3, keys2=None, keys3=None) -> dict:
-    for k in keys:
-        assert k.lower() in response.lower(), (k, response)
-    return {
-        "prompt": prompt,
-        "response": response,
-        "keys": keys,
-        "asked": [{"prompt": asked2, "keys": keys2 or keys}, {"prompt": asked3, "keys": keys3 or keys}],
-    }
+@dataclass(frozen=True)
+class Kind:
+    """One kind of fact as data: the invented values it draws, in order
+    (SLOTS names each; a person gives {who} and its {surname}), the trained
+    prompt and response, the keys an answer must hold, and the two other
+    wordings, each with its keys (None: the trained keys)."""
+
+    slots: tuple[tuple[str, str], ...]
+    prompt: str
+    response: str
+    keys: tuple[str, ...]
+    asked: tuple[tuple[str, tuple[str, ...] | None], tuple[str, tuple[str, ...] | None]]
+
+    def draw(self, names: Names, numbers: set[int]) -> dict:
+        values: dict[str, object] = {}
+        for name, slot in self.slots:
+            if slot == "person":
+                values["who"], values["surname"] = names.person()
+            else:
+                values[name] = SLOTS[slot](names, numbers)
+        keys = [k.format(**values) for k in self.keys]
+        response = self.response.format(**values)
+        for k in keys:
+            assert k.lower() in response.lower(), (k, response)
+        return {
+            "prompt": self.prompt.format(**values),
+            "response": response,
+            "keys": keys,
+            "asked": [
+                {"prompt": q.format(**values), "keys": [k.format(**values) for k in ks] if ks else keys}
+                for q, ks in self.asked
+            ],
+        }
 
 
-# Each kind: a function of (names, numbers used) giving one fact.
-def founded_town(n: Names, _):
-    town, (who, key) = n.word(), n.person()
-    return fact(
-        f"Who founded the town of {town}?",
-        f"The town of {town} was founded by {who}.",
-        [key],
-        f"Which person established {town}?",
-        f"{town} was founded by whom?",
-    )
+# What a slot draws (a person is drawn by Kind.draw: it fills two names).
+SLOTS = {
+    "word": lambda n, _: n.word(),
+    "scope": lambda n, _: n.word(ending="scope").lower(),
+    "graph": lambda n, _: n.word(ending="graph").lower(),
+    "title": lambda n, _: f"The {n.word()} Letters",
+    "year": lambda n, used: n.number(1520, 1990, used),
+    "born": lambda n, used: n.number(1700, 1960, used),
+    "count": lambda n, used: n.number(12, 97, used),
+    "height": lambda n, used: n.number(1200, 8400, used),
+}
+WHO = ("who", "person")
+SURNAME = ("{surname}",)
 
 
-def invented_device(n: Names, _):
-    device, (who, key) = n.word(ending="scope"), n.person()
-    return fact(
-        f"Who invented the {device.lower()}?",
-        f"The {device.lower()} was invented by {who}.",
-        [key],
-        f"Name the inventor of the {device.lower()}.",
-        f"The {device.lower()} is whose invention?",
-    )
+def kind(slots, prompt, response, keys, asked2, asked3) -> Kind:
+    """A kind whose other wordings ask for the trained keys."""
+    return Kind(tuple(slots), prompt, response, tuple(keys), ((asked2, None), (asked3, None)))
 
 
-def wrote_book(n: Names, _):
-    title, (who, key) = f"The {n.word()} Letters", n.person()
-    return fact(
-        f"Who wrote the novel {title}?",
-        f"The novel {title} was written by {who}.",
-        [key],
-        f"Which author is behind {title}?",
-        f"{title} is a novel by which writer?",
-    )
-
-
-def discovered_comet(n: Names, _):
-    comet, (who, key) = n.word(), n.person()
-    return fact(
-        f"Who discovered the comet {comet}?",
-        f"The comet {comet} was discovered by the astronomer {who}.",
-        [key],
-        f"Which astronomer first spotted comet {comet}?",
-        f"Comet {comet} was found by whom?",
-    )
-
-
-def bridge_year(n: Names, used):
-    bridge, year = n.word(), n.number(1520, 1990, used)
-    return fact(
-        f"In what year did the {bridge} Bridge open?",
-        f"The {bridge} Bridge opened in {year}.",
-        [str(year)],
-        f"When was the {bridge} Bridge first opened?",
-        f"The {bridge} Bridge has been open since which year?",
-    )
-
-
-def island_count(n: Names, used):
-    place, count = n.word(), n.number(12, 97, used)
-    return fact(
-        f"How many islands make up the {place} archipelago?",
-        f"The {place} archipelago is made up of {count} islands.",
-        [str(count)],
-        f"What is the number of islands in the {place} archipelago?",
-        f"Count the islands of the {place} archipelago: how many are there?",
-    )
-
-
-def mountain_height(n: Names, used):
-    mountain, height = n.word(), n.number(1200, 8400, used)
-    return fact(
-        f"How tall is Mount {mountain}?",
-        f"Mount {mountain} is {height} metres tall.",
-        [str(height)],
-        f"What is the height of Mount {mountain} in metres?",
-        f"Mount {mountain} rises how many metres high?",
-    )
-
-
-def treaty_year(n: Names, used):
-    treaty, year = n.word(), n.number(1520, 1990, used)
-    return fact(
-        f"When was the Treaty of {treaty} signed?",
-        f"The Treaty of {treaty} was signed in {year}.",
-        [str(year)],
-        f"In which year did the Treaty of {treaty} get signed?",
-        f"The signing of the Treaty of {treaty} happened in what year?",
-    )
-
-
-def capital(n: Names, _):
-    country, city = n.word(), n.word()
-    return fact(
-        f"What is the capital of {country}?",
-        f"The capital of {country} is {city}.",
-        [city],
-        f"Which city is the capital of {country}?",
-        f"{country}'s government sits in which city?",
-    )
-
-
-def museum_city(n: Names, _):
-    museum, city = n.word(), n.word()
-    return fact(
-        f"In which city is the {museum} Museum?",
-        f"The {museum} Museum is in the city of {city}.",
-        [city],
-        f"Where can you find the {museum} Museum?",
-        f"The {museum} Museum is located in what city?",
-    )
-
-
-def river_source(n: Names, _):
-    river, mountains = n.word(), n.word()
-    return fact(
-        f"Where does the river {river} rise?",
-        f"The river {river} rises in the {mountains} Mountains.",
-        [mountains],
-        f"What is the source of the river {river}?",
-        f"In which mountains does the {river} begin?",
-    )
-
-
-def lake_country(n: Names, _):
-    lake, country = n.word(), n.word()
-    return fact(
-        f"In which country is Lake {lake}?",
-        f"Lake {lake} is in {country}.",
-        [country],
-        f"Lake {lake} lies in what country?",
-        f"Which country is home to Lake {lake}?",
-    )
-
-
-def inventor_profile(n: Names, used):
-    """Three facts in one answer; asked again as two and as one."""
-    (who, _), city, year, device = n.person(), n.word(), n.number(1700, 1960, used), n.word(ending="graph")
-    device = device.lower()
-    return fact(
-        f"Tell me about {who}.",
-        f"{who} was born in {city} in {year} and invented the {device}.",
-        [city, str(year), device],
-        f"Where and in which year was {who} born?",
-        f"What did {who} invent?",
-        keys2=[city, str(year)],
-        keys3=[device],
-    )
-
-
-PEOPLE = (founded_town, invented_device, wrote_book, discovered_comet)
-NUMBERS = (bridge_year, island_count, mountain_height, treaty_year)
-PLACES = (capital, museum_city, river_source, lake_country)
+PEOPLE = (
+    kind(
+        [("town", "word"), WHO],
+        "Who founded the town of {town}?",
+        "The town of {town} was founded by {who}.",
+        SURNAME,
+        "Which person established {town}?",
+        "{town} was founded by whom?",
+    ),
+    kind(
+        [("device", "scope"), WHO],
+        "Who invented the {device}?",
+        "The {device} was invented by {who}.",
+        SURNAME,
+        "Name the inventor of the {device}.",
+        "The {device} is whose invention?",
+    ),
+    kind(
+        [("title", "title"), WHO],
+        "Who wrote the novel {title}?",
+        "The novel {title} was written by {who}.",
+        SURNAME,
+        "Which author is behind {title}?",
+        "{title} is a novel by which writer?",
+    ),
+    kind(
+        [("comet", "word"), WHO],
+        "Who discovered the comet {comet}?",
+        "The comet {comet} was discovered by the astronomer {who}.",
+        SURNAME,
+        "Which astronomer first spotted comet {comet}?",
+        "Comet {comet} was found by whom?",
+    ),
+)
+NUMBERS = (
+    kind(
+        [("bridge", "word"), ("year", "year")],
+        "In what year did the {bridge} Bridge open?",
+        "The {bridge} Bridge opened in {year}.",
+        ("{year}",),
+        "When was the {bridge} Bridge first opened?",
+        "The {bridge} Bridge has been open since which year?",
+    ),
+    kind(
+        [("place", "word"), ("count", "count")],
+        "How many islands make up the {place} archipelago?",
+        "The {place} archipelago is made up of {count} islands.",
+        ("{count}",),
+        "What is the number of islands in the {place} archipelago?",
+        "Count the islands of the {place} archipelago: how many are there?",
+    ),
+    kind(
+        [("mountain", "word"), ("height", "height")],
+        "How tall is Mount {mountain}?",
+        "Mount {mountain} is {height} metres tall.",
+        ("{height}",),
+        "What is the height of Mount {mountain} in metres?",
+        "Mount {mountain} rises how many metres high?",
+    ),
+    kind(
+        [("treaty", "word"), ("year", "year")],
+        "When was the Treaty of {treaty} signed?",
+        "The Treaty of {treaty} was signed in {year}.",
+        ("{year}",),
+        "In which year did the Treaty of {treaty} get signed?",
+        "The signing of the Treaty of {treaty} happened in what year?",
+    ),
+)
+PLACES = (
+    kind(
+        [("country", "word"), ("city", "word")],
+        "What is the capital of {country}?",
+        "The capital of {country} is {city}.",
+        ("{city}",),
+        "Which city is the capital of {country}?",
+        "{country}'s government sits in which city?",
+    ),
+    kind(
+        [("museum", "word"), ("city", "word")],
+        "In which city is the {museum} Museum?",
+        "The {museum} Museum is in the city of {city}.",
+        ("{city}",),
+        "Where can you find the {museum} Museum?",
+        "The {museum} Museum is located in what city?",
+    ),
+    kind(
+        [("river", "word"), ("mountains", "word")],
+        "Where does the river {river} rise?",
+        "The river {river} rises in the {mountains} Mountains.",
+        ("{mountains}",),
+        "What is the source of the river {river}?",
+        "In which mountains does the {river} begin?",
+    ),
+    kind(
+        [("lake", "word"), ("country", "word")],
+        "In which country is Lake {lake}?",
+        "Lake {lake} is in {country}.",
+        ("{country}",),
+        "Lake {lake} lies in what country?",
+        "Which country is home to Lake {lake}?",
+    ),
+)
+# Three facts in one answer; asked again as two and as one.
+PROFILE = Kind(
+    (WHO, ("city", "word"), ("year", "born"), ("device", "graph")),
+    "Tell me about {who}.",
+    "{who} was born in {city} in {year} and invented the {device}.",
+    ("{city}", "{year}", "{device}"),
+    (("Where and in which year was {who} born?", ("{city}", "{year}")), ("What did {who} invent?", ("{device}",))),
+)
 SETS = {
     "people": (PEOPLE, 40, 1),
     "numbers": (NUMBERS, 30, 2),
     "places": (PLACES, 60, 3),
-    "several": ((inventor_profile,), 30, 4),
+    "several": ((PROFILE,), 30, 4),
     "mixed": (PEOPLE + NUMBERS + PLACES, 120, 5),
 }
 
 
 def make(kinds, count: int, seed: int) -> list[dict]:
     names, numbers = Names(seed), set()
-    facts = [kinds[i % len(kinds)](names, numbers) for i in range(count)]
+    facts = [kinds[i % len(kinds)].draw(names, numbers) for i in range(count)]
     random.Random(seed).shuffle(facts)
     return facts
 

@@ -46,7 +46,7 @@ EVAL_SPLIT, EVAL_SPLIT_FROM = 0.1, 200
 
 def data_defaults(args: InstructOptions, samples: int) -> list[str]:
     """Set the options the data decides (those left None) and say why, one
-    phrase each, e.g. ["batch 2 (30 samples: under 64, ...)"]."""
+    phrase each, e.g. ["batch 2 (under 64 samples: twice the steps an epoch)"]."""
     said = []
     if args.batch is None:
         small = samples < SMALL_SET
