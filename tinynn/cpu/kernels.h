@@ -101,10 +101,10 @@ struct tnn_fgemm_operand;
 typedef void (*tnn_qgemm_fn)(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
                              int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
                              int nth);
-/* fgemm_bf16's entry point (see tnn_fgemm_bf16_avx512 below). */
-typedef void (*tnn_fgemm_bf16_fn)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
-                                  const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0,
-                                  int64_t p1, int64_t n0, int64_t n1, float * scratch);
+/* fgemm's and fgemm_bf16's entry point (see tnn_fgemm_avx512 below). */
+typedef void (*tnn_fgemm_fn)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
+                             const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
+                             int64_t n0, int64_t n1, float * scratch);
 struct tnn_head_products;
 
 /* The kernels a session uses: for each, the variant that runs it and its
@@ -116,8 +116,7 @@ struct tnn_cpu_kernels {
 
     /* each as its variants below declare it: tnn_qgemm_<variant>, ... */
     tnn_qgemm_fn qgemm;
-    void (*fgemm)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
-                  float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
+    tnn_fgemm_fn fgemm;
     void (*fgemm_skinny)(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
                          float * c, int64_t ldc, int64_t n0, int64_t n1);
     void (*head_loss)(const struct tnn_head_products * products, int64_t d, int64_t vocab, const float * h,
@@ -125,7 +124,7 @@ struct tnn_cpu_kernels {
                       void * scratch);
     float (*token_loss)(const float * z, int64_t vocab, int32_t label);
     void (*adamw)(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
-    tnn_fgemm_bf16_fn fgemm_bf16;
+    tnn_fgemm_fn fgemm_bf16;
 };
 
 /* The features this CPU (and its OS) offers: a set of enum tnn_cpu_feature. */
@@ -339,7 +338,7 @@ struct tnn_head_products {
     int w_format;
     const void * w;
     const void * wt;
-    tnn_fgemm_bf16_fn fgemm_bf16;
+    tnn_fgemm_fn fgemm_bf16;
     const uint16_t * w_bf16;
 };
 

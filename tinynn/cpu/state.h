@@ -35,12 +35,24 @@ struct tnn_qgemm_use {
     int32_t levels;
 };
 
-/* A float32 product node's user data: the kernels and scratch, and whether
- * each operand is read as the transpose of its source (fgemm, by_k). */
+/* The part of a causal attention product that its mask leaves nonzero
+ * (graph/products.c); the rest is skipped. */
+enum tnn_causal_part {
+    TNN_CAUSAL_ALL,             /* not an attention product: the whole product */
+    TNN_CAUSAL_K_TO_COLUMN,     /* output and query gradient [hd, query]: keys <= query */
+    TNN_CAUSAL_K_FROM_ROW,      /* value gradient [key, hd]: queries >= key */
+    TNN_CAUSAL_KEY_GRADIENT,    /* key gradient [hd, key]: its own node, dS read in place */
+    TNN_CAUSAL_PARTS
+};
+
+/* A float32 product node's user data: the kernels and scratch, whether
+ * each operand is read as the transpose of its source (fgemm, by_k), and
+ * which part of it a causal mask leaves to compute. */
 struct tnn_fgemm_use {
     const struct tnn_cpu_state * cpu;
     bool a_by_k, b_by_k;
     bool bf16;        /* through fgemm_bf16 (tnn_set_precision) */
+    enum tnn_causal_part causal;
 };
 
 /* The session's one member for the CPU kernels: which run (chosen at
@@ -49,7 +61,8 @@ struct tnn_cpu_state {
     struct tnn_cpu_kernels kernels;              /* tnn_backend_cpu_kernels; all NULL off the CPU */
     struct tnn_cpu_scratch scratch;
     struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;   /* models/frozen_copies.c */
-    struct tnn_fgemm_use fgemm_uses[8];          /* by operand layout and bf16 (graph/products.c) */
+    struct tnn_fgemm_use fgemm_uses[8 * TNN_CAUSAL_PARTS];   /* by operand layout, bf16 and causal part
+                                                                (graph/products.c) */
     struct tnn_fgemm_use bf16_copy_uses[2];      /* W x and W^T dy by a bfloat16 copy (products.c) */
 };
 

@@ -3,10 +3,26 @@
  * The graph is built with ggml_mul_mat, so that autodiff sees it; once the
  * backward is built, tnn_use_fgemm turns every F32 product the session's
  * fgemm kernel (cpu/kernels.h) can take into a custom node that calls it.
- * The values are those of the same product summed in another order. */
+ * The values are those of the same product summed in another order.
+ *
+ * Causal attention's products skip the part its mask makes zero. A training
+ * mask hides every key after its query (session/train.c), so the softmax
+ * weights W there are exact zeros, and so are the scores' gradients dS.
+ * For one head, O [hd, query] = V W, W = softmax(K^T Q + mask):
+ *   O and dQ = K dS, sums over keys:  keys <= the column's query (K_TO_COLUMN);
+ *   dV [key, hd] = W dO^T, over queries: queries >= the row's key (K_FROM_ROW);
+ *   dK [hd, key], over queries:       summed as dK^T = dS Q^T, reading dS in
+ *                                     place from the row's key (key_gradient_node),
+ *                                     not from a transposed copy of dS.
+ * These products move the T x T matrices through memory, and that traffic,
+ * not the multiplies, bounds them (the scores and dW are written whole
+ * for the softmax, so they keep the whole product). fgemm sums each output
+ * over k in order from zero, so leaving out exact zero terms at either end
+ * of k keeps every value's bytes. */
 #include "session/session.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Where an operand of a rewritten product lies: the node's source itself,
  * or, when that source is cont(transpose(X)), X read along k (by_k); in
@@ -21,6 +37,89 @@ static struct tnn_fgemm_operand operand(const struct ggml_tensor * t, bool by_k,
         .bf16 = bf16 ? (const uint16_t *) at : NULL,
     };
     return op;
+}
+
+/* Columns of a sum-over-k part computed in one call: a block's last column
+ * sets its k range, so its first columns add up to COLUMN_BLOCK - 1 zero
+ * terms each (4 tiles of the avx512 kernel). */
+#define COLUMN_BLOCK 48
+
+/* An operand's k range starting at k0. */
+static struct tnn_fgemm_operand from_k(struct tnn_fgemm_operand op, int64_t k0) {
+    op.data += op.by_k ? k0 * op.ld : k0;
+    return op;
+}
+
+/* fgemm's product over panels [p0, p1) and columns [n0, n1), only the part
+ * of it that a causal mask leaves (the file's comment; float32 only). The
+ * keys and queries are as many (k == m for K_FROM_ROW, k == n for
+ * K_TO_COLUMN), so no k range is empty. */
+static void causal_part(const struct tnn_fgemm_use * use, const struct tnn_fgemm_operand * a, int64_t m,
+                        int64_t k, const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0,
+                        int64_t p1, int64_t n0, int64_t n1, float * work) {
+    const tnn_fgemm_fn fgemm = use->cpu->kernels.fgemm;
+    if (use->causal == TNN_CAUSAL_K_FROM_ROW) {
+        /* rows are keys, k runs over queries: from the panel's first key */
+        for (int64_t p = p0; p < p1; ++p) {
+            const int64_t k0 = p * TNN_FGEMM_ROWS;
+            const struct tnn_fgemm_operand a_k = from_k(*a, k0), b_k = from_k(*b, k0);
+            fgemm(&a_k, m, k - k0, &b_k, c, ldc, p, p + 1, n0, n1, work);
+        }
+        return;
+    }
+    /* columns are queries, k runs over keys: up to the block's last query */
+    for (int64_t j0 = n0; j0 < n1; j0 += COLUMN_BLOCK) {
+        const int64_t j1 = j0 + COLUMN_BLOCK < n1 ? j0 + COLUMN_BLOCK : n1;
+        fgemm(a, m, j1, b, c, ldc, p0, p1, j0, j1, work);
+    }
+}
+
+/* Floats of a thread's scratch after fgemm's panel: key_gradient_node's
+ * tile of dK^T, TNN_FGEMM_ROWS keys of up to this many head dims. */
+#define KEY_TILE_DIMS 512
+
+/* dst = dK [hd, keys, heads] of causal attention from src0 = Q [hd,
+ * queries, heads] and src1 = dS [keys, queries, heads] (as many keys as
+ * queries): dK^T = dS Q^T a panel of TNN_FGEMM_ROWS keys at a time, both
+ * read along k in place (dS's keys and Q's dims are contiguous), over the
+ * queries from the panel's first key on, then written transposed. The
+ * same terms in the same order as the product of Q^T and dS's transposed
+ * copy, so the same bytes (fma's two factors swap places). Threads share
+ * out (head, panel) units. */
+static void key_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const struct tnn_cpu_state * cpu = userdata;
+    float * work = (float *) tnn_thread_scratch(&cpu->scratch, ith, &nth);
+    if (work == NULL) {
+        return;
+    }
+    float * tile = work + tnn_fgemm_scratch_bytes() / sizeof(float);   /* [hd][TNN_FGEMM_ROWS] */
+    const struct ggml_tensor *q = dst->src[0], *ds = dst->src[1];
+    const int64_t hd = dst->ne[0], keys = dst->ne[1], queries = ds->ne[1];
+    const int64_t panels = (keys + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS, units = dst->ne[2] * panels;
+    for (int64_t unit = units * ith / nth; unit < units * (ith + 1) / nth; ++unit) {
+        const int64_t head = unit / panels, m0 = unit % panels * TNN_FGEMM_ROWS;
+        const int64_t rows = keys - m0 < TNN_FGEMM_ROWS ? keys - m0 : TNN_FGEMM_ROWS;
+        const int64_t ld_ds = (int64_t) (ds->nb[1] / sizeof(float)), ld_q = (int64_t) (q->nb[1] / sizeof(float));
+        /* A[key, query] at ds + query * ld_ds + key, B[dim, query] at q + query * ld_q + dim */
+        const struct tnn_fgemm_operand a = {
+            .data = (const float *) ((const char *) ds->data + head * ds->nb[2]) + m0 * ld_ds + m0,
+            .ld = ld_ds,
+            .by_k = true,
+        };
+        const struct tnn_fgemm_operand b = {
+            .data = (const float *) ((const char *) q->data + head * q->nb[2]) + m0 * ld_q,
+            .ld = ld_q,
+            .by_k = true,
+        };
+        cpu->kernels.fgemm(&a, rows, queries - m0, &b, tile, TNN_FGEMM_ROWS, 0, 1, 0, hd, work);
+        float * out = (float *) ((char *) dst->data + head * dst->nb[2]);
+        for (int64_t r = 0; r < rows; ++r) {
+            float * column = (float *) ((char *) out + (m0 + r) * dst->nb[1]);
+            for (int64_t d = 0; d < hd; ++d) {
+                column[d] = tile[d * TNN_FGEMM_ROWS + r];
+            }
+        }
+    }
 }
 
 /* dst [m, n, batches] = A [k, m, batches / ratio] . B [k, n, batches], in
@@ -58,9 +157,14 @@ static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userda
         float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
         const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / ratio);
         const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
-        (use->bf16 ? kernels->fgemm_bf16
-                   : kernels->fgemm)(&a_op, m, k, &b_op, c, (int64_t) (dst->nb[1] / sizeof(float)), panel,
-                                     panel_end, n * split / splits, n * (split + 1) / splits, work);
+        const int64_t ldc = (int64_t) (dst->nb[1] / sizeof(float));
+        const int64_t n0 = n * split / splits, n1 = n * (split + 1) / splits;
+        if (use->causal == TNN_CAUSAL_ALL) {
+            (use->bf16 ? kernels->fgemm_bf16 : kernels->fgemm)(&a_op, m, k, &b_op, c, ldc, panel, panel_end, n0,
+                                                               n1, work);
+        } else {
+            causal_part(use, &a_op, m, k, &b_op, c, ldc, panel, panel_end, n0, n1, work);
+        }
         item += splits == 1 ? panel_end - panel : 1;
     }
 }
@@ -171,6 +275,63 @@ static int drop_unread_copies(struct ggml_cgraph * graph, struct ggml_tensor ** 
     return TNN_OK;
 }
 
+/* The product node (if it is one) gets part in parts[] (by node index). */
+static void mark_part(const struct tnn_node_index * index, int n_nodes, enum tnn_causal_part * parts,
+                      const struct ggml_tensor * node, enum tnn_causal_part part) {
+    const int i = node != NULL && node->op == GGML_OP_MUL_MAT ? tnn_node_find(index, n_nodes, node) : -1;
+    if (i >= 0) {
+        parts[i] = part;
+    }
+}
+
+/* The graph's cont(transpose(t)), or NULL. */
+static struct ggml_tensor * transposed_copy(struct ggml_cgraph * graph, const struct ggml_tensor * t) {
+    struct ggml_tensor * transposed = tnn_graph_reader(graph, t, 0, GGML_OP_TRANSPOSE);
+    return transposed != NULL ? tnn_graph_reader(graph, transposed, 0, GGML_OP_CONT) : NULL;
+}
+
+/* Each node's causal part (the file's comment), by node index: found from
+ * every masked softmax W of scores mul_mat(K, Q) with as many keys as
+ * queries, O = mul_mat(V^T, W), dS = soft_max_back(dW, W), and the
+ * backward's products of patch 0002 around them: dV = mul_mat(W^T,
+ * dO^T), dQ = mul_mat(K^T, dS), dK = mul_mat(Q^T, dS^T) (KEY_GRADIENT, with
+ * Q^T's source and dS as its sources). NULL: out of memory. */
+static enum tnn_causal_part * causal_parts(struct ggml_cgraph * graph) {
+    struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
+    const int n = ggml_graph_n_nodes(graph);
+    enum tnn_causal_part * parts = calloc((size_t) n + 1, sizeof(*parts));   /* TNN_CAUSAL_ALL */
+    struct tnn_node_index * index = tnn_index_nodes(nodes, n);
+    if (parts == NULL || index == NULL) {
+        free(parts);
+        free(index);
+        return NULL;
+    }
+    for (int i = 0; i < n; ++i) {
+        struct ggml_tensor * w = nodes[i];
+        if (w->op != GGML_OP_SOFT_MAX || w->src[1] == NULL || w->src[0]->op != GGML_OP_MUL_MAT ||
+            w->ne[0] != w->ne[1]) {
+            continue;
+        }
+        mark_part(index, n, parts, tnn_graph_reader(graph, w, 1, GGML_OP_MUL_MAT), TNN_CAUSAL_K_TO_COLUMN);
+        const struct ggml_tensor * w_t = transposed_copy(graph, w);
+        if (w_t != NULL) {
+            mark_part(index, n, parts, tnn_graph_reader(graph, w_t, 0, GGML_OP_MUL_MAT), TNN_CAUSAL_K_FROM_ROW);
+        }
+        const struct ggml_tensor * ds = tnn_graph_reader(graph, w, 1, GGML_OP_SOFT_MAX_BACK);
+        if (ds == NULL) {
+            continue;
+        }
+        mark_part(index, n, parts, tnn_graph_reader(graph, ds, 1, GGML_OP_MUL_MAT), TNN_CAUSAL_K_TO_COLUMN);
+        const struct ggml_tensor * ds_t = transposed_copy(graph, ds);
+        const struct ggml_tensor * dk = ds_t != NULL ? tnn_graph_reader(graph, ds_t, 1, GGML_OP_MUL_MAT) : NULL;
+        if (dk != NULL && transposed_source(dk->src[0]) != NULL && dk->ne[0] <= KEY_TILE_DIMS) {
+            mark_part(index, n, parts, dk, TNN_CAUSAL_KEY_GRADIENT);
+        }
+    }
+    free(index);
+    return parts;
+}
+
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     const bool dense = s->cpu.kernels.fgemm != NULL ||
                        (s->train.bf16_products && s->cpu.kernels.fgemm_bf16 != NULL);
@@ -179,7 +340,10 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     }
     const int n_nodes = ggml_graph_n_nodes(graph);
     struct ggml_tensor ** copies = calloc((size_t) 2 * n_nodes + 1, sizeof(*copies));
-    if (copies == NULL) {
+    enum tnn_causal_part * parts = causal_parts(graph);
+    if (copies == NULL || parts == NULL) {
+        free(copies);
+        free(parts);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
     int n_copies = 0;
@@ -195,6 +359,15 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
             continue;
         }
         if (!dense || !fgemm_takes(node)) {
+            continue;
+        }
+        if (parts[i] == TNN_CAUSAL_KEY_GRADIENT && s->cpu.kernels.fgemm != NULL) {
+            /* dK from Q and dS in place: dS's transposed copy loses its reader */
+            copies[n_copies++] = node->src[0];
+            copies[n_copies++] = node->src[1];
+            struct ggml_tensor * srcs[2] = { transposed_source(node->src[0]), node->src[1]->src[0]->src[0] };
+            tnn_become_custom(s->train.ctx_graph, node, key_gradient_node, &s->cpu, srcs, 2);
+            used = true;
             continue;
         }
         struct ggml_tensor * a_source = transposed_source(node->src[0]);
@@ -217,9 +390,11 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
         if ((bf16 ? s->cpu.kernels.fgemm_bf16 : s->cpu.kernels.fgemm) == NULL) {
             continue;   /* (TNN_CPU_KERNELS left that kernel out) */
         }
-        const int layout = (a_source != NULL) + 2 * (b_source != NULL) + 4 * bf16;
+        const enum tnn_causal_part causal = bf16 || parts[i] == TNN_CAUSAL_KEY_GRADIENT ? TNN_CAUSAL_ALL
+                                                                                      : parts[i];
+        const int layout = (a_source != NULL) + 2 * (b_source != NULL) + 4 * bf16 + 8 * (int) causal;
         struct tnn_fgemm_use * use = &s->cpu.fgemm_uses[layout];
-        *use = (struct tnn_fgemm_use){ &s->cpu, a_source != NULL, b_source != NULL, bf16 };
+        *use = (struct tnn_fgemm_use){ &s->cpu, a_source != NULL, b_source != NULL, bf16, causal };
         if (a_source != NULL) {
             copies[n_copies++] = node->src[0];
         }
@@ -232,10 +407,11 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     }
     const int status = drop_unread_copies(graph, copies, n_copies);
     free(copies);
+    free(parts);
     if (status != TNN_OK || !used) {
         return status;
     }
-    const size_t f32 = tnn_fgemm_scratch_bytes(),
+    const size_t f32 = tnn_fgemm_scratch_bytes() + (size_t) KEY_TILE_DIMS * TNN_FGEMM_ROWS * sizeof(float),
                  bf16 = s->train.bf16_products ? tnn_fgemm_bf16_scratch_bytes() : 0;
     return tnn_grow_scratch(&s->cpu.scratch, s->n_threads, f32 > bf16 ? f32 : bf16);
 }
@@ -243,7 +419,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
 void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16,
                        struct ggml_tensor * x, bool transposed) {
     struct tnn_fgemm_use * use = &s->cpu.bf16_copy_uses[transposed];
-    *use = (struct tnn_fgemm_use){ &s->cpu, transposed, false, true };
+    *use = (struct tnn_fgemm_use){ &s->cpu, transposed, false, true, TNN_CAUSAL_ALL };
     struct ggml_tensor * srcs[2] = { w_bf16, x };
     tnn_become_custom(s->train.ctx_graph, node, fgemm_node, use, srcs, 2);
 }
