@@ -54,9 +54,9 @@ static struct tnn_fgemm_operand from_k(struct tnn_fgemm_operand op, int64_t k0) 
  * of it that a causal mask leaves (the file's comment; float32 only). The
  * keys and queries are as many (k == m for K_FROM_ROW, k == n for
  * K_TO_COLUMN), so no k range is empty. */
-static void causal_part(const struct tnn_fgemm_use * use, const struct tnn_fgemm_operand * a, int64_t m,
-                        int64_t k, const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0,
-                        int64_t p1, int64_t n0, int64_t n1, float * work) {
+static void causal_part(const struct tnn_fgemm_use * use, const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
+                        const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
+                        int64_t n0, int64_t n1, float * work) {
     const tnn_fgemm_fn fgemm = use->cpu->kernels.fgemm;
     if (use->causal == TNN_CAUSAL_K_FROM_ROW) {
         /* rows are keys, k runs over queries: from the panel's first key */
@@ -391,7 +391,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
             continue;   /* (TNN_CPU_KERNELS left that kernel out) */
         }
         const enum tnn_causal_part causal = bf16 || parts[i] == TNN_CAUSAL_KEY_GRADIENT ? TNN_CAUSAL_ALL
-                                                                                      : parts[i];
+                                                                                        : parts[i];
         const int layout = (a_source != NULL) + 2 * (b_source != NULL) + 4 * bf16 + 8 * (int) causal;
         struct tnn_fgemm_use * use = &s->cpu.fgemm_uses[layout];
         *use = (struct tnn_fgemm_use){ &s->cpu, a_source != NULL, b_source != NULL, bf16, causal };
