@@ -330,7 +330,8 @@ size_t tnn_fgemm_bf16_scratch_bytes(void) {
     /* up to TNN_FGEMM_BF16_PANELS panels of A and 32 columns of B, each
      * as deep as the deeper variant's slice of k (amx's), in bfloat16 */
     const int64_t depth = TNN_FGEMM_BF16_AMX_DEPTH > TNN_FGEMM_DEPTH ? TNN_FGEMM_BF16_AMX_DEPTH : TNN_FGEMM_DEPTH;
-    return (size_t) (TNN_FGEMM_BF16_PANELS + 1) * depth * TNN_FGEMM_ROWS * sizeof(uint16_t);
+    return ((size_t) TNN_FGEMM_BF16_PANELS * TNN_FGEMM_ROWS + TNN_FGEMM_BF16_AMX_COLUMNS) * depth *
+           sizeof(uint16_t);
 }
 
 size_t tnn_head_loss_scratch_bytes(int64_t d, int64_t vocab, bool bf16) {

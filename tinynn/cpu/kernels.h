@@ -277,9 +277,12 @@ void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, co
 /* The amx variant's slice of k (avx512's is TNN_FGEMM_DEPTH): deeper,
  * because its tiles outrun C's traffic at 256 (fgemm_bf16_amx.c). */
 #define TNN_FGEMM_BF16_AMX_DEPTH 1024
+/* The amx variant's columns of B rounded at once, for all its panels. */
+#define TNN_FGEMM_BF16_AMX_COLUMNS 1024
 /* What a refusal of --precision bf16 names (a CPU without either variant). */
 #define TNN_FGEMM_BF16_NEEDS "AVX512-BF16 (Zen 4 and later, Cooper Lake) or AMX (Sapphire Rapids and later)"
-/* Scratch bytes a thread needs for it (1,088 KB). */
+/* Scratch bytes a thread needs for it (3,072 KB: amx's 16 panels of A and
+ * 1024 columns of B, 1024 deep). */
 size_t tnn_fgemm_bf16_scratch_bytes(void);
 void tnn_fgemm_bf16_avx512(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
                            const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
