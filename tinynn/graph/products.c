@@ -9,6 +9,8 @@
  * mask hides every key after its query (session/train.c), so the softmax
  * weights W there are exact zeros, and so are the scores' gradients dS.
  * For one head, O [hd, query] = V W, W = softmax(K^T Q + mask):
+ *   W itself, each query's row:       keys up to the query, zeros after
+ *                                     (ggml's softmax, vendor patch 0012);
  *   O and dQ = K dS, sums over keys:  keys <= the column's query (K_TO_COLUMN);
  *   dV [key, hd] = W dO^T, over queries: queries >= the row's key (K_FROM_ROW);
  *   dK [hd, key], over queries:       summed as dK^T = dS Q^T, reading dS in
@@ -312,6 +314,9 @@ static enum tnn_causal_part * causal_parts(struct ggml_cgraph * graph) {
             w->ne[0] != w->ne[1]) {
             continue;
         }
+        /* the softmax itself: each row only up to its query (vendor patch 0012) */
+        const int32_t causal_rows = 1;
+        memcpy((char *) w->op_params + 2 * sizeof(int32_t), &causal_rows, sizeof causal_rows);
         mark_part(index, n, parts, tnn_graph_reader(graph, w, 1, GGML_OP_MUL_MAT), TNN_CAUSAL_K_TO_COLUMN);
         const struct ggml_tensor * w_t = transposed_copy(graph, w);
         if (w_t != NULL) {

@@ -5910,9 +5910,20 @@ static void ggml_compute_forward_soft_max_f32(
     // sinks
     const float * sk = src2 ? (float *)((char *) src2->data) : nullptr;
 
+    // toy patch 0012: op_params[2] set says the mask hides every key past the
+    // row's own index (a causal training mask on square scores). A row then
+    // runs only up to it, padded to 64 keys so that the vector loops' blocks
+    // are those of the whole row, and is zero after: the same bits, as the
+    // keys left out would each add exp(-inf) = 0 to the sum.
+    const bool causal = ggml_get_op_params_i32(dst, 2) != 0;
+
     for (int64_t i03 = 0; i03 < ne03; i03++) {
         for (int64_t i02 = 0; i02 < ne02; i02++) {
             for (int64_t i01 = ith; i01 < ne01; i01 += nth) {
+                int64_t n_keys = causal ? GGML_PAD(i01 + 1, 64) : ne00;
+                if (n_keys > ne00 - ne00 % 64) {
+                    n_keys = ne00;
+                }
                 const int64_t i11 = i01;
                 const int64_t i12 = i02%ne12;
                 const int64_t i13 = i03%ne13;
@@ -5928,36 +5939,36 @@ static void ggml_compute_forward_soft_max_f32(
                 ggml_fp16_t * mp_f16 = src1 ? (ggml_fp16_t *)((char *) src1->data + i11*nb11 + i12*nb12 + i13*nb13) : NULL;
                 float       * mp_f32 = src1 ? (float       *)((char *) src1->data + i11*nb11 + i12*nb12 + i13*nb13) : NULL;
 
-                ggml_vec_cpy_f32  (ne00, wp, sp);
-                ggml_vec_scale_f32(ne00, wp, scale);
+                ggml_vec_cpy_f32  (n_keys, wp, sp);
+                ggml_vec_scale_f32(n_keys, wp, scale);
                 if (mp_f32) {
                     if (use_f16) {
-                        for (int i = 0; i < ne00; ++i) {
+                        for (int i = 0; i < n_keys; ++i) {
                             wp[i] += slope*GGML_CPU_FP16_TO_FP32(mp_f16[i]);
                         }
                     } else {
-                        for (int i = 0; i < ne00; ++i) {
+                        for (int i = 0; i < n_keys; ++i) {
                             wp[i] += slope*mp_f32[i];
                         }
                     }
                 }
 
 #ifndef NDEBUG
-                for (int i = 0; i < ne00; ++i) {
+                for (int i = 0; i < n_keys; ++i) {
                     //printf("p[%d] = %f\n", i, p[i]);
                     assert(!isnan(wp[i]));
                 }
 #endif // NDEBUG
 
                 float max = -INFINITY;
-                ggml_vec_max_f32(ne00, &max, wp);
+                ggml_vec_max_f32(n_keys, &max, wp);
 
                 // if we have sinks, make a correction as if they were included in the softmax
                 if (sk) {
                     max = MAX(max, sk[i02]);
                 }
 
-                ggml_float sum = ggml_vec_soft_max_f32(ne00, dp, wp, max);
+                ggml_float sum = ggml_vec_soft_max_f32(n_keys, dp, wp, max);
                 assert(sum > 0.0);
 
                 if (sk) {
@@ -5965,7 +5976,10 @@ static void ggml_compute_forward_soft_max_f32(
                 }
 
                 sum = 1.0/sum;
-                ggml_vec_scale_f32(ne00, dp, sum);
+                ggml_vec_scale_f32(n_keys, dp, sum);
+                if (n_keys < ne00) {
+                    memset(dp + n_keys, 0, (ne00 - n_keys)*sizeof(float));
+                }
 
 #ifndef NDEBUG
                 for (int i = 0; i < ne00; ++i) {
