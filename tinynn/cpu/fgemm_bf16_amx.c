@@ -14,7 +14,9 @@
  * B rounded once a slice, not once a group and slice as before: the 1 B
  * model's products (2048-8192 rows, 2048-8192 deep, 1024 tokens) ran 5-15%
  * faster on two threads with operands from memory (the same bits: each sum
- * still runs over k in order).
+ * still runs over k in order). Where all of B fits in that room (the head's
+ * 192 tokens at a time), it is rounded once for every slice, and each group
+ * runs over all slices, so that its part of C stays in cache.
  * The slice is 1024 deep, not fgemm's 256, because C's traffic was what
  * held the tiles back: a 256-deep slice loads and stores each 32 x 32
  * block of C for every 32 tile products, from beyond L2 once C passes 2 MB
@@ -253,45 +255,84 @@ AMX static void tile_panel(const uint16_t * rows_bf16, const uint16_t * cols_bf1
     if (rows1 > 0 && cols1 > 0) STORE_SUMS(C11, b11, bufs[3]);
 }
 
+/* The group of panels [g0, g1) over the slice at k0: its panels of A
+ * rounded into rows_bf16, then the tiles for columns [c0, c1), whose B
+ * lies rounded at cols_bf16, one block of 32 columns every block_values. */
+AMX static void group_slice(struct tnn_fgemm_operand a, int64_t m, int64_t g0, int64_t g1, int64_t k0,
+                            int64_t depth, const uint16_t * cols_bf16, size_t block_values, int64_t c0, int64_t c1,
+                            float * c, int64_t ldc, uint16_t * rows_bf16) {
+    const int64_t steps = (depth + STEP - 1) / STEP;
+    const size_t panel_values = (size_t) KC * TNN_FGEMM_ROWS;
+    for (int64_t p = g0; p < g1; ++p) {
+        const int64_t m0 = p * TNN_FGEMM_ROWS;
+        pack_rows(a, m0, m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, k0, depth, steps,
+                  rows_bf16 + (p - g0) * panel_values);
+    }
+    for (int64_t j = c0; j < c1; j += 2 * HALF) {
+        const int64_t cols = c1 - j < 2 * HALF ? c1 - j : 2 * HALF;
+        const uint16_t * tiles = cols_bf16 + (j - c0) / (2 * HALF) * block_values;
+        for (int64_t p = g0; p < g1; ++p) {
+            const int64_t m0 = p * TNN_FGEMM_ROWS;
+            tile_panel(rows_bf16 + (p - g0) * panel_values, tiles, steps, c, ldc, m0,
+                       m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, j, cols, k0 > 0);
+        }
+    }
+}
+
+/* B's columns [c0, c1) over the slice at k0 rounded into blocks of 32
+ * columns, one every block_values from out. */
+AMX static void pack_slice(struct tnn_fgemm_operand b, int64_t c0, int64_t c1, int64_t k0, int64_t depth,
+                           size_t block_values, uint16_t * out) {
+    const int64_t steps = (depth + STEP - 1) / STEP;
+    for (int64_t j = c0; j < c1; j += 2 * HALF) {
+        pack_columns(b, j, c1 - j < 2 * HALF ? c1 - j : 2 * HALF, k0, depth, steps,
+                     out + (j - c0) / (2 * HALF) * block_values);
+    }
+}
+
 AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
                             const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc, int64_t p0, int64_t p1,
                             int64_t n0, int64_t n1, float * scratch) {
     const struct tnn_fgemm_operand a = *a_in, b = *b_in;
     /* scratch (tnn_fgemm_bf16_scratch_bytes): up to GP panels of A in
-     * pairs, then up to COLS columns of B in tiles, each 32 rows or columns
-     * 64 KB at a slice of 1024 */
+     * pairs, then room for COLS columns of B in tiles at a slice of KC */
     const size_t panel_values = (size_t) KC * TNN_FGEMM_ROWS;
     uint16_t * rows_bf16 = (uint16_t *) scratch;
     uint16_t * cols_bf16 = rows_bf16 + GP * panel_values;
+    const int64_t blocks = (n1 - n0 + 2 * HALF - 1) / (2 * HALF);
+    const int64_t k_steps = (k + STEP - 1) / STEP;
     configure_tiles();
-    /* B rounded once per slice of k for all the panels, not once per group
-     * of them; C carries the sums from one slice to the next, each sum
-     * over k in the same order as before */
+    if ((size_t) blocks * k_steps * STEP * 2 * HALF <= (size_t) COLS * KC) {
+        /* all of B fits: rounded once, then each group of panels over every
+         * slice, its part of C kept in cache from one slice to the next
+         * (the head's logits: 192 tokens by 128 K rows) */
+        for (int64_t k0 = 0; k0 < k; k0 += KC) {
+            const int64_t depth = k - k0 < KC ? k - k0 : KC;
+            const size_t block_values = (size_t) (depth + STEP - 1) / STEP * STEP * 2 * HALF;
+            pack_slice(b, n0, n1, k0, depth, block_values, cols_bf16 + (size_t) blocks * k0 * 2 * HALF);
+        }
+        for (int64_t g0 = p0; g0 < p1; g0 += GP) {
+            const int64_t g1 = g0 + GP < p1 ? g0 + GP : p1;
+            for (int64_t k0 = 0; k0 < k; k0 += KC) {
+                const int64_t depth = k - k0 < KC ? k - k0 : KC;
+                const size_t block_values = (size_t) (depth + STEP - 1) / STEP * STEP * 2 * HALF;
+                group_slice(a, m, g0, g1, k0, depth, cols_bf16 + (size_t) blocks * k0 * 2 * HALF, block_values, n0,
+                            n1, c, ldc, rows_bf16);
+            }
+        }
+        _tile_release();
+        return;
+    }
+    /* otherwise B rounded once a slice for all the panels, up to COLS
+     * columns at a time, C carrying the sums from one slice to the next */
     for (int64_t c0 = n0; c0 < n1; c0 += COLS) {
         const int64_t c1 = c0 + COLS < n1 ? c0 + COLS : n1;
         for (int64_t k0 = 0; k0 < k; k0 += KC) {
             const int64_t depth = k - k0 < KC ? k - k0 : KC;
-            const int64_t steps = (depth + STEP - 1) / STEP;
-            for (int64_t j = c0; j < c1; j += 2 * HALF) {
-                pack_columns(b, j, c1 - j < 2 * HALF ? c1 - j : 2 * HALF, k0, depth, steps,
-                             cols_bf16 + (j - c0) / (2 * HALF) * panel_values);
-            }
+            pack_slice(b, c0, c1, k0, depth, panel_values, cols_bf16);
             for (int64_t g0 = p0; g0 < p1; g0 += GP) {
-                const int64_t g1 = g0 + GP < p1 ? g0 + GP : p1;
-                for (int64_t p = g0; p < g1; ++p) {
-                    const int64_t m0 = p * TNN_FGEMM_ROWS;
-                    pack_rows(a, m0, m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, k0, depth, steps,
-                              rows_bf16 + (p - g0) * panel_values);
-                }
-                for (int64_t j = c0; j < c1; j += 2 * HALF) {
-                    const int64_t cols = c1 - j < 2 * HALF ? c1 - j : 2 * HALF;
-                    const uint16_t * tiles = cols_bf16 + (j - c0) / (2 * HALF) * panel_values;
-                    for (int64_t p = g0; p < g1; ++p) {
-                        const int64_t m0 = p * TNN_FGEMM_ROWS;
-                        tile_panel(rows_bf16 + (p - g0) * panel_values, tiles, steps, c, ldc, m0,
-                                   m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, j, cols, k0 > 0);
-                    }
-                }
+                group_slice(a, m, g0, g0 + GP < p1 ? g0 + GP : p1, k0, depth, cols_bf16, panel_values, c0, c1, c,
+                            ldc, rows_bf16);
             }
         }
     }
