@@ -30,8 +30,7 @@ build_only=0
 # WHEEL_PROOF_DIR keeps the checkout, the wheel and its venv there (e.g. to
 # run benchmarks/bench_wheel.py again); by default all goes at exit. A wheel
 # that --build-only left there for this same commit is proved as it is:
-# .ci/run builds it at the lowest priority while the tests run, on the CPU
-# time they leave idle.
+# .ci/run builds it in the background beside its installs.
 if [ -n "${WHEEL_PROOF_DIR:-}" ]; then
     work="$(realpath -m "$WHEEL_PROOF_DIR")"
 else
@@ -121,7 +120,7 @@ fi
 
 echo "== wheel proof"
 echo "wheel: $(basename "$wheel") ($(( $(stat -c %s "$wheel") / 1024 )) KiB)"
-echo "build time: ${build_seconds} s (clean checkout: sdist, wheel from it, auditwheel repair; wall time, beside the tests where --build-only ran in the background)"
+echo "build time: ${build_seconds} s (clean checkout: sdist, wheel from it, auditwheel repair; wall time, beside the installs where --build-only ran in the background)"
 echo "CPU variant that ran: $variant"
 
 if [ "$bench" = 1 ]; then
