@@ -46,7 +46,7 @@ if [ "$build_only" = 1 ] || [ "$(cat "$work/built-from" 2>/dev/null)" != "$head"
     bash "$work/src/scripts/build_wheel.sh" "$work/dist" | tee "$work/build.txt"
     echo $(( $(date +%s) - start )) > "$work/build-seconds"
     git -C "$work/src" rev-parse HEAD > "$work/built-from"
-    [ "$build_only" = 1 ] && exit 0
+    if [ "$build_only" = 1 ]; then exit 0; fi
 else
     echo "== the wheel built from a clean checkout of ${head:0:7} (--build-only)"
 fi

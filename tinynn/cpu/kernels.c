@@ -327,8 +327,9 @@ void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row
 size_t tnn_fgemm_scratch_bytes(void) { return (size_t) TNN_FGEMM_DEPTH * TNN_FGEMM_ROWS * sizeof(float); }
 
 size_t tnn_fgemm_bf16_scratch_bytes(void) {
-    /* up to TNN_FGEMM_BF16_PANELS panels of A and 32 columns of B, each
-     * as deep as the deeper variant's slice of k (amx's), in bfloat16 */
+    /* up to TNN_FGEMM_BF16_PANELS panels of A and amx's columns of B
+     * rounded at once, each as deep as the deeper variant's slice of k
+     * (amx's), in bfloat16 */
     const int64_t depth = TNN_FGEMM_BF16_AMX_DEPTH > TNN_FGEMM_DEPTH ? TNN_FGEMM_BF16_AMX_DEPTH : TNN_FGEMM_DEPTH;
     return ((size_t) TNN_FGEMM_BF16_PANELS * TNN_FGEMM_ROWS + TNN_FGEMM_BF16_AMX_COLUMNS) * depth *
            sizeof(uint16_t);

@@ -297,7 +297,9 @@ static struct ggml_tensor * transposed_copy(struct ggml_cgraph * graph, const st
  * queries, O = mul_mat(V^T, W), dS = soft_max_back(dW, W), and the
  * backward's products of patch 0002 around them: dV = mul_mat(W^T,
  * dO^T), dQ = mul_mat(K^T, dS), dK = mul_mat(Q^T, dS^T) (KEY_GRADIENT, with
- * Q^T's source and dS as its sources). NULL: out of memory. */
+ * Q^T's source and dS as its sources). Each such W is flagged on the way
+ * (op_params[2]) for ggml's softmax to run its rows only up to their
+ * query (vendor patch 0012). NULL: out of memory. */
 static enum tnn_causal_part * causal_parts(struct ggml_cgraph * graph) {
     struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
     const int n = ggml_graph_n_nodes(graph);
