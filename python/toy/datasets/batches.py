@@ -114,8 +114,9 @@ class InstructSource:
         self.per_step = args.batch * args.grad_accum
         self.tokens_per_step = args.seq * self.per_step
         self.steps_per_epoch = math.ceil(len(self.rows) / self.per_step)
-        # epochs None: the recipe decides them from steps_per_epoch (set_epochs)
-        self.steps = args.steps or (args.epochs or 0) * self.steps_per_epoch
+        self.steps = args.steps
+        if args.epochs is not None:  # None: the recipe decides them from steps_per_epoch
+            self.set_epochs(args.epochs)
         self.order = EpochQueue(len(self.rows), self.per_step, args.seed)
 
     def set_epochs(self, epochs: int) -> None:
