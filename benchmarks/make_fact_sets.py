@@ -21,9 +21,10 @@ same set. The sets differ in shape:
                   invention); the other wordings ask two of them and one
     mixed    120  people, numbers and places, other names, as one larger set
 
-and fresh draws of three of those shapes under other seeds, made after the
-sets above had been studied, to be held out from a later study's choosing:
-places-2 (60), several-2 (30), mixed-2 (120).
+and fresh draws of three of those shapes under other seeds, each made after
+the sets above it had been studied, to be held out from a later study's
+choosing: places-2 (60), several-2 (30), mixed-2 (120) for the second study;
+places-3, several-3, mixed-3 (the same sizes) for the third.
 
     python benchmarks/make_fact_sets.py      # rewrites benchmarks/data/fact_sets/
 
@@ -252,6 +253,9 @@ SETS = {
     "places-2": (PLACES, 60, 13),
     "several-2": ((PROFILE,), 30, 14),
     "mixed-2": (PEOPLE + NUMBERS + PLACES, 120, 15),
+    "places-3": (PLACES, 60, 23),
+    "several-3": ((PROFILE,), 30, 24),
+    "mixed-3": (PEOPLE + NUMBERS + PLACES, 120, 25),
 }
 
 
