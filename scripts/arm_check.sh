@@ -28,7 +28,7 @@
 # s, the qemu run about 10 s, the x86-64 run under a second), about 20 s when
 # the builds are there; the first apt-get install about 2 minutes more.
 # X86_LIB_DIR names a folder holding an x86-64 libtinynn_cpu.so already built
-# natively (CI passes the installed package's, the build its tests ran on):
+# natively (CI passes the installed package's native build):
 # no second x86-64 build, about a minute less.
 # ARM_ARCH=armv8-a and armv8.2-a+dotprod gave the same figures, bit for bit
 # (a float32 training step does not reach ggml's int8 dot-product code).
