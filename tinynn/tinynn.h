@@ -374,7 +374,11 @@ int tnn_set_objective(tnn_session * session, int32_t objective, float beta);
 int tnn_set_precision(tnn_session * session, const char * precision);
 
 /* Before build: activation recomputation. every = 0 (the default): the
- * backward reads the activations the forward kept. every = k > 0: only the
+ * backward reads the activations the forward kept, except those an
+ * elementwise op makes from what it keeps anyway (a norm's output, the
+ * gated unit's product: the adapters' inputs), which are computed again in
+ * one pass just before they are read (TNN_KEEP_ACTIVATIONS=1 in the
+ * environment keeps them too, to compare). every = k > 0: only the
  * residual stream entering every k-th block (and leaving the last) is kept
  * for the backward; the other activations are computed again from it as
  * the backward reaches each block. Memory for activations falls from all

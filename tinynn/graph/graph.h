@@ -61,6 +61,16 @@ struct ggml_cgraph * tnn_graph_writing_gradients(struct ggml_context * ctx, stru
 int tnn_recompute_blocks(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_forward,
                          struct ggml_tensor ** residuals, int32_t n_layers, int32_t every, bool keep_attention);
 
+/* The same rewrite for the blocks' elementwise activations only (a norm's
+ * output, the gated unit's product, their views and copies) whose sources
+ * the backward keeps anyway: each is recomputed in one pass over memory
+ * instead of kept from the forward to its backward (the input of every
+ * adapter but o's and down's, the input of down's). Training without block
+ * recomputation uses it; an architecture that does not name its blocks'
+ * inputs keeps everything. */
+int tnn_recompute_elementwise(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_forward,
+                              struct ggml_tensor ** residuals, int32_t n_layers);
+
 /* ---- the frozen base's fast copies in a training graph (fast_copies.c) ---- */
 
 /* Rewrite a training graph to use the copies (models/frozen_copies.c): the

@@ -23,7 +23,15 @@
  * set to its original's, since the CPU backend fuses RMS_NORM into the MUL
  * after it, without writing the norm, when the norm has one reader. A
  * duplicate read by the backward must be written, and the same fusions as
- * in the forward keep the same bytes. */
+ * in the forward keep the same bytes.
+ *
+ * Without block recomputation the same rewrite runs on a narrower set
+ * (tnn_recompute_elementwise): the elementwise activations whose sources the
+ * backward keeps anyway, such as a norm's output (an adapter's input, made
+ * from the residual the norm's own backward keeps) or the gated unit's
+ * product (down's adapter's input, from the gate and up its backward
+ * keeps): one pass over memory each, for 10-30% of a LoRA step's
+ * activation memory. */
 #include "graph/graph.h"
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -121,6 +129,64 @@ static int find_activations(struct recompute * r, struct ggml_tensor ** nodes, s
     return TNN_OK;
 }
 
+/* Ops that cost one pass over their operands (and views, which cost
+ * nothing): recomputing one is cheap beside keeping its output. */
+static bool elementwise(const struct ggml_tensor * t) {
+    switch (t->op) {
+        case GGML_OP_RMS_NORM:
+        case GGML_OP_NORM:
+        case GGML_OP_MUL:
+        case GGML_OP_ADD:
+        case GGML_OP_SCALE:
+        case GGML_OP_SQR:
+        case GGML_OP_UNARY:
+        case GGML_OP_GLU:
+        case GGML_OP_CONT:
+        case GGML_OP_VIEW:
+        case GGML_OP_RESHAPE:
+        case GGML_OP_PERMUTE:
+        case GGML_OP_TRANSPOSE: return true;
+        default: return false;
+    }
+}
+
+/* Narrow the activations to the elementwise ones that read only what the
+ * backward keeps anyway (a weight, an input, an activation the backward
+ * reads itself) or other such ones: recomputing those frees their memory
+ * and holds nothing else longer. In forward order, so that a node's sources
+ * are decided before it. */
+static int keep_only_elementwise(struct recompute * r, struct ggml_tensor ** nodes, int n_nodes) {
+    bool * read_back = calloc((size_t) r->n_forward, sizeof(bool));   /* read by a backward node */
+    if (read_back == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    for (int i = r->n_forward; i < n_nodes; ++i) {
+        for (int k = 0; k < GGML_MAX_SRC; ++k) {
+            const int j = forward_index(r, nodes[i]->src[k]);
+            if (j >= 0) {
+                read_back[j] = true;
+            }
+        }
+        const int v = forward_index(r, nodes[i]->view_src);
+        if (v >= 0) {
+            read_back[v] = true;
+        }
+    }
+    for (int i = 0; i < r->n_forward; ++i) {
+        if (!r->activation[i]) {
+            continue;
+        }
+        bool cheap = elementwise(nodes[i]);
+        for (int k = 0; k <= GGML_MAX_SRC && cheap; ++k) {
+            const int j = forward_index(r, k < GGML_MAX_SRC ? nodes[i]->src[k] : nodes[i]->view_src);
+            cheap = j < 0 || r->activation[j] || read_back[j];
+        }
+        r->activation[i] = cheap;
+    }
+    free(read_back);
+    return TNN_OK;
+}
+
 /* The original's use count for its duplicate (see the top of the file). */
 static void copy_use_counts(const struct recompute * r, struct ggml_cgraph * graph, struct ggml_tensor ** nodes) {
     for (int i = 0; i < r->n_forward; ++i) {
@@ -153,12 +219,11 @@ static bool read_recomputed(struct recompute * r, struct ggml_cgraph * graph, st
     return changed;
 }
 
-int tnn_recompute_blocks(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_forward,
-                         struct ggml_tensor ** residuals, int32_t n_layers, int32_t every, bool keep_attention) {
-    if (residuals == NULL || residuals[0] == NULL || residuals[n_layers] == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "this architecture does not name its blocks' inputs: train it "
-                                     "without recomputation (--recompute off)");
-    }
+/* Recompute the activations find_activations names (elementwise_only: only
+ * those keep_only_elementwise leaves). */
+static int recompute(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_forward,
+                     struct ggml_tensor ** residuals, int32_t n_layers, int32_t every, bool keep_attention,
+                     bool elementwise_only) {
     struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
     const int n_nodes = ggml_graph_n_nodes(graph);
     struct recompute r = {
@@ -178,6 +243,9 @@ int tnn_recompute_blocks(struct ggml_context * ctx, struct ggml_cgraph * graph, 
         goto done;
     }
     status = find_activations(&r, nodes, residuals, n_layers, every, keep_attention);
+    if (status == TNN_OK && elementwise_only) {
+        status = keep_only_elementwise(&r, nodes, n_nodes);
+    }
     if (status != TNN_OK) {
         goto done;
     }
@@ -223,4 +291,21 @@ done:
     free(r.activation);
     free(r.duplicate);
     return status;
+}
+
+int tnn_recompute_blocks(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_forward,
+                         struct ggml_tensor ** residuals, int32_t n_layers, int32_t every, bool keep_attention) {
+    if (residuals == NULL || residuals[0] == NULL || residuals[n_layers] == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "this architecture does not name its blocks' inputs: train it "
+                                     "without recomputation (--recompute off)");
+    }
+    return recompute(ctx, graph, n_forward, residuals, n_layers, every, keep_attention, false);
+}
+
+int tnn_recompute_elementwise(struct ggml_context * ctx, struct ggml_cgraph * graph, int n_forward,
+                              struct ggml_tensor ** residuals, int32_t n_layers) {
+    if (residuals == NULL || residuals[0] == NULL || residuals[n_layers] == NULL) {
+        return TNN_OK;   /* blocks not named: everything kept */
+    }
+    return recompute(ctx, graph, n_forward, residuals, n_layers, 1, false, true);
 }

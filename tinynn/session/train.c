@@ -270,6 +270,9 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
                                     cfg->t_seq > (int64_t) cfg->n_layers * tnn_head_dim(cfg);
         status = tnn_recompute_blocks(ctx, s->train.gb_grad, ggml_graph_n_nodes(d->graph), s->train.residuals,
                                       cfg->n_layers, s->train.recompute_every, keep_attention);
+    } else if (status == TNN_OK && getenv("TNN_KEEP_ACTIVATIONS") == NULL) {
+        status = tnn_recompute_elementwise(ctx, s->train.gb_grad, ggml_graph_n_nodes(d->graph), s->train.residuals,
+                                           s->model.cfg.n_layers);
     }
     return status;
 }
