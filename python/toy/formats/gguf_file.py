@@ -1,17 +1,19 @@
-"""GGUF metadata read in Python with the gguf package, for what tinynn does
-not read itself: the tokenizer, the chat template, a donor's embedding.
+"""GGUF files read in Python, for what tinynn does not read itself: the
+tokenizer, the chat template, a donor's embedding, the weights a full
+fine-tune starts from or a merge writes over; written with the gguf package.
 
-gguf's reader checks little: a corrupt file surfaces as whatever numpy,
-struct or an enum lookup raises on the way, and a count read from the file
-can keep it looping past the file's end for ever. So the file is first
-parsed by ggml's own GGUF reader in tinynn, which checks every count and
-length against the bytes left, and every remaining failure of gguf's reader
-becomes an InputError in one line that names the file.
+Every file is first parsed by ggml's own GGUF reader in tinynn, which checks
+every count and length against the bytes left; the walk here then reads
+what that parser accepted, and any remaining failure becomes an InputError
+in one line that names the file. (gguf's own reader makes a numpy view per
+value: 3.9 s for SmolLM2's 49,152-token vocabulary, against a few tenths
+of a second here.)
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -50,18 +52,15 @@ def _check(path: Path, what: str) -> None:
         raise InputError(f"{what}{err}") from None
 
 
-# the last readers made, by file: gguf's reader takes seconds over a large
-# vocabulary (3.7 s for SmolLM2's), and a full fine-tune reads its base three
-# times (weights, the requantization check, the save)
-_READERS: dict[tuple, object] = {}
+# the last files read, by file: a full fine-tune reads its base three times
+# (weights, the requantization check, the save)
+_READERS: dict[tuple, GGUFContents] = {}
 _KEEP_READERS = 2
 
 
-def read_gguf(path, what: str = ""):
-    """A gguf.GGUFReader over path (the one made before while the file is
-    unchanged); `what` ("donor ", ...) prefixes the messages."""
-    import gguf
-
+def read_gguf(path, what: str = "") -> GGUFContents:
+    """The metadata and tensors of the GGUF at path (the ones read before
+    while the file is unchanged); `what` ("donor ", ...) prefixes the messages."""
     path = Path(path)
     try:
         stat = path.stat()
@@ -72,7 +71,7 @@ def read_gguf(path, what: str = ""):
         return _READERS[key]
     _check(path, what)
     try:
-        reader = gguf.GGUFReader(str(path))
+        contents = GGUFContents(path)
     except Exception as err:  # noqa: BLE001 -- see the module's docstring
         raise InputError(
             f"{what}{path} could not be read as GGUF (truncated or corrupt: {type(err).__name__}: {one_line(err)})"
@@ -80,8 +79,8 @@ def read_gguf(path, what: str = ""):
     if key is not None:
         while len(_READERS) >= _KEEP_READERS:
             _READERS.pop(next(iter(_READERS)))
-        _READERS[key] = reader
-    return reader
+        _READERS[key] = contents
+    return contents
 
 
 # GGUF value types with a fixed size, as numpy dtypes (7 is bool)
@@ -128,6 +127,89 @@ def _value_at(buf, pos: int, kind: int):
     return (bool(value) if kind == 7 else value), pos + dtype.itemsize
 
 
+def _kv_at(buf, pos: int) -> tuple[str, list[int], object, int]:
+    """One key/value: (key, its types: [type] or [ARRAY, item type], value,
+    position after it)."""
+    key, pos = _string_at(buf, pos)
+    kind = int.from_bytes(buf[pos : pos + 4], "little")
+    types = [kind, int.from_bytes(buf[pos + 4 : pos + 8], "little")] if kind == _ARRAY else [kind]
+    value, pos = _value_at(buf, pos + 4, kind)
+    return key, types, value, pos
+
+
+@dataclass
+class GGUFField:
+    """A metadata key/value, as gguf's reader names its parts."""
+
+    name: str
+    types: list  # [gguf.GGUFValueType], [ARRAY, the items' type] for an array
+    value: object
+
+    def contents(self):
+        """The value: a str, a Python number or bool, or a list of them."""
+        return self.value.tolist() if isinstance(self.value, np.ndarray) else self.value
+
+
+@dataclass
+class GGUFTensor:
+    """A tensor as stored: data is a read-only view of the mapped file, in
+    numpy order, the quantized types as rows of block bytes (gguf's layout)."""
+
+    name: str
+    tensor_type: object  # gguf.GGMLQuantizationType
+    shape: np.ndarray  # GGUF order, ne[0] first
+    data: np.ndarray
+
+
+# numpy's dtype for the types stored a value at a time (the others are blocks of bytes)
+_ELEMENT_DTYPES = {0: np.float32, 1: np.float16, 24: np.int8, 25: np.int16, 26: np.int32, 27: np.int64, 28: np.float64}
+
+
+class GGUFContents:
+    """A GGUF's metadata (fields, by key) and tensors (in file order), the
+    file mapped read-only: what toy used gguf.GGUFReader for, at the speed of
+    one walk over the header."""
+
+    def __init__(self, path) -> None:
+        import gguf
+
+        mapped = np.memmap(path, mode="r")
+        self._bytes = mapped.view(np.ndarray)  # views of a plain array: a memmap's cost more to make
+        buf = memoryview(self._bytes)
+        n_tensors = int.from_bytes(buf[8:16], "little")
+        n_kv = int.from_bytes(buf[16:24], "little")
+        pos, self.fields = 24, {}
+        for _ in range(n_kv):
+            key, types, value, pos = _kv_at(buf, pos)
+            self.fields[key] = GGUFField(key, [gguf.GGUFValueType(t) for t in types], value)
+        infos = []
+        for _ in range(n_tensors):
+            name, pos = _string_at(buf, pos)
+            n_dims = int.from_bytes(buf[pos : pos + 4], "little")
+            dims = np.frombuffer(buf, "<u8", n_dims, pos + 4).copy()
+            pos += 4 + 8 * n_dims
+            kind = int.from_bytes(buf[pos : pos + 4], "little")
+            offset = int.from_bytes(buf[pos + 4 : pos + 12], "little")
+            infos.append((name, dims, kind, offset))
+            pos += 12
+        alignment = self.fields.get("general.alignment")
+        align = int(alignment.value) if alignment is not None else 32
+        data_start = (pos + align - 1) // align * align
+        self.tensors = []
+        for name, dims, kind, offset in infos:
+            tensor_type = gguf.GGMLQuantizationType(kind)
+            shape = tuple(reversed(dims.tolist()))
+            start = data_start + offset
+            if kind in _ELEMENT_DTYPES:
+                dtype = np.dtype(_ELEMENT_DTYPES[kind])
+                data = self._bytes[start : start + int(np.prod(shape)) * dtype.itemsize].view(dtype).reshape(shape)
+            else:
+                block, block_bytes = gguf.GGML_QUANT_SIZES[tensor_type]
+                n_bytes = int(np.prod(shape)) // block * block_bytes
+                data = self._bytes[start : start + n_bytes].reshape(gguf.quant_shape_to_byte_shape(shape, tensor_type))
+            self.tensors.append(GGUFTensor(name, tensor_type, dims, data))
+
+
 def read_metadata(path, what: str = "", until=None) -> dict:
     """Every key/value of a GGUF (no tensors), by key: about a second for a
     262k-token vocabulary where gguf's reader takes tens. The file is first
@@ -146,9 +228,7 @@ def read_metadata(path, what: str = "", until=None) -> dict:
                 n_kv = int.from_bytes(buf[16:24], "little")
                 pos, out = 24, {}
                 for _ in range(n_kv):
-                    key, pos = _string_at(buf, pos)
-                    kind = int.from_bytes(buf[pos : pos + 4], "little")
-                    out[key], pos = _value_at(buf, pos + 4, kind)
+                    key, _, out[key], pos = _kv_at(buf, pos)
                     if until is not None and until(key, out):
                         break
                 return out
