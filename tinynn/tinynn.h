@@ -299,8 +299,9 @@ int tnn_family_info(int32_t index, tnn_family_desc * out);
  *                 a base to generate with, not to train
  *
  * Norm weights start at 1, biases and LoRA B at 0, matrices N(0,
- * init_scale^2) from the seed. A full fine-tune or a warm start realizes
- * "llama" and uploads the weights it starts from. */
+ * init_scale^2) from the seed (init_scale 0: zeros, nothing drawn). A full
+ * fine-tune (with init_scale 0) or a warm start realizes "llama" and
+ * uploads the weights it starts from. */
 typedef struct tnn_model_desc {
     const char * arch;       /* from scratch: "llama", "gpt2", "vit", "llama-postnorm" */
     tnn_model_config config;     /* token models: shape and batch shape */

@@ -9,6 +9,7 @@ and is written in F32, F16 or requantized to the base's types.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -57,7 +58,8 @@ class FullFineTune(TrainingRecipe):
         opts.untied, opts.qkv_bias = cfg.untied, cfg.qkv_bias
         self.cfg, self.opts, self.base_path = cfg, opts, gguf
         build = self._build_args()
-        self.session.realize(ModelDesc.from_scratch(cfg, opts), build, opts.evaluates)
+        # every weight is uploaded from the file next: realized as zeros (scale 0), not drawn
+        self.session.realize(ModelDesc.from_scratch(cfg, replace(opts, init_scale=0.0)), build, opts.evaluates)
         self._load_weights(gguf)
         self.session.build(**build)
 
