@@ -127,14 +127,17 @@ def _value_at(buf, pos: int, kind: int):
     return (bool(value) if kind == 7 else value), pos + dtype.itemsize
 
 
-def _kv_at(buf, pos: int) -> tuple[str, list[int], object, int]:
-    """One key/value: (key, its types: [type] or [ARRAY, item type], value,
-    position after it)."""
-    key, pos = _string_at(buf, pos)
-    kind = int.from_bytes(buf[pos : pos + 4], "little")
-    types = [kind, int.from_bytes(buf[pos + 4 : pos + 8], "little")] if kind == _ARRAY else [kind]
-    value, pos = _value_at(buf, pos + 4, kind)
-    return key, types, value, pos
+def _key_values(buf):
+    """Each key/value of the header in file order: (key, its types: [type] or
+    [ARRAY, item type], value, the position after it)."""
+    n_kv = int.from_bytes(buf[16:24], "little")
+    pos = 24
+    for _ in range(n_kv):
+        key, pos = _string_at(buf, pos)
+        kind = int.from_bytes(buf[pos : pos + 4], "little")
+        types = [kind, int.from_bytes(buf[pos + 4 : pos + 8], "little")] if kind == _ARRAY else [kind]
+        value, pos = _value_at(buf, pos + 4, kind)
+        yield key, types, value, pos
 
 
 @dataclass
@@ -173,15 +176,14 @@ class GGUFContents:
     def __init__(self, path) -> None:
         import gguf
 
-        mapped = np.memmap(path, mode="r")
-        self._bytes = mapped.view(np.ndarray)  # views of a plain array: a memmap's cost more to make
-        buf = memoryview(self._bytes)
+        # views of a plain array over the map (each tensor's keeps it mapped): a memmap's cost more to make
+        mapped = np.memmap(path, mode="r").view(np.ndarray)
+        buf = memoryview(mapped)
         n_tensors = int.from_bytes(buf[8:16], "little")
-        n_kv = int.from_bytes(buf[16:24], "little")
-        pos, self.fields = 24, {}
-        for _ in range(n_kv):
-            key, types, value, pos = _kv_at(buf, pos)
+        pos, self.fields = 24, {}  # pos: past the header, then past the last key/value
+        for key, types, value, end in _key_values(buf):
             self.fields[key] = GGUFField(key, [gguf.GGUFValueType(t) for t in types], value)
+            pos = end
         infos = []
         for _ in range(n_tensors):
             name, pos = _string_at(buf, pos)
@@ -202,11 +204,11 @@ class GGUFContents:
             start = data_start + offset
             if kind in _ELEMENT_DTYPES:
                 dtype = np.dtype(_ELEMENT_DTYPES[kind])
-                data = self._bytes[start : start + int(np.prod(shape)) * dtype.itemsize].view(dtype).reshape(shape)
+                data = mapped[start : start + int(np.prod(shape)) * dtype.itemsize].view(dtype).reshape(shape)
             else:
                 block, block_bytes = gguf.GGML_QUANT_SIZES[tensor_type]
                 n_bytes = int(np.prod(shape)) // block * block_bytes
-                data = self._bytes[start : start + n_bytes].reshape(gguf.quant_shape_to_byte_shape(shape, tensor_type))
+                data = mapped[start : start + n_bytes].reshape(gguf.quant_shape_to_byte_shape(shape, tensor_type))
             self.tensors.append(GGUFTensor(name, tensor_type, dims, data))
 
 
@@ -225,10 +227,8 @@ def read_metadata(path, what: str = "", until=None) -> dict:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             buf = memoryview(mapped)
             try:
-                n_kv = int.from_bytes(buf[16:24], "little")
-                pos, out = 24, {}
-                for _ in range(n_kv):
-                    key, _, out[key], pos = _kv_at(buf, pos)
+                out = {}
+                for key, _, out[key], _ in _key_values(buf):
                     if until is not None and until(key, out):
                         break
                 return out
