@@ -1,6 +1,7 @@
 """Where a training step's time goes, by ggml op and operand type.
 
     python benchmarks/profile_step.py lora [--batch 1] [--seq 256] [--targets q,v] [--model PATH]
+                                           [--base-compute stored]
     python benchmarks/profile_step.py full [--batch 1] [--seq 256] [--precision bf16]   # SmolLM2 shape, random init
     python benchmarks/profile_step.py tiny [--batch 4] [--seq 64]       # toy-train's default model
 
@@ -30,7 +31,12 @@ def make_recipe(args):
     if args.recipe == "lora":
         recipe = LoRA("cpu", args.threads)
         recipe.realize(
-            args.model or default_model_path(), None, args.rank, opts, targets=tuple(args.targets.split(","))
+            args.model or default_model_path(),
+            None,
+            args.rank,
+            opts,
+            targets=tuple(args.targets.split(",")),
+            base_compute=args.base_compute,
         )
     else:
         recipe = FromScratch("cpu", args.threads)
@@ -49,6 +55,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--top", type=int, default=15)
     p.add_argument("--precision", choices=("f32", "bf16"), default="f32", help="toy-train's --precision (default f32)")
+    p.add_argument("--base-compute", default="auto", help="lora's --base-compute (fast, stored, bf16, auto)")
     args = p.parse_args()
 
     recipe = make_recipe(args)

@@ -374,6 +374,56 @@ def test_fgemm_skinny_is_the_low_rank_weight_gradient(variant, m, n, k):
     np.testing.assert_array_equal(outputs[1], outputs[0])
 
 
+def stored_rows(rng, d_in: int, d_out: int, qtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """W [d_out rows of d_in] as a GGUF stores it in qtype, and the float64
+    matrix it holds. The K-quants (which the gguf package cannot quantize)
+    are random blocks with small scales, as benchmarks/bench_scale.py writes."""
+    if qtype in ("q4_K", "q6_K"):
+        # the float16 scales' place in each block: Q4_K's d and dmin first, Q6_K's d last
+        kind, size, at, scales = {
+            "q4_K": (GGMLQuantizationType.Q4_K, 144, 0, [2e-3, 1e-2]),
+            "q6_K": (GGMLQuantizationType.Q6_K, 210, 208, [2e-3]),
+        }[qtype]
+        blocks = rng.integers(0, 256, size=(d_out * d_in // 256, size), dtype=np.uint8)
+        blocks[:, at : at + 2 * len(scales)] = np.frombuffer(np.float16(scales).tobytes(), np.uint8)
+        blocks = blocks.reshape(d_out, -1)
+        return blocks, quants.dequantize(blocks, kind).astype(np.float64)
+    w = rng.standard_normal((d_out, d_in)).astype(np.float32)
+    if qtype == "f16":
+        return w.astype(np.float16).view(np.uint8), w.astype(np.float16).astype(np.float64)
+    return quantized(w, qtype)
+
+
+@pytest.mark.parametrize("variant", VARIANTS["fgemm"])
+@pytest.mark.parametrize("qtype, d_in", [("q4_K", 512), ("q6_K", 256), ("q8_0", 96), ("q4_1", 64), ("f16", 32)])
+@pytest.mark.parametrize("d_out, n", [(40, 1), (2100, 13)])
+def test_the_input_gradient_through_a_stored_matrix_is_its_float64_product(variant, qtype, d_in, d_out, n):
+    """dx = W^T dy with W as stored, dequantized a block of columns at a
+    time (tinynn/graph/stored_products.c): d_out past one chunk of 1024 rows,
+    a single column, and any thread count giving the same bits."""
+    need("fgemm", variant)
+    rng = np.random.default_rng(d_in + d_out + n)
+    rows, w = stored_rows(rng, d_in, d_out, qtype)
+    dy = rng.standard_normal((n, d_out)).astype(np.float32)  # dy[j * d_out + k]
+    exact = w.T @ dy.T.astype(np.float64)  # [d_in, n]
+    outputs = []
+    for nth in (1, 2, 5):
+        dx = np.full((n, d_in), np.nan, np.float32)
+        rows_buffer = ffi.from_buffer("char[]", np.ascontiguousarray(rows))
+        check(lib.tnn_kernel_check_stored_gradient(variant.encode(), qtype.encode(), rows_buffer, d_in, d_out,
+                                                   f32(dy), n, f32(dx), nth))  # fmt: skip
+        outputs.append(dx)
+    assert np.all(np.abs(outputs[0].T - exact) <= float_sum_bound(w.T, dy, d_out))
+    for dx in outputs[1:]:
+        np.testing.assert_array_equal(dx, outputs[0])
+
+
+def test_a_stored_gradient_refuses_a_width_its_blocks_do_not_fill():
+    dx = np.zeros(64, np.float32)
+    status = lib.tnn_kernel_check_stored_gradient(b"avx2", b"q4_K", ffi.NULL, 64, 1, f32(dx), 1, f32(dx), 1)
+    assert status != 0 and "multiple of its block width" in ffi.string(lib.tnn_last_error()).decode()
+
+
 @pytest.mark.parametrize("variant", VARIANTS["fgemm"])
 def test_fgemm_skinny_refuses_a_rank_above_16(variant):
     need("fgemm", variant)

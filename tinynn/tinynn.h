@@ -210,7 +210,10 @@ enum tnn_base_compute {
                              such bases; F32 for the output head) turns the input gradients into
                              matrix products; Q5_1 and K-quant matrices also get a Q8_0 copy
                              for the forward (the others forward as stored) */
-    TNN_BASE_STORED = 1,  /* the stored types in place, no copies: least memory, slower */
+    TNN_BASE_STORED = 1,  /* the stored types in place, no copies: least memory, slower; on
+                             the CPU kernels the input gradients run on fgemm with W
+                             dequantized a block of columns at a time (TNN_STORED_OUT_PROD=1
+                             in the environment keeps ggml's out_prod, to compare) */
     TNN_BASE_BF16 = 2     /* a bfloat16 copy of every block matrix, both products through the
                              CPU's bfloat16 kernel (fgemm_bf16: AVX512-BF16 or AMX), summed in
                              float32 with no step per block of 32; the head as fast. Meant
@@ -588,6 +591,14 @@ int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, c
  * with b_by_k [n, k]. */
 int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
                            const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth);
+/* The input gradient through a frozen matrix kept as stored, on fgemm
+ * (base_compute stored): dx [d_in, n] = W^T dy for W [d_in, d_out] given as
+ * its stored rows of type_name ("q4_K", "q8_0", "f16", ...: ggml's names),
+ * dy [d_out, n] (dy[j * d_out + k]), dx[j * d_in + i]; d_in a multiple of
+ * the type's block (256 for the K-quants, else 32). */
+int tnn_kernel_check_stored_gradient(const char * variant, const char * type_name, const void * w_rows,
+                                     int64_t d_in, int64_t d_out, const float * dy, int64_t n, float * dx,
+                                     int32_t nth);
 /* fgemm's skinny product: c [m, n] = X Y^T with X [m, k] (x[t * m + j]
  * = X[j, t]), Y [n, k] (y[t * n + i] = Y[i, t]), m at most 16. */
 int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y, int64_t n,

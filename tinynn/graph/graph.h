@@ -80,6 +80,23 @@ int tnn_recompute_elementwise(struct ggml_context * ctx, struct ggml_cgraph * gr
  * bfloat16 copies -> fgemm_bf16 (tnn_use_bf16_copy). */
 int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
 
+/* ---- the input gradients through a base kept as stored (stored_products.c) */
+
+/* Turn each input gradient through a frozen quantized (or F16/BF16) matrix
+ * kept as stored, out_prod(W, dy^T), into a custom node that runs fgemm on W
+ * dequantized a column block at a time (when the session's kernels have
+ * fgemm): base_compute stored, and any matrix the copies left out. */
+int tnn_use_stored_products(tnn_session * s, struct ggml_cgraph * graph);
+/* The node's compute: dst [d_in, n] = W^T dy, src0 = W [d_in, d_out] as
+ * stored, src1 = dy [d_out, n] (F32, contiguous columns); userdata: a
+ * struct tnn_cpu_state with fgemm and tnn_stored_scratch_bytes of scratch
+ * per thread. d_in a multiple of tnn_stored_block_width(W's type). */
+void tnn_stored_input_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata);
+int64_t tnn_stored_block_width(enum ggml_type type);
+/* A thread's scratch: fgemm's panel, the dequantized block, the product of
+ * a later chunk before it is added. */
+size_t tnn_stored_scratch_bytes(int64_t width, int64_t n);
+
 /* ---- float32 products on tinynn's CPU kernel (products.c) ------------------ */
 
 /* Turn the F32 matrix products of a training graph into custom nodes that

@@ -276,3 +276,47 @@ int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, flo
     }
     return TNN_OK;
 }
+
+int tnn_kernel_check_stored_gradient(const char * variant, const char * type_name, const void * w_rows,
+                                     int64_t d_in, int64_t d_out, const float * dy, int64_t n, float * dx,
+                                     int32_t nth) {
+    struct tnn_cpu_state cpu = { 0 };
+    int status = kernels_for(variant, TNN_KERNEL_FGEMM, nth, &cpu.kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    enum ggml_type type = GGML_TYPE_COUNT;
+    for (int t = 0; t < GGML_TYPE_COUNT && type_name != NULL; ++t) {
+        const char * name = ggml_type_name((enum ggml_type) t);
+        if (ggml_get_type_traits((enum ggml_type) t)->to_float != NULL && t != GGML_TYPE_F32 && name != NULL &&
+            strcmp(name, type_name) == 0) {
+            type = (enum ggml_type) t;
+        }
+    }
+    if (type == GGML_TYPE_COUNT || w_rows == NULL || dy == NULL || dx == NULL || d_out < 1 || n < 1 || d_in < 1 ||
+        d_in % tnn_stored_block_width(type) != 0) {
+        return tnn_fail(TNN_ERR_ARG, "stored_gradient: a quantized, F16 or BF16 type, d_in a multiple of its "
+                                     "block width, and d_out and n positive");
+    }
+    /* the node's tensors, on the caller's arrays */
+    struct ggml_init_params params = { 3 * ggml_tensor_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(params);
+    if (ctx == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "stored_gradient: out of memory");
+    }
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, d_in, d_out);
+    struct ggml_tensor * g = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, d_out, n);
+    struct ggml_tensor * dst = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, d_in, n);
+    w->data = (void *) w_rows;
+    g->data = (void *) dy;
+    dst->data = dx;
+    dst->src[0] = w;
+    dst->src[1] = g;
+    status = tnn_grow_scratch(&cpu.scratch, nth, tnn_stored_scratch_bytes(tnn_stored_block_width(type), n));
+    for (int ith = 0; ith < nth && status == TNN_OK; ++ith) {
+        tnn_stored_input_gradient_node(dst, ith, nth, &cpu);
+    }
+    tnn_cpu_state_free(&cpu);
+    ggml_free(ctx);
+    return status;
+}

@@ -259,6 +259,9 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
         struct ggml_cgraph * graph = g == 0 ? s->train.gb_grad : s->train.gf;
         status = s->base.pairs != NULL ? tnn_use_fast_copies(s, graph) : TNN_OK;
         if (status == TNN_OK) {
+            status = tnn_use_stored_products(s, graph);
+        }
+        if (status == TNN_OK) {
             status = tnn_use_fgemm(s, graph);
         }
     }

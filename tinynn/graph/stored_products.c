@@ -1,0 +1,125 @@
+/* The input gradients through a frozen matrix kept as stored, on fgemm.
+ *
+ * Without the base's copies (base_compute stored: the least memory, what a
+ * model too big for the copies gets), the input gradient of y = W x is
+ * dx = W^T dy, which ggml's autodiff writes as out_prod(W, dy^T): a loop over
+ * W's rows that dequantizes each and adds it, scaled, into every column of
+ * dx (24 G multiply-adds/s on two Zen 3 cores against fgemm's 60-80). Here
+ * the same product runs on fgemm (cpu/kernels.h) with W dequantized a
+ * column block at a time into scratch memory, never whole:
+ *
+ *   dx [d_in, n] = sum over k of W[k, m] dy[k, n],  m < d_in, k < d_out
+ *
+ * A thread takes a block of `width` columns of W (m: dx's rows), the
+ * dequantized values laid out [k][width] (fgemm's A read by_k), K_CHUNK rows
+ * of W at a time: the first chunk's product is written to dx, each later
+ * chunk's is added to it. The chunks are the same whatever the thread
+ * count, so every value is the same bits for any number of threads. The
+ * values are the out_prod's up to the order of the sums (both multiply the
+ * dequantized float32 weights by float32 gradients). */
+#include "session/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows of W (d_out) dequantized and multiplied per pass: 1024 x 256 floats,
+ * 1 MB of scratch for a K-quant's 256-wide blocks. */
+#define K_CHUNK 1024
+
+/* Columns of W per block: whole quantization blocks (256 values for the
+ * K-quants, 32 for the others) and whole fgemm panels. */
+int64_t tnn_stored_block_width(enum ggml_type type) {
+    const int64_t blck = ggml_blck_size(type);
+    return blck % TNN_FGEMM_ROWS == 0 ? blck : TNN_FGEMM_ROWS;
+}
+
+size_t tnn_stored_scratch_bytes(int64_t width, int64_t n) {
+    const size_t panel = (tnn_fgemm_scratch_bytes() + 63) / 64 * 64;
+    return panel + sizeof(float) * (size_t) width * (K_CHUNK + (size_t) n);
+}
+
+/* Work items of (column block, column range of dx) shared out between
+ * threads. */
+void tnn_stored_input_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const struct tnn_cpu_state * cpu = userdata;
+    char * scratch = tnn_thread_scratch(&cpu->scratch, ith, &nth);
+    const struct ggml_tensor *w = dst->src[0], *dy = dst->src[1];
+    if (scratch == NULL) {
+        return;
+    }
+    const int64_t d_in = w->ne[0], d_out = w->ne[1], n = dy->ne[1];
+    const int64_t width = tnn_stored_block_width(w->type), blocks = d_in / width;
+    float * panel = (float *) scratch;
+    float * block = (float *) (scratch + (tnn_fgemm_scratch_bytes() + 63) / 64 * 64);
+    float * later = block + (size_t) width * K_CHUNK;
+    const ggml_to_float_t to_float = ggml_get_type_traits(w->type)->to_float;
+    const int64_t ldy = (int64_t) (dy->nb[1] / sizeof(float)), ldx = (int64_t) (dst->nb[1] / sizeof(float));
+
+    /* too few blocks to share: split dx's columns too (each split
+     * dequantizes its block again) */
+    int64_t splits = blocks >= 2 * nth ? 1 : (2 * nth + blocks - 1) / blocks;
+    splits = splits < n ? splits : n;
+    const int64_t items = blocks * splits;
+    for (int64_t item = items * ith / nth; item < items * (ith + 1) / nth; ++item) {
+        const int64_t m0 = item / splits * width, split = item % splits;
+        const int64_t n0 = n * split / splits, cols = n * (split + 1) / splits - n0;
+        float * dx = (float *) dst->data + n0 * ldx + m0;
+        const size_t first_byte = ggml_row_size(w->type, m0);   /* of the block in each row of W */
+        for (int64_t k0 = 0; k0 < d_out; k0 += K_CHUNK) {
+            const int64_t depth = d_out - k0 < K_CHUNK ? d_out - k0 : K_CHUNK;
+            for (int64_t k = 0; k < depth; ++k) {
+                const char * row = (const char *) w->data + (k0 + k) * w->nb[1];
+                to_float(row + first_byte, block + k * width, width);
+            }
+            const struct tnn_fgemm_operand a = { .data = block, .ld = width, .by_k = true };
+            const struct tnn_fgemm_operand b = { .data = (const float *) dy->data + n0 * ldy + k0, .ld = ldy };
+            if (k0 == 0) {
+                cpu->kernels.fgemm(&a, width, depth, &b, dx, ldx, 0, width / TNN_FGEMM_ROWS, 0, cols, panel);
+                continue;
+            }
+            cpu->kernels.fgemm(&a, width, depth, &b, later, width, 0, width / TNN_FGEMM_ROWS, 0, cols, panel);
+            for (int64_t j = 0; j < cols; ++j) {
+                for (int64_t i = 0; i < width; ++i) {
+                    dx[j * ldx + i] += later[j * width + i];
+                }
+            }
+        }
+    }
+}
+
+/* Whether node is out_prod(W, transpose(dy)), the input gradient through a
+ * frozen matrix W as stored, in a form the node above takes. */
+static bool stored_input_gradient(const struct ggml_tensor * node) {
+    if (node->op != GGML_OP_OUT_PROD || node->src[1]->op != GGML_OP_TRANSPOSE) {
+        return false;
+    }
+    const struct ggml_tensor *w = node->src[0], *dy = node->src[1]->src[0];
+    const bool frozen = w->op == GGML_OP_NONE && !(w->flags & GGML_TENSOR_FLAG_PARAM) &&
+                        w->type != GGML_TYPE_F32 && ggml_get_type_traits(w->type)->to_float != NULL &&
+                        ggml_is_contiguous_rows(w) && w->ne[2] == 1 && w->ne[3] == 1 &&
+                        w->ne[0] % tnn_stored_block_width(w->type) == 0;
+    const bool columns = dy->type == GGML_TYPE_F32 && dy->nb[0] == sizeof(float) && dy->ne[0] == w->ne[1] &&
+                         dy->ne[2] == 1 && dy->ne[3] == 1;
+    const bool result = node->type == GGML_TYPE_F32 && ggml_is_contiguous(node) && node->ne[0] == w->ne[0] &&
+                        node->ne[1] == dy->ne[1] && node->ne[2] == 1 && node->ne[3] == 1;
+    return frozen && columns && result;
+}
+
+int tnn_use_stored_products(tnn_session * s, struct ggml_cgraph * graph) {
+    /* TNN_STORED_OUT_PROD: ggml's out_prod kept, to compare (tinynn.h) */
+    if (s->cpu.kernels.fgemm == NULL || getenv("TNN_STORED_OUT_PROD") != NULL) {
+        return TNN_OK;
+    }
+    size_t bytes = 0;
+    for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
+        struct ggml_tensor * node = ggml_graph_node(graph, i);
+        if (!stored_input_gradient(node)) {
+            continue;
+        }
+        struct ggml_tensor * srcs[2] = { node->src[0], node->src[1]->src[0] };
+        tnn_become_custom(s->train.ctx_graph, node, tnn_stored_input_gradient_node, &s->cpu, srcs, 2);
+        const size_t need = tnn_stored_scratch_bytes(tnn_stored_block_width(srcs[0]->type), srcs[1]->ne[1]);
+        bytes = need > bytes ? need : bytes;
+    }
+    return tnn_grow_scratch(&s->cpu.scratch, s->n_threads, bytes);
+}
