@@ -4,6 +4,7 @@ long context, beside PyTorch + PEFT in bf16 with gradient checkpointing.
     python benchmarks/bench_scale.py [--sizes 135m,1b,3b,8b] [--seqs 256,1024,4096]
                                      [--steps 2] [--threads 2] [--no-torch] [--torch-seqs 256,1024]
                                      [--precision f32|bf16] [--stored-from 8b] [--keep DIR]
+                                     [--recompute auto|off|blocks]
 
 Each size is a llama-shaped GGUF with random weights in Q4_K_M's types
 (Q4_K matrices; Q6_K for the untied output and for attn_v and ffn_down in
@@ -162,15 +163,20 @@ def write_random_gguf(path: Path, s: Shape, seed: int = 0) -> None:
 
 # ---- the workers: one cell each, in a process of its own ---------------------
 
+# toy's --recompute as RecipeOptions.recompute: auto, off, every block
+RECOMPUTE = {"auto": -1, "off": 0, "blocks": 1}
 
-def run_toy(model: str, seq: int, steps: int, threads: int, base_compute: str, precision: str, started: float) -> dict:
+
+def run_toy(
+    model: str, seq: int, steps: int, threads: int, base_compute: str, precision: str, recompute: int, started: float
+) -> dict:
     import numpy as np
 
     import toy
     from toy.recipes import LoRA
 
     recipe = LoRA("cpu", threads)
-    opts = toy.RecipeOptions(t_seq=seq, t_batch=1, recompute=-1, evaluates=False, precision=precision)
+    opts = toy.RecipeOptions(t_seq=seq, t_batch=1, recompute=recompute, evaluates=False, precision=precision)
     recipe.realize(model, None, RANK, opts, alpha=ALPHA, targets=SEVEN, base_compute=base_compute)
     plan = recipe.session.plan
     rng = np.random.default_rng(0)
@@ -276,6 +282,12 @@ def main() -> None:
         help="toy's products (default f32; bf16: --precision bf16, the base a bfloat16 copy where AMX runs it)",
     )
     p.add_argument("--stored-from", default="8b", help="the smallest size whose base toy keeps as stored")
+    p.add_argument(
+        "--recompute",
+        default="auto",
+        choices=tuple(RECOMPUTE),
+        help="toy's --recompute (default auto: the plan chooses; blocks: what a 16 GB laptop's plan would)",
+    )
     p.add_argument("--keep", help="write the models in this folder and keep them")
     p.add_argument("--worker", choices=("toy", "peft"))
     p.add_argument("--model")
@@ -285,7 +297,16 @@ def main() -> None:
     p.add_argument("--started", type=float)
     args = p.parse_args()
     if args.worker == "toy":
-        r = run_toy(args.model, args.seq, args.steps, args.threads, args.base_compute, args.precision, args.started)
+        r = run_toy(
+            args.model,
+            args.seq,
+            args.steps,
+            args.threads,
+            args.base_compute,
+            args.precision,
+            RECOMPUTE[args.recompute],
+            args.started,
+        )
         print(json.dumps(r))
         return
     if args.worker == "peft":
@@ -333,6 +354,8 @@ def main() -> None:
                 "stored" if stored else "fast",
                 "--precision",
                 args.precision,
+                "--recompute",
+                args.recompute,
                 "--started",
                 repr(time.time()),
                 *common,

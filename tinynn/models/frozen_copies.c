@@ -27,7 +27,8 @@
  * mul_mat(W^T, dy), ggml's matmul kernels on every backend. It also owns
  * the CPU kernel nodes' scratch (tnn_grow_scratch). Generation reads the
  * stored matrices, never the panels; TNN_BASE_STORED makes no copies at
- * all (the least memory, about half the speed).
+ * all (the least memory; graph/stored_products.c then runs the input
+ * gradients on fgemm).
  *
  * Every copy is made 32 rows of W at a time, so the only scratch memory is
  * a 32-row tile (and, for a packed copy, the matrix in standard blocks

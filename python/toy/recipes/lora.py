@@ -21,7 +21,8 @@ class LoRA(TrainingRecipe):
     target projection, and bakes the training step; only A and B train.
     base_compute "fast" trains through transposed Q8_0 copies of the base's
     matrices (F32 for the output head); "stored" uses the stored types in
-    place: least memory, about half the speed; "auto" (default) is fast where
+    place: least memory (near fast's speed on K-quant bases, slower on the Q4_0, Q4_1
+    and Q8_0 ones the packed kernels read in place); "auto" (default) is fast where
     the step fits in memory with the copies, else stored (self.base_compute
     says which after realize).
     """
