@@ -4,7 +4,7 @@
  * model too big for the copies gets), the input gradient of y = W x is
  * dx = W^T dy, which ggml's autodiff writes as out_prod(W, dy^T): a loop over
  * W's rows that dequantizes each and adds it, scaled, into every column of
- * dx (24 G multiply-adds/s on two Zen 3 cores against fgemm's 60-80). Here
+ * dx (24 G multiply-adds/s on two Zen 3 cores, fgemm about 60). Here
  * the same product runs on fgemm (cpu/kernels.h) with W dequantized a
  * column block at a time into scratch memory, never whole:
  *
@@ -20,7 +20,6 @@
 #include "session/session.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* Rows of W (d_out) dequantized and multiplied per pass: 1024 x 256 floats,
  * 1 MB of scratch for a K-quant's 256-wide blocks. */
@@ -33,9 +32,11 @@ int64_t tnn_stored_block_width(enum ggml_type type) {
     return blck % TNN_FGEMM_ROWS == 0 ? blck : TNN_FGEMM_ROWS;
 }
 
+/* fgemm's panel, in whole cache lines: the first part of a thread's scratch. */
+static size_t panel_bytes(void) { return (tnn_fgemm_scratch_bytes() + 63) / 64 * 64; }
+
 size_t tnn_stored_scratch_bytes(int64_t width, int64_t n) {
-    const size_t panel = (tnn_fgemm_scratch_bytes() + 63) / 64 * 64;
-    return panel + sizeof(float) * (size_t) width * (K_CHUNK + (size_t) n);
+    return panel_bytes() + sizeof(float) * (size_t) width * (K_CHUNK + (size_t) n);
 }
 
 /* Work items of (column block, column range of dx) shared out between
@@ -50,7 +51,7 @@ void tnn_stored_input_gradient_node(struct ggml_tensor * dst, int ith, int nth, 
     const int64_t d_in = w->ne[0], d_out = w->ne[1], n = dy->ne[1];
     const int64_t width = tnn_stored_block_width(w->type), blocks = d_in / width;
     float * panel = (float *) scratch;
-    float * block = (float *) (scratch + (tnn_fgemm_scratch_bytes() + 63) / 64 * 64);
+    float * block = (float *) (scratch + panel_bytes());
     float * later = block + (size_t) width * K_CHUNK;
     const ggml_to_float_t to_float = ggml_get_type_traits(w->type)->to_float;
     const int64_t ldy = (int64_t) (dy->nb[1] / sizeof(float)), ldx = (int64_t) (dst->nb[1] / sizeof(float));
