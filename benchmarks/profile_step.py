@@ -55,7 +55,12 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--top", type=int, default=15)
     p.add_argument("--precision", choices=("f32", "bf16"), default="f32", help="toy-train's --precision (default f32)")
-    p.add_argument("--base-compute", default="auto", help="lora's --base-compute (fast, stored, bf16, auto)")
+    p.add_argument(
+        "--base-compute",
+        default="auto",
+        choices=("auto", "fast", "stored", "bf16"),
+        help="lora's --base-compute (default auto)",
+    )
     args = p.parse_args()
 
     recipe = make_recipe(args)

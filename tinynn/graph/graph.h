@@ -99,6 +99,11 @@ size_t tnn_stored_scratch_bytes(int64_t width, int64_t n);
 
 /* ---- float32 products on tinynn's CPU kernel (products.c) ------------------ */
 
+/* How many column ranges each of units (a product's panels, a stored
+ * matrix's column blocks) is split into, so that nth threads have at least
+ * two work items each where the n columns allow: 1 when there are units
+ * enough. Each range's values do not depend on the split. */
+int64_t tnn_column_splits(int64_t units, int nth, int64_t n);
 /* Turn the F32 matrix products of a training graph into custom nodes that
  * run the fgemm kernel (when the session's kernels have it). */
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);

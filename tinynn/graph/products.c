@@ -124,6 +124,12 @@ static void key_gradient_node(struct ggml_tensor * dst, int ith, int nth, void *
     }
 }
 
+int64_t tnn_column_splits(int64_t units, int nth, int64_t n) {
+    /* at least two items a thread, where the columns allow */
+    const int64_t splits = units >= 2 * nth ? 1 : (2 * nth + units - 1) / units;
+    return splits < n ? splits : n;
+}
+
 /* dst [m, n, batches] = A [k, m, batches / ratio] . B [k, n, batches], in
  * work items of (batch, panel, column range) shared out between threads;
  * a thread's run of whole panels of one batch goes to the kernel in one
@@ -142,9 +148,7 @@ static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userda
     const int64_t batches = b->ne[2], ratio = b->ne[2] / a->ne[2];
     const int64_t panels = (m + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS;
     const int64_t units = batches * panels;
-    /* too few panels to share: split the columns too */
-    int64_t splits = units >= 2 * nth ? 1 : (2 * nth + units - 1) / units;
-    splits = splits < n ? splits : n;
+    const int64_t splits = tnn_column_splits(units, nth, n);
     const int64_t items = units * splits;
     const struct tnn_cpu_kernels * kernels = &use->cpu->kernels;
     const int64_t last = items * (ith + 1) / nth;

@@ -56,10 +56,9 @@ void tnn_stored_input_gradient_node(struct ggml_tensor * dst, int ith, int nth, 
     const ggml_to_float_t to_float = ggml_get_type_traits(w->type)->to_float;
     const int64_t ldy = (int64_t) (dy->nb[1] / sizeof(float)), ldx = (int64_t) (dst->nb[1] / sizeof(float));
 
-    /* too few blocks to share: split dx's columns too (each split
+    /* too few blocks to share: dx's columns split too (each split
      * dequantizes its block again) */
-    int64_t splits = blocks >= 2 * nth ? 1 : (2 * nth + blocks - 1) / blocks;
-    splits = splits < n ? splits : n;
+    const int64_t splits = tnn_column_splits(blocks, nth, n);
     const int64_t items = blocks * splits;
     for (int64_t item = items * ith / nth; item < items * (ith + 1) / nth; ++item) {
         const int64_t m0 = item / splits * width, split = item % splits;

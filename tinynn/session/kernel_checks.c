@@ -104,8 +104,7 @@ static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const f
         return tnn_fail(TNN_ERR_ALLOC, "%s: out of memory", tnn_cpu_kernel_name(kernel));
     }
     const int64_t panels = (m + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS;
-    int64_t splits = panels >= 2 * nth ? 1 : (2 * nth + panels - 1) / panels;
-    splits = splits < n ? splits : n;
+    const int64_t splits = tnn_column_splits(panels, nth, n);
     const int64_t items = panels * splits;
     for (int ith = 0; ith < nth; ++ith) {
         const int64_t first = items * ith / nth, last = items * (ith + 1) / nth;
