@@ -512,11 +512,12 @@ def test_head_loss_gives_each_tokens_loss_and_its_gradient(variant, qtype, d, vo
 
 @pytest.mark.parametrize("variant", VARIANTS["head_loss"])
 @pytest.mark.parametrize("products", VARIANTS["fgemm_bf16"])
-@pytest.mark.parametrize("d, vocab, n", [(32, 32, 2), (50, 300, 60), (96, 1100, 7), (40, 100, 200)])
+@pytest.mark.parametrize("d, vocab, n", [(32, 32, 2), (50, 300, 60), (96, 1100, 7), (40, 100, 200), (48, 2500, 530)])
 def test_head_loss_in_bfloat16_gives_each_tokens_loss_and_its_gradient(variant, products, d, vocab, n):
     """--precision bf16's head: both products through fgemm_bf16 on the
-    head's bfloat16 copy, any d and vocab, more tokens than one chunk
-    (TNN_HEAD_LOSS_CHUNK_BF16, 192)."""
+    head's bfloat16 copy, a block of the vocabulary at a time (1024 rows:
+    TNN_HEAD_LOSS_BLOCK_BF16), any d and vocab, more tokens than one chunk
+    (TNN_HEAD_LOSS_CHUNK_BF16, 512)."""
     need("head_loss", variant)
     need("fgemm_bf16", products)
     rng = np.random.default_rng(d + vocab + n)

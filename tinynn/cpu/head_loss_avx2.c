@@ -104,10 +104,10 @@ AVX2 INLINE float reduce_add16(__m256 lo, __m256 hi) {
     return _mm_cvtss_f32(t8) + _mm_cvtss_f32(_mm_shuffle_ps(t8, t8, _MM_SHUFFLE(1, 1, 1, 1)));
 }
 
-/* -log softmax(z)[label] for one token's logits z [vocab]; with e not NULL
- * (it may be z itself) also e = exp(z - max z) and *sum = their sum: as
- * head_loss_avx512.c's token_loss, 16 logits (two halves) a step. */
-AVX2 static float token_loss(const float * z, int64_t vocab, int32_t label, float * e, double * sum_out) {
+/* e = exp(z - max z) for one token's logits z [vocab] (e may be z, or
+ * NULL) and *sum their sum; returns max z: as head_loss_avx512.c's
+ * exponentials, 16 logits (two halves) a step. */
+AVX2 static float exponentials(const float * z, int64_t vocab, float * e, double * sum_out) {
     __m256 mx[2] = { _mm256_set1_ps(-INFINITY), _mm256_set1_ps(-INFINITY) };
     int64_t i = 0;
     for (; i + 16 <= vocab; i += 16) {
@@ -121,7 +121,6 @@ AVX2 static float token_loss(const float * z, int64_t vocab, int32_t label, floa
         mx[h] = _mm256_blendv_ps(mx[h], v, _mm256_castsi256_ps(m));
     }
     const float max = reduce_max16(mx[0], mx[1]);
-    const float z_label = z[label];
     const __m256 vmax = _mm256_set1_ps(max);
     double sum = 0.0;
     for (int64_t i0 = 0; i0 < vocab; i0 += 256) {
@@ -148,6 +147,16 @@ AVX2 static float token_loss(const float * z, int64_t vocab, int32_t label, floa
         }
         sum += (double) reduce_add16(part[0], part[1]);
     }
+    *sum_out = sum;
+    return max;
+}
+
+/* -log softmax(z)[label] for one token's logits z [vocab]; with e not NULL
+ * (it may be z itself) also e = exp(z - max z) and *sum = their sum. */
+AVX2 static float token_loss(const float * z, int64_t vocab, int32_t label, float * e, double * sum_out) {
+    const float z_label = z[label];
+    double sum = 0.0;
+    const float max = exponentials(z, vocab, e, &sum);
     if (sum_out != NULL) {
         *sum_out = sum;
     }
@@ -179,7 +188,8 @@ float tnn_token_loss_avx2(const float * z, int64_t vocab, int32_t label) {
 void tnn_head_loss_avx2(const struct tnn_head_products * products, int64_t d, int64_t vocab, const float * h,
                         int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out,
                         void * scratch) {
-    tnn_head_loss_walk(softmax_gradient, products, d, vocab, h, h_stride, labels, n, t0, t1, out, scratch);
+    const struct tnn_softmax_fns fns = { softmax_gradient, exponentials };
+    tnn_head_loss_walk(&fns, products, d, vocab, h, h_stride, labels, n, t0, t1, out, scratch);
 }
 
 #endif

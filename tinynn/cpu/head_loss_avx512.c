@@ -39,17 +39,15 @@ static inline __mmask16 lanes(int64_t i, int64_t vocab) {
     return vocab - i >= 16 ? (__mmask16) 0xffff : (__mmask16) ((1u << (vocab - i)) - 1);
 }
 
-/* -log softmax(z)[label] for one token's logits z [vocab]; with e not NULL
- * (it may be z itself) also e = exp(z - max z) and *sum = their sum. The
- * sum goes through doubles every 16 vectors. The forward graph's loss and
- * the fused training graph's both come from here, so they are equal. */
-AVX512 static float token_loss(const float * z, int64_t vocab, int32_t label, float * e, double * sum_out) {
+/* e = exp(z - max z) for one token's logits z [vocab] (e may be z, or
+ * NULL) and *sum their sum; returns max z. The sum goes through doubles
+ * every 16 vectors. */
+AVX512 static float exponentials(const float * z, int64_t vocab, float * e, double * sum_out) {
     __m512 mx = _mm512_set1_ps(-INFINITY);
     for (int64_t i = 0; i < vocab; i += 16) {
         mx = _mm512_mask_max_ps(mx, lanes(i, vocab), mx, _mm512_maskz_loadu_ps(lanes(i, vocab), z + i));
     }
     const float max = _mm512_reduce_max_ps(mx);
-    const float z_label = z[label];
     const __m512 vmax = _mm512_set1_ps(max);
     double sum = 0.0;
     for (int64_t i0 = 0; i0 < vocab; i0 += 256) {
@@ -64,6 +62,18 @@ AVX512 static float token_loss(const float * z, int64_t vocab, int32_t label, fl
         }
         sum += (double) _mm512_reduce_add_ps(part);
     }
+    *sum_out = sum;
+    return max;
+}
+
+/* -log softmax(z)[label] for one token's logits z [vocab]; with e not NULL
+ * (it may be z itself) also e = exp(z - max z) and *sum = their sum. The
+ * forward graph's loss and the fused training graph's both come from here,
+ * so they are equal. */
+AVX512 static float token_loss(const float * z, int64_t vocab, int32_t label, float * e, double * sum_out) {
+    const float z_label = z[label];
+    double sum = 0.0;
+    const float max = exponentials(z, vocab, e, &sum);
     if (sum_out != NULL) {
         *sum_out = sum;
     }
@@ -91,7 +101,8 @@ float tnn_token_loss_avx512(const float * z, int64_t vocab, int32_t label) {
 void tnn_head_loss_avx512(const struct tnn_head_products * products, int64_t d, int64_t vocab, const float * h,
                           int64_t h_stride, const int32_t * labels, int64_t n, int64_t t0, int64_t t1, float * out,
                           void * scratch) {
-    tnn_head_loss_walk(softmax_gradient, products, d, vocab, h, h_stride, labels, n, t0, t1, out, scratch);
+    const struct tnn_softmax_fns fns = { softmax_gradient, exponentials };
+    tnn_head_loss_walk(&fns, products, d, vocab, h, h_stride, labels, n, t0, t1, out, scratch);
 }
 
 #endif

@@ -99,24 +99,39 @@ static inline struct tnn_qgemm_layout tnn_qgemm_layout(int64_t k, int64_t n) {
 }
 
 /* head_loss's scratch, by byte offset: the products' own (qgemm's quantized
- * columns for either product, or fgemm_bf16's), then z [vocab, chunk], the
+ * columns for either product, or fgemm_bf16's), then z [rows, chunk], the
  * gathered h [d, chunk] and their dL/dh [d, chunk]; chunk:
- * TNN_HEAD_LOSS_CHUNK, or TNN_HEAD_LOSS_CHUNK_BF16 with bfloat16 products. */
+ * TNN_HEAD_LOSS_CHUNK, or TNN_HEAD_LOSS_CHUNK_BF16 with bfloat16 products.
+ * z holds all vocab rows of the logits, or with bfloat16 products one
+ * block of TNN_HEAD_LOSS_BLOCK_BF16 rows; then dh is the running sum
+ * W^T e, and part [d, chunk] and the per-token running max, sum and
+ * block factors (struct tnn_head_loss_token) follow it. */
 struct tnn_head_loss_layout {
-    int64_t chunk;
-    size_t z, h, dh, total;
+    int64_t chunk, rows;
+    size_t z, h, dh, part, tokens, total;
+};
+
+/* One token's running state in the bfloat16 walk (layout.c). */
+struct tnn_head_loss_token {
+    double sum;          /* sum of exp(z - max) over the blocks so far */
+    float max, z_label;  /* the largest logit so far; the label's logit */
+    float old_scale, block_scale;   /* the last block's factors (layout.c) */
 };
 
 static inline struct tnn_head_loss_layout tnn_head_loss_layout(int64_t d, int64_t vocab, bool bf16) {
     const int64_t c = bf16 ? TNN_HEAD_LOSS_CHUNK_BF16 : TNN_HEAD_LOSS_CHUNK;
     const size_t q_d = tnn_qgemm_scratch_bytes(d, c), q_v = tnn_qgemm_scratch_bytes(vocab, c);
     const size_t q = bf16 ? tnn_fgemm_bf16_scratch_bytes() : q_d > q_v ? q_d : q_v;
+    const size_t dc = tnn_align64((size_t) d * c * sizeof(float));
     struct tnn_head_loss_layout l;
     l.chunk = c;
+    l.rows = bf16 && vocab > TNN_HEAD_LOSS_BLOCK_BF16 ? TNN_HEAD_LOSS_BLOCK_BF16 : vocab;
     l.z = tnn_align64(q);
-    l.h = l.z + tnn_align64((size_t) vocab * c * sizeof(float));
-    l.dh = l.h + tnn_align64((size_t) d * c * sizeof(float));
-    l.total = l.dh + tnn_align64((size_t) d * c * sizeof(float));
+    l.h = l.z + tnn_align64((size_t) l.rows * c * sizeof(float));
+    l.dh = l.h + dc;
+    l.part = l.dh + dc;
+    l.tokens = l.part + (bf16 ? dc : 0);
+    l.total = l.tokens + (bf16 ? tnn_align64((size_t) c * sizeof(struct tnn_head_loss_token)) : 0);
     return l;
 }
 
@@ -131,13 +146,25 @@ void tnn_fgemm_pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
  * loss over n tokens, (softmax(z) - onehot(label)) / n; returns its loss. */
 typedef float (*tnn_softmax_gradient_fn)(float * z, int64_t vocab, int32_t label, float inv_n);
 
-/* head_loss over tokens [t0, t1) (kernels.h), each variant giving its
- * softmax_gradient: gathers up to a chunk of labelled tokens (a
- * masked one is done at once), their logits through the products, each
- * token's loss and gradient, then dL/dh = W^T dz through them again. */
-void tnn_head_loss_walk(tnn_softmax_gradient_fn softmax_gradient, const struct tnn_head_products * products,
-                        int64_t d, int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels,
-                        int64_t n, int64_t t0, int64_t t1, float * out, void * scratch);
+/* One token's logits z [len]: e = exp(z - max z) (e may be z) and *sum
+ * their sum, in the variant's lanes 256 values at a time, those sums in a
+ * double; returns max z. */
+typedef float (*tnn_exponentials_fn)(const float * z, int64_t len, float * e, double * sum);
+
+/* A head_loss variant's own pieces for the walk. */
+struct tnn_softmax_fns {
+    tnn_softmax_gradient_fn gradient;
+    tnn_exponentials_fn exponentials;
+};
+
+/* head_loss over tokens [t0, t1) (kernels.h): gathers up to a chunk of
+ * labelled tokens (a masked one is done at once), then with the int8
+ * products their logits, each token's loss and gradient, then dL/dh =
+ * W^T dz through them again; with bfloat16 products both products a block
+ * of the vocabulary at a time (layout.c). */
+void tnn_head_loss_walk(const struct tnn_softmax_fns * fns, const struct tnn_head_products * products, int64_t d,
+                        int64_t vocab, const float * h, int64_t h_stride, const int32_t * labels, int64_t n,
+                        int64_t t0, int64_t t1, float * out, void * scratch);
 
 /* ---- AMX tiles (qgemm_amx.c, fgemm_bf16_amx.c) --------------------------- */
 
