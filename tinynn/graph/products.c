@@ -296,6 +296,15 @@ static struct ggml_tensor * transposed_copy(struct ggml_cgraph * graph, const st
     return transposed != NULL ? tnn_graph_reader(graph, transposed, 0, GGML_OP_CONT) : NULL;
 }
 
+/* The product node (if it is one) marked in scores[] (by node index). */
+static void mark_scores(const struct tnn_node_index * index, int n_nodes, bool * scores,
+                        const struct ggml_tensor * node) {
+    const int i = node != NULL && node->op == GGML_OP_MUL_MAT ? tnn_node_find(index, n_nodes, node) : -1;
+    if (i >= 0) {
+        scores[i] = true;
+    }
+}
+
 /* Each node's causal part (the file's comment), by node index: found from
  * every masked softmax W of scores mul_mat(K, Q) with as many keys as
  * queries, O = mul_mat(V^T, W), dS = soft_max_back(dW, W), and the
@@ -303,8 +312,9 @@ static struct ggml_tensor * transposed_copy(struct ggml_cgraph * graph, const st
  * dO^T), dQ = mul_mat(K^T, dS), dK = mul_mat(Q^T, dS^T) (KEY_GRADIENT, with
  * Q^T's source and dS as its sources). Each such W is flagged on the way
  * (op_params[2]) for ggml's softmax to run its rows only up to their
- * query (vendor patch 0012). NULL: out of memory. */
-static enum tnn_causal_part * causal_parts(struct ggml_cgraph * graph) {
+ * query (vendor patch 0012). The scores' products K^T Q are marked in
+ * scores (n + 1 of them, false). NULL: out of memory. */
+static enum tnn_causal_part * causal_parts(struct ggml_cgraph * graph, bool * scores) {
     struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
     const int n = ggml_graph_n_nodes(graph);
     enum tnn_causal_part * parts = calloc((size_t) n + 1, sizeof(*parts));   /* TNN_CAUSAL_ALL */
@@ -323,6 +333,7 @@ static enum tnn_causal_part * causal_parts(struct ggml_cgraph * graph) {
         /* the softmax itself: each row only up to its query (vendor patch 0012) */
         const int32_t causal_rows = 1;
         memcpy((char *) w->op_params + 2 * sizeof(int32_t), &causal_rows, sizeof causal_rows);
+        mark_scores(index, n, scores, w->src[0]);
         mark_part(index, n, parts, tnn_graph_reader(graph, w, 1, GGML_OP_MUL_MAT), TNN_CAUSAL_K_TO_COLUMN);
         const struct ggml_tensor * w_t = transposed_copy(graph, w);
         if (w_t != NULL) {
@@ -351,9 +362,11 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     }
     const int n_nodes = ggml_graph_n_nodes(graph);
     struct ggml_tensor ** copies = calloc((size_t) 2 * n_nodes + 1, sizeof(*copies));
-    enum tnn_causal_part * parts = causal_parts(graph);
+    bool * scores = calloc((size_t) n_nodes + 1, sizeof(*scores));
+    enum tnn_causal_part * parts = scores != NULL ? causal_parts(graph, scores) : NULL;
     if (copies == NULL || parts == NULL) {
         free(copies);
+        free(scores);
         free(parts);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
@@ -391,13 +404,15 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
         if (b_source != NULL && ggml_nbytes(b_source) > B_BY_K_MAX_BYTES) {
             b_source = NULL;
         }
-        /* precision bf16 rounds the products by weights; attention's
-         * (batched over heads) stay float32: rounding its weights to bf16,
-         * the attention-sink token's near 1, moved one step of a 100-step
-         * LoRA run on SmolLM2 25% off the f32 loss (with them in float32: at
-         * most 0.5% over the 100 steps) */
+        /* precision bf16 rounds the products by weights, and attention's
+         * scores K^T Q (Q and K rounded, as autocast rounds them); the rest
+         * of attention's stay float32. Rounding the softmax weights W, the
+         * attention-sink token's near 1, moved one step of a 100-step LoRA
+         * run on SmolLM2 25% off the f32 loss; with the scores in bf16 it
+         * kept within 0.64% (0.78% with them in float32), with dW = V^T dO
+         * in bf16 as well 1.9% (README "bf16 on AMD Zen 4") */
         const bool attention = node->src[0]->ne[2] > 1 || node->src[1]->ne[2] > 1;
-        const bool bf16 = s->train.bf16_products && !attention;
+        const bool bf16 = s->train.bf16_products && (!attention || scores[i]);
         if ((bf16 ? s->cpu.kernels.fgemm_bf16 : s->cpu.kernels.fgemm) == NULL) {
             continue;   /* (TNN_CPU_KERNELS left that kernel out) */
         }
@@ -418,6 +433,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     }
     const int status = drop_unread_copies(graph, copies, n_copies);
     free(copies);
+    free(scores);
     free(parts);
     if (status != TNN_OK || !used) {
         return status;
