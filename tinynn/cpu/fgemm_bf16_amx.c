@@ -15,8 +15,9 @@
  * model's products (2048-8192 rows, 2048-8192 deep, 1024 tokens) ran 5-15%
  * faster on two threads with operands from memory (the same bits: each sum
  * still runs over k in order). Where all of B fits in that room (the head's
- * 192 tokens at a time), it is rounded once for every slice, and each group
- * runs over all slices, so that its part of C stays in cache.
+ * blocks: up to 512 tokens of d <= 2048), it is rounded once for every
+ * slice, and each group runs over all slices, so that its part of C stays
+ * in cache.
  * The slice is 1024 deep, not fgemm's 256, because C's traffic was what
  * held the tiles back: a 256-deep slice loads and stores each 32 x 32
  * block of C for every 32 tile products, from beyond L2 once C passes 2 MB
@@ -305,7 +306,7 @@ AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, in
     if ((size_t) blocks * k_steps * STEP * 2 * HALF <= (size_t) COLS * KC) {
         /* all of B fits: rounded once, then each group of panels over every
          * slice, its part of C kept in cache from one slice to the next
-         * (the head's logits: 192 tokens by 128 K rows) */
+         * (the head's blocks of 1024 vocabulary rows, both ways) */
         for (int64_t k0 = 0; k0 < k; k0 += KC) {
             const int64_t depth = k - k0 < KC ? k - k0 : KC;
             const size_t block_values = (size_t) (depth + STEP - 1) / STEP * STEP * 2 * HALF;
