@@ -20,6 +20,7 @@ import numpy as np
 
 import toy
 from toy.core.models import default_model_path
+from toy.options.common import recompute_every
 from toy.recipes import FromScratch, LoRA
 
 SMOLLM2_SHAPE = dict(vocab=49152, d_model=576, n_layers=30, n_heads=9, n_kv_heads=3, d_ff=1536)
@@ -27,7 +28,9 @@ TINY_SHAPE = dict(vocab=256, d_model=64, n_layers=2, n_heads=4, n_kv_heads=2, d_
 
 
 def make_recipe(args):
-    opts = toy.RecipeOptions(t_seq=args.seq, t_batch=args.batch, precision=args.precision)
+    opts = toy.RecipeOptions(
+        t_seq=args.seq, t_batch=args.batch, precision=args.precision, recompute=recompute_every(args.recompute)
+    )
     if args.recipe == "lora":
         recipe = LoRA("cpu", args.threads)
         recipe.realize(
@@ -54,6 +57,7 @@ def main() -> None:
     p.add_argument("--model")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--top", type=int, default=15)
+    p.add_argument("--recompute", default="auto", help="toy-train's --recompute (default auto)")
     p.add_argument("--precision", choices=("f32", "bf16"), default="f32", help="toy-train's --precision (default f32)")
     p.add_argument(
         "--base-compute",

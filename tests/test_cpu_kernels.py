@@ -20,7 +20,7 @@ from toy.native.library import ffi, library
 
 lib = library("cpu")
 
-KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16"]
+KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16", "attention_bf16"]
 # the variants of each kernel, in order of preference (kernels.h)
 VARIANTS = {
     "qgemm": ["avx2", "avxvnni", "avx512", "amx"],
@@ -28,6 +28,7 @@ VARIANTS = {
     "head_loss": ["avx2", "avx512"],
     "adamw": ["avx2", "avx512"],
     "fgemm_bf16": ["avx512", "amx"],
+    "attention_bf16": ["avx512"],
 }
 # the /proc/cpuinfo flags each variant is compiled for (kernels.c asks the CPU)
 AVX2 = {"avx2", "fma", "f16c"}
@@ -42,7 +43,7 @@ QTYPES = {"q8_0": GGMLQuantizationType.Q8_0, "q4_1": GGMLQuantizationType.Q4_1}
 
 
 def needs(kernel: str, variant: str) -> set[str]:
-    if kernel == "fgemm_bf16":
+    if kernel in ("fgemm_bf16", "attention_bf16"):
         return AVX512 | {"avx512_bf16"} | ({"amx_tile", "amx_bf16"} if variant == "amx" else set())
     return NEEDS[variant] | ({"avx512_vnni"} if (kernel, variant) == ("qgemm", "avx512") else set())
 
@@ -127,7 +128,7 @@ def test_a_cpu_level_bounds_every_kernel_to_its_features(monkeypatch, level, wit
         allowed = within
         if level == "skylakex" and kernel == "qgemm":
             allowed = {"avx2"}  # Skylake-X has AVX-512 but no VNNI
-        if level in ("skylakex", "icelake") and kernel == "fgemm_bf16":
+        if level in ("skylakex", "icelake") and kernel in ("fgemm_bf16", "attention_bf16"):
             allowed = set()  # nor AVX512-BF16
         assert choice(kernel) == best(kernel, allowed), (level, kernel)
 
@@ -179,7 +180,9 @@ def test_realize_refuses_a_setting_it_cannot_read(monkeypatch, setting, ok):
         else:
             assert status == 1  # TNN_ERR_ARG
             message = ffi.string(lib.tnn_last_error()).decode()
-            assert "TNN_CPU_KERNELS" in message and "qgemm, fgemm, head_loss, adamw, fgemm_bf16" in message
+            assert (
+                "TNN_CPU_KERNELS" in message and "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16" in message
+            )
     finally:
         lib.tnn_session_free(session[0])
 
@@ -352,6 +355,91 @@ def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(varian
         np.testing.assert_array_equal(c, outputs[0])
     if variant == "avx512":  # the order is the kernel's contract; the AMX tiles sum their own way (kernels.h)
         np.testing.assert_array_equal(outputs[0].T, summed_in_order(a, b))
+
+
+def causal_attention(q, k, v, dout, group: int, scale: float):
+    """Causal attention and its backward in float64, query matrix m reading
+    key and value matrix m // group: out, lse (log2 of the sum of
+    exp(scores)), dq, dk, dv."""
+    n_queries, t, _ = q.shape
+    hidden = np.triu(np.ones((t, t), bool), 1)  # keys after the query
+    out, lse, dq = np.zeros_like(q), np.zeros((n_queries, t)), np.zeros_like(q)
+    dk, dv = np.zeros_like(k), np.zeros_like(v)
+    for m in range(n_queries):
+        kv = m // group
+        s = np.where(hidden, -np.inf, scale * q[m] @ k[kv].T)
+        top = s.max(axis=1, keepdims=True)
+        e = np.exp(s - top)
+        p = e / e.sum(axis=1, keepdims=True)
+        lse[m] = (np.log(e.sum(axis=1)) + top[:, 0]) / np.log(2.0)
+        out[m] = p @ v[kv]
+        dp = dout[m] @ v[kv].T
+        ds = p * (dp - (dp * p).sum(axis=1, keepdims=True))
+        dq[m] = scale * ds @ k[kv]
+        dk[kv] += scale * ds.T @ q[m]
+        dv[kv] += p.T @ dout[m]
+    return out, lse, dq, dk, dv
+
+
+@pytest.mark.parametrize("variant", VARIANTS["attention_bf16"])
+# a single token; a sequence short of a block; two blocks and a part (GQA
+# groups of 2 and 3); four whole blocks
+@pytest.mark.parametrize(
+    "head_dim, t, n_queries, group", [(32, 1, 1, 1), (64, 50, 2, 1), (64, 150, 4, 2), (128, 130, 3, 3), (32, 256, 2, 2)]
+)
+def test_attention_bf16_is_causal_attention_and_its_gradients(variant, head_dim, t, n_queries, group):
+    """--precision bf16's attention a block at a time: the output, each
+    query's log-sum-exp and the gradients of q, k and v are those of float64
+    causal attention on the bfloat16-rounded operands, to the rounding of
+    the softmax weights and their gradients to bfloat16; out, lse, dk and dv
+    the same bits for any thread count (dq sums the threads' parts)."""
+    need("attention_bf16", variant)
+    rng = np.random.default_rng(head_dim * t + n_queries)
+    q = rng.standard_normal((n_queries, t, head_dim)).astype(np.float32)
+    k = rng.standard_normal((n_queries // group, t, head_dim)).astype(np.float32)
+    v = rng.standard_normal((n_queries // group, t, head_dim)).astype(np.float32)
+    dout = rng.standard_normal((n_queries, t, head_dim)).astype(np.float32)
+    scale = 1.0 / np.sqrt(head_dim)
+    results = []
+    for nth in (1, 2, 3):
+        out, dq = np.full_like(q, np.nan), np.full_like(q, np.nan)
+        dk, dv = np.full_like(k, np.nan), np.full_like(v, np.nan)
+        lse = np.full((n_queries, t), np.nan, np.float32)
+        check(
+            lib.tnn_kernel_check_attention_bf16(
+                variant.encode(),
+                f32(q),
+                f32(k),
+                f32(v),
+                head_dim,
+                t,
+                n_queries,
+                group,
+                scale,
+                f32(dout),
+                f32(out),
+                f32(lse),
+                f32(dq),
+                f32(dk),
+                f32(dv),
+                nth,
+            )
+        )
+        results.append((out, lse, dq, dk, dv))
+    exact = causal_attention(*(bfloat16(x).reshape(x.shape) for x in (q, k, v, dout)), group, scale)
+    names = ("out", "lse", "dq", "dk", "dv")
+    for name, ours, theirs in zip(names, results[0], exact, strict=True):
+        # measured: 0.1-0.5% of the largest value (P and dS in bfloat16, 2^-9 relative),
+        # lse 1e-7 (float32 sums); one token's dq and dk are zeros, ours within the
+        # rounding of D = dO . O
+        err = np.abs(ours - theirs).max() / (np.abs(theirs).max() + 1e-2)
+        assert err <= (1e-6 if name == "lse" else 1.5e-2), (name, err)
+    for other in results[1:]:
+        for name, ours, theirs in zip(names, results[0], other, strict=True):
+            if name == "dq":
+                np.testing.assert_allclose(theirs, ours, rtol=0, atol=1e-6 * np.abs(ours).max())
+            else:
+                np.testing.assert_array_equal(theirs, ours, err_msg=name)
 
 
 @pytest.mark.parametrize("variant", VARIANTS["fgemm"])

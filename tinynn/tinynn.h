@@ -634,6 +634,16 @@ int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, flo
 int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int32_t a_stored_bf16,
                                 int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n, float * c,
                                 int32_t nth);
+/* attention_bf16 ("avx512"): causal attention's forward, then its backward,
+ * on contiguous arrays: q, dout and out [n_queries][t_seq][head_dim], k
+ * and v [n_queries / group][t_seq][head_dim]; writes out, lse [n_queries]
+ * [t_seq] (log2 of each query's sum of 2^(scores log2 e)), and the
+ * gradients dq, dk and dv shaped as q, k and v (the threads' dQ parts summed
+ * in order). head_dim a multiple of 32 up to 256. */
+int tnn_kernel_check_attention_bf16(const char * variant, const float * q, const float * k, const float * v,
+                                    int64_t head_dim, int64_t t_seq, int64_t n_queries, int64_t group, float scale,
+                                    const float * dout, float * out, float * lse, float * dq, float * dk,
+                                    float * dv, int32_t nth);
 
 /* TNN_CDEF_END */
 

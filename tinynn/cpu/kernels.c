@@ -13,8 +13,8 @@
 #endif
 #endif
 
-static const char * const kernel_names[TNN_CPU_KERNEL_COUNT] = { "qgemm", "fgemm", "head_loss", "adamw",
-                                                                 "fgemm_bf16" };
+static const char * const kernel_names[TNN_CPU_KERNEL_COUNT] = { "qgemm", "fgemm",      "head_loss",
+                                                                 "adamw", "fgemm_bf16", "attention_bf16" };
 static const char * const variant_names[TNN_CPU_VARIANT_COUNT] = { "none", "avx2", "avxvnni", "avx512", "amx" };
 
 const char * tnn_cpu_kernel_name(enum tnn_cpu_kernel kernel) {
@@ -151,6 +151,10 @@ static void adamw_avx2(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx2; 
 static void adamw_avx512(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx512; }
 static void fgemm_bf16_avx512(struct tnn_cpu_kernels * k) { k->fgemm_bf16 = tnn_fgemm_bf16_avx512; }
 static void fgemm_bf16_amx(struct tnn_cpu_kernels * k) { k->fgemm_bf16 = tnn_fgemm_bf16_amx; }
+static void attention_bf16_avx512(struct tnn_cpu_kernels * k) {
+    k->attention_forward = tnn_attention_bf16_forward_avx512;
+    k->attention_backward = tnn_attention_bf16_backward_avx512;
+}
 
 static const struct variant_entry variants[] = {
     { TNN_KERNEL_QGEMM, TNN_CPU_AVX2, AVX2, qgemm_avx2 },
@@ -165,6 +169,7 @@ static const struct variant_entry variants[] = {
     { TNN_KERNEL_ADAMW, TNN_CPU_AVX512, AVX512, adamw_avx512 },
     { TNN_KERNEL_FGEMM_BF16, TNN_CPU_AVX512, AVX512 | TNN_FEATURE_AVX512BF16, fgemm_bf16_avx512 },
     { TNN_KERNEL_FGEMM_BF16, TNN_CPU_AMX, AVX512 | TNN_FEATURE_AVX512BF16 | TNN_FEATURE_AMX, fgemm_bf16_amx },
+    { TNN_KERNEL_ATTENTION_BF16, TNN_CPU_AVX512, AVX512 | TNN_FEATURE_AVX512BF16, attention_bf16_avx512 },
 };
 
 static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {
@@ -206,6 +211,10 @@ static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
             break;
         case TNN_KERNEL_ADAMW: k->adamw = NULL; break;
         case TNN_KERNEL_FGEMM_BF16: k->fgemm_bf16 = NULL; break;
+        case TNN_KERNEL_ATTENTION_BF16:
+            k->attention_forward = NULL;
+            k->attention_backward = NULL;
+            break;
         default: break;
     }
 }

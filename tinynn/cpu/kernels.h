@@ -89,13 +89,15 @@ enum tnn_cpu_kernel {
     TNN_KERNEL_HEAD_LOSS,  /* head_loss and token_loss */
     TNN_KERNEL_ADAMW,
     TNN_KERNEL_FGEMM_BF16, /* fgemm's products in bfloat16: --precision bf16 only */
+    TNN_KERNEL_ATTENTION_BF16, /* causal attention in blocks, bfloat16 products: --precision bf16 only */
     TNN_CPU_KERNEL_COUNT
 };
 
 /* The names TNN_CPU_KERNELS lists. */
-#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw, fgemm_bf16"
+#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16"
 
 struct tnn_fgemm_operand;
+struct tnn_attention_args;
 
 /* qgemm's entry point (see tnn_qgemm_avx512 below). */
 typedef void (*tnn_qgemm_fn)(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
@@ -125,6 +127,8 @@ struct tnn_cpu_kernels {
     float (*token_loss)(const float * z, int64_t vocab, int32_t label);
     void (*adamw)(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
     tnn_fgemm_fn fgemm_bf16;
+    void (*attention_forward)(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
+    void (*attention_backward)(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
 };
 
 /* The features this CPU (and its OS) offers: a set of enum tnn_cpu_feature. */
@@ -366,6 +370,58 @@ void tnn_head_loss_avx2(const struct tnn_head_products * products, int64_t d, in
  * beside a fused training graph) reports the same loss to the bit. */
 float tnn_token_loss_avx512(const float * z, int64_t vocab, int32_t label);
 float tnn_token_loss_avx2(const float * z, int64_t vocab, int32_t label);
+
+/* ---- attention_bf16: causal attention a block of keys at a time ---------- *
+ *
+ * Training attention through ggml's ops writes each head's T x T scores,
+ * softmax weights and their gradients to memory and reads them back, about
+ * ten passes of 64 MB a head at 4096 tokens: that traffic, not the
+ * multiplies, bounded a 1 B model's step at 4096 tokens (41 of 71 s). These
+ * kernels hold a 64 x 64 block of them at a time in cache, as flash
+ * attention does, with the products in bfloat16 on vdpbf16ps (the products
+ * of --precision bf16; sums, softmax and gradients in float32):
+ *   forward:  per block of 64 queries, over the key blocks up to its own,
+ *             the scores S = scale Q K^T, the running max and sum of each
+ *             query's exp(S) (online softmax), O += P V; then O /= sum, and
+ *             lse = log2 of each query's sum of 2^(S log2 e) kept for the
+ *             backward.
+ *   backward: per block of 64 keys, over the query blocks from its own on,
+ *             and over the query heads sharing its key head: P from lse,
+ *             dV += P^T dO, dP = dO V^T, dS = P (dP - D), D = rowsum(dO O),
+ *             dK += scale dS^T Q, and dQ += scale dS K into the thread's own
+ *             part (the parts summed after the node: no two threads add to
+ *             one value, so the bits depend on the thread count only).
+ * The mask is causal (key <= query) and nothing else. Query matrix m reads
+ * key and value matrix m / group (grouped-query attention). head_dim is a
+ * multiple of 32, at most TNN_ATTENTION_MAX_HEAD_DIM. */
+#define TNN_ATTENTION_BLOCK 64
+#define TNN_ATTENTION_MAX_HEAD_DIM 256
+
+/* One operand: element (matrix m, token t, dim d) at data[m * matrix + t * token + d * dim]. */
+struct tnn_attention_operand {
+    float * data;
+    int64_t matrix, token, dim;
+};
+
+struct tnn_attention_args {
+    int64_t head_dim, t_seq, n_queries, group;   /* n_queries query matrices, n_queries / group key matrices */
+    float scale;                                 /* of the scores: S = scale Q K^T */
+    struct tnn_attention_operand q, k, v;
+    struct tnn_attention_operand out;            /* forward: written; backward: the forward's output */
+    float * lse;                                 /* [n_queries][t_seq]: forward: written; backward: read */
+    struct tnn_attention_operand dout;           /* backward: the output's gradient */
+    struct tnn_attention_operand dk, dv;         /* backward: written */
+    struct tnn_attention_operand dq;             /* backward: thread ith's part at dq.data + ith * dq_part;
+                                                    parts [nth, dq_parts) are zeroed */
+    int64_t dq_part, dq_parts;
+};
+
+/* Scratch bytes a thread needs for either pass. */
+size_t tnn_attention_bf16_scratch_bytes(int64_t head_dim, int64_t t_seq, int64_t group);
+/* The forward's share of thread ith of nth (shares balanced by the causal work). */
+void tnn_attention_bf16_forward_avx512(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
+/* The backward's share of thread ith of nth. */
+void tnn_attention_bf16_backward_avx512(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
 
 /* ---- adamw: the AdamW update ----------------------------------------------- *
  *

@@ -55,6 +55,15 @@ struct tnn_fgemm_use {
     enum tnn_causal_part causal;
 };
 
+/* A fused attention node's user data (graph/attention.c): the kernels and
+ * scratch, the scores' scale, and how many parts of dQ its backward writes
+ * (one a thread). */
+struct tnn_attention_use {
+    const struct tnn_cpu_state * cpu;
+    float scale;
+    int32_t dq_parts;
+};
+
 /* The session's one member for the CPU kernels: which run (chosen at
  * realize), their scratch, and the user data their nodes point at. */
 struct tnn_cpu_state {
@@ -64,6 +73,7 @@ struct tnn_cpu_state {
     struct tnn_fgemm_use fgemm_uses[8 * TNN_CAUSAL_PARTS];   /* by operand layout, bf16 and causal part
                                                                 (graph/products.c) */
     struct tnn_fgemm_use bf16_copy_uses[2];      /* W x and W^T dy by a bfloat16 copy (products.c) */
+    struct tnn_attention_use attention_use;      /* the fused attention nodes' (graph/attention.c) */
 };
 
 /* Make the CPU kernel nodes' scratch at least bytes per thread, for n_threads threads. */

@@ -115,6 +115,17 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
 void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16,
                        struct ggml_tensor * x, bool transposed);
 
+/* ---- causal attention in one node each way (attention.c) ------------------ */
+
+/* Whether a training graph's attention can run on the attention_bf16
+ * kernels: --precision bf16, a CPU with them, uncapped scores, a head width
+ * they take, and no packed rows. */
+bool tnn_attention_fusable(const tnn_session * s);
+/* Rewrite a forward graph, before its backward is built: each causal
+ * attention becomes one custom node, its backward another (attention.c's
+ * comment). TNN_OK when there is nothing to fuse. */
+int tnn_fuse_attention(tnn_session * s, struct ggml_cgraph * graph);
+
 /* ---- the AdamW update on tinynn's CPU kernel (adamw.c) ---------------------- */
 
 /* Turn a graph's AdamW nodes into custom nodes that compute the same bits

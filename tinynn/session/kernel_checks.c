@@ -319,3 +319,78 @@ int tnn_kernel_check_stored_gradient(const char * variant, const char * type_nam
     ggml_free(ctx);
     return status;
 }
+
+int tnn_kernel_check_attention_bf16(const char * variant, const float * q, const float * k, const float * v,
+                                    int64_t head_dim, int64_t t_seq, int64_t n_queries, int64_t group, float scale,
+                                    const float * dout, float * out, float * lse, float * dq, float * dk,
+                                    float * dv, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_ATTENTION_BF16, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (head_dim < 32 || head_dim % 32 != 0 || head_dim > TNN_ATTENTION_MAX_HEAD_DIM || t_seq < 1 || group < 1 ||
+        n_queries < 1 || n_queries % group != 0 || q == NULL || k == NULL || v == NULL || dout == NULL ||
+        out == NULL || lse == NULL || dq == NULL || dk == NULL || dv == NULL) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "attention_bf16: head_dim a multiple of 32 up to %d, t_seq and group "
+                        "positive, n_queries a multiple of group",
+                        TNN_ATTENTION_MAX_HEAD_DIM);
+    }
+    const int64_t hd = head_dim, t = t_seq,
+                  tp = (t + TNN_ATTENTION_BLOCK - 1) / TNN_ATTENTION_BLOCK * TNN_ATTENTION_BLOCK;
+    const int64_t part = n_queries * tp * hd;
+    void * scratch = malloc(tnn_attention_bf16_scratch_bytes(hd, t, group));
+    float * parts = malloc((size_t) (nth + 1) * (size_t) part * sizeof(float));
+    if (scratch == NULL || parts == NULL) {
+        free(scratch);
+        free(parts);
+        return tnn_fail(TNN_ERR_ALLOC, "attention_bf16: out of memory");
+    }
+    const struct tnn_attention_operand rows = { NULL, t * hd, hd, 1 };
+    struct tnn_attention_args args = {
+        .head_dim = hd,
+        .t_seq = t,
+        .n_queries = n_queries,
+        .group = group,
+        .scale = scale,
+        .q = rows,
+        .k = rows,
+        .v = rows,
+        .out = rows,
+        .lse = lse,
+        .dout = rows,
+        .dk = rows,
+        .dv = rows,
+        .dq = { parts, tp * hd, hd, 1 },
+        .dq_part = part,
+        .dq_parts = nth + 1,
+    };
+    args.q.data = (float *) q;
+    args.k.data = (float *) k;
+    args.v.data = (float *) v;
+    args.out.data = out;
+    args.dout.data = (float *) dout;
+    args.dk.data = dk;
+    args.dv.data = dv;
+    for (int ith = 0; ith < nth; ++ith) {
+        kernels.attention_forward(&args, scratch, ith, nth);
+    }
+    /* one part more than threads: the kernel zeroes a part no thread writes */
+    memset(parts + (size_t) nth * part, 0x7f, (size_t) part * sizeof(float));
+    for (int ith = 0; ith < nth; ++ith) {
+        kernels.attention_backward(&args, scratch, ith, nth);
+    }
+    for (int64_t m = 0; m < n_queries; ++m) {
+        for (int64_t i = 0; i < t * hd; ++i) {
+            float sum = 0.0f;
+            for (int p = 0; p <= nth; ++p) {
+                sum += parts[p * part + m * tp * hd + i];
+            }
+            dq[m * t * hd + i] = sum;
+        }
+    }
+    free(scratch);
+    free(parts);
+    return TNN_OK;
+}

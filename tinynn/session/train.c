@@ -492,7 +492,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     }
     int status = check_buildable(s);
     /* with recomputation, attention a kv head at a time */
-    s->model.cfg.attn_per_kv_head = s->train.recompute_every > 0;
+    s->model.cfg.attn_per_kv_head = s->train.recompute_every > 0 && !tnn_attention_fusable(s);
     const size_t graph_size = graph_size_for(&s->model.cfg, s->train.recompute_every > 0, s->train.packed_rows);
     if (status == TNN_OK) {
         status = create_contexts(s, graph_size);
@@ -503,6 +503,14 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
 
     /* forward + loss, then backward, then AdamW: each graph extends the last */
     const struct differentiated d = build_forward(s, graph_size);
+    /* attention on the attention_bf16 kernels, before autodiff sees it */
+    status = tnn_fuse_attention(s, d.graph);
+    if (status == TNN_OK && d.graph != s->train.gf) {
+        status = tnn_fuse_attention(s, s->train.gf);
+    }
+    if (status != TNN_OK) {
+        return status;
+    }
     struct ggml_tensor ** grad_accs = calloc((size_t) ggml_graph_n_nodes(d.graph), sizeof(*grad_accs));
     if (grad_accs == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");

@@ -2798,6 +2798,17 @@ extern "C" {
             int                   n_tasks,
             void                * userdata);
 
+    // toy patch 0013: the backward of a custom node. It builds the
+    // gradient of each source it has one for from the node's gradient
+    // (grad), into src_grads[i] (left NULL: no gradient for source i);
+    // ggml adds them to the sources' gradients.
+    typedef void (*ggml_custom_backward_t)(struct ggml_context * ctx, struct ggml_tensor * tensor,
+                                           struct ggml_tensor * grad, struct ggml_tensor ** src_grads);
+
+    // toy patch 0013: give a ggml_custom_4d node its backward (before the
+    // backward graph is built; without one, building it aborts as before)
+    GGML_API void ggml_custom_set_backward(struct ggml_tensor * tensor, ggml_custom_backward_t backward);
+
     GGML_API struct ggml_tensor * ggml_custom_inplace(
             struct ggml_context * ctx,
             struct ggml_tensor  * a,

@@ -6188,6 +6188,17 @@ struct ggml_tensor * ggml_map_custom3_inplace(
     return ggml_map_custom3_impl(ctx, a, b, c, fun, n_tasks, userdata, true);
 }
 
+// toy patch 0013: a custom node's backward lies in its op parameters
+// after ggml_custom_op_params (zero, so NULL, until set)
+#define GGML_CUSTOM_BACKWARD_OFFSET 32
+static_assert(sizeof(struct ggml_custom_op_params) <= GGML_CUSTOM_BACKWARD_OFFSET, "custom op params overlap");
+static_assert(GGML_CUSTOM_BACKWARD_OFFSET + sizeof(ggml_custom_backward_t) <= GGML_MAX_OP_PARAMS, "op params too small");
+
+void ggml_custom_set_backward(struct ggml_tensor * tensor, ggml_custom_backward_t backward) {
+    GGML_ASSERT(tensor->op == GGML_OP_CUSTOM);
+    memcpy((char *) tensor->op_params + GGML_CUSTOM_BACKWARD_OFFSET, &backward, sizeof(backward));
+}
+
 struct ggml_tensor * ggml_custom_4d(
         struct ggml_context * ctx,
         enum ggml_type        type,
@@ -6941,6 +6952,26 @@ static void ggml_compute_backward(
                 struct ggml_tensor * part = ggml_view_4d(ctx, grad, src1->ne[0], src1->ne[1], src1->ne[2], src1->ne[3],
                     grad->nb[1], grad->nb[2], grad->nb[3], (size_t) src0->ne[dim] * grad->nb[dim]);
                 ggml_add_or_set(ctx, cgraph, isrc1, ggml_cont(ctx, part));
+            }
+        } break;
+        case GGML_OP_CUSTOM: {
+            // toy patch 0013: the backward its maker gave (ggml_custom_set_backward)
+            ggml_custom_backward_t backward;
+            memcpy(&backward, (const char *) tensor->op_params + GGML_CUSTOM_BACKWARD_OFFSET, sizeof(backward));
+            if (backward == NULL) {
+                GGML_ABORT("%s: a custom op without a backward\n", __func__);
+            }
+            struct ggml_tensor * src_grads[GGML_MAX_SRC] = { NULL };
+            backward(ctx, tensor, grad, src_grads);
+            for (int k = 0; k < GGML_MAX_SRC; ++k) {
+                struct ggml_tensor * src = tensor->src[k];
+                if (src == NULL || src_grads[k] == NULL) {
+                    continue;
+                }
+                const size_t isrc = ggml_hash_find(hash_set, src);
+                if (isrc != GGML_HASHSET_FULL && ggml_bitset_get(hash_set->used, isrc) && grads_needed[isrc]) {
+                    ggml_add_or_set(ctx, cgraph, isrc, src_grads[k]);
+                }
             }
         } break;
         case GGML_OP_MUL_MAT: {
