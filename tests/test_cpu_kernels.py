@@ -28,7 +28,7 @@ VARIANTS = {
     "head_loss": ["avx2", "avx512"],
     "adamw": ["avx2", "avx512"],
     "fgemm_bf16": ["avx512", "amx"],
-    "attention_bf16": ["avx512"],
+    "attention_bf16": ["avx512", "amx"],
 }
 # the /proc/cpuinfo flags each variant is compiled for (kernels.c asks the CPU)
 AVX2 = {"avx2", "fma", "f16c"}

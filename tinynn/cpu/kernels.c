@@ -155,6 +155,10 @@ static void attention_bf16_avx512(struct tnn_cpu_kernels * k) {
     k->attention_forward = tnn_attention_bf16_forward_avx512;
     k->attention_backward = tnn_attention_bf16_backward_avx512;
 }
+static void attention_bf16_amx(struct tnn_cpu_kernels * k) {
+    k->attention_forward = tnn_attention_bf16_forward_amx;
+    k->attention_backward = tnn_attention_bf16_backward_amx;
+}
 
 static const struct variant_entry variants[] = {
     { TNN_KERNEL_QGEMM, TNN_CPU_AVX2, AVX2, qgemm_avx2 },
@@ -170,6 +174,8 @@ static const struct variant_entry variants[] = {
     { TNN_KERNEL_FGEMM_BF16, TNN_CPU_AVX512, AVX512 | TNN_FEATURE_AVX512BF16, fgemm_bf16_avx512 },
     { TNN_KERNEL_FGEMM_BF16, TNN_CPU_AMX, AVX512 | TNN_FEATURE_AVX512BF16 | TNN_FEATURE_AMX, fgemm_bf16_amx },
     { TNN_KERNEL_ATTENTION_BF16, TNN_CPU_AVX512, AVX512 | TNN_FEATURE_AVX512BF16, attention_bf16_avx512 },
+    { TNN_KERNEL_ATTENTION_BF16, TNN_CPU_AMX, AVX512 | TNN_FEATURE_AVX512BF16 | TNN_FEATURE_AMX,
+      attention_bf16_amx },
 };
 
 static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {

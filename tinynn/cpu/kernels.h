@@ -422,6 +422,10 @@ size_t tnn_attention_bf16_scratch_bytes(int64_t head_dim, int64_t t_seq, int64_t
 void tnn_attention_bf16_forward_avx512(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
 /* The backward's share of thread ith of nth. */
 void tnn_attention_bf16_backward_avx512(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
+/* The same with the products on the AMX-BF16 tiles (summed in the tiles'
+ * order: not avx512's bits). */
+void tnn_attention_bf16_forward_amx(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
+void tnn_attention_bf16_backward_amx(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
 
 /* ---- adamw: the AdamW update ----------------------------------------------- *
  *

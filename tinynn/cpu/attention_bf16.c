@@ -1,11 +1,13 @@
-/* attention_bf16 on AVX512-BF16 (kernels.h): causal attention a 64 x 64
- * block of scores at a time, its products on vdpbf16ps.
+/* attention_bf16 (kernels.h): causal attention a 64 x 64 block of scores
+ * at a time, its products in bfloat16. Two variants share everything but
+ * the products: avx512 on vdpbf16ps (AVX512-BF16), amx on the AMX-BF16
+ * tiles.
  *
  * Every product here is C [m, n] (+)= A [m, k] B [k, n] over pairs of k,
  * on packed bfloat16 words (a 32-bit word holds values k and k + 1, k in
- * the low half):
- *   A: word (i, pair p) at a[i * a_row + p * a_pair], broadcast from memory;
- *   B: word (pair p, column j) at b[p * ldb + j], 16 columns a load.
+ * the low half), which is the tiles' own layout:
+ *   A: word (i, pair p) at a[i * lda + p];
+ *   B: word (pair p, column j) at b[p * ldb + j].
  * The operands are packed once per head in three layouts (pack_*):
  *   rows         [token][dim / 2]   A of the products over dims;
  *   dim pairs    [dim / 2][token]   B of the products over dims (columns: tokens);
@@ -17,9 +19,90 @@
  * The softmax works in base 2: x = S log2(e), P = 2^(x - max), so that one
  * exp2 (a degree-6 polynomial and vscalefps) serves every exponential. */
 #include "kernels.h"
+#include "layout.h"
 
 #include <math.h>
 #include <string.h>
+
+#define BLOCK TNN_ATTENTION_BLOCK
+
+static int64_t padded(int64_t t) { return (t + BLOCK - 1) / BLOCK * BLOCK; }
+
+static size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+/* ---- scratch -------------------------------------------------------------- */
+
+struct forward_scratch {
+    uint32_t *k_dims, *v_tokens, *q_rows, *p_rows;
+    float *s, *o, *row, *max, *sum;
+};
+
+struct backward_scratch {
+    uint32_t *k_rows, *k_tokens, *v_rows;       /* the key head's */
+    uint32_t *q_dims, *q_tokens, *do_dims, *do_tokens;   /* [group] of each */
+    float * delta;                               /* [group][tp] */
+    float *s, *dp, *dk, *dv, *row;
+    uint32_t *p_rows, *ds_rows, *ds_pairs;
+};
+
+static size_t bytes_of(int64_t hd, int64_t tp, int64_t group, bool backward, char * base, void * layout) {
+    const size_t head = align64((size_t) tp * (size_t) hd * 2), block = (size_t) BLOCK * BLOCK;
+    size_t at = 0;
+#define TAKE(field, bytes)                   \
+    do {                                     \
+        if (base != NULL) {                  \
+            *(void **) &(field) = base + at; \
+        }                                    \
+        at += align64(bytes);                \
+    } while (0)
+    if (!backward) {
+        struct forward_scratch * f = layout;
+        struct forward_scratch unused;
+        if (f == NULL) {
+            f = &unused;
+        }
+        TAKE(f->k_dims, head);
+        TAKE(f->v_tokens, head);
+        TAKE(f->q_rows, (size_t) BLOCK * hd * 2);
+        TAKE(f->p_rows, block * 2);
+        TAKE(f->s, block * 4);
+        TAKE(f->o, (size_t) BLOCK * hd * 4);
+        TAKE(f->row, (size_t) hd * 4);
+        TAKE(f->max, BLOCK * 4);
+        TAKE(f->sum, BLOCK * 4);
+        return at;
+    }
+    struct backward_scratch * b = layout;
+    struct backward_scratch unused;
+    if (b == NULL) {
+        b = &unused;
+    }
+    TAKE(b->k_rows, head);
+    TAKE(b->k_tokens, head);
+    TAKE(b->v_rows, head);
+    TAKE(b->q_dims, head * group);
+    TAKE(b->q_tokens, head * group);
+    TAKE(b->do_dims, head * group);
+    TAKE(b->do_tokens, head * group);
+    TAKE(b->delta, (size_t) group * tp * 4);
+    TAKE(b->s, block * 4);
+    TAKE(b->dp, block * 4);
+    TAKE(b->dk, (size_t) BLOCK * hd * 4);
+    TAKE(b->dv, (size_t) BLOCK * hd * 4);
+    TAKE(b->row, (size_t) 2 * hd * 4);
+    TAKE(b->p_rows, block * 2);
+    TAKE(b->ds_rows, block * 2);
+    TAKE(b->ds_pairs, block * 2);
+#undef TAKE
+    return at;
+}
+
+size_t tnn_attention_bf16_scratch_bytes(int64_t head_dim, int64_t t_seq, int64_t group) {
+    const int64_t tp = padded(t_seq);
+    const size_t f = bytes_of(head_dim, tp, group, false, NULL, NULL),
+                 b = bytes_of(head_dim, tp, group, true, NULL, NULL);
+    return f > b ? f : b;
+}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
@@ -27,19 +110,19 @@
 
 #define BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
-#define BLOCK TNN_ATTENTION_BLOCK
 #define LOG2E 1.4426950408889634f
-
-static int64_t padded(int64_t t) { return (t + BLOCK - 1) / BLOCK * BLOCK; }
-
-static size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 /* ---- the products ---------------------------------------------------------- */
 
-/* C [m, n] (+)= A B over `pairs` pairs of k (the file's comment); m a
- * multiple of 8, n of 32. Each 8 x 32 tile of C takes 16 accumulators. */
-BF16 static void product(int64_t m, int64_t n, int64_t pairs, const uint32_t * a, int64_t a_row, int64_t a_pair,
-                         const uint32_t * b, int64_t ldb, float * c, int64_t ldc, bool accumulate) {
+/* C [m, n] (+)= A B over `pairs` pairs of k (the file's comment); m and
+ * n multiples of 32, pairs of 16. */
+typedef void (*product_fn)(int64_t m, int64_t n, int64_t pairs, const uint32_t * a, int64_t lda,
+                           const uint32_t * b, int64_t ldb, float * c, int64_t ldc, bool accumulate);
+
+/* avx512: each 8 x 32 tile of C takes 16 accumulators, A's words broadcast
+ * from memory, B's 16 columns a load. */
+BF16 static void product_avx512(int64_t m, int64_t n, int64_t pairs, const uint32_t * a, int64_t lda,
+                                const uint32_t * b, int64_t ldb, float * c, int64_t ldc, bool accumulate) {
     for (int64_t i0 = 0; i0 < m; i0 += 8) {
         for (int64_t j0 = 0; j0 < n; j0 += 32) {
             __m512 acc[8][2];
@@ -48,13 +131,13 @@ BF16 static void product(int64_t m, int64_t n, int64_t pairs, const uint32_t * a
                 acc[r][0] = accumulate ? _mm512_loadu_ps(row) : _mm512_setzero_ps();
                 acc[r][1] = accumulate ? _mm512_loadu_ps(row + 16) : _mm512_setzero_ps();
             }
-            const uint32_t * a0 = a + i0 * a_row;
+            const uint32_t * a0 = a + i0 * lda;
             for (int64_t p = 0; p < pairs; ++p) {
                 const __m512bh b0 = (__m512bh) _mm512_loadu_si512(b + p * ldb + j0);
                 const __m512bh b1 = (__m512bh) _mm512_loadu_si512(b + p * ldb + j0 + 16);
 #pragma GCC unroll 8
                 for (int r = 0; r < 8; ++r) {
-                    const __m512bh x = (__m512bh) _mm512_set1_epi32((int) a0[r * a_row + p * a_pair]);
+                    const __m512bh x = (__m512bh) _mm512_set1_epi32((int) a0[r * lda + p]);
                     acc[r][0] = _mm512_dpbf16_ps(acc[r][0], x, b0);
                     acc[r][1] = _mm512_dpbf16_ps(acc[r][1], x, b1);
                 }
@@ -66,6 +149,57 @@ BF16 static void product(int64_t m, int64_t n, int64_t pairs, const uint32_t * a
             }
         }
     }
+}
+
+#define AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
+
+/* amx: C in 32 x 32 blocks of four 16 x 16 tiles, A's two 16-row tiles and
+ * B's two 16-column tiles 16 pairs deep a step. */
+AMX static void product_amx(int64_t m, int64_t n, int64_t pairs, const uint32_t * a, int64_t lda,
+                            const uint32_t * b, int64_t ldb, float * c, int64_t ldc, bool accumulate) {
+    const size_t a_stride = (size_t) lda * 4, b_stride = (size_t) ldb * 4, c_stride = (size_t) ldc * 4;
+    for (int64_t i0 = 0; i0 < m; i0 += 32) {
+        for (int64_t j0 = 0; j0 < n; j0 += 32) {
+            float * c0 = c + i0 * ldc + j0;
+            if (accumulate) {
+                _tile_loadd(0, c0, c_stride);
+                _tile_loadd(1, c0 + 16, c_stride);
+                _tile_loadd(2, c0 + 16 * ldc, c_stride);
+                _tile_loadd(3, c0 + 16 * ldc + 16, c_stride);
+            } else {
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+            }
+            for (int64_t p = 0; p < pairs; p += 16) {
+                _tile_loadd(4, a + i0 * lda + p, a_stride);
+                _tile_loadd(5, a + (i0 + 16) * lda + p, a_stride);
+                _tile_loadd(6, b + p * ldb + j0, b_stride);
+                _tile_loadd(7, b + p * ldb + j0 + 16, b_stride);
+                _tile_dpbf16ps(0, 4, 6);
+                _tile_dpbf16ps(1, 4, 7);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+            }
+            _tile_stored(0, c0, c_stride);
+            _tile_stored(1, c0 + 16, c_stride);
+            _tile_stored(2, c0 + 16 * ldc, c_stride);
+            _tile_stored(3, c0 + 16 * ldc + 16, c_stride);
+        }
+    }
+}
+
+/* Every tile 16 rows of 64 bytes (ldtilecfg), for this thread. */
+AMX static void configure_tiles(void) {
+    struct tnn_amx_tile_config config;
+    memset(&config, 0, sizeof config);
+    config.palette = 1;
+    for (int t = 0; t < 8; ++t) {
+        config.rows[t] = 16;
+        config.bytes_per_row[t] = 64;
+    }
+    _tile_loadconfig(&config);
 }
 
 /* ---- elementwise ------------------------------------------------------------ */
@@ -173,86 +307,12 @@ static void share(int64_t units, int64_t blocks, bool rising, int ith, int nth, 
     }
 }
 
-/* ---- scratch -------------------------------------------------------------- */
-
-struct forward_scratch {
-    uint32_t *k_dims, *v_tokens, *q_rows, *p_rows;
-    float *s, *o, *row, *max, *sum;
-};
-
-struct backward_scratch {
-    uint32_t *k_rows, *k_tokens, *v_rows;       /* the key head's */
-    uint32_t *q_dims, *q_tokens, *do_dims, *do_tokens;   /* [group] of each */
-    float * delta;                               /* [group][tp] */
-    float *s, *dp, *dk, *dv, *row;
-    uint32_t *p_rows, *ds_rows, *ds_pairs;
-};
-
-static size_t bytes_of(int64_t hd, int64_t tp, int64_t group, bool backward, char * base, void * layout) {
-    const size_t head = align64((size_t) tp * (size_t) hd * 2), block = (size_t) BLOCK * BLOCK;
-    size_t at = 0;
-#define TAKE(field, bytes)                   \
-    do {                                     \
-        if (base != NULL) {                  \
-            *(void **) &(field) = base + at; \
-        }                                    \
-        at += align64(bytes);                \
-    } while (0)
-    if (!backward) {
-        struct forward_scratch * f = layout;
-        struct forward_scratch unused;
-        if (f == NULL) {
-            f = &unused;
-        }
-        TAKE(f->k_dims, head);
-        TAKE(f->v_tokens, head);
-        TAKE(f->q_rows, (size_t) BLOCK * hd * 2);
-        TAKE(f->p_rows, block * 2);
-        TAKE(f->s, block * 4);
-        TAKE(f->o, (size_t) BLOCK * hd * 4);
-        TAKE(f->row, (size_t) hd * 4);
-        TAKE(f->max, BLOCK * 4);
-        TAKE(f->sum, BLOCK * 4);
-        return at;
-    }
-    struct backward_scratch * b = layout;
-    struct backward_scratch unused;
-    if (b == NULL) {
-        b = &unused;
-    }
-    TAKE(b->k_rows, head);
-    TAKE(b->k_tokens, head);
-    TAKE(b->v_rows, head);
-    TAKE(b->q_dims, head * group);
-    TAKE(b->q_tokens, head * group);
-    TAKE(b->do_dims, head * group);
-    TAKE(b->do_tokens, head * group);
-    TAKE(b->delta, (size_t) group * tp * 4);
-    TAKE(b->s, block * 4);
-    TAKE(b->dp, block * 4);
-    TAKE(b->dk, (size_t) BLOCK * hd * 4);
-    TAKE(b->dv, (size_t) BLOCK * hd * 4);
-    TAKE(b->row, (size_t) 2 * hd * 4);
-    TAKE(b->p_rows, block * 2);
-    TAKE(b->ds_rows, block * 2);
-    TAKE(b->ds_pairs, block * 2);
-#undef TAKE
-    return at;
-}
-
-size_t tnn_attention_bf16_scratch_bytes(int64_t head_dim, int64_t t_seq, int64_t group) {
-    const int64_t tp = padded(t_seq);
-    const size_t f = bytes_of(head_dim, tp, group, false, NULL, NULL),
-                 b = bytes_of(head_dim, tp, group, true, NULL, NULL);
-    return f > b ? f : b;
-}
-
 /* ---- forward ---------------------------------------------------------------- */
 
 /* One block of 64 queries [q0, q0 + 64) of query matrix m (the key
  * matrix's operands packed in f): O and lse. */
-BF16 static void forward_block(const struct tnn_attention_args * a, const struct forward_scratch * f, int64_t m,
-                               int64_t q0, int64_t tp) {
+BF16 static void forward_block(product_fn product, const struct tnn_attention_args * a,
+                               const struct forward_scratch * f, int64_t m, int64_t q0, int64_t tp) {
     const int64_t hd = a->head_dim, words = hd / 2;
     const __m512 c = _mm512_set1_ps(a->scale * LOG2E);
     for (int64_t i = 0; i < BLOCK; ++i) {
@@ -266,7 +326,7 @@ BF16 static void forward_block(const struct tnn_attention_args * a, const struct
     memset(f->o, 0, (size_t) BLOCK * hd * sizeof(float));
     for (int64_t k0 = 0; k0 <= q0; k0 += BLOCK) {
         /* S [query, key] = Q K^T over the dims */
-        product(BLOCK, BLOCK, words, f->q_rows, words, 1, f->k_dims + k0, tp, f->s, BLOCK, false);
+        product(BLOCK, BLOCK, words, f->q_rows, words, f->k_dims + k0, tp, f->s, BLOCK, false);
         for (int64_t i = 0; i < BLOCK; ++i) {
             float * s = f->s + i * BLOCK;
             __m512 x[4], top = _mm512_set1_ps(-INFINITY);
@@ -298,7 +358,7 @@ BF16 static void forward_block(const struct tnn_attention_args * a, const struct
             _mm512_storeu_si512(f->p_rows + i * (BLOCK / 2) + 16, words32(s + 32));
         }
         /* O [query, dim] += P V over the keys */
-        product(BLOCK, hd, BLOCK / 2, f->p_rows, BLOCK / 2, 1, f->v_tokens + (k0 / 2) * hd, hd, f->o, hd, true);
+        product(BLOCK, hd, BLOCK / 2, f->p_rows, BLOCK / 2, f->v_tokens + (k0 / 2) * hd, hd, f->o, hd, true);
     }
     for (int64_t i = 0; i < BLOCK && q0 + i < a->t_seq; ++i) {
         const float inv = 1.0f / f->sum[i];
@@ -311,8 +371,8 @@ BF16 static void forward_block(const struct tnn_attention_args * a, const struct
     }
 }
 
-BF16 void tnn_attention_bf16_forward_avx512(const struct tnn_attention_args * a, void * scratch, int ith,
-                                            int nth) {
+BF16 static void forward(product_fn product, const struct tnn_attention_args * a, void * scratch, int ith,
+                         int nth) {
     const int64_t tp = padded(a->t_seq), blocks = tp / BLOCK;
     struct forward_scratch f;
     bytes_of(a->head_dim, tp, a->group, false, scratch, &f);
@@ -326,8 +386,19 @@ BF16 void tnn_attention_bf16_forward_avx512(const struct tnn_attention_args * a,
             pack(&a->v, kv, a->t_seq, tp, a->head_dim, NULL, NULL, f.v_tokens, f.row);
             packed = kv;
         }
-        forward_block(a, &f, m, b * BLOCK, tp);
+        forward_block(product, a, &f, m, b * BLOCK, tp);
     }
+}
+
+BF16 void tnn_attention_bf16_forward_avx512(const struct tnn_attention_args * a, void * scratch, int ith,
+                                            int nth) {
+    forward(product_avx512, a, scratch, ith, nth);
+}
+
+AMX void tnn_attention_bf16_forward_amx(const struct tnn_attention_args * a, void * scratch, int ith, int nth) {
+    configure_tiles();
+    forward(product_amx, a, scratch, ith, nth);
+    _tile_release();
 }
 
 /* ---- backward --------------------------------------------------------------- */
@@ -353,8 +424,9 @@ BF16 static void pack_query_head(const struct tnn_attention_args * a, const stru
 
 /* One block of 64 keys [k0, k0 + 64) of key matrix kv against query head g's
  * query blocks from its own on: dK, dV (summed in s) and the thread's dQ. */
-BF16 static void backward_block(const struct tnn_attention_args * a, const struct backward_scratch * s, int64_t kv,
-                                int64_t g, int64_t k0, int64_t tp, float * dq) {
+BF16 static void backward_block(product_fn product, const struct tnn_attention_args * a,
+                                const struct backward_scratch * s, int64_t kv, int64_t g, int64_t k0, int64_t tp,
+                                float * dq) {
     const int64_t hd = a->head_dim, words = hd / 2, m = kv * a->group + g;
     const size_t head = align64((size_t) tp * (size_t) hd * 2) / sizeof(uint32_t);
     const uint32_t *q_dims = s->q_dims + g * head, *q_tokens = s->q_tokens + g * head;
@@ -363,8 +435,8 @@ BF16 static void backward_block(const struct tnn_attention_args * a, const struc
     const __m512 c = _mm512_set1_ps(a->scale * LOG2E), scale = _mm512_set1_ps(a->scale);
     for (int64_t q0 = k0; q0 < tp; q0 += BLOCK) {
         /* S^T [key, query] = K Q^T, dP^T = V dO^T, over the dims */
-        product(BLOCK, BLOCK, words, s->k_rows + k0 * words, words, 1, q_dims + q0, tp, s->s, BLOCK, false);
-        product(BLOCK, BLOCK, words, s->v_rows + k0 * words, words, 1, do_dims + q0, tp, s->dp, BLOCK, false);
+        product(BLOCK, BLOCK, words, s->k_rows + k0 * words, words, q_dims + q0, tp, s->s, BLOCK, false);
+        product(BLOCK, BLOCK, words, s->v_rows + k0 * words, words, do_dims + q0, tp, s->dp, BLOCK, false);
         for (int64_t j = 0; j < BLOCK; ++j) {
             float *p = s->s + j * BLOCK, *dp = s->dp + j * BLOCK;
             for (int v = 0; v < 4; ++v) {
@@ -388,29 +460,36 @@ BF16 static void backward_block(const struct tnn_attention_args * a, const struc
             _mm512_storeu_si512(s->ds_rows + j * (BLOCK / 2), words32(dp));
             _mm512_storeu_si512(s->ds_rows + j * (BLOCK / 2) + 16, words32(dp + 32));
         }
-        /* dS by pairs of keys: word (pair of keys, query), for dQ's A */
-        for (int64_t j = 0; j < BLOCK; j += 2) {
-            const float *lo = s->dp + j * BLOCK, *hi = lo + BLOCK;
-            for (int v = 0; v < 4; ++v) {
-                const __m512i l = _mm512_cvtepu16_epi32(
-                    (__m256i) _mm512_cvtneps_pbh(_mm512_loadu_ps(lo + 16 * v)));
-                const __m512i h = _mm512_cvtepu16_epi32(
-                    (__m256i) _mm512_cvtneps_pbh(_mm512_loadu_ps(hi + 16 * v)));
-                _mm512_storeu_si512(s->ds_pairs + (j / 2) * BLOCK + 16 * v,
-                                    _mm512_or_si512(l, _mm512_slli_epi32(h, 16)));
+        /* dS [query, key] for dQ's A: rows of queries, pairs of keys. Two
+         * keys' rows of dS^T make the words (pair of keys, query), and 16 x
+         * 16 of those transposed make 16 queries' rows of 16 pairs. */
+        for (int64_t pb = 0; pb < BLOCK / 2; pb += 16) {
+            for (int64_t i0 = 0; i0 < BLOCK; i0 += 16) {
+                __m512i r[16];
+                for (int64_t p = 0; p < 16; ++p) {
+                    const float * lo = s->dp + 2 * (pb + p) * BLOCK + i0;
+                    const __m512i l = _mm512_cvtepu16_epi32((__m256i) _mm512_cvtneps_pbh(_mm512_loadu_ps(lo)));
+                    const __m512i h = _mm512_cvtepu16_epi32(
+                        (__m256i) _mm512_cvtneps_pbh(_mm512_loadu_ps(lo + BLOCK)));
+                    r[p] = _mm512_or_si512(l, _mm512_slli_epi32(h, 16));
+                }
+                tnn_transpose16_epi32(r);
+                for (int64_t i = 0; i < 16; ++i) {
+                    _mm512_storeu_si512(s->ds_pairs + (i0 + i) * (BLOCK / 2) + pb, r[i]);
+                }
             }
         }
         /* dV [key, dim] += P^T dO, dK += dS^T Q over the queries */
-        product(BLOCK, hd, BLOCK / 2, s->p_rows, BLOCK / 2, 1, do_tokens + (q0 / 2) * hd, hd, s->dv, hd, true);
-        product(BLOCK, hd, BLOCK / 2, s->ds_rows, BLOCK / 2, 1, q_tokens + (q0 / 2) * hd, hd, s->dk, hd, true);
+        product(BLOCK, hd, BLOCK / 2, s->p_rows, BLOCK / 2, do_tokens + (q0 / 2) * hd, hd, s->dv, hd, true);
+        product(BLOCK, hd, BLOCK / 2, s->ds_rows, BLOCK / 2, q_tokens + (q0 / 2) * hd, hd, s->dk, hd, true);
         /* dQ [query, dim] += dS K over the keys */
-        product(BLOCK, hd, BLOCK / 2, s->ds_pairs, 1, BLOCK, s->k_tokens + (k0 / 2) * hd, hd, dq + q0 * hd, hd,
+        product(BLOCK, hd, BLOCK / 2, s->ds_pairs, BLOCK / 2, s->k_tokens + (k0 / 2) * hd, hd, dq + q0 * hd, hd,
                 true);
     }
 }
 
-BF16 void tnn_attention_bf16_backward_avx512(const struct tnn_attention_args * a, void * scratch, int ith,
-                                             int nth) {
+BF16 static void backward(product_fn product, const struct tnn_attention_args * a, void * scratch, int ith,
+                          int nth) {
     const int64_t hd = a->head_dim, tp = padded(a->t_seq), blocks = tp / BLOCK;
     struct backward_scratch s;
     bytes_of(hd, tp, a->group, true, scratch, &s);
@@ -436,7 +515,7 @@ BF16 void tnn_attention_bf16_backward_avx512(const struct tnn_attention_args * a
         memset(s.dk, 0, (size_t) BLOCK * hd * sizeof(float));
         memset(s.dv, 0, (size_t) BLOCK * hd * sizeof(float));
         for (int64_t g = 0; g < a->group; ++g) {
-            backward_block(a, &s, kv, g, k0, tp, dq + (kv * a->group + g) * tp * hd);
+            backward_block(product, a, &s, kv, g, k0, tp, dq + (kv * a->group + g) * tp * hd);
         }
         for (int64_t j = 0; j < BLOCK && k0 + j < a->t_seq; ++j) {
             float * dk = a->dk.data + kv * a->dk.matrix + (k0 + j) * a->dk.token;
@@ -447,6 +526,17 @@ BF16 void tnn_attention_bf16_backward_avx512(const struct tnn_attention_args * a
             }
         }
     }
+}
+
+BF16 void tnn_attention_bf16_backward_avx512(const struct tnn_attention_args * a, void * scratch, int ith,
+                                             int nth) {
+    backward(product_avx512, a, scratch, ith, nth);
+}
+
+AMX void tnn_attention_bf16_backward_amx(const struct tnn_attention_args * a, void * scratch, int ith, int nth) {
+    configure_tiles();
+    backward(product_amx, a, scratch, ith, nth);
+    _tile_release();
 }
 
 #endif
