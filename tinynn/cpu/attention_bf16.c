@@ -17,7 +17,9 @@
  * query is written or summed into a real one.
  *
  * The softmax works in base 2: x = S log2(e), P = 2^(x - max), so that one
- * exp2 (a degree-6 polynomial and vscalefps) serves every exponential. */
+ * exp2 (a degree-6 polynomial and vscalefps) serves every exponential. P
+ * and dS, made here in float32, enter their products as two bfloat16 terms
+ * (split32): one product more each, on the tiles nearly free. */
 #include "kernels.h"
 #include "layout.h"
 
@@ -33,7 +35,7 @@ static size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 /* ---- scratch -------------------------------------------------------------- */
 
 struct forward_scratch {
-    uint32_t *k_dims, *v_tokens, *q_rows, *p_rows;
+    uint32_t *k_dims, *v_tokens, *q_rows, *p_rows, *p_low;
     float *s, *o, *row, *max, *sum;
 };
 
@@ -42,7 +44,8 @@ struct backward_scratch {
     uint32_t *q_dims, *q_tokens, *do_dims, *do_tokens;   /* [group] of each */
     float * delta;                               /* [group][tp] */
     float *s, *dp, *dk, *dv, *row;
-    uint32_t *p_rows, *ds_rows, *ds_pairs;
+    uint32_t *p_rows, *ds_rows, *ds_pairs;       /* bfloat16's high terms */
+    uint32_t *p_low, *ds_low, *ds_pairs_low;     /* and the low ones */
 };
 
 static size_t bytes_of(int64_t hd, int64_t tp, int64_t group, bool backward, char * base, void * layout) {
@@ -65,6 +68,7 @@ static size_t bytes_of(int64_t hd, int64_t tp, int64_t group, bool backward, cha
         TAKE(f->v_tokens, head);
         TAKE(f->q_rows, (size_t) BLOCK * hd * 2);
         TAKE(f->p_rows, block * 2);
+        TAKE(f->p_low, block * 2);
         TAKE(f->s, block * 4);
         TAKE(f->o, (size_t) BLOCK * hd * 4);
         TAKE(f->row, (size_t) hd * 4);
@@ -93,6 +97,9 @@ static size_t bytes_of(int64_t hd, int64_t tp, int64_t group, bool backward, cha
     TAKE(b->p_rows, block * 2);
     TAKE(b->ds_rows, block * 2);
     TAKE(b->ds_pairs, block * 2);
+    TAKE(b->p_low, block * 2);
+    TAKE(b->ds_low, block * 2);
+    TAKE(b->ds_pairs_low, block * 2);
 #undef TAKE
     return at;
 }
@@ -225,6 +232,32 @@ BF16 static inline __m512i words32(const float * x) {
     return (__m512i) _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + 16), _mm512_loadu_ps(x));
 }
 
+/* 32 floats as two bfloat16 terms, high + low, 16 words each: the low term
+ * the high one's rounding error, rounded (x to about 16 bits). */
+BF16 static inline void split32(const float * x, uint32_t * high, uint32_t * low) {
+    const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+    const __m512bh h = _mm512_cvtne2ps_pbh(x1, x0);
+    const __m512i hw = (__m512i) h;
+    /* the high words back to float32: a bfloat16 is a float32's top half */
+    const __m512 h0 = _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(hw)), 16));
+    const __m512 h1 = _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hw, 1)), 16));
+    _mm512_storeu_si512(high, hw);
+    _mm512_storeu_si512(low, (__m512i) _mm512_cvtne2ps_pbh(_mm512_sub_ps(x1, h1), _mm512_sub_ps(x0, h0)));
+}
+
+/* One term of 16 floats' split (split32), in the low halves of 16 words. */
+BF16 static inline __m512i term16(const float * x, bool low) {
+    const __m512 v = _mm512_loadu_ps(x);
+    __m512i w = _mm512_cvtepu16_epi32((__m256i) _mm512_cvtneps_pbh(v));
+    if (low) {
+        const __m512 high = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+        w = _mm512_cvtepu16_epi32((__m256i) _mm512_cvtneps_pbh(_mm512_sub_ps(v, high)));
+    }
+    return w;
+}
+
 /* Lanes [0, count) of 16. */
 static inline __mmask16 first_lanes(int64_t count) {
     return count >= 16 ? 0xffff : count <= 0 ? 0 : (__mmask16) ((1u << count) - 1);
@@ -354,11 +387,12 @@ BF16 static void forward_block(product_fn product, const struct tnn_attention_ar
             for (int64_t d = 0; d < hd; d += 16) {
                 _mm512_storeu_ps(o + d, _mm512_mul_ps(_mm512_loadu_ps(o + d), r));
             }
-            _mm512_storeu_si512(f->p_rows + i * (BLOCK / 2), words32(s));
-            _mm512_storeu_si512(f->p_rows + i * (BLOCK / 2) + 16, words32(s + 32));
+            split32(s, f->p_rows + i * (BLOCK / 2), f->p_low + i * (BLOCK / 2));
+            split32(s + 32, f->p_rows + i * (BLOCK / 2) + 16, f->p_low + i * (BLOCK / 2) + 16);
         }
         /* O [query, dim] += P V over the keys */
         product(BLOCK, hd, BLOCK / 2, f->p_rows, BLOCK / 2, f->v_tokens + (k0 / 2) * hd, hd, f->o, hd, true);
+        product(BLOCK, hd, BLOCK / 2, f->p_low, BLOCK / 2, f->v_tokens + (k0 / 2) * hd, hd, f->o, hd, true);
     }
     for (int64_t i = 0; i < BLOCK && q0 + i < a->t_seq; ++i) {
         const float inv = 1.0f / f->sum[i];
@@ -414,11 +448,14 @@ BF16 static void pack_query_head(const struct tnn_attention_args * a, const stru
     for (int64_t t = 0; t < tp; ++t) {
         gather_row(&a->dout, m, t, a->t_seq, hd, d_out);
         gather_row(&a->out, m, t, a->t_seq, hd, o);
-        float sum = 0.0f;
-        for (int64_t d = 0; d < hd; ++d) {
-            sum += d_out[d] * o[d];
+        /* dO rounded as dP = dO V^T rounds it: then each row of dS sums
+         * to zero as softmax's gradient does */
+        __m512 sum16 = _mm512_setzero_ps();
+        for (int64_t d = 0; d < hd; d += 16) {
+            const __m512i w = _mm512_cvtepu16_epi32((__m256i) _mm512_cvtneps_pbh(_mm512_loadu_ps(d_out + d)));
+            sum16 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(w, 16)), _mm512_loadu_ps(o + d), sum16);
         }
-        s->delta[g * tp + t] = sum;
+        s->delta[g * tp + t] = _mm512_reduce_add_ps(sum16);
     }
 }
 
@@ -455,36 +492,42 @@ BF16 static void backward_block(product_fn product, const struct tnn_attention_a
                 _mm512_storeu_ps(p + 16 * v, pv);
                 _mm512_storeu_ps(dp + 16 * v, ds);
             }
-            _mm512_storeu_si512(s->p_rows + j * (BLOCK / 2), words32(p));
-            _mm512_storeu_si512(s->p_rows + j * (BLOCK / 2) + 16, words32(p + 32));
-            _mm512_storeu_si512(s->ds_rows + j * (BLOCK / 2), words32(dp));
-            _mm512_storeu_si512(s->ds_rows + j * (BLOCK / 2) + 16, words32(dp + 32));
+            for (int64_t half = 0; half < BLOCK; half += 32) {
+                const int64_t at = j * (BLOCK / 2) + half / 2;
+                split32(p + half, s->p_rows + at, s->p_low + at);
+                split32(dp + half, s->ds_rows + at, s->ds_low + at);
+            }
         }
         /* dS [query, key] for dQ's A: rows of queries, pairs of keys. Two
          * keys' rows of dS^T make the words (pair of keys, query), and 16 x
          * 16 of those transposed make 16 queries' rows of 16 pairs. */
-        for (int64_t pb = 0; pb < BLOCK / 2; pb += 16) {
-            for (int64_t i0 = 0; i0 < BLOCK; i0 += 16) {
-                __m512i r[16];
-                for (int64_t p = 0; p < 16; ++p) {
-                    const float * lo = s->dp + 2 * (pb + p) * BLOCK + i0;
-                    const __m512i l = _mm512_cvtepu16_epi32((__m256i) _mm512_cvtneps_pbh(_mm512_loadu_ps(lo)));
-                    const __m512i h = _mm512_cvtepu16_epi32(
-                        (__m256i) _mm512_cvtneps_pbh(_mm512_loadu_ps(lo + BLOCK)));
-                    r[p] = _mm512_or_si512(l, _mm512_slli_epi32(h, 16));
-                }
-                tnn_transpose16_epi32(r);
-                for (int64_t i = 0; i < 16; ++i) {
-                    _mm512_storeu_si512(s->ds_pairs + (i0 + i) * (BLOCK / 2) + pb, r[i]);
+        for (int term = 0; term < 2; ++term) {
+            uint32_t * out = term == 0 ? s->ds_pairs : s->ds_pairs_low;
+            for (int64_t pb = 0; pb < BLOCK / 2; pb += 16) {
+                for (int64_t i0 = 0; i0 < BLOCK; i0 += 16) {
+                    __m512i r[16];
+                    for (int64_t p = 0; p < 16; ++p) {
+                        const float * key = s->dp + 2 * (pb + p) * BLOCK + i0;   /* and key + 1 a row on */
+                        r[p] = _mm512_or_si512(term16(key, term),
+                                               _mm512_slli_epi32(term16(key + BLOCK, term), 16));
+                    }
+                    tnn_transpose16_epi32(r);
+                    for (int64_t i = 0; i < 16; ++i) {
+                        _mm512_storeu_si512(out + (i0 + i) * (BLOCK / 2) + pb, r[i]);
+                    }
                 }
             }
         }
         /* dV [key, dim] += P^T dO, dK += dS^T Q over the queries */
         product(BLOCK, hd, BLOCK / 2, s->p_rows, BLOCK / 2, do_tokens + (q0 / 2) * hd, hd, s->dv, hd, true);
+        product(BLOCK, hd, BLOCK / 2, s->p_low, BLOCK / 2, do_tokens + (q0 / 2) * hd, hd, s->dv, hd, true);
         product(BLOCK, hd, BLOCK / 2, s->ds_rows, BLOCK / 2, q_tokens + (q0 / 2) * hd, hd, s->dk, hd, true);
+        product(BLOCK, hd, BLOCK / 2, s->ds_low, BLOCK / 2, q_tokens + (q0 / 2) * hd, hd, s->dk, hd, true);
         /* dQ [query, dim] += dS K over the keys */
         product(BLOCK, hd, BLOCK / 2, s->ds_pairs, BLOCK / 2, s->k_tokens + (k0 / 2) * hd, hd, dq + q0 * hd, hd,
                 true);
+        product(BLOCK, hd, BLOCK / 2, s->ds_pairs_low, BLOCK / 2, s->k_tokens + (k0 / 2) * hd, hd, dq + q0 * hd,
+                hd, true);
     }
 }
 

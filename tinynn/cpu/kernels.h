@@ -378,8 +378,8 @@ float tnn_token_loss_avx2(const float * z, int64_t vocab, int32_t label);
  * ten passes of 64 MB a head at 4096 tokens: that traffic, not the
  * multiplies, bounded a 1 B model's step at 4096 tokens (41 of 71 s). These
  * kernels hold a 64 x 64 block of them at a time in cache, as flash
- * attention does, with the products in bfloat16 on vdpbf16ps (the products
- * of --precision bf16; sums, softmax and gradients in float32):
+ * attention does, with the products in bfloat16 (the products of
+ * --precision bf16) and the softmax, its gradient and every sum in float32:
  *   forward:  per block of 64 queries, over the key blocks up to its own,
  *             the scores S = scale Q K^T, the running max and sum of each
  *             query's exp(S) (online softmax), O += P V; then O /= sum, and
@@ -391,9 +391,16 @@ float tnn_token_loss_avx2(const float * z, int64_t vocab, int32_t label);
  *             dK += scale dS^T Q, and dQ += scale dS K into the thread's own
  *             part (the parts summed after the node: no two threads add to
  *             one value, so the bits depend on the thread count only).
- * The mask is causal (key <= query) and nothing else. Query matrix m reads
- * key and value matrix m / group (grouped-query attention). head_dim is a
- * multiple of 32, at most TNN_ATTENTION_MAX_HEAD_DIM. */
+ * Q, K, V and dO are rounded to bfloat16 once (as autocast rounds them); P
+ * and dS go into the products as two bfloat16 terms each, high and low (to
+ * about 16 bits: rounded once, they moved a LoRA run's losses twice as far
+ * from float32's as ggml's attention did), and D takes dO rounded as dP
+ * does. So the results are float64 attention's on the rounded Q, K, V and
+ * dO to float32's rounding (tests/test_cpu_kernels.py). The mask is causal
+ * (key <= query) and nothing else. Query matrix m reads key and value
+ * matrix m / group (grouped-query attention). head_dim is a multiple of 32,
+ * at most TNN_ATTENTION_MAX_HEAD_DIM. Two variants: avx512 (vdpbf16ps) and
+ * amx (the tiles; the same layouts, summed in the tiles' order). */
 #define TNN_ATTENTION_BLOCK 64
 #define TNN_ATTENTION_MAX_HEAD_DIM 256
 
