@@ -56,9 +56,12 @@ def test_fused_attention_trains_as_ggmls_attention_does(monkeypatch):
         assert abs(ours - theirs) <= 2e-3 * theirs
 
 
-def test_recomputed_blocks_keep_the_fused_steps_bytes():
-    losses, grads, _ = two_steps("bf16", 150)
-    losses_again, grads_again, _ = two_steps("bf16", 150, recompute=1)
+# 64 tokens: the attention's forward runs again in the backward; 150 (past
+# 3 layers x 32-wide heads): its output is kept instead (graph/recompute.c)
+@pytest.mark.parametrize("t_seq", [64, 150])
+def test_recomputed_blocks_keep_the_fused_steps_bytes(t_seq):
+    losses, grads, _ = two_steps("bf16", t_seq)
+    losses_again, grads_again, _ = two_steps("bf16", t_seq, recompute=1)
     assert losses_again == losses
     assert np.array_equal(grads_again, grads)
 

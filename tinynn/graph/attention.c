@@ -41,10 +41,14 @@ static struct tnn_attention_operand operand(const struct ggml_tensor * t, bool t
     return op;
 }
 
-/* The kernels' arguments from the forward node's sources: q3 [hd, T, H],
- * k3 [hd, T, KV], vt [T, hd, KV], lse [T, H]. */
-static struct tnn_attention_args args_of(const struct ggml_tensor * forward, float scale) {
-    const struct ggml_tensor *q3 = forward->src[0], *k3 = forward->src[1], *vt = forward->src[2];
+/* The kernels' arguments from a node's first four sources, q3 [hd, T, H],
+ * k3 [hd, T, KV], vt [T, hd, KV] and lse [T, H], and the forward's output
+ * out [hd, T, H]. The backward node reads its own sources, not the forward
+ * node's: with recomputation they are the duplicates, and the forward's
+ * own may be gone by then. */
+static struct tnn_attention_args args_of(const struct ggml_tensor * node, const struct ggml_tensor * out,
+                                         float scale) {
+    const struct ggml_tensor *q3 = node->src[0], *k3 = node->src[1], *vt = node->src[2];
     return (struct tnn_attention_args){
         .head_dim = q3->ne[0],
         .t_seq = q3->ne[1],
@@ -54,8 +58,8 @@ static struct tnn_attention_args args_of(const struct ggml_tensor * forward, flo
         .q = operand(q3, false),
         .k = operand(k3, false),
         .v = operand(vt, true),
-        .out = operand(forward, false),
-        .lse = (float *) forward->src[3]->data,
+        .out = operand(out, false),
+        .lse = (float *) node->src[3]->data,
     };
 }
 
@@ -65,7 +69,7 @@ static void forward_node(struct ggml_tensor * dst, int ith, int nth, void * user
     if (scratch == NULL) {
         return;
     }
-    const struct tnn_attention_args args = args_of(dst, use->scale);
+    const struct tnn_attention_args args = args_of(dst, dst, use->scale);
     use->cpu->kernels.attention_forward(&args, scratch, ith, nth);
 }
 
@@ -83,11 +87,9 @@ static void backward_node(struct ggml_tensor * dst, int ith, int nth, void * use
     if (scratch == NULL) {
         return;
     }
-    const struct ggml_tensor * forward = dst->src[4];
-    struct tnn_attention_args args = args_of(forward, use->scale);
+    struct tnn_attention_args args = args_of(dst, dst->src[4], use->scale);
     const int64_t hd = args.head_dim, t = args.t_seq, kv = args.n_queries / args.group;
     float * out = (float *) dst->data;
-    args.out.data = (float *) forward->data;
     args.dout = operand(dst->src[5], false);
     args.dk = (struct tnn_attention_operand){ out, t * hd, hd, 1 };
     args.dv = (struct tnn_attention_operand){ out + kv * t * hd, t * hd, 1, t };
@@ -119,6 +121,11 @@ static void attention_backward(struct ggml_context * ctx, struct ggml_tensor * f
         dq = dq == NULL ? one : ggml_add(ctx, dq, one);
     }
     src_grads[0] = use->dq_parts == 1 ? ggml_cont(ctx, dq) : dq;
+}
+
+bool tnn_is_fused_attention(const struct ggml_tensor * node) {
+    const struct ggml_custom_op_params * params = (const struct ggml_custom_op_params *) node->op_params;
+    return node->op == GGML_OP_CUSTOM && params->fun == forward_node;
 }
 
 /* The one reader of t in graph, or NULL (none, or more than one). */

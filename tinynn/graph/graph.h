@@ -125,6 +125,8 @@ bool tnn_attention_fusable(const tnn_session * s);
  * attention becomes one custom node, its backward another (attention.c's
  * comment). TNN_OK when there is nothing to fuse. */
 int tnn_fuse_attention(tnn_session * s, struct ggml_cgraph * graph);
+/* Whether node is a fused attention's forward. */
+bool tnn_is_fused_attention(const struct ggml_tensor * node);
 
 /* ---- the AdamW update on tinynn's CPU kernel (adamw.c) ---------------------- */
 

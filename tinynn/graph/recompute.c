@@ -83,7 +83,8 @@ static struct ggml_tensor * recomputed(struct recompute * r, struct ggml_tensor 
 
 /* activation[i] for the forward's nodes: on the residual stream's path from
  * residuals[0] to residuals[n_layers], and not a checkpoint (keep_attention:
- * the attention's concatenated pieces are checkpoints too). */
+ * the attention's outputs are checkpoints too, a fused attention's or the
+ * end of its concatenated pieces). */
 static int find_activations(struct recompute * r, struct ggml_tensor ** nodes, struct ggml_tensor ** residuals,
                             int32_t n_layers, int32_t every, bool keep_attention) {
     int first = forward_index(r, residuals[0]), last = forward_index(r, residuals[n_layers]);
@@ -111,6 +112,13 @@ static int find_activations(struct recompute * r, struct ggml_tensor ** nodes, s
         }
     }
     if (keep_attention) {
+        /* a fused attention's output (graph/attention.c), which its
+         * backward reads: kept, the attention's forward runs once */
+        for (int i = first + 1; i < last; ++i) {
+            if (tnn_is_fused_attention(nodes[i])) {
+                r->activation[i] = false;
+            }
+        }
         /* the end of each chain of concatenated attention pieces: a chain's
          * earlier links are the first source of the next */
         for (int i = first + 1; i < last; ++i) {

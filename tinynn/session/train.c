@@ -267,9 +267,10 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
     }
     if (status == TNN_OK && s->train.recompute_every > 0) {
         /* one layer's scores, all heads (t_seq^2 per head), against every
-         * layer's attention output (t_seq x head_dim per head) */
+         * layer's attention output (t_seq x head_dim per head); fused, the
+         * output kept spares running the attention's forward again */
         const tnn_model_config * cfg = &s->model.cfg;
-        const bool keep_attention = cfg->attn_per_kv_head &&
+        const bool keep_attention = (cfg->attn_per_kv_head || tnn_attention_fusable(s)) &&
                                     cfg->t_seq > (int64_t) cfg->n_layers * tnn_head_dim(cfg);
         status = tnn_recompute_blocks(ctx, s->train.gb_grad, ggml_graph_n_nodes(d->graph), s->train.residuals,
                                       cfg->n_layers, s->train.recompute_every, keep_attention);
