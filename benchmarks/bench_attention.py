@@ -1,19 +1,20 @@
 """Training attention, forward and backward, one layer: toy's attention_bf16
 kernels against PyTorch's scaled-dot-product attention in bfloat16.
 
-    python benchmarks/bench_attention.py [--threads 2] [--seqs 1024,4096] [--repeats 3]
+    python benchmarks/bench_attention.py [--seqs 1024,4096] [--repeats 3]
 
 For Llama 3.2 1B's (32 query heads, 8 key heads, 64 wide) and 3B's (24, 8,
 128) attention at each sequence length: seconds for the causal forward and
-backward of one layer, batch 1, best of --repeats. toy: the kernel check
-(tnn_kernel_check_attention_bf16, each variant this CPU runs: avx512 on
-vdpbf16ps, amx on the tiles), which also allocates and sums the threads'
-parts of dQ, so its figure is a bound on what the training step spends.
+backward of one layer, batch 1, one thread each, best of --repeats. toy:
+the kernel check (tnn_kernel_check_attention_bf16, each variant this CPU
+runs: avx512 on vdpbf16ps, amx on the tiles), which runs the threads'
+shares in turn (so: one thread) and also allocates, zeroes and sums dQ's
+parts, so its figure is a bound on what the training step spends.
 PyTorch: q, k and v in bfloat16 ([1, heads, seq, width], key heads
 repeated to the query heads, as transformers' llama does without a
 grouped kernel), torch.nn.functional.scaled_dot_product_attention with
 is_causal, then backward from a random output gradient, on
-torch.set_num_threads(--threads). Take figures on an idle machine.
+torch.set_num_threads(1). Take figures on an idle machine.
 """
 
 from __future__ import annotations
@@ -80,7 +81,6 @@ def torch_seconds(heads: int, kv: int, width: int, t: int, threads: int, repeats
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seqs", default="1024,4096")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--no-torch", action="store_true")
@@ -90,16 +90,16 @@ def main() -> None:
     lib = library("cpu")
     variants = [v for v in ("avx512", "amx") if lib.tnn_cpu_kernel_runs(b"attention_bf16", v.encode())]
     names = [f"toy {v} (s)" for v in variants] + ([] if args.no_torch else ["PyTorch SDPA bf16 (s)"])
-    print(f"one layer's causal attention, forward + backward, batch 1, {args.threads} threads")
+    print("one layer's causal attention, forward + backward, batch 1, one thread")
     print("| model | seq | " + " | ".join(names) + " | PyTorch / best toy |")
     print("|---|---|" + "---|" * (len(names) + 1))
     for model, (heads, kv, width) in SHAPES.items():
         for t in (int(s) for s in args.seqs.split(",")):
-            toy = [toy_seconds(v, heads, kv, width, t, args.threads, args.repeats) for v in variants]
+            toy = [toy_seconds(v, heads, kv, width, t, 1, args.repeats) for v in variants]
             cells = [f"{s:.3f}" for s in toy]
             ratio = "-"
             if not args.no_torch:
-                theirs = torch_seconds(heads, kv, width, t, args.threads, args.repeats)
+                theirs = torch_seconds(heads, kv, width, t, 1, args.repeats)
                 cells.append(f"{theirs:.3f}")
                 ratio = f"{theirs / min(toy):.2f}x" if toy else "-"
             print(f"| {model} | {t} | " + " | ".join(cells) + f" | {ratio} |")
