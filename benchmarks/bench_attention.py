@@ -20,21 +20,16 @@ torch.set_num_threads(1). Take figures on an idle machine.
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_kernels import best_seconds  # noqa: E402
+from side_by_side import cpu_model  # noqa: E402
+
 SHAPES = {"1 B": (32, 8, 64), "3 B": (24, 8, 128)}  # query heads, key heads, head width
-
-
-def best_seconds(call, repeats: int) -> float:
-    call()
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def toy_seconds(variant: str, heads: int, kv: int, width: int, t: int, threads: int, repeats: int) -> float:
@@ -81,16 +76,16 @@ def torch_seconds(heads: int, kv: int, width: int, t: int, threads: int, repeats
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seqs", default="1024,4096")
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--seqs", default="1024,4096", help="sequence lengths, comma-separated (default 1024,4096)")
+    p.add_argument("--repeats", type=int, default=3, help="timed calls after a first, best kept (default 3)")
+    p.add_argument("--no-torch", action="store_true", help="toy's columns only (default: PyTorch's too)")
     args = p.parse_args()
     from toy.native.library import library
 
     lib = library("cpu")
     variants = [v for v in ("avx512", "amx") if lib.tnn_cpu_kernel_runs(b"attention_bf16", v.encode())]
     names = [f"toy {v} (s)" for v in variants] + ([] if args.no_torch else ["PyTorch SDPA bf16 (s)"])
-    print("one layer's causal attention, forward + backward, batch 1, one thread")
+    print(f"CPU: {cpu_model()[0]}; one layer's causal attention, forward + backward, batch 1, one thread")
     print("| model | seq | " + " | ".join(names) + " | PyTorch / best toy |")
     print("|---|---|" + "---|" * (len(names) + 1))
     for model, (heads, kv, width) in SHAPES.items():
