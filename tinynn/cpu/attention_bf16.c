@@ -197,17 +197,6 @@ AMX static void product_amx(int64_t m, int64_t n, int64_t pairs, const uint32_t 
     }
 }
 
-/* Every tile 16 rows of 64 bytes (ldtilecfg), for this thread. */
-AMX static void configure_tiles(void) {
-    struct tnn_amx_tile_config config;
-    memset(&config, 0, sizeof config);
-    config.palette = 1;
-    for (int t = 0; t < 8; ++t) {
-        config.rows[t] = 16;
-        config.bytes_per_row[t] = 64;
-    }
-    _tile_loadconfig(&config);
-}
 
 /* ---- elementwise ------------------------------------------------------------ */
 
@@ -430,7 +419,7 @@ BF16 void tnn_attention_bf16_forward_avx512(const struct tnn_attention_args * a,
 }
 
 AMX void tnn_attention_bf16_forward_amx(const struct tnn_attention_args * a, void * scratch, int ith, int nth) {
-    configure_tiles();
+    tnn_amx_configure_full_tiles();
     forward(product_amx, a, scratch, ith, nth);
     _tile_release();
 }
@@ -577,7 +566,7 @@ BF16 void tnn_attention_bf16_backward_avx512(const struct tnn_attention_args * a
 }
 
 AMX void tnn_attention_bf16_backward_amx(const struct tnn_attention_args * a, void * scratch, int ith, int nth) {
-    configure_tiles();
+    tnn_amx_configure_full_tiles();
     backward(product_amx, a, scratch, ith, nth);
     _tile_release();
 }

@@ -62,17 +62,6 @@
 #define AROWS0 6
 #define AROWS1 7
 
-AMX static void configure_tiles(void) {
-    struct tnn_amx_tile_config config;
-    memset(&config, 0, sizeof config);
-    config.palette = 1;
-    for (int t = 0; t < 8; ++t) {
-        config.rows[t] = 16;
-        config.bytes_per_row[t] = 64;   /* 16 floats, or 32 bfloat16 */
-    }
-    _tile_loadconfig(&config);
-}
-
 /* Round 16 floats to bfloat16 (nearest, ties to even). */
 AMX static inline __m256i round16(__m512 v) { return (__m256i) _mm512_cvtneps_pbh(v); }
 
@@ -302,7 +291,7 @@ AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, in
     uint16_t * cols_bf16 = rows_bf16 + GP * panel_values;
     const int64_t blocks = (n1 - n0 + 2 * HALF - 1) / (2 * HALF);
     const int64_t k_steps = (k + STEP - 1) / STEP;
-    configure_tiles();
+    tnn_amx_configure_full_tiles();
     if ((size_t) blocks * k_steps * STEP * 2 * HALF <= (size_t) COLS * KC) {
         /* all of B fits: rounded once, then each group of panels over every
          * slice, its part of C kept in cache from one slice to the next

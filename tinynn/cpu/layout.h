@@ -178,10 +178,24 @@ struct tnn_amx_tile_config {
     uint8_t rows[16];
 };
 
-/* ---- bfloat16 pairs (fgemm_bf16_amx.c, fgemm_bf16_avx512.c) ------------- */
+/* ---- bfloat16 pairs and AMX tiles (fgemm_bf16_*.c, attention_bf16.c) ---- */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+
+/* Loads a tile configuration for this thread with all eight tiles 16 rows
+ * of 64 bytes (16 floats, or 32 bfloat16s): what fgemm_bf16_amx.c and
+ * attention_bf16.c multiply with. */
+__attribute__((target("amx-tile"))) static inline void tnn_amx_configure_full_tiles(void) {
+    struct tnn_amx_tile_config config;
+    memset(&config, 0, sizeof config);
+    config.palette = 1;
+    for (int t = 0; t < 8; ++t) {
+        config.rows[t] = 16;
+        config.bytes_per_row[t] = 64;
+    }
+    _tile_loadconfig(&config);
+}
 
 /* The 16 x 16 32-bit words r[i] lane j transposed in place: r[j] lane i.
  * Four rounds of shuffles: words, then pairs of words, within 128-bit
