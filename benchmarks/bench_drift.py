@@ -30,11 +30,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_lora import ALL, PEFT_NAMES  # noqa: E402
 from side_by_side import cpu_model, importable, run_worker  # noqa: E402
 
-ALL = "q,k,v,o,gate,up,down"
-PEFT_NAMES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj", "up": "up_proj"}
-PEFT_NAMES["down"] = "down_proj"
 BOUND = 2e-3
 # toy's kernels but the fused attention (bf16's attention then runs as ggml's operations)
 WITHOUT_FUSED_ATTENTION = "qgemm,fgemm,head_loss,adamw,fgemm_bf16"
@@ -127,10 +125,10 @@ def main() -> None:
     p.add_argument("--targets", default=ALL, help=f"LoRA targets (default {ALL})")
     p.add_argument("--rank", type=int, default=8, help="LoRA rank, alpha twice it (default 8)")
     p.add_argument("--lr", type=float, default=1e-3, help="constant learning rate (default 1e-3, toy-train lora's)")
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", type=int, default=2, help="threads of each side (default 2)")
     p.add_argument("--no-torch", action="store_true", help="toy's rows only")
-    p.add_argument("--worker", choices=("toy", "peft"))
-    p.add_argument("--precision", default="f32", choices=("f32", "bf16"))
+    p.add_argument("--worker", choices=("toy", "peft"), help="(internal) run one side's training and print its losses")
+    p.add_argument("--precision", default="f32", choices=("f32", "bf16"), help="(internal) the worker's precision")
     args = p.parse_args()
     if args.model is None:
         from toy.core.models import default_model_path
