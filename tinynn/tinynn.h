@@ -147,10 +147,14 @@ typedef struct tnn_model_config {
                              most rope_orig_ctx tokens, else rope_factors_long.weight */
     float rope_attn_factor;/* 0: 1; else RoPE's cos and sin are multiplied by it (llama.cpp's
                               rope.scaling.attn_factor: LongRoPE's attention factor) */
-    int32_t attn_per_kv_head;/* set by the trainer, not the caller: 1 with recomputation
-                             (tnn_set_recompute): training attention takes one kv head of
-                             one sequence at a time, so that one group's t_seq x t_seq
-                             scores are held, not every head's */
+    int32_t attn_split;   /* set by the trainer, not the caller: how training attention is
+                             split (models/models.h, enum tnn_attention_split). 0: the whole
+                             batch, or a sequence at a time where its scores outgrow a core's
+                             cache; 1, with recomputation (tnn_set_recompute): one kv head
+                             of one sequence at a time, so that one group's t_seq x t_seq
+                             scores are held, not every head's; 2, attention fused into one
+                             node (--precision bf16), which holds no scores: the whole
+                             batch */
 } tnn_model_config;
 
 /* The last error message of the calling thread ("" when none). */

@@ -232,7 +232,7 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     struct ggml_tensor * attn;
     if (kv == NULL) {
         attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch, scale, cfg->attn_softcap,
-                             cfg->attn_per_kv_head);
+                             cfg->attn_split);
     } else {
         /* the new keys and values go into the cache, then all are attended */
         attn = tnn_attention_cached(ctx, q, k, v, kv, scale, cfg->attn_softcap);

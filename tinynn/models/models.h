@@ -47,19 +47,24 @@ struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor *
  * sequence or one each) -> [head_dim*n_heads, t_seq*t_batch].
  * Taken in pieces, the outputs concatenated, where the mask is one a
  * sequence or tnn_attention_by_sequence says (a sequence or less a piece),
- * or per_kv_head: one kv head of one
+ * or split TNN_ATTENTION_PER_KV_HEAD: one kv head of one
  * sequence (and its query heads) at a time, or as many (whole sequences,
  * or heads of one) as make about TNN_ATTENTION_PIECES pieces; the same
  * values, in pieces a recomputed backward holds one at a time. */
 #define TNN_ATTENTION_PIECES 16
+enum tnn_attention_split {
+    TNN_ATTENTION_BY_CACHE = 0,      /* a sequence at a time where the batch's scores outgrow a cache */
+    TNN_ATTENTION_PER_KV_HEAD = 1,   /* recomputed blocks: a kv head of a sequence at a time */
+    TNN_ATTENTION_WHOLE = 2,         /* one piece: the fused attention (graph/attention.c) holds no scores */
+};
 /* Whether tnn_attention takes a batch a sequence at a time: packed rows
- * (mask_per_row), or, without per_kv_head, 2 to TNN_ATTENTION_PIECES
- * sequences whose scores together outgrow a core's cache. */
-bool tnn_attention_by_sequence(int64_t n_heads, int64_t t_seq, int64_t t_batch, bool per_kv_head,
-                               bool mask_per_row);
+ * (mask_per_row), or, split TNN_ATTENTION_BY_CACHE, 2 to
+ * TNN_ATTENTION_PIECES sequences whose scores together outgrow a core's
+ * cache. */
+bool tnn_attention_by_sequence(int64_t n_heads, int64_t t_seq, int64_t t_batch, int32_t split, bool mask_per_row);
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                    struct ggml_tensor * v, struct ggml_tensor * mask, int32_t t_seq,
-                                   int32_t t_batch, float scale, float softcap, bool per_kv_head);
+                                   int32_t t_batch, float scale, float softcap, int32_t split);
 /* Causal GQA attention of n new queries over a KV cache: writes the new keys
  * and values into the cache rows kv->kv_rows, then attends over the first
  * kv->n_kv cache positions under kv->kq_mask (0 where a query may look,

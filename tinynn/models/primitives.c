@@ -116,21 +116,20 @@ static struct ggml_tensor * mask_of(struct ggml_context * ctx, struct ggml_tenso
 /* A batch's scores past this (a core's L2 and some): a sequence at a time. */
 #define BATCH_SCORES_BYTES (4.0 * 1024 * 1024)
 
-bool tnn_attention_by_sequence(int64_t n_heads, int64_t t_seq, int64_t t_batch, bool per_kv_head,
-                               bool mask_per_row) {
+bool tnn_attention_by_sequence(int64_t n_heads, int64_t t_seq, int64_t t_batch, int32_t split, bool mask_per_row) {
     /* one sequence's scores then stay in cache from the product through the
      * softmax to the next product (SmolLM2 at 256 tokens: 2.4 MB a sequence;
      * four sequences' 9.4 MB at once made batch 4 slower per token than
      * batch 1); up to TNN_ATTENTION_PIECES sequences, as the outputs are
      * concatenated one piece at a time */
     const double scores = (double) n_heads * (double) t_seq * (double) t_seq * (double) t_batch * sizeof(float);
-    return mask_per_row ||
-           (!per_kv_head && t_batch > 1 && t_batch <= TNN_ATTENTION_PIECES && scores > BATCH_SCORES_BYTES);
+    return mask_per_row || (split == TNN_ATTENTION_BY_CACHE && t_batch > 1 && t_batch <= TNN_ATTENTION_PIECES &&
+                            scores > BATCH_SCORES_BYTES);
 }
 
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                    struct ggml_tensor * v, struct ggml_tensor * mask, int32_t t_seq,
-                                   int32_t t_batch, float scale, float softcap, bool per_kv_head) {
+                                   int32_t t_batch, float scale, float softcap, int32_t split) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n_kv_heads = k->ne[1];
 
     struct ggml_tensor * q3 = heads_to_batch(ctx, q, t_seq, t_batch);   /* [hd, T, H*B] */
@@ -141,7 +140,8 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
     vt = ggml_reshape_3d(ctx, vt, t_seq, head_dim, n_kv_heads * t_batch);
 
     const bool mask_per_row = mask != NULL && mask->ne[3] > 1;
-    const bool by_sequence = tnn_attention_by_sequence(n_heads, t_seq, t_batch, per_kv_head, mask_per_row);
+    const bool per_kv_head = split == TNN_ATTENTION_PER_KV_HEAD;
+    const bool by_sequence = tnn_attention_by_sequence(n_heads, t_seq, t_batch, split, mask_per_row);
     struct ggml_tensor * out = NULL;
     if (!per_kv_head && !by_sequence) {
         out = attention_heads(ctx, q3, k3, vt, mask, scale, softcap);

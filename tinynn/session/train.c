@@ -15,9 +15,9 @@ static size_t graph_size_for(const tnn_model_config * cfg, bool recompute, bool 
      * attention in pieces ~40 nodes a piece, forward and backward (whole
      * sequences a piece: up to twice TNN_ATTENTION_PIECES; packed rows, or
      * up to TNN_ATTENTION_PIECES sequences: one sequence or less a piece) */
-    const bool by_sequence = tnn_attention_by_sequence(cfg->n_heads, cfg->t_seq, cfg->t_batch,
-                                                       cfg->attn_per_kv_head, packed);
-    const size_t pieces = (cfg->attn_per_kv_head ? 2 * TNN_ATTENTION_PIECES : 0) +
+    const bool by_sequence = tnn_attention_by_sequence(cfg->n_heads, cfg->t_seq, cfg->t_batch, cfg->attn_split,
+                                                       packed);
+    const size_t pieces = (cfg->attn_split == TNN_ATTENTION_PER_KV_HEAD ? 2 * TNN_ATTENTION_PIECES : 0) +
                           (by_sequence ? cfg->t_batch : 0);
     return 4096 + (size_t) cfg->n_layers * ((recompute ? 1536 : 1024) + 64 * pieces);
 }
@@ -270,7 +270,7 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
          * layer's attention output (t_seq x head_dim per head); fused, the
          * output kept spares running the attention's forward again */
         const tnn_model_config * cfg = &s->model.cfg;
-        const bool keep_attention = (cfg->attn_per_kv_head || tnn_attention_fusable(s)) &&
+        const bool keep_attention = cfg->attn_split != TNN_ATTENTION_BY_CACHE &&
                                     cfg->t_seq > (int64_t) cfg->n_layers * tnn_head_dim(cfg);
         status = tnn_recompute_blocks(ctx, s->train.gb_grad, ggml_graph_n_nodes(d->graph), s->train.residuals,
                                       cfg->n_layers, s->train.recompute_every, keep_attention);
@@ -492,8 +492,11 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         return tnn_fail(TNN_ERR_ARG, "tnn_build_training_step: NULL argument");
     }
     int status = check_buildable(s);
-    /* with recomputation, attention a kv head at a time */
-    s->model.cfg.attn_per_kv_head = s->train.recompute_every > 0 && !tnn_attention_fusable(s);
+    /* fused, the attention holds no scores: the whole batch in one node;
+     * else with recomputation a kv head at a time */
+    s->model.cfg.attn_split = tnn_attention_fusable(s)       ? TNN_ATTENTION_WHOLE
+                              : s->train.recompute_every > 0 ? TNN_ATTENTION_PER_KV_HEAD
+                                                             : TNN_ATTENTION_BY_CACHE;
     const size_t graph_size = graph_size_for(&s->model.cfg, s->train.recompute_every > 0, s->train.packed_rows);
     if (status == TNN_OK) {
         status = create_contexts(s, graph_size);
