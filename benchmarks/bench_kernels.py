@@ -61,7 +61,7 @@ def toy_gflops(repeats: int) -> dict:
         else:  # A as float32, rounded at each product
 
             def check(v, pa, a_by_k, m, k, pb, b_by_k, n, pc, nth):
-                return lib.tnn_kernel_check_fgemm_bf16(v, pa, a_by_k, 0, m, k, pb, b_by_k, n, pc, nth)
+                return lib.tnn_kernel_check_fgemm_bf16(v, pa, a_by_k, 0, m, k, pb, b_by_k, n, 0, pc, nth)
 
         name = f"toy {variant}" + (" bf16" if kernel == "fgemm_bf16" else "")
         for m, k, n in SHAPES:

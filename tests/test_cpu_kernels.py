@@ -310,12 +310,13 @@ def bfloat16(x: np.ndarray) -> np.ndarray:
     return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
-def summed_in_order(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def summed_in_order(a: np.ndarray, b: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
     """C [m, n] = A [m, k] B [n, k]^T as fgemm_bf16 sums it: operands in
     bfloat16, c = ((a_0 b_0 + a_1 b_1) + a_2 b_2) + ... in float32, each add
-    rounded (the products of two bfloat16 are exact in float32)."""
+    rounded (the products of two bfloat16 are exact in float32); from start
+    rather than zero where given (accumulate)."""
     a16, b16 = bfloat16(a).astype(np.float32), bfloat16(b).astype(np.float32)
-    c = np.zeros((a.shape[0], b.shape[0]), np.float32)
+    c = np.zeros((a.shape[0], b.shape[0]), np.float32) if start is None else start.astype(np.float32).copy()
     for t in range(a.shape[1]):
         c += np.outer(a16[:, t], b16[:, t])
     return c
@@ -343,7 +344,7 @@ def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(varian
         c = np.full((n, m), np.nan, np.float32)
         check(
             lib.tnn_kernel_check_fgemm_bf16(
-                variant.encode(), f32(a_in), a_by_k, a_stored_bf16, m, k, f32(b_in), b_by_k, n, f32(c), nth
+                variant.encode(), f32(a_in), a_by_k, a_stored_bf16, m, k, f32(b_in), b_by_k, n, 0, f32(c), nth
             )
         )
         outputs.append(c)
@@ -355,6 +356,31 @@ def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(varian
         np.testing.assert_array_equal(c, outputs[0])
     if variant == "avx512":  # the order is the kernel's contract; the AMX tiles sum their own way (kernels.h)
         np.testing.assert_array_equal(outputs[0].T, summed_in_order(a, b))
+
+
+@pytest.mark.parametrize("variant", VARIANTS["fgemm_bf16"])
+@pytest.mark.parametrize("m, k, n", [(31, 7, 13), (70, 513, 40), (40, 1100, 35)])
+def test_fgemm_bf16_accumulating_adds_the_product_to_what_c_holds(variant, m, k, n):
+    """accumulate: c += A B^T, each sum starting from c's value: how one node
+    computes a sum of two products (a LoRA layer's W x + B (A x)) without
+    writing either product on its own."""
+    need("fgemm_bf16", variant)
+    rng = np.random.default_rng(m + k + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k)).astype(np.float32)
+    start = rng.standard_normal((n, m)).astype(np.float32)
+    outputs = []
+    for nth in (1, 2, 5):
+        c = start.copy()
+        check(lib.tnn_kernel_check_fgemm_bf16(variant.encode(), f32(a), 0, 0, m, k, f32(b), 0, n, 1, f32(c), nth))
+        outputs.append(c)
+    exact = start.T.astype(np.float64) + bfloat16(a) @ bfloat16(b).T
+    bound = float_sum_bound(a, b, k + 1) + (k + 3) * 2.0**-24 * np.abs(start.T)  # k + 1 terms
+    assert np.all(np.abs(outputs[0].T - exact) <= bound)
+    for c in outputs[1:]:
+        np.testing.assert_array_equal(c, outputs[0])
+    if variant == "avx512":
+        np.testing.assert_array_equal(outputs[0].T, summed_in_order(a, b, start.T))
 
 
 def causal_attention(q, k, v, dout, group: int, scale: float):

@@ -634,10 +634,11 @@ int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, flo
 /* fgemm_bf16: as tnn_kernel_check_fgemm, through the bfloat16 product
  * ("avx512", "amx"), each thread's panels in one call. a_stored_bf16: A
  * reaches the kernel as bfloat16 words (rounded here first), as a frozen
- * base's bfloat16 copy does. */
+ * base's bfloat16 copy does. accumulate: c += A B^T, each sum starting from
+ * c's value (a sum of two products in one node, graph/products.c). */
 int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int32_t a_stored_bf16,
-                                int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n, float * c,
-                                int32_t nth);
+                                int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n,
+                                int32_t accumulate, float * c, int32_t nth);
 /* attention_bf16 ("avx512"): causal attention's forward, then its backward,
  * on contiguous arrays: q, dout and out [n_queries][t_seq][head_dim], k
  * and v [n_queries / group][t_seq][head_dim]; writes out, lse [n_queries]

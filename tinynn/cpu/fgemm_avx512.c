@@ -66,7 +66,7 @@ TILE_FN(tile_by_k, true)
 
 void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
                       const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc, int64_t p0, int64_t p1,
-                      int64_t n0, int64_t n1, float * scratch) {
+                      int64_t n0, int64_t n1, bool accumulate, float * scratch) {
     const struct tnn_fgemm_operand a = *a_in, b = *b_in;
     for (int64_t p = p0; p < p1; ++p) {
         const int64_t m0 = p * TNN_FGEMM_ROWS;
@@ -80,10 +80,10 @@ void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t 
                 const int nc = (int) (n1 - j < NR ? n1 - j : NR);
                 if (b.by_k) {
                     tile_by_k(scratch, depth, b.data + k0 * b.ld + j, b.ld, nc, c + j * ldc + m0, ldc, mask_lo,
-                              mask_hi, k0 > 0);
+                              mask_hi, accumulate || k0 > 0);
                 } else {
                     tile_by_n(scratch, depth, b.data + j * b.ld + k0, b.ld, nc, c + j * ldc + m0, ldc, mask_lo,
-                              mask_hi, k0 > 0);
+                              mask_hi, accumulate || k0 > 0);
                 }
             }
         }

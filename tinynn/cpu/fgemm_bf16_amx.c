@@ -247,10 +247,11 @@ AMX static void tile_panel(const uint16_t * rows_bf16, const uint16_t * cols_bf1
 
 /* The group of panels [g0, g1) over the slice at k0: its panels of A
  * rounded into rows_bf16, then the tiles for columns [c0, c1), whose B
- * lies rounded at cols_bf16, one block of 32 columns every block_values. */
+ * lies rounded at cols_bf16, one block of 32 columns every block_values;
+ * added to C past the first slice, or from the first with accumulate. */
 AMX static void group_slice(struct tnn_fgemm_operand a, int64_t m, int64_t g0, int64_t g1, int64_t k0,
                             int64_t depth, const uint16_t * cols_bf16, size_t block_values, int64_t c0, int64_t c1,
-                            float * c, int64_t ldc, uint16_t * rows_bf16) {
+                            float * c, int64_t ldc, bool accumulate, uint16_t * rows_bf16) {
     const int64_t steps = (depth + STEP - 1) / STEP;
     const size_t panel_values = (size_t) KC * TNN_FGEMM_ROWS;
     for (int64_t p = g0; p < g1; ++p) {
@@ -264,7 +265,7 @@ AMX static void group_slice(struct tnn_fgemm_operand a, int64_t m, int64_t g0, i
         for (int64_t p = g0; p < g1; ++p) {
             const int64_t m0 = p * TNN_FGEMM_ROWS;
             tile_panel(rows_bf16 + (p - g0) * panel_values, tiles, steps, c, ldc, m0,
-                       m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, j, cols, k0 > 0);
+                       m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, j, cols, accumulate || k0 > 0);
         }
     }
 }
@@ -282,7 +283,7 @@ AMX static void pack_slice(struct tnn_fgemm_operand b, int64_t c0, int64_t c1, i
 
 AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
                             const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc, int64_t p0, int64_t p1,
-                            int64_t n0, int64_t n1, float * scratch) {
+                            int64_t n0, int64_t n1, bool accumulate, float * scratch) {
     const struct tnn_fgemm_operand a = *a_in, b = *b_in;
     /* scratch (tnn_fgemm_bf16_scratch_bytes): up to GP panels of A in
      * pairs, then room for COLS columns of B in tiles at a slice of KC */
@@ -307,7 +308,7 @@ AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, in
                 const int64_t depth = k - k0 < KC ? k - k0 : KC;
                 const size_t block_values = (size_t) (depth + STEP - 1) / STEP * STEP * 2 * HALF;
                 group_slice(a, m, g0, g1, k0, depth, cols_bf16 + (size_t) blocks * k0 * 2 * HALF, block_values, n0,
-                            n1, c, ldc, rows_bf16);
+                            n1, c, ldc, accumulate, rows_bf16);
             }
         }
         _tile_release();
@@ -322,7 +323,7 @@ AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, in
             pack_slice(b, c0, c1, k0, depth, panel_values, cols_bf16);
             for (int64_t g0 = p0; g0 < p1; g0 += GP) {
                 group_slice(a, m, g0, g0 + GP < p1 ? g0 + GP : p1, k0, depth, cols_bf16, panel_values, c0, c1, c,
-                            ldc, rows_bf16);
+                            ldc, accumulate, rows_bf16);
             }
         }
     }

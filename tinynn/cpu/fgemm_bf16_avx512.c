@@ -163,7 +163,7 @@ BF16 static void tile_n(const uint32_t * panel, int64_t pairs, const uint32_t * 
 
 BF16 void tnn_fgemm_bf16_avx512(const struct tnn_fgemm_operand * a_in, int64_t m, int64_t k,
                                 const struct tnn_fgemm_operand * b_in, float * c, int64_t ldc, int64_t p0,
-                                int64_t p1, int64_t n0, int64_t n1, float * scratch) {
+                                int64_t p1, int64_t n0, int64_t n1, bool accumulate, float * scratch) {
     const struct tnn_fgemm_operand a = *a_in, b = *b_in;
     /* scratch (tnn_fgemm_bf16_scratch_bytes): the columns' pairs in the
      * room of one panel, then up to TNN_FGEMM_BF16_PANELS panels */
@@ -185,7 +185,7 @@ BF16 void tnn_fgemm_bf16_avx512(const struct tnn_fgemm_operand * a_in, int64_t m
                     const int64_t m0 = p * TNN_FGEMM_ROWS,
                                   rows = m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS;
                     tile_n(panels + (p - g0) * PANEL_WORDS, pairs, columns, nc, c + j * ldc + m0, ldc,
-                           first_lanes(rows), first_lanes(rows - 16), k0 > 0);
+                           first_lanes(rows), first_lanes(rows - 16), accumulate || k0 > 0);
                 }
             }
         }

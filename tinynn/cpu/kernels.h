@@ -106,7 +106,7 @@ typedef void (*tnn_qgemm_fn)(int format, int levels, const void * a, int64_t row
 /* fgemm's and fgemm_bf16's entry point (see tnn_fgemm_avx512 below). */
 typedef void (*tnn_fgemm_fn)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
                              const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
-                             int64_t n0, int64_t n1, float * scratch);
+                             int64_t n0, int64_t n1, bool accumulate, float * scratch);
 struct tnn_head_products;
 
 /* The kernels a session uses: for each, the variant that runs it and its
@@ -262,9 +262,11 @@ struct tnn_fgemm_operand {
  * columns [n0, n1): A[m, k] at a->data + m * a->ld + k, B[n, k] at b->data +
  * n * b->ld + k (unless by_k), C column n at c + n * ldc (contiguous along m). */
 void tnn_fgemm_avx512(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
-                      float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
+                      float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, bool accumulate,
+                      float * scratch);
 void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, const struct tnn_fgemm_operand * b,
-                    float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, float * scratch);
+                    float * c, int64_t ldc, int64_t p0, int64_t p1, int64_t n0, int64_t n1, bool accumulate,
+                    float * scratch);
 
 /* fgemm_bf16: the same product with A and B rounded to bfloat16 (nearest
  * even) and the products summed in float32, each sum over k in order,
@@ -290,10 +292,10 @@ void tnn_fgemm_avx2(const struct tnn_fgemm_operand * a, int64_t m, int64_t k, co
 size_t tnn_fgemm_bf16_scratch_bytes(void);
 void tnn_fgemm_bf16_avx512(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
                            const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
-                           int64_t n0, int64_t n1, float * scratch);
+                           int64_t n0, int64_t n1, bool accumulate, float * scratch);
 void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
                         const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
-                        int64_t n0, int64_t n1, float * scratch);
+                        int64_t n0, int64_t n1, bool accumulate, float * scratch);
 
 /* The weight gradient of a low-rank factor, dB [m, n] = h [m, k] dy [n, k]^T
  * with m (the rank) at most TNN_SKINNY_MAX_M, from h and dy as the forward

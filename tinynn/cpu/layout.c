@@ -97,7 +97,7 @@ static void head_loss_blocks(tnn_exponentials_fn exponentials, const struct tnn_
             const struct tnn_fgemm_operand w_rows = { NULL, d, false, p->w_bf16 + v0 * d };
             const struct tnn_fgemm_operand h_cols = { h_chunk, d, false, NULL };
             p->fgemm_bf16(&w_rows, rows, d, &h_cols, z, rows, 0, (rows + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS, 0,
-                          nc, scratch);
+                          nc, false, scratch);
             for (int c = 0; c < nc; ++c) {
                 struct tnn_head_loss_token * s = &state[c];
                 float * zc = z + (int64_t) c * rows;
@@ -116,7 +116,7 @@ static void head_loss_blocks(tnn_exponentials_fn exponentials, const struct tnn_
             /* part [d, nc] = W_block^T e: W's block read by_k */
             const struct tnn_fgemm_operand w_cols = { NULL, d, true, p->w_bf16 + v0 * d };
             const struct tnn_fgemm_operand e_cols = { z, rows, false, NULL };
-            p->fgemm_bf16(&w_cols, d, rows, &e_cols, part, d, 0, d_panels, 0, nc, scratch);
+            p->fgemm_bf16(&w_cols, d, rows, &e_cols, part, d, 0, d_panels, 0, nc, false, scratch);
             for (int c = 0; c < nc; ++c) {
                 const float old_scale = state[c].old_scale, block_scale = state[c].block_scale;
                 float * dh_c = dh + (int64_t) c * d;

@@ -55,6 +55,13 @@ struct tnn_fgemm_use {
     enum tnn_causal_part causal;
 };
 
+/* A node summing two products (graph/products.c, tnn_sum_products): the
+ * first written, the second (fgemm_bf16) added to it. */
+struct tnn_fgemm_sum {
+    const struct tnn_fgemm_use *first, *second;
+};
+#define TNN_FGEMM_SUMS 16   /* pairs of uses a session's sums take */
+
 /* A fused attention node's user data (graph/attention.c): the kernels and
  * scratch, the scores' scale, and how many parts of dQ its backward writes
  * (one a thread). */
@@ -73,6 +80,7 @@ struct tnn_cpu_state {
     struct tnn_fgemm_use fgemm_uses[8 * TNN_CAUSAL_PARTS];   /* by operand layout, bf16 and causal part
                                                                 (graph/products.c) */
     struct tnn_fgemm_use bf16_copy_uses[2];      /* W x and W^T dy by a bfloat16 copy (products.c) */
+    struct tnn_fgemm_sum fgemm_sums[TNN_FGEMM_SUMS];   /* the sum nodes' pairs of the uses above */
     struct tnn_attention_use attention_use;      /* the fused attention nodes' (graph/attention.c) */
 };
 

@@ -12,14 +12,6 @@
  * no-ops. Only the plain causal mask is taken: packed rows' masks and the
  * sliding windows keep ggml's ops, and so do capped scores (Gemma 2). */
 #include "session/session.h"
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"   /* the header's static helpers */
-#endif
-#include "ggml-impl.h"   /* ggml_custom_op_params: the backward finds the forward's user data */
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 
 #include <string.h>
 
@@ -103,8 +95,7 @@ static void backward_node(struct ggml_tensor * dst, int ith, int nth, void * use
  * q3, k3 and vt. */
 static void attention_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                                struct ggml_tensor ** src_grads) {
-    const struct ggml_custom_op_params * params = (const struct ggml_custom_op_params *) forward->op_params;
-    const struct tnn_attention_use * use = params->userdata;
+    const struct tnn_attention_use * use = tnn_custom_userdata(forward, forward_node);
     struct ggml_tensor *q3 = forward->src[0], *k3 = forward->src[1], *vt = forward->src[2];
     const int64_t hd = q3->ne[0], t = q3->ne[1], heads = q3->ne[2], kv = k3->ne[2];
     const int64_t part = heads * padded_tokens(t) * hd;
@@ -124,8 +115,7 @@ static void attention_backward(struct ggml_context * ctx, struct ggml_tensor * f
 }
 
 bool tnn_is_fused_attention(const struct ggml_tensor * node) {
-    const struct ggml_custom_op_params * params = (const struct ggml_custom_op_params *) node->op_params;
-    return node->op == GGML_OP_CUSTOM && params->fun == forward_node;
+    return tnn_custom_userdata(node, forward_node) != NULL;
 }
 
 /* The one reader of t in graph, or NULL (none, or more than one). */
@@ -150,13 +140,20 @@ static bool f32_rows(const struct ggml_tensor * t) {
            t->nb[1] % sizeof(float) == 0 && t->nb[2] % sizeof(float) == 0;
 }
 
+/* An op's float parameter i (the softmax's scale 0 and max_bias 1). */
+static float op_param_f32(const struct ggml_tensor * t, int i) {
+    float value;
+    memcpy(&value, (const char *) t->op_params + i * sizeof(float), sizeof value);
+    return value;
+}
+
 /* Whether out is attention the kernels take (the file's comment); then
  * *scores and *weights are its inner nodes. */
 static bool fusable_node(const tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * out,
                          struct ggml_tensor ** scores, struct ggml_tensor ** weights) {
     struct ggml_tensor * w = out->src[1];
     if (out->op != GGML_OP_MUL_MAT || w == NULL || w->op != GGML_OP_SOFT_MAX ||
-        w->src[1] != s->train.causal_mask || w->src[2] != NULL || ggml_get_op_params_f32(w, 1) != 0.0f) {
+        w->src[1] != s->train.causal_mask || w->src[2] != NULL || op_param_f32(w, 1) != 0.0f) {
         return false;
     }
     struct ggml_tensor * sc = w->src[0];
@@ -187,7 +184,7 @@ int tnn_fuse_attention(tnn_session * s, struct ggml_cgraph * graph) {
         if (!fusable_node(s, graph, out, &scores, &weights)) {
             continue;
         }
-        const float scale = ggml_get_op_params_f32(weights, 0);
+        const float scale = op_param_f32(weights, 0);
         if (use->cpu != NULL && use->scale != scale) {
             continue;   /* (one scale a model) */
         }

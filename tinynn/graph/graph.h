@@ -13,6 +13,13 @@
  * (n_srcs of them); its shape stays. */
 void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggml_custom_op_t fn, void * userdata,
                        struct ggml_tensor ** srcs, int n_srcs);
+/* Give to, a node of graph, the use count (how many nodes read it) of
+ * from: the CPU backend fuses a node with one reader into that reader
+ * without writing it (RMS_NORM into the MUL after it). */
+void tnn_copy_use_count(struct ggml_cgraph * graph, const struct ggml_tensor * from,
+                        const struct ggml_tensor * to);
+/* The user data of node when it is a custom node running fn, else NULL. */
+void * tnn_custom_userdata(const struct ggml_tensor * node, ggml_custom_op_t fn);
 /* The first node of graph that reads src as its source slot with op, or NULL. */
 struct ggml_tensor * tnn_graph_reader(struct ggml_cgraph * graph, const struct ggml_tensor * src, int slot,
                                       enum ggml_op op);
@@ -107,6 +114,14 @@ int64_t tnn_column_splits(int64_t units, int nth, int64_t n);
 /* Turn the F32 matrix products of a training graph into custom nodes that
  * run the fgemm kernel (when the session's kernels have it). */
 int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
+
+/* Under --precision bf16, each sum of two products (each read by the sum
+ * alone, one of them through fgemm_bf16), as LoRA's W x + B (s A x) and
+ * its backward's W^T dy + A (s B^T dy) are, becomes one node: the first
+ * product written, the second added to it as the kernel sums (its
+ * accumulate), a work item at a time. Neither product is written on its
+ * own, nor read back by an add. Run after the products' rewrites. */
+int tnn_sum_products(tnn_session * s, struct ggml_cgraph * graph);
 
 /* Make node [rows, n] the product of a frozen matrix's bfloat16 copy
  * w_bf16 [k, rows] and x [k, n] (transposed: of its transpose, w_bf16 [rows,

@@ -65,14 +65,14 @@ static void causal_part(const struct tnn_fgemm_use * use, const struct tnn_fgemm
         for (int64_t p = p0; p < p1; ++p) {
             const int64_t k0 = p * TNN_FGEMM_ROWS;
             const struct tnn_fgemm_operand a_k = from_k(*a, k0), b_k = from_k(*b, k0);
-            fgemm(&a_k, m, k - k0, &b_k, c, ldc, p, p + 1, n0, n1, work);
+            fgemm(&a_k, m, k - k0, &b_k, c, ldc, p, p + 1, n0, n1, false, work);
         }
         return;
     }
     /* columns are queries, k runs over keys: up to the block's last query */
     for (int64_t j0 = n0; j0 < n1; j0 += COLUMN_BLOCK) {
         const int64_t j1 = j0 + COLUMN_BLOCK < n1 ? j0 + COLUMN_BLOCK : n1;
-        fgemm(a, m, j1, b, c, ldc, p0, p1, j0, j1, work);
+        fgemm(a, m, j1, b, c, ldc, p0, p1, j0, j1, false, work);
     }
 }
 
@@ -113,7 +113,7 @@ static void key_gradient_node(struct ggml_tensor * dst, int ith, int nth, void *
             .ld = ld_q,
             .by_k = true,
         };
-        cpu->kernels.fgemm(&a, rows, queries - m0, &b, tile, TNN_FGEMM_ROWS, 0, 1, 0, hd, work);
+        cpu->kernels.fgemm(&a, rows, queries - m0, &b, tile, TNN_FGEMM_ROWS, 0, 1, 0, hd, false, work);
         float * out = (float *) ((char *) dst->data + head * dst->nb[2]);
         for (int64_t r = 0; r < rows; ++r) {
             float * column = (float *) ((char *) out + (m0 + r) * dst->nb[1]);
@@ -130,27 +130,31 @@ int64_t tnn_column_splits(int64_t units, int nth, int64_t n) {
     return splits < n ? splits : n;
 }
 
-/* dst [m, n, batches] = A [k, m, batches / ratio] . B [k, n, batches], in
- * work items of (batch, panel, column range) shared out between threads;
- * a thread's run of whole panels of one batch goes to the kernel in one
- * call (fgemm_bf16 rounds each operand once per call and group). */
-static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    const struct tnn_fgemm_use * use = userdata;
-    float * work = (float *) tnn_thread_scratch(&use->cpu->scratch, ith, &nth);
-    const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
+/* One product of a node: how to run it and its operands' sources. */
+struct product {
+    const struct tnn_fgemm_use * use;
+    const struct ggml_tensor *a, *b;
+};
+
+/* dst [m, n, batches] = the sum of n_products products, each A [k, m,
+ * batches / ratio] . B [k, n, batches]: the first written, the others
+ * added to it (the kernels' accumulate), one work item at a time, so that
+ * each item's part of dst is written once and read back while warm. Work
+ * items of (batch, panel, column range) are shared out between threads; a
+ * thread's run of whole panels of one batch goes to the kernel in one call
+ * (fgemm_bf16 rounds each operand once per call and group). */
+static void products_into(struct ggml_tensor * dst, const struct product * products, int n_products, int ith,
+                          int nth) {
+    float * work = (float *) tnn_thread_scratch(&products[0].use->cpu->scratch, ith, &nth);
     if (work == NULL) {
         return;
     }
-    /* a by_k source is X [m, k] of A = X^T; likewise B */
-    const int64_t m = use->a_by_k ? a->ne[0] : a->ne[1];
-    const int64_t k = use->a_by_k ? a->ne[1] : a->ne[0];
-    const int64_t n = use->b_by_k ? b->ne[0] : b->ne[1];
-    const int64_t batches = b->ne[2], ratio = b->ne[2] / a->ne[2];
+    const int64_t m = dst->ne[0], n = dst->ne[1], batches = dst->ne[2];
+    const int64_t ldc = (int64_t) (dst->nb[1] / sizeof(float));
     const int64_t panels = (m + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS;
     const int64_t units = batches * panels;
     const int64_t splits = tnn_column_splits(units, nth, n);
     const int64_t items = units * splits;
-    const struct tnn_cpu_kernels * kernels = &use->cpu->kernels;
     const int64_t last = items * (ith + 1) / nth;
     for (int64_t item = items * ith / nth; item < last;) {
         const int64_t unit = item / splits, split = item % splits;
@@ -161,18 +165,37 @@ static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userda
             panel_end = last - item < panels - panel ? panel + (last - item) : panels;
         }
         float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
-        const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / ratio);
-        const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
-        const int64_t ldc = (int64_t) (dst->nb[1] / sizeof(float));
         const int64_t n0 = n * split / splits, n1 = n * (split + 1) / splits;
-        if (use->causal == TNN_CAUSAL_ALL) {
-            (use->bf16 ? kernels->fgemm_bf16 : kernels->fgemm)(&a_op, m, k, &b_op, c, ldc, panel, panel_end, n0,
-                                                               n1, work);
-        } else {
-            causal_part(use, &a_op, m, k, &b_op, c, ldc, panel, panel_end, n0, n1, work);
+        for (int i = 0; i < n_products; ++i) {
+            const struct tnn_fgemm_use * use = products[i].use;
+            const struct ggml_tensor *a = products[i].a, *b = products[i].b;
+            /* a by_k source is X [m, k] of A = X^T */
+            const int64_t k = use->a_by_k ? a->ne[1] : a->ne[0];
+            const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / (b->ne[2] / a->ne[2]));
+            const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
+            if (use->causal == TNN_CAUSAL_ALL) {
+                (use->bf16 ? use->cpu->kernels.fgemm_bf16 : use->cpu->kernels.fgemm)(
+                    &a_op, m, k, &b_op, c, ldc, panel, panel_end, n0, n1, i > 0, work);
+            } else {
+                causal_part(use, &a_op, m, k, &b_op, c, ldc, panel, panel_end, n0, n1, work);
+            }
         }
         item += splits == 1 ? panel_end - panel : 1;
     }
+}
+
+/* dst = A . B, src0 and src1 the operands' sources (struct tnn_fgemm_use). */
+static void fgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const struct product product = { userdata, dst->src[0], dst->src[1] };
+    products_into(dst, &product, 1, ith, nth);
+}
+
+/* dst = A1 . B1 + A2 . B2 from src0..3 (struct tnn_fgemm_sum). */
+static void sum_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const struct tnn_fgemm_sum * sum = userdata;
+    const struct product products[2] = { { sum->first, dst->src[0], dst->src[1] },
+                                         { sum->second, dst->src[2], dst->src[3] } };
+    products_into(dst, products, 2, ith, nth);
 }
 
 /* X when t = cont(transpose(X)) with X an F32 matrix contiguous along its
@@ -449,4 +472,81 @@ void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_t
     *use = (struct tnn_fgemm_use){ &s->cpu, transposed, false, true, TNN_CAUSAL_ALL };
     struct ggml_tensor * srcs[2] = { w_bf16, x };
     tnn_become_custom(s->train.ctx_graph, node, fgemm_node, use, srcs, 2);
+}
+
+/* t's use when it is a product node of this file (fgemm_node) over one
+ * batch, nothing skipped; else NULL. */
+static const struct tnn_fgemm_use * whole_product(const struct ggml_tensor * t) {
+    const struct tnn_fgemm_use * use = tnn_custom_userdata(t, fgemm_node);
+    return use != NULL && use->causal == TNN_CAUSAL_ALL && t->ne[2] == 1 && t->ne[3] == 1 ? use : NULL;
+}
+
+/* The session's entry for this pair of uses, added if new; NULL when full. */
+static const struct tnn_fgemm_sum * sum_entry(struct tnn_cpu_state * cpu, const struct tnn_fgemm_use * first,
+                                              const struct tnn_fgemm_use * second) {
+    for (int i = 0; i < TNN_FGEMM_SUMS; ++i) {
+        struct tnn_fgemm_sum * sum = &cpu->fgemm_sums[i];
+        if (sum->first == NULL) {
+            *sum = (struct tnn_fgemm_sum){ first, second };
+        }
+        if (sum->first == first && sum->second == second) {
+            return sum;
+        }
+    }
+    return NULL;
+}
+
+int tnn_sum_products(tnn_session * s, struct ggml_cgraph * graph) {
+    if (!s->train.bf16_products || s->cpu.kernels.fgemm_bf16 == NULL) {
+        return TNN_OK;
+    }
+    struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
+    const int n_nodes = ggml_graph_n_nodes(graph);
+    struct tnn_node_index * index = tnn_index_nodes(nodes, n_nodes);
+    int * readers = calloc((size_t) n_nodes + 1, sizeof(*readers));
+    if (index == NULL || readers == NULL) {
+        free(index);
+        free(readers);
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    for (int i = 0; i < n_nodes; ++i) {
+        for (int k = 0; k < GGML_MAX_SRC + 1; ++k) {
+            const struct ggml_tensor * src = k < GGML_MAX_SRC ? nodes[i]->src[k] : nodes[i]->view_src;
+            const int j = src != NULL ? tnn_node_find(index, n_nodes, src) : -1;
+            readers[j >= 0 ? j : n_nodes] += 1;
+        }
+    }
+    for (int i = 0; i < n_nodes; ++i) {
+        struct ggml_tensor * add = nodes[i];
+        if (add->op != GGML_OP_ADD || add->view_src != NULL || !whole_product(add->src[0]) ||
+            !whole_product(add->src[1]) || add->src[0] == add->src[1] ||
+            !ggml_are_same_shape(add->src[0], add->src[1]) || !ggml_is_contiguous(add)) {
+            continue;
+        }
+        struct ggml_tensor *p = add->src[0], *q = add->src[1];
+        const int ip = tnn_node_find(index, n_nodes, p), iq = tnn_node_find(index, n_nodes, q);
+        const int32_t flags = GGML_TENSOR_FLAG_OUTPUT | GGML_TENSOR_FLAG_PARAM | GGML_TENSOR_FLAG_LOSS;
+        if (ip < 0 || iq < 0 || readers[ip] != 1 || readers[iq] != 1 || ((p->flags | q->flags) & flags) != 0) {
+            continue;
+        }
+        /* the second is added by fgemm_bf16's accumulate; a float32 product first */
+        if (!whole_product(q)->bf16) {
+            struct ggml_tensor * t = p;
+            p = q;
+            q = t;
+        }
+        const struct tnn_fgemm_sum * sum = whole_product(q)->bf16
+                                               ? sum_entry(&s->cpu, whole_product(p), whole_product(q))
+                                               : NULL;
+        if (sum == NULL) {
+            continue;
+        }
+        struct ggml_tensor * srcs[4] = { p->src[0], p->src[1], q->src[0], q->src[1] };
+        tnn_become_custom(s->train.ctx_graph, add, sum_node, (void *) sum, srcs, 4);
+        tnn_become_noop(p);
+        tnn_become_noop(q);
+    }
+    free(index);
+    free(readers);
+    return TNN_OK;
 }

@@ -33,14 +33,6 @@
  * keeps): one pass over memory each, for 10-30% of a LoRA step's
  * activation memory. */
 #include "graph/graph.h"
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"   /* the header's static helpers */
-#endif
-#include "ggml-impl.h"
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -199,9 +191,7 @@ static int keep_only_elementwise(struct recompute * r, struct ggml_tensor ** nod
 static void copy_use_counts(const struct recompute * r, struct ggml_cgraph * graph, struct ggml_tensor ** nodes) {
     for (int i = 0; i < r->n_forward; ++i) {
         if (r->duplicate[i] != NULL) {
-            const size_t from = ggml_hash_find(&graph->visited_hash_set, nodes[i]);
-            const size_t to = ggml_hash_find(&graph->visited_hash_set, r->duplicate[i]);
-            graph->use_counts[to] = graph->use_counts[from];
+            tnn_copy_use_count(graph, nodes[i], r->duplicate[i]);
         }
     }
 }

@@ -5,10 +5,20 @@
  * Autodiff needs ggml's own ops; once the backward is built, nodes can turn
  * into custom ops that call tinynn's kernels, and nodes nothing reads any
  * more into no-ops. The graph allocator lays the graph out afterwards, so a
- * node may also change its shape. Only ggml's public API is used: a
- * tensor's public fields (op, op_params, src, ne, nb) and the graph's node
- * array as ggml_graph_nodes hands it out. */
+ * node may also change its shape. ggml's public API is used, a tensor's
+ * public fields (op, op_params, src, ne, nb) and the graph's node array as
+ * ggml_graph_nodes hands it out; and two of ggml's internals: a custom
+ * node's parameters (ggml_custom_op_params), to tell which function it
+ * runs, and the graph's use counts (recompute.c). */
 #include "graph/graph.h"
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"   /* the header's static helpers */
+#endif
+#include "ggml-impl.h"
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,6 +35,18 @@ void tnn_become_custom(struct ggml_context * ctx, struct ggml_tensor * node, ggm
     for (int i = 0; i < GGML_MAX_SRC; ++i) {
         node->src[i] = i < n_srcs ? srcs[i] : NULL;
     }
+}
+
+void tnn_copy_use_count(struct ggml_cgraph * graph, const struct ggml_tensor * from,
+                        const struct ggml_tensor * to) {
+    const size_t i_from = ggml_hash_find(&graph->visited_hash_set, from);
+    const size_t i_to = ggml_hash_find(&graph->visited_hash_set, to);
+    graph->use_counts[i_to] = graph->use_counts[i_from];
+}
+
+void * tnn_custom_userdata(const struct ggml_tensor * node, ggml_custom_op_t fn) {
+    const struct ggml_custom_op_params * params = (const struct ggml_custom_op_params *) node->op_params;
+    return node->op == GGML_OP_CUSTOM && params->fun == fn ? params->userdata : NULL;
 }
 
 struct ggml_tensor * tnn_graph_reader(struct ggml_cgraph * graph, const struct ggml_tensor * src, int slot,

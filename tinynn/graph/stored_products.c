@@ -74,10 +74,12 @@ void tnn_stored_input_gradient_node(struct ggml_tensor * dst, int ith, int nth, 
             const struct tnn_fgemm_operand a = { .data = block, .ld = width, .by_k = true };
             const struct tnn_fgemm_operand b = { .data = (const float *) dy->data + n0 * ldy + k0, .ld = ldy };
             if (k0 == 0) {
-                cpu->kernels.fgemm(&a, width, depth, &b, dx, ldx, 0, width / TNN_FGEMM_ROWS, 0, cols, panel);
+                cpu->kernels.fgemm(&a, width, depth, &b, dx, ldx, 0, width / TNN_FGEMM_ROWS, 0, cols, false,
+                                   panel);
                 continue;
             }
-            cpu->kernels.fgemm(&a, width, depth, &b, later, width, 0, width / TNN_FGEMM_ROWS, 0, cols, panel);
+            cpu->kernels.fgemm(&a, width, depth, &b, later, width, 0, width / TNN_FGEMM_ROWS, 0, cols, false,
+                               panel);
             for (int64_t j = 0; j < cols; ++j) {
                 for (int64_t i = 0; i < width; ++i) {
                     dx[j * ldx + i] += later[j * width + i];

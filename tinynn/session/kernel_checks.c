@@ -87,7 +87,7 @@ int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, c
  * columns too when there are too few of them. */
 static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const float * a, int32_t a_by_k,
                        const uint16_t * a_bf16, int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n,
-                       float * c, int32_t nth) {
+                       bool accumulate, float * c, int32_t nth) {
     struct tnn_cpu_kernels kernels;
     int status = kernels_for(variant, kernel, nth, &kernels);
     if (status != TNN_OK) {
@@ -112,7 +112,8 @@ static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const f
             const int64_t panel = item / splits, split = item % splits;
             const int64_t panel_end = splits == 1 ? last : panel + 1;
             (bf16 ? kernels.fgemm_bf16 : kernels.fgemm)(&a_op, m, k, &b_op, c, m, panel, panel_end,
-                                                        n * split / splits, n * (split + 1) / splits, work);
+                                                        n * split / splits, n * (split + 1) / splits, accumulate,
+                                                        work);
             item += splits == 1 ? panel_end - panel - 1 : 0;
         }
     }
@@ -122,12 +123,12 @@ static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const f
 
 int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
                            const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
-    return check_fgemm(TNN_KERNEL_FGEMM, variant, a, a_by_k, NULL, m, k, b, b_by_k, n, c, nth);
+    return check_fgemm(TNN_KERNEL_FGEMM, variant, a, a_by_k, NULL, m, k, b, b_by_k, n, false, c, nth);
 }
 
 int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int32_t a_stored_bf16,
-                                int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n, float * c,
-                                int32_t nth) {
+                                int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n,
+                                int32_t accumulate, float * c, int32_t nth) {
     uint16_t * a_bf16 = NULL;
     if (a_stored_bf16 && m > 0 && k > 0 && a != NULL) {
         a_bf16 = malloc((size_t) m * (size_t) k * sizeof(uint16_t));
@@ -138,7 +139,8 @@ int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a
             a_bf16[i] = ggml_fp32_to_bf16(a[i]).bits;
         }
     }
-    const int status = check_fgemm(TNN_KERNEL_FGEMM_BF16, variant, a, a_by_k, a_bf16, m, k, b, b_by_k, n, c, nth);
+    const int status = check_fgemm(TNN_KERNEL_FGEMM_BF16, variant, a, a_by_k, a_bf16, m, k, b, b_by_k, n,
+                                   accumulate != 0, c, nth);
     free(a_bf16);
     return status;
 }
