@@ -20,7 +20,7 @@ from toy.native.library import ffi, library
 
 lib = library("cpu")
 
-KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16", "attention_bf16"]
+KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16", "attention_bf16", "swiglu_back"]
 # the variants of each kernel, in order of preference (kernels.h)
 VARIANTS = {
     "qgemm": ["avx2", "avxvnni", "avx512", "amx"],
@@ -29,6 +29,7 @@ VARIANTS = {
     "adamw": ["avx2", "avx512"],
     "fgemm_bf16": ["avx512", "amx"],
     "attention_bf16": ["avx512", "amx"],
+    "swiglu_back": ["avx512"],
 }
 # the /proc/cpuinfo flags each variant is compiled for (kernels.c asks the CPU)
 AVX2 = {"avx2", "fma", "f16c"}
@@ -181,7 +182,8 @@ def test_realize_refuses_a_setting_it_cannot_read(monkeypatch, setting, ok):
             assert status == 1  # TNN_ERR_ARG
             message = ffi.string(lib.tnn_last_error()).decode()
             assert (
-                "TNN_CPU_KERNELS" in message and "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16" in message
+                "TNN_CPU_KERNELS" in message
+                and "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, swiglu_back" in message
             )
     finally:
         lib.tnn_session_free(session[0])
@@ -740,6 +742,43 @@ def test_adamw_is_ggmls_update_to_the_bit(variant, n):
             check(lib.tnn_kernel_check_adamw(variant.encode(), f32(w), f32(g), f32(m), f32(v), f32(hp), n, nth))
             for ours, theirs in zip((w, m, v), expected, strict=True):
                 np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))
+
+
+@pytest.mark.parametrize("variant", VARIANTS["swiglu_back"])
+@pytest.mark.parametrize("n", [1, 17, 4099])
+def test_swiglu_back_is_swiglus_gradient_to_a_few_ulps(variant, n):
+    """The gradients of silu(g) up against float64, over inputs from -100 to
+    100 (the sigmoid's saturated ends included), for any thread count."""
+    need("swiglu_back", variant)
+    rng = np.random.default_rng(n)
+    g = (rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 2, n)).astype(np.float32)
+    up, dy = rng.standard_normal((2, n)).astype(np.float32)
+    x = g.astype(np.float64)
+    s = 1.0 / (1.0 + np.exp(-x))
+    dy_up = (dy * up).astype(np.float64)  # rounded to float32 first, as ggml's mul is
+    expected_dgate = dy_up * s * (1.0 + x * (1.0 - s))
+    expected_dup = x * s * dy.astype(np.float64)
+    outputs = []
+    for nth in (1, 3):
+        dgate, dup = np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)
+        check(
+            lib.tnn_kernel_check_swiglu_back(variant.encode(), f32(g), f32(up), f32(dy), n, f32(dgate), f32(dup), nth)
+        )
+        outputs.append((dgate, dup))
+    dgate, dup = outputs[0]
+    # each term of the formula a few ulps off: within 1e-6 of the terms'
+    # magnitudes, or past float's range (g below about -88: s underflows to 0, as with expf)
+    tiny = 1e-35
+    scale = np.abs(dy_up) * s * (1.0 + np.abs(x) * (1.0 - s))
+    assert np.all(np.abs(dgate - expected_dgate) <= 1e-6 * scale + tiny)
+    assert np.all(np.abs(dup - expected_dup) <= 1e-6 * np.abs(expected_dup) + tiny)
+    np.testing.assert_array_equal(outputs[1][0], dgate)
+    np.testing.assert_array_equal(outputs[1][1], dup)
+    # up NULL: dy alone is silu's own gradient
+    alone = np.full(n, np.nan, np.float32)
+    check(lib.tnn_kernel_check_swiglu_back(variant.encode(), f32(g), ffi.NULL, f32(dy), n, f32(alone), ffi.NULL, 1))
+    expected_alone = dy.astype(np.float64) * s * (1.0 + x * (1.0 - s))
+    assert np.all(np.abs(alone - expected_alone) <= 1e-6 * np.abs(dy) * s * (1.0 + np.abs(x) * (1.0 - s)) + tiny)
 
 
 # ---- every variant the same bits ----------------------------------------------------

@@ -631,6 +631,11 @@ int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t v
  * opt_step_adamw reads it. */
 int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, float * m, float * v,
                            const float * hp, int64_t n, int32_t nth);
+/* swiglu_back ("avx512"): SwiGLU's gradients over n values, s = sigmoid(g):
+ * dgate = dy up s (1 + g (1 - s)) (up NULL: dy alone) and dup = g s dy;
+ * dgate or dup NULL: not computed. */
+int tnn_kernel_check_swiglu_back(const char * variant, const float * g, const float * up, const float * dy,
+                                 int64_t n, float * dgate, float * dup, int32_t nth);
 /* fgemm_bf16: as tnn_kernel_check_fgemm, through the bfloat16 product
  * ("avx512", "amx"), each thread's panels in one call. a_stored_bf16: A
  * reaches the kernel as bfloat16 words (rounded here first), as a frozen

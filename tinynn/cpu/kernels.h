@@ -1,6 +1,6 @@
 /* tinynn's CPU kernels: the one interface of tinynn/cpu/.
  *
- * Four kernels do what ggml's CPU ops do on the shapes of a training step,
+ * These kernels do what ggml's CPU ops do on the shapes of a training step,
  * several times faster:
  *   qgemm      integer products by a quantized frozen matrix packed in
  *              16-row panels (the forward and input gradients of a LoRA base)
@@ -9,6 +9,10 @@
  *   head_loss  the frozen output head and the cross-entropy in one pass, a
  *              few tokens at a time, never holding the logits
  *   adamw      the AdamW update, the same bits as ggml's
+ * and, for --precision bf16 only (not float32's bits):
+ *   fgemm_bf16      fgemm's products with bfloat16 operands
+ *   attention_bf16  causal attention in blocks, each way in one call
+ *   swiglu_back     SwiGLU's backward, a gradient in one pass
  * This layer is pure arithmetic on plain arrays: which graph node becomes
  * which kernel is decided in tinynn/graph/ (fast_copies.c, products.c, head_loss.c,
  * adamw.c), from the one struct tnn_cpu_kernels the session holds.
@@ -90,11 +94,12 @@ enum tnn_cpu_kernel {
     TNN_KERNEL_ADAMW,
     TNN_KERNEL_FGEMM_BF16, /* fgemm's products in bfloat16: --precision bf16 only */
     TNN_KERNEL_ATTENTION_BF16, /* causal attention in blocks, bfloat16 products: --precision bf16 only */
+    TNN_KERNEL_SWIGLU_BACK,    /* SwiGLU's backward in one pass: --precision bf16 only */
     TNN_CPU_KERNEL_COUNT
 };
 
 /* The names TNN_CPU_KERNELS lists. */
-#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16"
+#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, swiglu_back"
 
 struct tnn_fgemm_operand;
 struct tnn_attention_args;
@@ -129,6 +134,8 @@ struct tnn_cpu_kernels {
     tnn_fgemm_fn fgemm_bf16;
     void (*attention_forward)(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
     void (*attention_backward)(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
+    void (*swiglu_back)(const float * g, const float * up, const float * dy, float * dgate, float * dup,
+                        int64_t i0, int64_t i1);
 };
 
 /* The features this CPU (and its OS) offers: a set of enum tnn_cpu_feature. */
@@ -455,5 +462,21 @@ void tnn_attention_bf16_backward_amx(const struct tnn_attention_args * args, voi
 /* Update parameters [i0, i1) of w, m and v in place from the gradient g. */
 void tnn_adamw_avx512(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
 void tnn_adamw_avx2(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
+
+/* ---- swiglu_back: SwiGLU's backward ---------------------------------------- *
+ *
+ * ggml's backward of swiglu(g, up) = silu(g) up is four ops over the
+ * [d_ff, tokens] activations: dy up, silu_back (a scalar expf per value:
+ * SmolLM2's batch-4 LoRA step spent 7% of its time there), silu(g) and
+ * silu(g) dy. This kernel computes each gradient in one pass, 16 values
+ * at a time with an exponential of its own (about 2 ulps): not ggml's
+ * bits, so --precision bf16 only (graph/swiglu.c). Per value, s = 1 / (1 +
+ * exp(-g)):
+ *     dgate = ((dy up) s) (1 + g (1 - s))      (up NULL: dy alone)
+ *     dup   = (g s) dy */
+
+/* Values [i0, i1): dgate and/or dup (either may be NULL: not computed). */
+void tnn_swiglu_back_avx512(const float * g, const float * up, const float * dy, float * dgate, float * dup,
+                            int64_t i0, int64_t i1);
 
 #endif

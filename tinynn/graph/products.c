@@ -503,18 +503,10 @@ int tnn_sum_products(tnn_session * s, struct ggml_cgraph * graph) {
     struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
     const int n_nodes = ggml_graph_n_nodes(graph);
     struct tnn_node_index * index = tnn_index_nodes(nodes, n_nodes);
-    int * readers = calloc((size_t) n_nodes + 1, sizeof(*readers));
-    if (index == NULL || readers == NULL) {
+    int * readers = index != NULL ? tnn_count_readers(graph, index) : NULL;
+    if (readers == NULL) {
         free(index);
-        free(readers);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
-    }
-    for (int i = 0; i < n_nodes; ++i) {
-        for (int k = 0; k < GGML_MAX_SRC + 1; ++k) {
-            const struct ggml_tensor * src = k < GGML_MAX_SRC ? nodes[i]->src[k] : nodes[i]->view_src;
-            const int j = src != NULL ? tnn_node_find(index, n_nodes, src) : -1;
-            readers[j >= 0 ? j : n_nodes] += 1;
-        }
     }
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * add = nodes[i];

@@ -278,6 +278,25 @@ int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, flo
     return TNN_OK;
 }
 
+int tnn_kernel_check_swiglu_back(const char * variant, const float * g, const float * up, const float * dy,
+                                 int64_t n, float * dgate, float * dup, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_SWIGLU_BACK, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (n < 1 || g == NULL || dy == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "swiglu_back: n must be positive");
+    }
+    /* as graph/swiglu.c shares it out: 16-aligned ranges */
+    const int64_t blocks = (n + 15) / 16;
+    for (int ith = 0; ith < nth; ++ith) {
+        const int64_t i0 = blocks * ith / nth * 16, i1 = blocks * (ith + 1) / nth * 16;
+        kernels.swiglu_back(g, up, dy, dgate, dup, i0, i1 < n ? i1 : n);
+    }
+    return TNN_OK;
+}
+
 int tnn_kernel_check_stored_gradient(const char * variant, const char * type_name, const void * w_rows,
                                      int64_t d_in, int64_t d_out, const float * dy, int64_t n, float * dx,
                                      int32_t nth) {

@@ -268,6 +268,9 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
     if (status == TNN_OK) {
         status = tnn_sum_products(s, s->train.gb_grad);
     }
+    if (status == TNN_OK) {
+        status = tnn_fuse_swiglu_back(s, s->train.gb_grad);
+    }
     if (status == TNN_OK && s->train.recompute_every > 0) {
         /* one layer's scores, all heads (t_seq^2 per head), against every
          * layer's attention output (t_seq x head_dim per head); fused, the
