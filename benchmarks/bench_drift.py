@@ -35,7 +35,7 @@ from side_by_side import cpu_model, importable, run_worker  # noqa: E402
 
 BOUND = 2e-3
 # toy's kernels but the fused attention (bf16's attention then runs as ggml's operations)
-WITHOUT_FUSED_ATTENTION = "qgemm,fgemm,head_loss,adamw,fgemm_bf16,swiglu_back"
+WITHOUT_FUSED_ATTENTION = "qgemm,fgemm,head_loss,adamw,fgemm_bf16,activations"
 
 
 def batches(model: str, seq: int, batch: int, steps: int):

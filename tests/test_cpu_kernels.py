@@ -20,7 +20,7 @@ from toy.native.library import ffi, library
 
 lib = library("cpu")
 
-KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16", "attention_bf16", "swiglu_back"]
+KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16", "attention_bf16", "activations"]
 # the variants of each kernel, in order of preference (kernels.h)
 VARIANTS = {
     "qgemm": ["avx2", "avxvnni", "avx512", "amx"],
@@ -29,7 +29,7 @@ VARIANTS = {
     "adamw": ["avx2", "avx512"],
     "fgemm_bf16": ["avx512", "amx"],
     "attention_bf16": ["avx512", "amx"],
-    "swiglu_back": ["avx512"],
+    "activations": ["avx512"],
 }
 # the /proc/cpuinfo flags each variant is compiled for (kernels.c asks the CPU)
 AVX2 = {"avx2", "fma", "f16c"}
@@ -183,7 +183,7 @@ def test_realize_refuses_a_setting_it_cannot_read(monkeypatch, setting, ok):
             message = ffi.string(lib.tnn_last_error()).decode()
             assert (
                 "TNN_CPU_KERNELS" in message
-                and "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, swiglu_back" in message
+                and "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, activations" in message
             )
     finally:
         lib.tnn_session_free(session[0])
@@ -744,12 +744,12 @@ def test_adamw_is_ggmls_update_to_the_bit(variant, n):
                 np.testing.assert_array_equal(ours.view(np.uint32), theirs.view(np.uint32))
 
 
-@pytest.mark.parametrize("variant", VARIANTS["swiglu_back"])
+@pytest.mark.parametrize("variant", VARIANTS["activations"])
 @pytest.mark.parametrize("n", [1, 17, 4099])
 def test_swiglu_back_is_swiglus_gradient_to_a_few_ulps(variant, n):
     """The gradients of silu(g) up against float64, over inputs from -100 to
     100 (the sigmoid's saturated ends included), for any thread count."""
-    need("swiglu_back", variant)
+    need("activations", variant)
     rng = np.random.default_rng(n)
     g = (rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 2, n)).astype(np.float32)
     up, dy = rng.standard_normal((2, n)).astype(np.float32)
@@ -779,6 +779,35 @@ def test_swiglu_back_is_swiglus_gradient_to_a_few_ulps(variant, n):
     check(lib.tnn_kernel_check_swiglu_back(variant.encode(), f32(g), ffi.NULL, f32(dy), n, f32(alone), ffi.NULL, 1))
     expected_alone = dy.astype(np.float64) * s * (1.0 + x * (1.0 - s))
     assert np.all(np.abs(alone - expected_alone) <= 1e-6 * np.abs(dy) * s * (1.0 + np.abs(x) * (1.0 - s)) + tiny)
+
+
+@pytest.mark.parametrize("variant", VARIANTS["activations"])
+@pytest.mark.parametrize("d, rows", [(1, 3), (31, 5), (576, 7)])
+def test_rms_norm_both_ways_is_float64s_to_float_rounding(variant, d, rows):
+    need("activations", variant)
+    rng = np.random.default_rng(d * rows)
+    x = (rng.standard_normal((rows, d)) * 10.0 ** rng.uniform(-2, 2, (rows, 1))).astype(np.float32)
+    w, dz = rng.standard_normal(d).astype(np.float32), rng.standard_normal((rows, d)).astype(np.float32)
+    eps = 1e-5
+    x64 = x.astype(np.float64)
+    rrms = 1.0 / np.sqrt((x64**2).mean(axis=1, keepdims=True) + eps)
+    expected_y = x64 * rrms * w
+    # the norm's gradient: dx = (dz - x sum(x dz) / (sum(x^2) + eps d)) rrms
+    sum_xdz = (x64 * dz).sum(axis=1, keepdims=True)
+    expected_dx = (dz - x64 * sum_xdz / ((x64**2).sum(axis=1, keepdims=True) + eps * d)) * rrms
+    outputs = []
+    for nth in (1, 3):
+        y, dx = np.full((rows, d), np.nan, np.float32), np.full((rows, d), np.nan, np.float32)
+        check(
+            lib.tnn_kernel_check_rms_norm(variant.encode(), f32(x), f32(w), f32(dz), d, rows, eps, f32(y), f32(dx), nth)
+        )
+        outputs.append((y, dx))
+    y, dx = outputs[0]
+    assert np.all(np.abs(y - expected_y) <= 1e-6 * np.abs(x64 * rrms * w) + 1e-30)
+    magnitude = (np.abs(dz) + np.abs(x64 * sum_xdz) / ((x64**2).sum(axis=1, keepdims=True) + eps * d)) * rrms
+    assert np.all(np.abs(dx - expected_dx) <= 1e-5 * magnitude + 1e-30)
+    np.testing.assert_array_equal(outputs[1][0], y)
+    np.testing.assert_array_equal(outputs[1][1], dx)
 
 
 # ---- every variant the same bits ----------------------------------------------------

@@ -631,7 +631,12 @@ int tnn_kernel_check_token_loss(const char * variant, const float * z, int64_t v
  * opt_step_adamw reads it. */
 int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, float * m, float * v,
                            const float * hp, int64_t n, int32_t nth);
-/* swiglu_back ("avx512"): SwiGLU's gradients over n values, s = sigmoid(g):
+/* rms_norm ("avx512", the activations kernels): y [rows][d] = x / sqrt(mean
+ * of the row's x^2 + eps), times w [d] unless NULL; and unless dz is NULL,
+ * the backward of the norm without w: dx [rows][d] from dz. */
+int tnn_kernel_check_rms_norm(const char * variant, const float * x, const float * w, const float * dz, int64_t d,
+                              int64_t rows, float eps, float * y, float * dx, int32_t nth);
+/* swiglu_back ("avx512", the activations kernels): SwiGLU's gradients over n values, s = sigmoid(g):
  * dgate = dy up s (1 + g (1 - s)) (up NULL: dy alone) and dup = g s dy;
  * dgate or dup NULL: not computed. */
 int tnn_kernel_check_swiglu_back(const char * variant, const float * g, const float * up, const float * dy,

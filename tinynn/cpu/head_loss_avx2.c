@@ -58,7 +58,7 @@ AVX2 INLINE __m256 scalef8(__m256 p, __m256 k) {
     return _mm256_insertf128_ps(_mm256_castps128_ps256(y0), y1, 1);
 }
 
-/* e^x for 8 floats, exactly as head_loss_avx512.c's exp16: 2^k e^r with
+/* e^x for 8 floats, exactly as layout.h's tnn_exp16: 2^k e^r with
  * k = round(x / ln 2), r = x - k ln 2 (ln 2 in two parts), e^r by its
  * Taylor series to r^7 / 7!. */
 AVX2 INLINE __m256 exp8(__m256 x) {

@@ -14,26 +14,6 @@
 
 #define AVX512 __attribute__((target("avx512f")))
 
-/* e^x for 16 floats: 2^k e^r with k = round(x / ln 2), r = x - k ln 2 in
- * [-0.35, 0.35] (ln 2 in two parts), e^r by its Taylor series to r^7 / 7!
- * (under 2e-8 relative), 2^k by scalef, which underflows to 0 for x far
- * below 0 (the softmax's z - max <= 0). */
-AVX512 static inline __m512 exp16(__m512 x) {
-    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), x);
-    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, k);
-}
-
 /* Lanes [i, i + 16) of a vocab-long row, fewer at its end. */
 static inline __mmask16 lanes(int64_t i, int64_t vocab) {
     return vocab - i >= 16 ? (__mmask16) 0xffff : (__mmask16) ((1u << (vocab - i)) - 1);
@@ -54,7 +34,7 @@ AVX512 static float exponentials(const float * z, int64_t vocab, float * e, doub
         __m512 part = _mm512_setzero_ps();
         for (int64_t i = i0; i < i0 + 256 && i < vocab; i += 16) {
             const __mmask16 m = lanes(i, vocab);
-            const __m512 ei = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, z + i), vmax));
+            const __m512 ei = tnn_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, z + i), vmax));
             if (e != NULL) {
                 _mm512_mask_storeu_ps(e + i, m, ei);
             }

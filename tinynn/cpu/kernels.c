@@ -15,7 +15,7 @@
 
 static const char * const kernel_names[TNN_CPU_KERNEL_COUNT] = { "qgemm",      "fgemm",      "head_loss",
                                                                  "adamw",      "fgemm_bf16", "attention_bf16",
-                                                                 "swiglu_back" };
+                                                                 "activations" };
 static const char * const variant_names[TNN_CPU_VARIANT_COUNT] = { "none", "avx2", "avxvnni", "avx512", "amx" };
 
 const char * tnn_cpu_kernel_name(enum tnn_cpu_kernel kernel) {
@@ -161,7 +161,11 @@ static void attention_bf16_amx(struct tnn_cpu_kernels * k) {
     k->attention_backward = tnn_attention_bf16_backward_amx;
 }
 
-static void swiglu_back_avx512(struct tnn_cpu_kernels * k) { k->swiglu_back = tnn_swiglu_back_avx512; }
+static void activations_avx512(struct tnn_cpu_kernels * k) {
+    k->swiglu_back = tnn_swiglu_back_avx512;
+    k->rms_norm = tnn_rms_norm_avx512;
+    k->rms_norm_back = tnn_rms_norm_back_avx512;
+}
 
 static const struct variant_entry variants[] = {
     { TNN_KERNEL_QGEMM, TNN_CPU_AVX2, AVX2, qgemm_avx2 },
@@ -179,7 +183,7 @@ static const struct variant_entry variants[] = {
     { TNN_KERNEL_ATTENTION_BF16, TNN_CPU_AVX512, AVX512 | TNN_FEATURE_AVX512BF16, attention_bf16_avx512 },
     { TNN_KERNEL_ATTENTION_BF16, TNN_CPU_AMX, AVX512 | TNN_FEATURE_AVX512BF16 | TNN_FEATURE_AMX,
       attention_bf16_amx },
-    { TNN_KERNEL_SWIGLU_BACK, TNN_CPU_AVX512, AVX512, swiglu_back_avx512 },
+    { TNN_KERNEL_ACTIVATIONS, TNN_CPU_AVX512, AVX512, activations_avx512 },
 };
 
 static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {
@@ -225,7 +229,11 @@ static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
             k->attention_forward = NULL;
             k->attention_backward = NULL;
             break;
-        case TNN_KERNEL_SWIGLU_BACK: k->swiglu_back = NULL; break;
+        case TNN_KERNEL_ACTIVATIONS:
+            k->swiglu_back = NULL;
+            k->rms_norm = NULL;
+            k->rms_norm_back = NULL;
+            break;
         default: break;
     }
 }

@@ -12,7 +12,7 @@
  * and, for --precision bf16 only (not float32's bits):
  *   fgemm_bf16      fgemm's products with bfloat16 operands
  *   attention_bf16  causal attention in blocks, each way in one call
- *   swiglu_back     SwiGLU's backward, a gradient in one pass
+ *   activations     SwiGLU's backward and RMS norm both ways, a pass each
  * This layer is pure arithmetic on plain arrays: which graph node becomes
  * which kernel is decided in tinynn/graph/ (fast_copies.c, products.c, head_loss.c,
  * adamw.c), from the one struct tnn_cpu_kernels the session holds.
@@ -94,12 +94,12 @@ enum tnn_cpu_kernel {
     TNN_KERNEL_ADAMW,
     TNN_KERNEL_FGEMM_BF16, /* fgemm's products in bfloat16: --precision bf16 only */
     TNN_KERNEL_ATTENTION_BF16, /* causal attention in blocks, bfloat16 products: --precision bf16 only */
-    TNN_KERNEL_SWIGLU_BACK,    /* SwiGLU's backward in one pass: --precision bf16 only */
+    TNN_KERNEL_ACTIVATIONS,    /* swiglu_back, rms_norm, rms_norm_back: --precision bf16 only */
     TNN_CPU_KERNEL_COUNT
 };
 
 /* The names TNN_CPU_KERNELS lists. */
-#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, swiglu_back"
+#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, activations"
 
 struct tnn_fgemm_operand;
 struct tnn_attention_args;
@@ -136,6 +136,10 @@ struct tnn_cpu_kernels {
     void (*attention_backward)(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
     void (*swiglu_back)(const float * g, const float * up, const float * dy, float * dgate, float * dup,
                         int64_t i0, int64_t i1);
+    void (*rms_norm)(const float * x, int64_t ldx, const float * w, float eps, float * y, int64_t ldy, int64_t d,
+                     int64_t r0, int64_t r1);
+    void (*rms_norm_back)(const float * dz, int64_t ldz, const float * x, int64_t ldx, float eps, float * dx,
+                          int64_t lddx, int64_t d, int64_t r0, int64_t r1);
 };
 
 /* The features this CPU (and its OS) offers: a set of enum tnn_cpu_feature. */
@@ -463,20 +467,31 @@ void tnn_attention_bf16_backward_amx(const struct tnn_attention_args * args, voi
 void tnn_adamw_avx512(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
 void tnn_adamw_avx2(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
 
-/* ---- swiglu_back: SwiGLU's backward ---------------------------------------- *
+/* ---- activations: SwiGLU's backward, RMS norm both ways ------------------- *
  *
- * ggml's backward of swiglu(g, up) = silu(g) up is four ops over the
- * [d_ff, tokens] activations: dy up, silu_back (a scalar expf per value:
- * SmolLM2's batch-4 LoRA step spent 7% of its time there), silu(g) and
- * silu(g) dy. This kernel computes each gradient in one pass, 16 values
- * at a time with an exponential of its own (about 2 ulps): not ggml's
- * bits, so --precision bf16 only (graph/swiglu.c). Per value, s = 1 / (1 +
- * exp(-g)):
- *     dgate = ((dy up) s) (1 + g (1 - s))      (up NULL: dy alone)
- *     dup   = (g s) dy */
+ * Passes over the [d, tokens] activations that ggml runs scalar:
+ *   - ggml's backward of swiglu(g, up) = silu(g) up is four ops: dy up,
+ *     silu_back (a scalar expf per value: SmolLM2's batch-4 LoRA step spent
+ *     7% of its time there), silu(g) and silu(g) dy;
+ *   - rms_norm and rms_norm_back sum each row's squares (and x dz) in one
+ *     double, a chain of dependent adds (~0.5 ms per [576, 1024]).
+ * These kernels take 16 values at a time, with an exponential of their own
+ * (about 2 ulps) and the row sums in 16 float lanes: not ggml's bits, so
+ * --precision bf16 only (graph/activations.c). */
 
-/* Values [i0, i1): dgate and/or dup (either may be NULL: not computed). */
+/* SwiGLU's gradients over values [i0, i1), s = 1 / (1 + exp(-g)):
+ *     dgate = ((dy up) s) (1 + g (1 - s))      (up NULL: dy alone)
+ *     dup   = (g s) dy
+ * dgate or dup NULL: not computed. */
 void tnn_swiglu_back_avx512(const float * g, const float * up, const float * dy, float * dgate, float * dup,
                             int64_t i0, int64_t i1);
+/* Rows [r0, r1) of d values (row r at x + r * ldx, y + r * ldy):
+ * y = x / sqrt(mean(x^2) + eps), times w [d] where w is not NULL. */
+void tnn_rms_norm_avx512(const float * x, int64_t ldx, const float * w, float eps, float * y, int64_t ldy,
+                         int64_t d, int64_t r0, int64_t r1);
+/* Its backward over rows [r0, r1): dx = (dz - x sum(x dz) / (sum(x^2) +
+ * eps d)) / sqrt(mean(x^2) + eps), as ggml's rms_norm_back writes it. */
+void tnn_rms_norm_back_avx512(const float * dz, int64_t ldz, const float * x, int64_t ldx, float eps, float * dx,
+                              int64_t lddx, int64_t d, int64_t r0, int64_t r1);
 
 #endif

@@ -197,6 +197,27 @@ __attribute__((target("amx-tile"))) static inline void tnn_amx_configure_full_ti
     _tile_loadconfig(&config);
 }
 
+/* e^x for 16 floats: 2^k e^r with k = round(x / ln 2), r = x - k ln 2 in
+ * [-0.35, 0.35] (ln 2 in two parts), e^r by its Taylor series to r^7 / 7!
+ * (under 2e-8 relative), 2^k by scalef, which underflows to 0 for x far
+ * below 0 (the softmax's z - max <= 0) and overflows to infinity far above.
+ * head_loss's softmax and the activations kernels' sigmoid. */
+__attribute__((target("avx512f"))) static inline __m512 tnn_exp16(__m512 x) {
+    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), x);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, k);
+}
+
 /* The 16 x 16 32-bit words r[i] lane j transposed in place: r[j] lane i.
  * Four rounds of shuffles: words, then pairs of words, within 128-bit
  * lanes, then lanes across registers. */

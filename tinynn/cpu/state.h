@@ -62,6 +62,14 @@ struct tnn_fgemm_sum {
 };
 #define TNN_FGEMM_SUMS 16   /* pairs of uses a session's sums take */
 
+/* An RMS norm node's user data (graph/activations.c): the kernels and
+ * the norm's epsilon. */
+struct tnn_norm_use {
+    const struct tnn_cpu_kernels * kernels;
+    float eps;
+};
+#define TNN_NORM_USES 4   /* epsilons a session's norms take */
+
 /* A fused attention node's user data (graph/attention.c): the kernels and
  * scratch, the scores' scale, and how many parts of dQ its backward writes
  * (one a thread). */
@@ -81,6 +89,7 @@ struct tnn_cpu_state {
                                                                 (graph/products.c) */
     struct tnn_fgemm_use bf16_copy_uses[2];      /* W x and W^T dy by a bfloat16 copy (products.c) */
     struct tnn_fgemm_sum fgemm_sums[TNN_FGEMM_SUMS];   /* the sum nodes' pairs of the uses above */
+    struct tnn_norm_use norm_uses[TNN_NORM_USES];      /* graph/activations.c */
     struct tnn_attention_use attention_use;      /* the fused attention nodes' (graph/attention.c) */
 };
 

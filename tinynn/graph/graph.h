@@ -44,10 +44,10 @@ struct tnn_node_index {
 };
 struct tnn_node_index * tnn_index_nodes(struct ggml_tensor ** nodes, int n);
 int tnn_node_find(const struct tnn_node_index * index, int n, const struct ggml_tensor * t);
-/* How many times each node of graph is read (as a source or viewed), by
- * node index (index: tnn_index_nodes of the graph's nodes); malloc'ed,
- * NULL when out of memory. */
-int * tnn_count_readers(struct ggml_cgraph * graph, const struct tnn_node_index * index);
+/* How many times each node of graph is read (as a source or viewed): the
+ * nodes' index (tnn_index_nodes) in *index and the counts by node index in
+ * *readers, both malloc'ed (free both); TNN_ERR_ALLOC when out of memory. */
+int tnn_count_readers(struct ggml_cgraph * graph, struct tnn_node_index ** index, int ** readers);
 /* A copy of graph (forward, backward, AdamW) whose nodes write each
  * accumulator's first gradient (acc = g) instead of adding it (acc = acc + g,
  * which needs acc zeroed first); NULL when some accumulator's first write is
@@ -127,11 +127,12 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
  * own, nor read back by an add. Run after the products' rewrites. */
 int tnn_sum_products(tnn_session * s, struct ggml_cgraph * graph);
 
-/* ---- SwiGLU's backward in one pass a gradient (swiglu.c) ------------------- */
+/* ---- SwiGLU's backward and RMS norm on the kernels (activations.c) -------- */
 
-/* Under --precision bf16, with the swiglu_back kernel: dgate =
- * silu_back(dy up, g) and dup = silu(g) dy each become one node. */
-int tnn_fuse_swiglu_back(tnn_session * s, struct ggml_cgraph * graph);
+/* Under --precision bf16, with the activations kernels: dgate =
+ * silu_back(dy up, g) and dup = silu(g) dy each become one node, and so
+ * does each RMS norm (with its weight's MUL) and its backward. */
+int tnn_use_activation_kernels(tnn_session * s, struct ggml_cgraph * graph);
 
 /* Make node [rows, n] the product of a frozen matrix's bfloat16 copy
  * w_bf16 [k, rows] and x [k, n] (transposed: of its transpose, w_bf16 [rows,

@@ -500,14 +500,14 @@ int tnn_sum_products(tnn_session * s, struct ggml_cgraph * graph) {
     if (!s->train.bf16_products || s->cpu.kernels.fgemm_bf16 == NULL) {
         return TNN_OK;
     }
+    struct tnn_node_index * index = NULL;
+    int * readers = NULL;
+    const int status = tnn_count_readers(graph, &index, &readers);
+    if (status != TNN_OK) {
+        return status;
+    }
     struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
     const int n_nodes = ggml_graph_n_nodes(graph);
-    struct tnn_node_index * index = tnn_index_nodes(nodes, n_nodes);
-    int * readers = index != NULL ? tnn_count_readers(graph, index) : NULL;
-    if (readers == NULL) {
-        free(index);
-        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
-    }
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * add = nodes[i];
         if (add->op != GGML_OP_ADD || add->view_src != NULL || !whole_product(add->src[0]) ||

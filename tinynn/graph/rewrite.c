@@ -97,18 +97,26 @@ int tnn_node_find(const struct tnn_node_index * index, int n, const struct ggml_
     return hit ? hit->index : -1;
 }
 
-int * tnn_count_readers(struct ggml_cgraph * graph, const struct tnn_node_index * index) {
+int tnn_count_readers(struct ggml_cgraph * graph, struct tnn_node_index ** index_out, int ** readers_out) {
     struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
     const int n = ggml_graph_n_nodes(graph);
+    struct tnn_node_index * index = tnn_index_nodes(nodes, n);
     int * readers = calloc((size_t) n + 1, sizeof(*readers));   /* [n]: what reads no node */
-    for (int i = 0; readers != NULL && i < n; ++i) {
+    if (index == NULL || readers == NULL) {
+        free(index);
+        free(readers);
+        return tnn_fail(TNN_ERR_ALLOC, "out of memory");
+    }
+    for (int i = 0; i < n; ++i) {
         for (int k = 0; k < GGML_MAX_SRC + 1; ++k) {
             const struct ggml_tensor * src = k < GGML_MAX_SRC ? nodes[i]->src[k] : nodes[i]->view_src;
             const int j = src != NULL ? tnn_node_find(index, n, src) : -1;
             readers[j >= 0 ? j : n] += 1;
         }
     }
-    return readers;
+    *index_out = index;
+    *readers_out = readers;
+    return TNN_OK;
 }
 
 int tnn_drop_unread_views(struct ggml_cgraph * graph) {

@@ -281,7 +281,7 @@ int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, flo
 int tnn_kernel_check_swiglu_back(const char * variant, const float * g, const float * up, const float * dy,
                                  int64_t n, float * dgate, float * dup, int32_t nth) {
     struct tnn_cpu_kernels kernels;
-    int status = kernels_for(variant, TNN_KERNEL_SWIGLU_BACK, nth, &kernels);
+    int status = kernels_for(variant, TNN_KERNEL_ACTIVATIONS, nth, &kernels);
     if (status != TNN_OK) {
         return status;
     }
@@ -293,6 +293,27 @@ int tnn_kernel_check_swiglu_back(const char * variant, const float * g, const fl
     for (int ith = 0; ith < nth; ++ith) {
         const int64_t i0 = blocks * ith / nth * 16, i1 = blocks * (ith + 1) / nth * 16;
         kernels.swiglu_back(g, up, dy, dgate, dup, i0, i1 < n ? i1 : n);
+    }
+    return TNN_OK;
+}
+
+int tnn_kernel_check_rms_norm(const char * variant, const float * x, const float * w, const float * dz, int64_t d,
+                              int64_t rows, float eps, float * y, float * dx, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_ACTIVATIONS, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (d < 1 || rows < 1 || x == NULL || y == NULL || (dz != NULL && dx == NULL)) {
+        return tnn_fail(TNN_ERR_ARG, "rms_norm: d and rows must be positive");
+    }
+    /* as graph/activations.c shares them out: rows */
+    for (int ith = 0; ith < nth; ++ith) {
+        const int64_t r0 = rows * ith / nth, r1 = rows * (ith + 1) / nth;
+        kernels.rms_norm(x, d, w, eps, y, d, d, r0, r1);
+        if (dz != NULL) {
+            kernels.rms_norm_back(dz, d, x, d, eps, dx, d, d, r0, r1);
+        }
     }
     return TNN_OK;
 }

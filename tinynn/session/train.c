@@ -269,7 +269,7 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
         status = tnn_sum_products(s, s->train.gb_grad);
     }
     if (status == TNN_OK) {
-        status = tnn_fuse_swiglu_back(s, s->train.gb_grad);
+        status = tnn_use_activation_kernels(s, s->train.gb_grad);
     }
     if (status == TNN_OK && s->train.recompute_every > 0) {
         /* one layer's scores, all heads (t_seq^2 per head), against every
