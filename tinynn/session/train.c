@@ -498,15 +498,16 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         return tnn_fail(TNN_ERR_ARG, "tnn_build_training_step: NULL argument");
     }
     int status = check_buildable(s);
+    if (status != TNN_OK) {
+        return status;   /* (before realize the model's shape is unknown) */
+    }
     /* fused, the attention holds no scores: the whole batch in one node;
      * else with recomputation a kv head at a time */
     s->model.cfg.attn_split = tnn_attention_fusable(s)       ? TNN_ATTENTION_WHOLE
                               : s->train.recompute_every > 0 ? TNN_ATTENTION_PER_KV_HEAD
                                                              : TNN_ATTENTION_BY_CACHE;
     const size_t graph_size = graph_size_for(&s->model.cfg, s->train.recompute_every > 0, s->train.packed_rows);
-    if (status == TNN_OK) {
-        status = create_contexts(s, graph_size);
-    }
+    status = create_contexts(s, graph_size);
     if (status != TNN_OK) {
         return status;
     }
