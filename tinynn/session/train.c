@@ -268,9 +268,6 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
     if (status == TNN_OK) {
         status = tnn_sum_products(s, s->train.gb_grad);
     }
-    if (status == TNN_OK) {
-        status = tnn_use_activation_kernels(s, s->train.gb_grad);
-    }
     if (status == TNN_OK && s->train.recompute_every > 0) {
         /* one layer's scores, all heads (t_seq^2 per head), against every
          * layer's attention output (t_seq x head_dim per head); fused, the
@@ -283,6 +280,11 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
     } else if (status == TNN_OK && getenv("TNN_KEEP_ACTIVATIONS") == NULL) {
         status = tnn_recompute_elementwise(ctx, s->train.gb_grad, ggml_graph_n_nodes(d->graph), s->train.residuals,
                                            s->model.cfg.n_layers);
+    }
+    /* after the recomputation, which must see the norms as ggml's ops to
+     * recompute them (their duplicates become the kernels' nodes too) */
+    if (status == TNN_OK) {
+        status = tnn_use_activation_kernels(s, s->train.gb_grad);
     }
     return status;
 }
