@@ -261,7 +261,7 @@ static void gather_row(const struct tnn_attention_operand * x, int64_t m, int64_
         memset(row, 0, (size_t) hd * sizeof(float));
         return;
     }
-    const float * at = x->data + m * x->matrix + t * x->token;
+    const float * at = tnn_attention_matrix(x, m) + t * x->token;
     if (x->dim == 1) {
         memcpy(row, at, (size_t) hd * sizeof(float));
         return;
@@ -386,7 +386,7 @@ BF16 static void forward_block(product_fn product, const struct tnn_attention_ar
     for (int64_t i = 0; i < BLOCK && q0 + i < a->t_seq; ++i) {
         const float inv = 1.0f / f->sum[i];
         const float * o = f->o + i * hd;
-        float * out = a->out.data + m * a->out.matrix + (q0 + i) * a->out.token;
+        float * out = tnn_attention_matrix(&a->out, m) + (q0 + i) * a->out.token;
         for (int64_t d = 0; d < hd; ++d) {
             out[d * a->out.dim] = o[d] * inv;
         }
@@ -550,8 +550,8 @@ BF16 static void backward(product_fn product, const struct tnn_attention_args * 
             backward_block(product, a, &s, kv, g, k0, tp, dq + (kv * a->group + g) * tp * hd);
         }
         for (int64_t j = 0; j < BLOCK && k0 + j < a->t_seq; ++j) {
-            float * dk = a->dk.data + kv * a->dk.matrix + (k0 + j) * a->dk.token;
-            float * dv = a->dv.data + kv * a->dv.matrix + (k0 + j) * a->dv.token;
+            float * dk = tnn_attention_matrix(&a->dk, kv) + (k0 + j) * a->dk.token;
+            float * dv = tnn_attention_matrix(&a->dv, kv) + (k0 + j) * a->dv.token;
             for (int64_t d = 0; d < hd; ++d) {
                 dk[d * a->dk.dim] = s.dk[j * hd + d];
                 dv[d * a->dv.dim] = s.dv[j * hd + d];

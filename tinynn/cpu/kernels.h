@@ -417,11 +417,21 @@ float tnn_token_loss_avx2(const float * z, int64_t vocab, int32_t label);
 #define TNN_ATTENTION_BLOCK 64
 #define TNN_ATTENTION_MAX_HEAD_DIM 256
 
-/* One operand: element (matrix m, token t, dim d) at data[m * matrix + t * token + d * dim]. */
+/* One operand: element (matrix m, token t, dim d) at data[m * matrix + t *
+ * token + d * dim]; or, with per_sequence > 0 (a batch's heads as they lie
+ * in a [head_dim, heads, tokens] tensor), at data[(m % per_sequence) *
+ * matrix + (m / per_sequence) * sequence + t * token + d * dim]. */
 struct tnn_attention_operand {
     float * data;
     int64_t matrix, token, dim;
+    int64_t per_sequence, sequence;   /* 0: one run of matrices */
 };
+
+/* Where matrix m of x begins. */
+static inline float * tnn_attention_matrix(const struct tnn_attention_operand * x, int64_t m) {
+    return x->per_sequence > 0 ? x->data + (m % x->per_sequence) * x->matrix + (m / x->per_sequence) * x->sequence
+                               : x->data + m * x->matrix;
+}
 
 struct tnn_attention_args {
     int64_t head_dim, t_seq, n_queries, group;   /* n_queries query matrices, n_queries / group key matrices */

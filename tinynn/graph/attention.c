@@ -2,15 +2,21 @@
  * attention_bf16 kernels (cpu/kernels.h) in place of ggml's scores,
  * softmax and products, which hold each head's T x T matrices in memory.
  *
- * The rewrite runs on the forward graph, before the backward is built. Each
- *   O [hd, T, H] = mul_mat(vt, softmax(mul_mat(k3, q3) scale + causal mask))
- * (models/primitives.c: attention_heads) becomes one custom node on q3, k3
- * and vt, whose backward (ggml_custom_set_backward, vendor patch 0013) is a
- * second custom node writing dK, dV and each thread's part of dQ, the parts
- * summed after it. The forward keeps each query's log-sum-exp (lse) in a
- * tensor of its own for the backward. The scores and softmax nodes become
- * no-ops. Only the plain causal mask is taken: packed rows' masks and the
- * sliding windows keep ggml's ops, and so do capped scores (Gemma 2). */
+ * The rewrite runs on the forward graph, before the backward is built.
+ * tnn_attention (models/primitives.c) copies q, k and v [hd, heads, T * B]
+ * into one matrix per head and sequence (q3, k3 [hd, T, heads B], vt [T,
+ * hd, KV B]), computes
+ *   O [hd, T, H B] = mul_mat(vt, softmax(mul_mat(k3, q3) scale + causal mask))
+ * and copies O back to [hd, H, T, B]. That last copy becomes one custom
+ * node on q, k and v as the block made them (the kernels read a batch's
+ * heads in place: struct tnn_attention_operand's per_sequence), whose
+ * backward (ggml_custom_set_backward, vendor patch 0013) is a second
+ * custom node writing dK, dV in k's and v's layout and each thread's part
+ * of dQ, the parts summed after it. The forward keeps each query's
+ * log-sum-exp (lse) in a tensor of its own for the backward. The copies,
+ * the scores, the softmax and O become no-ops. Only the plain causal mask
+ * is taken: packed rows' masks and the sliding windows keep ggml's ops, and
+ * so do capped scores (Gemma 2). */
 #include "session/session.h"
 
 #include <string.h>
@@ -22,36 +28,36 @@ bool tnn_attention_fusable(const tnn_session * s) {
            hd % 32 == 0 && hd <= TNN_ATTENTION_MAX_HEAD_DIM && s->train.packed_rows == 0;
 }
 
-/* An operand of [a, b, c] in ggml's order, element (matrix c, token, dim). */
-static struct tnn_attention_operand operand(const struct ggml_tensor * t, bool tokens_first) {
+/* An operand as a batch's heads lie in x [hd, heads, T * B] (or [hd,
+ * heads, T, B]): matrix h + heads b is head h of sequence b. */
+static struct tnn_attention_operand operand(const struct ggml_tensor * x, int64_t t_seq) {
     const int64_t f = (int64_t) sizeof(float);
-    struct tnn_attention_operand op = { (float *) t->data, (int64_t) t->nb[2] / f, (int64_t) t->nb[1] / f, 1 };
-    if (tokens_first) {   /* vt [T, hd, n]: a token's dims are a column */
-        op.token = 1;
-        op.dim = (int64_t) t->nb[1] / f;
-    }
-    return op;
+    const int64_t sequence = x->ne[2] == t_seq ? (int64_t) x->nb[3] / f : t_seq * (int64_t) x->nb[2] / f;
+    return (struct tnn_attention_operand){
+        (float *) x->data, (int64_t) x->nb[1] / f, (int64_t) x->nb[2] / f, 1, x->ne[1], sequence
+    };
 }
 
-/* The kernels' arguments from a node's first four sources, q3 [hd, T, H],
- * k3 [hd, T, KV], vt [T, hd, KV] and lse [T, H], and the forward's output
- * out [hd, T, H]. The backward node reads its own sources, not the forward
- * node's: with recomputation they are the duplicates, and the forward's
- * own may be gone by then. */
+/* The kernels' arguments from a node's first four sources, q [hd, H, T *
+ * B], k and v [hd, KV, T * B] and lse [T, H * B], and the forward's output
+ * out [hd, H, T, B]. The backward node reads its own sources, not the
+ * forward node's: with recomputation they are the duplicates, and the
+ * forward's own may be gone by then. */
 static struct tnn_attention_args args_of(const struct ggml_tensor * node, const struct ggml_tensor * out,
                                          float scale) {
-    const struct ggml_tensor *q3 = node->src[0], *k3 = node->src[1], *vt = node->src[2];
+    const struct ggml_tensor *q = node->src[0], *k = node->src[1], *v = node->src[2], *lse = node->src[3];
+    const int64_t t = lse->ne[0];
     return (struct tnn_attention_args){
-        .head_dim = q3->ne[0],
-        .t_seq = q3->ne[1],
-        .n_queries = q3->ne[2],
-        .group = q3->ne[2] / k3->ne[2],
+        .head_dim = q->ne[0],
+        .t_seq = t,
+        .n_queries = lse->ne[1],
+        .group = q->ne[1] / k->ne[1],
         .scale = scale,
-        .q = operand(q3, false),
-        .k = operand(k3, false),
-        .v = operand(vt, true),
-        .out = operand(out, false),
-        .lse = (float *) node->src[3]->data,
+        .q = operand(q, t),
+        .k = operand(k, t),
+        .v = operand(v, t),
+        .out = operand(out, t),
+        .lse = (float *) lse->data,
     };
 }
 
@@ -70,9 +76,9 @@ static int64_t padded_tokens(int64_t t_seq) {
     return (t_seq + TNN_ATTENTION_BLOCK - 1) / TNN_ATTENTION_BLOCK * TNN_ATTENTION_BLOCK;
 }
 
-/* dst, flat: dK [hd, T, KV], dV [T, hd, KV] (vt's shape), then the
- * threads' parts of dQ, [H][padded T][hd] each. srcs: the forward's four,
- * the forward node (O) and its gradient. */
+/* dst, flat: dK and dV [hd, KV, T * B] (k's and v's layout), then the
+ * threads' parts of dQ, [H * B][padded T][hd] each. srcs: the forward's
+ * four, the forward node (O) and its gradient. */
 static void backward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_attention_use * use = userdata;
     void * scratch = tnn_thread_scratch(&use->cpu->scratch, ith, &nth);
@@ -80,38 +86,49 @@ static void backward_node(struct ggml_tensor * dst, int ith, int nth, void * use
         return;
     }
     struct tnn_attention_args args = args_of(dst, dst->src[4], use->scale);
-    const int64_t hd = args.head_dim, t = args.t_seq, kv = args.n_queries / args.group;
+    const int64_t hd = args.head_dim, t = args.t_seq, kv = dst->src[1]->ne[1];
+    const int64_t kv_values = ggml_nelements(dst->src[1]);
     float * out = (float *) dst->data;
-    args.dout = operand(dst->src[5], false);
-    args.dk = (struct tnn_attention_operand){ out, t * hd, hd, 1 };
-    args.dv = (struct tnn_attention_operand){ out + kv * t * hd, t * hd, 1, t };
+    args.dout = operand(dst->src[5], t);
+    args.dk = (struct tnn_attention_operand){ out, hd, kv * hd, 1, kv, t * kv * hd };
+    args.dv = (struct tnn_attention_operand){ out + kv_values, hd, kv * hd, 1, kv, t * kv * hd };
     args.dq_part = args.n_queries * padded_tokens(t) * hd;
     args.dq_parts = use->dq_parts;
-    args.dq = (struct tnn_attention_operand){ out + 2 * kv * t * hd, padded_tokens(t) * hd, hd, 1 };
+    args.dq = (struct tnn_attention_operand){ out + 2 * kv_values, padded_tokens(t) * hd, hd, 1, 0, 0 };
     use->cpu->kernels.attention_backward(&args, scratch, ith, nth);
 }
 
+/* x's values as a contiguous tensor of like's shape at offset floats of all. */
+static struct ggml_tensor * shaped_like(struct ggml_context * ctx, struct ggml_tensor * all,
+                                        const struct ggml_tensor * like, int64_t offset) {
+    const size_t f = sizeof(float);
+    const int64_t * ne = like->ne;
+    return ggml_view_4d(ctx, all, ne[0], ne[1], ne[2], ne[3], ne[0] * f, ne[0] * ne[1] * f,
+                        ne[0] * ne[1] * ne[2] * f, (size_t) offset * f);
+}
+
 /* The forward node's backward (ggml_custom_backward_t): the gradients of
- * q3, k3 and vt. */
+ * q, k and v, each in its own layout. */
 static void attention_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                                struct ggml_tensor ** src_grads) {
     const struct tnn_attention_use * use = tnn_custom_userdata(forward, forward_node);
-    struct ggml_tensor *q3 = forward->src[0], *k3 = forward->src[1], *vt = forward->src[2];
-    const int64_t hd = q3->ne[0], t = q3->ne[1], heads = q3->ne[2], kv = k3->ne[2];
-    const int64_t part = heads * padded_tokens(t) * hd;
-    struct ggml_tensor * srcs[6] = { q3, k3, vt, forward->src[3], forward, grad };
-    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 2 * kv * t * hd + use->dq_parts * part, 1, 1, 1,
+    struct ggml_tensor *q = forward->src[0], *k = forward->src[1], *v = forward->src[2], *lse = forward->src[3];
+    const int64_t hd = q->ne[0], heads = q->ne[1], t = lse->ne[0], batch = lse->ne[1] / heads;
+    const int64_t tp = padded_tokens(t), part = lse->ne[1] * tp * hd, kv_values = ggml_nelements(k);
+    struct ggml_tensor * srcs[6] = { q, k, v, lse, forward, grad };
+    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 2 * kv_values + use->dq_parts * part, 1, 1, 1,
                                               srcs, 6, backward_node, GGML_N_TASKS_MAX, (void *) use);
+    src_grads[1] = shaped_like(ctx, all, k, 0);
+    src_grads[2] = shaped_like(ctx, all, v, kv_values);
+    /* each part [H * B][tp][hd] read as [hd, H, T, B]: dims, heads, tokens, sequences */
     const size_t f = sizeof(float);
-    src_grads[1] = ggml_view_3d(ctx, all, hd, t, kv, hd * f, t * hd * f, 0);
-    src_grads[2] = ggml_view_3d(ctx, all, t, hd, kv, t * f, t * hd * f, kv * t * hd * f);
     struct ggml_tensor * dq = NULL;
     for (int32_t p = 0; p < use->dq_parts; ++p) {
-        struct ggml_tensor * one = ggml_view_3d(ctx, all, hd, t, heads, hd * f, padded_tokens(t) * hd * f,
-                                                (2 * kv * t * hd + p * part) * f);
+        struct ggml_tensor * one = ggml_view_4d(ctx, all, hd, heads, t, batch, tp * hd * f, hd * f,
+                                                heads * tp * hd * f, (2 * kv_values + p * part) * f);
         dq = dq == NULL ? one : ggml_add(ctx, dq, one);
     }
-    src_grads[0] = use->dq_parts == 1 ? ggml_cont(ctx, dq) : dq;
+    src_grads[0] = ggml_reshape(ctx, use->dq_parts == 1 ? ggml_cont(ctx, dq) : dq, q);
 }
 
 bool tnn_is_fused_attention(const struct ggml_tensor * node) {
@@ -135,6 +152,36 @@ static struct ggml_tensor * only_reader(struct ggml_cgraph * graph, const struct
     return found;
 }
 
+/* The one node of graph with t among its sources, or NULL (none, or more
+ * than one); views of t through another view are not counted. */
+static struct ggml_tensor * source_reader(struct ggml_cgraph * graph, const struct ggml_tensor * t) {
+    struct ggml_tensor * found = NULL;
+    for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
+        struct ggml_tensor * node = ggml_graph_node(graph, i);
+        for (int k = 0; k < GGML_MAX_SRC; ++k) {
+            if (node->src[k] == t) {
+                if (found != NULL && found != node) {
+                    return NULL;
+                }
+                found = node;
+            }
+        }
+    }
+    return found;
+}
+
+/* Whether the only views of t in graph are a and b. */
+static bool views_only(struct ggml_cgraph * graph, const struct ggml_tensor * t, const struct ggml_tensor * a,
+                       const struct ggml_tensor * b) {
+    for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
+        const struct ggml_tensor * node = ggml_graph_node(graph, i);
+        if (node->view_src == t && node != a && node != b) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool f32_rows(const struct ggml_tensor * t) {
     return t->type == GGML_TYPE_F32 && t->nb[0] == sizeof(float) && t->ne[3] == 1 &&
            t->nb[1] % sizeof(float) == 0 && t->nb[2] % sizeof(float) == 0;
@@ -147,10 +194,43 @@ static float op_param_f32(const struct ggml_tensor * t, int i) {
     return value;
 }
 
+/* Whether t is a permute of these axes. */
+static bool permutes(const struct ggml_tensor * t, int a0, int a1, int a2, int a3) {
+    int32_t axes[4];
+    memcpy(axes, t->op_params, sizeof axes);
+    return t->op == GGML_OP_PERMUTE && axes[0] == a0 && axes[1] == a1 && axes[2] == a2 && axes[3] == a3;
+}
+
+/* x3 = reshape(cont(permute(reshape(x), axes))) as tnn_attention lays out
+ * a batch's heads (models/primitives.c): x [hd, heads, T * B], contiguous,
+ * and *copy the cont; else NULL. */
+static struct ggml_tensor * heads_source(struct ggml_tensor * x3, int a0, int a1, int a2, int a3,
+                                         struct ggml_tensor ** copy) {
+    struct ggml_tensor * c = x3->op == GGML_OP_RESHAPE ? x3->src[0] : NULL;
+    struct ggml_tensor * p = c != NULL && c->op == GGML_OP_CONT ? c->src[0] : NULL;
+    struct ggml_tensor * r = p != NULL && permutes(p, a0, a1, a2, a3) ? p->src[0] : NULL;
+    struct ggml_tensor * x = r != NULL && r->op == GGML_OP_RESHAPE ? r->src[0] : NULL;
+    if (x == NULL || !f32_rows(x) || !ggml_is_contiguous(x)) {
+        return NULL;
+    }
+    *copy = c;
+    return x;
+}
+
+/* What the rewrite of one attention touches (the file's comment). */
+struct attention_nodes {
+    struct ggml_tensor *q, *k, *v;                /* [hd, heads, T * B], as the block made them */
+    struct ggml_tensor *q_copy, *k_copy, *v_copy; /* their per-head copies: no-ops after */
+    struct ggml_tensor *q3, *k3, *vt;             /* the copies' 3-d views: no-ops after */
+    struct ggml_tensor *scores, *weights, *out;   /* no-ops after */
+    struct ggml_tensor *out_4d, *out_permuted;    /* out's views: no-ops after */
+    struct ggml_tensor * result;                  /* [hd, H, T, B]: becomes the fused node */
+};
+
 /* Whether out is attention the kernels take (the file's comment); then
- * *scores and *weights are its inner nodes. */
+ * *a holds its nodes. */
 static bool fusable_node(const tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * out,
-                         struct ggml_tensor ** scores, struct ggml_tensor ** weights) {
+                         struct attention_nodes * a) {
     struct ggml_tensor * w = out->src[1];
     if (out->op != GGML_OP_MUL_MAT || w == NULL || w->op != GGML_OP_SOFT_MAX ||
         w->src[1] != s->train.causal_mask || w->src[2] != NULL || op_param_f32(w, 1) != 0.0f) {
@@ -160,7 +240,7 @@ static bool fusable_node(const tnn_session * s, struct ggml_cgraph * graph, stru
     if (sc->op != GGML_OP_MUL_MAT) {
         return false;
     }
-    const struct ggml_tensor *q3 = sc->src[1], *k3 = sc->src[0], *vt = out->src[0];
+    struct ggml_tensor *q3 = sc->src[1], *k3 = sc->src[0], *vt = out->src[0];
     const int64_t hd = q3->ne[0], t = q3->ne[1];
     const bool shapes = f32_rows(q3) && f32_rows(k3) && f32_rows(vt) && f32_rows(out) && k3->ne[0] == hd &&
                         k3->ne[1] == t && vt->ne[0] == t && vt->ne[1] == hd && vt->ne[2] == k3->ne[2] &&
@@ -168,9 +248,23 @@ static bool fusable_node(const tnn_session * s, struct ggml_cgraph * graph, stru
     if (!shapes || only_reader(graph, sc) != w || only_reader(graph, w) != out) {
         return false;
     }
-    *scores = sc;
-    *weights = w;
-    return true;
+    *a = (struct attention_nodes){ .scores = sc, .weights = w, .out = out, .q3 = q3, .k3 = k3, .vt = vt };
+    a->q = heads_source(q3, 0, 2, 1, 3, &a->q_copy);
+    a->k = heads_source(k3, 0, 2, 1, 3, &a->k_copy);
+    a->v = heads_source(vt, 1, 2, 0, 3, &a->v_copy);
+    /* out's chain of views: each view's view_src is out itself */
+    a->out_4d = source_reader(graph, out);
+    a->out_permuted = a->out_4d != NULL ? source_reader(graph, a->out_4d) : NULL;
+    a->result = a->out_permuted != NULL ? only_reader(graph, a->out_permuted) : NULL;
+    if (a->out_permuted == NULL || !views_only(graph, out, a->out_4d, a->out_permuted)) {
+        return false;
+    }
+    return a->q != NULL && a->k != NULL && a->v != NULL && only_reader(graph, q3) == sc &&
+           only_reader(graph, k3) == sc && only_reader(graph, vt) == out && only_reader(graph, a->q_copy) == q3 &&
+           only_reader(graph, a->k_copy) == k3 && only_reader(graph, a->v_copy) == vt && a->out_4d != NULL &&
+           a->out_4d->op == GGML_OP_RESHAPE && a->out_permuted->op == GGML_OP_PERMUTE &&
+           permutes(a->out_permuted, 0, 2, 1, 3) && a->result != NULL && a->result->op == GGML_OP_CONT &&
+           a->k->ne[1] * (q3->ne[2] / k3->ne[2]) == a->q->ne[1] && a->q->ne[0] == hd;
 }
 
 int tnn_fuse_attention(tnn_session * s, struct ggml_cgraph * graph) {
@@ -180,24 +274,29 @@ int tnn_fuse_attention(tnn_session * s, struct ggml_cgraph * graph) {
     struct tnn_attention_use * use = &s->cpu.attention_use;
     size_t scratch = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
-        struct ggml_tensor *out = ggml_graph_node(graph, i), *scores = NULL, *weights = NULL;
-        if (!fusable_node(s, graph, out, &scores, &weights)) {
+        struct attention_nodes a;
+        if (!fusable_node(s, graph, ggml_graph_node(graph, i), &a)) {
             continue;
         }
-        const float scale = op_param_f32(weights, 0);
+        const float scale = op_param_f32(a.weights, 0);
         if (use->cpu != NULL && use->scale != scale) {
             continue;   /* (one scale a model) */
         }
         *use = (struct tnn_attention_use){ &s->cpu, scale, s->n_threads };
-        struct ggml_tensor *q3 = scores->src[1], *k3 = scores->src[0], *vt = out->src[0];
-        struct ggml_tensor * lse = ggml_new_tensor_2d(s->train.ctx_opt, GGML_TYPE_F32, q3->ne[1], q3->ne[2]);
+        const int64_t t = a.scores->src[1]->ne[1], n_queries = a.scores->src[1]->ne[2];
+        struct ggml_tensor * lse = ggml_new_tensor_2d(s->train.ctx_opt, GGML_TYPE_F32, t, n_queries);
         ggml_set_name(lse, "attention lse");
-        struct ggml_tensor * srcs[4] = { q3, k3, vt, lse };
-        tnn_become_custom(s->train.ctx_graph, out, forward_node, use, srcs, 4);
-        ggml_custom_set_backward(out, attention_backward);
-        tnn_become_noop(weights);
-        tnn_become_noop(scores);
-        const size_t bytes = tnn_attention_bf16_scratch_bytes(q3->ne[0], q3->ne[1], q3->ne[2] / k3->ne[2]);
+        struct ggml_tensor * srcs[4] = { a.q, a.k, a.v, lse };
+        tnn_become_custom(s->train.ctx_graph, a.result, forward_node, use, srcs, 4);
+        ggml_custom_set_backward(a.result, attention_backward);
+        struct ggml_tensor * unused[] = { a.out_permuted, a.out_4d, a.out,    a.weights, a.scores, a.q3,
+                                          a.k3,           a.vt,     a.q_copy, a.k_copy,  a.v_copy };
+        for (size_t u = 0; u < sizeof unused / sizeof unused[0]; ++u) {
+            tnn_become_noop(unused[u]);
+            unused[u]->view_src = NULL;   /* (autodiff takes a view only as a view op) */
+            unused[u]->view_offs = 0;
+        }
+        const size_t bytes = tnn_attention_bf16_scratch_bytes(a.q->ne[0], t, a.q->ne[1] / a.k->ne[1]);
         scratch = bytes > scratch ? bytes : scratch;
     }
     return scratch > 0 ? tnn_grow_scratch(&s->cpu.scratch, s->n_threads, scratch) : TNN_OK;
