@@ -51,16 +51,26 @@ def test_lora_in_bf16_trains_as_f32_does_also_through_a_bfloat16_copy_of_the_bas
     """LoRA on SmolLM2 (Q4_1) under --precision bf16: with the base's int8
     copies (fast, the choice where the CPU has no AMX) and with its bfloat16
     copy (--base-compute bf16: both products by it, summed whole in
-    float32), the losses follow the f32 run's, the same bytes every run."""
+    float32), the losses follow the f32 run's, the same bytes every run and
+    for any thread count (two threads share out some products by columns,
+    one runs them whole)."""
     args = ("lora", "--model", smollm2, "--threads", GATE_THREADS, "--steps", "8", "--seq", "64", "--batch", "2")
     args += ("--targets", "q,k,v,o,gate,up,down")
     f32 = toy_train(*args, "--out", str(tmp_path / "f32"))
     runs = {
         (base, n): toy_train(
-            *args, "--precision", "bf16", "--base-compute", base, "--out", str(tmp_path / f"{base}{n}")
+            *args,
+            "--precision",
+            "bf16",
+            "--base-compute",
+            base,
+            "--threads",
+            threads,
+            "--out",
+            str(tmp_path / f"{base}{n}"),
         )
         for base in ("fast", "bf16")
-        for n in (1, 2)
+        for n, threads in ((1, GATE_THREADS), (2, "1"))
     }
     assert f32.returncode == 0, f32.stderr
     for base in ("fast", "bf16"):

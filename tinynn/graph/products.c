@@ -136,6 +136,55 @@ struct product {
     const struct ggml_tensor *a, *b;
 };
 
+/* One product's panels [p0, p1) and columns [n0, n1) of a batch into c:
+ * written, or added to c with accumulate. */
+static void run_product(const struct product * product, int64_t m, int64_t batch, float * c, int64_t ldc,
+                        int64_t p0, int64_t p1, int64_t n0, int64_t n1, bool accumulate, float * work) {
+    const struct tnn_fgemm_use * use = product->use;
+    const struct ggml_tensor *a = product->a, *b = product->b;
+    /* a by_k source is X [m, k] of A = X^T */
+    const int64_t k = use->a_by_k ? a->ne[1] : a->ne[0];
+    const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / (b->ne[2] / a->ne[2]));
+    const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
+    if (use->causal == TNN_CAUSAL_ALL) {
+        (use->bf16 ? use->cpu->kernels.fgemm_bf16 : use->cpu->kernels.fgemm)(&a_op, m, k, &b_op, c, ldc, p0, p1, n0,
+                                                                             n1, accumulate, work);
+    } else {
+        causal_part(use, &a_op, m, k, &b_op, c, ldc, p0, p1, n0, n1, work);
+    }
+}
+
+/* Columns a thread's share of a node split by columns comes in multiples
+ * of: fgemm_bf16_amx's blocks of 32 (two tiles). */
+#define COLUMN_SHARE 32
+
+/* Whether threads share out a node's columns rather than its panels.
+ * fgemm_bf16 reads and rounds both operands once per call (and group), so
+ * a thread given a share of the panels reads its part of A and all of B,
+ * one given a share of the columns all of A and its part of B: the second
+ * reads less where A's bytes are fewer than B's, as for a frozen matrix's
+ * bfloat16 copy (2 bytes a value) by activations or gradients (float32)
+ * over more tokens than half its rows. Nodes with a bfloat16 product only:
+ * float32's fgemm keeps its panel split (either way, each value is the
+ * same sum in the same order). */
+static bool split_by_columns(const struct product * products, int n_products, int64_t n, int nth) {
+    if (nth < 2 || n < COLUMN_SHARE * nth) {
+        return false;
+    }
+    bool bf16 = false;
+    int64_t a_bytes = 0, b_bytes = 0;
+    for (int i = 0; i < n_products; ++i) {
+        const struct ggml_tensor *a = products[i].a, *b = products[i].b;
+        if (products[i].use->causal != TNN_CAUSAL_ALL) {
+            return false;
+        }
+        bf16 = bf16 || products[i].use->bf16;
+        a_bytes += ggml_nbytes(a) / a->ne[2];
+        b_bytes += ggml_nbytes(b) / b->ne[2];
+    }
+    return bf16 && a_bytes < b_bytes;
+}
+
 /* dst [m, n, batches] = the sum of n_products products, each A [k, m,
  * batches / ratio] . B [k, n, batches]: the first written, the others
  * added to it (the kernels' accumulate), one work item at a time, so that
@@ -152,6 +201,19 @@ static void products_into(struct ggml_tensor * dst, const struct product * produ
     const int64_t m = dst->ne[0], n = dst->ne[1], batches = dst->ne[2];
     const int64_t ldc = (int64_t) (dst->nb[1] / sizeof(float));
     const int64_t panels = (m + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS;
+    if (split_by_columns(products, n_products, n, nth)) {
+        /* a run of whole blocks of columns a thread, every panel of each batch */
+        const int64_t blocks = (n + COLUMN_SHARE - 1) / COLUMN_SHARE;
+        const int64_t b0 = blocks * ith / nth * COLUMN_SHARE, b1 = blocks * (ith + 1) / nth * COLUMN_SHARE;
+        const int64_t n0 = b0 < n ? b0 : n, n1 = b1 < n ? b1 : n;
+        for (int64_t batch = 0; batch < batches && n0 < n1; ++batch) {
+            float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
+            for (int i = 0; i < n_products; ++i) {
+                run_product(&products[i], m, batch, c, ldc, 0, panels, n0, n1, i > 0, work);
+            }
+        }
+        return;
+    }
     const int64_t units = batches * panels;
     const int64_t splits = tnn_column_splits(units, nth, n);
     const int64_t items = units * splits;
@@ -167,18 +229,7 @@ static void products_into(struct ggml_tensor * dst, const struct product * produ
         float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
         const int64_t n0 = n * split / splits, n1 = n * (split + 1) / splits;
         for (int i = 0; i < n_products; ++i) {
-            const struct tnn_fgemm_use * use = products[i].use;
-            const struct ggml_tensor *a = products[i].a, *b = products[i].b;
-            /* a by_k source is X [m, k] of A = X^T */
-            const int64_t k = use->a_by_k ? a->ne[1] : a->ne[0];
-            const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / (b->ne[2] / a->ne[2]));
-            const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
-            if (use->causal == TNN_CAUSAL_ALL) {
-                (use->bf16 ? use->cpu->kernels.fgemm_bf16 : use->cpu->kernels.fgemm)(
-                    &a_op, m, k, &b_op, c, ldc, panel, panel_end, n0, n1, i > 0, work);
-            } else {
-                causal_part(use, &a_op, m, k, &b_op, c, ldc, panel, panel_end, n0, n1, work);
-            }
+            run_product(&products[i], m, batch, c, ldc, panel, panel_end, n0, n1, i > 0, work);
         }
         item += splits == 1 ? panel_end - panel : 1;
     }
