@@ -147,8 +147,8 @@ static void run_product(const struct product * product, int64_t m, int64_t batch
     const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / (b->ne[2] / a->ne[2]));
     const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
     if (use->causal == TNN_CAUSAL_ALL) {
-        (use->bf16 ? use->cpu->kernels.fgemm_bf16 : use->cpu->kernels.fgemm)(&a_op, m, k, &b_op, c, ldc, p0, p1, n0,
-                                                                             n1, accumulate, work);
+        (use->bf16 ? use->cpu->kernels.fgemm_bf16 : use->cpu->kernels.fgemm)(&a_op, m, k, &b_op, c, ldc, p0, p1,
+                                                                             n0, n1, accumulate, work);
     } else {
         causal_part(use, &a_op, m, k, &b_op, c, ldc, p0, p1, n0, n1, work);
     }
