@@ -99,7 +99,12 @@ static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const f
     const struct tnn_fgemm_operand a_op = { a, a_by_k ? m : k, a_by_k != 0, a_bf16 };
     const struct tnn_fgemm_operand b_op = { b, b_by_k ? n : k, b_by_k != 0, NULL };
     const bool bf16 = kernel == TNN_KERNEL_FGEMM_BF16;
-    float * work = malloc(bf16 ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes());
+    /* from a cache line's start, as a session's scratch (cpu/state.c): the
+     * tiles' rows are 64 bytes, each in two lines from anywhere else */
+    float * work = NULL;
+    if (posix_memalign((void **) &work, 64, bf16 ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes()) != 0) {
+        work = NULL;
+    }
     if (work == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "%s: out of memory", tnn_cpu_kernel_name(kernel));
     }

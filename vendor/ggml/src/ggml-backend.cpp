@@ -2472,7 +2472,11 @@ static ggml_backend_buffer_t ggml_backend_cpu_buffer_type_alloc_buffer(ggml_back
 }
 
 static size_t ggml_backend_cpu_buffer_type_get_alignment(ggml_backend_buffer_type_t buft) {
-    return TENSOR_ALIGNMENT;
+    // toy patch 0014: every tensor from a cache line's start (64 bytes, as
+    // ggml_aligned_malloc gives the buffer): a 64-byte row that AMX's tile
+    // loads and stores, or an AVX-512 register, read or write at 32 bytes
+    // from a line's start lies in two lines
+    return 64;
 
     GGML_UNUSED(buft);
 }
