@@ -102,7 +102,8 @@ static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const f
     /* from a cache line's start, as a session's scratch (cpu/state.c): the
      * tiles' rows are 64 bytes, each in two lines from anywhere else */
     float * work = NULL;
-    if (posix_memalign((void **) &work, 64, bf16 ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes()) != 0) {
+    if (posix_memalign((void **) &work, 64, bf16 ? tnn_fgemm_bf16_scratch_bytes() : tnn_fgemm_scratch_bytes()) !=
+        0) {
         work = NULL;
     }
     if (work == NULL) {
