@@ -200,10 +200,15 @@ AMX static void product_amx(int64_t m, int64_t n, int64_t pairs, const uint32_t 
 
 /* ---- elementwise ------------------------------------------------------------ */
 
-/* 2^x for x >= -200 (below, 0): 2^n 2^f, n = round(x), f in [-0.5, 0.5],
- * 2^f by its Taylor polynomial to degree 6 (relative error under 2e-7). */
+/* 2^x for x >= -125 (below, 0): 2^n 2^f, n = round(x), f in [-0.5, 0.5],
+ * 2^f by its Taylor polynomial to degree 6 (relative error under 2e-7).
+ * Lanes below -125 are masked out of vscalefps, not scaled to nothing: a
+ * result below float32's normal range costs the core a microcode assist
+ * (the masked keys' 2^-inf, a third of the forward's, made its softmax
+ * run at a tenth of its speed). */
 BF16 static inline __m512 exp2_ps(__m512 x) {
-    x = _mm512_max_ps(x, _mm512_set1_ps(-200.0f));
+    const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-125.0f), _CMP_GE_OQ);
+    x = _mm512_max_ps(x, _mm512_set1_ps(-125.0f));
     const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m512 f = _mm512_sub_ps(x, n);
     __m512 p = _mm512_set1_ps(1.5403530e-4f);
@@ -213,7 +218,7 @@ BF16 static inline __m512 exp2_ps(__m512 x) {
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022651e-1f));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718e-1f));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
+    return _mm512_maskz_scalef_ps(normal, p, n);
 }
 
 /* 32 floats as 16 words of bfloat16 pairs (nearest even), in order. */
@@ -331,6 +336,75 @@ static void share(int64_t units, int64_t blocks, bool rising, int ith, int nth, 
 
 /* ---- forward ---------------------------------------------------------------- */
 
+/* Lane i: the maximum (or the sum, in order) of v[i]'s 16 lanes. Sixteen
+ * rows reduced at once, through a transpose, rather than each row's own
+ * chain of shuffles: those chains, one after another, bounded the
+ * forward's softmax. */
+BF16 static inline __m512 across_rows(const __m512 * v, bool max) {
+    __m512i r[16];
+    for (int i = 0; i < 16; ++i) {
+        r[i] = _mm512_castps_si512(v[i]);
+    }
+    tnn_transpose16_epi32(r);
+    __m512 out = _mm512_castsi512_ps(r[0]);
+    for (int j = 1; j < 16; ++j) {
+        out = max ? _mm512_max_ps(out, _mm512_castsi512_ps(r[j])) : _mm512_add_ps(out, _mm512_castsi512_ps(r[j]));
+    }
+    return out;
+}
+
+/* Rows [i0, i0 + 16) of a block of scores S (f->s, keys after the query
+ * -inf on the diagonal block): the online softmax's step. Each row's
+ * running maximum and sum move to this block's keys, O's row is rescaled,
+ * and P = 2^(x - max) is written both to f->s and as two bfloat16 terms
+ * (f->p_rows, f->p_low) for O += P V. */
+BF16 static void softmax_rows(const struct forward_scratch * f, int64_t i0, int64_t hd, bool diagonal, __m512 c) {
+    __m512 reduced[16];
+    for (int64_t i = 0; i < 16; ++i) {
+        float * s = f->s + (i0 + i) * BLOCK;
+        __m512 top = _mm512_set1_ps(-INFINITY);
+        for (int v = 0; v < 4; ++v) {
+            __m512 x = _mm512_mul_ps(_mm512_loadu_ps(s + 16 * v), c);
+            if (diagonal) {
+                /* keys after the query: -inf */
+                x = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), first_lanes(i0 + i + 1 - 16 * v), x);
+            }
+            _mm512_storeu_ps(s + 16 * v, x);
+            top = _mm512_max_ps(top, x);
+        }
+        reduced[i] = top;
+    }
+    /* every row has a key at or before its query, so its maximum is finite;
+     * before the first block it was -inf, and 2^-inf (clamped to 2^-200)
+     * rescales the empty sum and O by 0 */
+    const __m512 old = _mm512_loadu_ps(f->max + i0), now = _mm512_max_ps(old, across_rows(reduced, true));
+    const __m512 rescale = exp2_ps(_mm512_sub_ps(old, now));
+    float now_of[16], rescale_of[16];
+    _mm512_storeu_ps(now_of, now);
+    _mm512_storeu_ps(rescale_of, rescale);
+    _mm512_storeu_ps(f->max + i0, now);
+    for (int64_t i = 0; i < 16; ++i) {
+        float * s = f->s + (i0 + i) * BLOCK;
+        const __m512 top = _mm512_set1_ps(now_of[i]);
+        __m512 total = _mm512_setzero_ps();
+        for (int v = 0; v < 4; ++v) {
+            const __m512 p = exp2_ps(_mm512_sub_ps(_mm512_loadu_ps(s + 16 * v), top));
+            total = _mm512_add_ps(total, p);
+            _mm512_storeu_ps(s + 16 * v, p);
+        }
+        reduced[i] = total;
+        float * o = f->o + (i0 + i) * hd;
+        const __m512 r = _mm512_set1_ps(rescale_of[i]);
+        for (int64_t d = 0; d < hd; d += 16) {
+            _mm512_storeu_ps(o + d, _mm512_mul_ps(_mm512_loadu_ps(o + d), r));
+        }
+        split32(s, f->p_rows + (i0 + i) * (BLOCK / 2), f->p_low + (i0 + i) * (BLOCK / 2));
+        split32(s + 32, f->p_rows + (i0 + i) * (BLOCK / 2) + 16, f->p_low + (i0 + i) * (BLOCK / 2) + 16);
+    }
+    const __m512 sum = _mm512_fmadd_ps(_mm512_loadu_ps(f->sum + i0), rescale, across_rows(reduced, false));
+    _mm512_storeu_ps(f->sum + i0, sum);
+}
+
 /* One block of 64 queries [q0, q0 + 64) of query matrix m (the key
  * matrix's operands packed in f): O and lse. */
 BF16 static void forward_block(product_fn product, const struct tnn_attention_args * a,
@@ -349,35 +423,8 @@ BF16 static void forward_block(product_fn product, const struct tnn_attention_ar
     for (int64_t k0 = 0; k0 <= q0; k0 += BLOCK) {
         /* S [query, key] = Q K^T over the dims */
         product(BLOCK, BLOCK, words, f->q_rows, words, f->k_dims + k0, tp, f->s, BLOCK, false);
-        for (int64_t i = 0; i < BLOCK; ++i) {
-            float * s = f->s + i * BLOCK;
-            __m512 x[4], top = _mm512_set1_ps(-INFINITY);
-            for (int v = 0; v < 4; ++v) {
-                x[v] = _mm512_mul_ps(_mm512_loadu_ps(s + 16 * v), c);
-                if (k0 == q0) {
-                    /* keys after the query: -inf */
-                    x[v] = _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), first_lanes(i + 1 - 16 * v), x[v]);
-                }
-                top = _mm512_max_ps(top, x[v]);
-            }
-            const float old = f->max[i], now = fmaxf(old, _mm512_reduce_max_ps(top));
-            const __m512 now_v = _mm512_set1_ps(now);
-            __m512 total = _mm512_setzero_ps();
-            for (int v = 0; v < 4; ++v) {
-                x[v] = exp2_ps(_mm512_sub_ps(x[v], now_v));
-                total = _mm512_add_ps(total, x[v]);
-                _mm512_storeu_ps(s + 16 * v, x[v]);
-            }
-            const float rescale = old == -INFINITY ? 0.0f : exp2f(old - now);
-            f->sum[i] = f->sum[i] * rescale + _mm512_reduce_add_ps(total);
-            f->max[i] = now;
-            float * o = f->o + i * hd;
-            const __m512 r = _mm512_set1_ps(rescale);
-            for (int64_t d = 0; d < hd; d += 16) {
-                _mm512_storeu_ps(o + d, _mm512_mul_ps(_mm512_loadu_ps(o + d), r));
-            }
-            split32(s, f->p_rows + i * (BLOCK / 2), f->p_low + i * (BLOCK / 2));
-            split32(s + 32, f->p_rows + i * (BLOCK / 2) + 16, f->p_low + i * (BLOCK / 2) + 16);
+        for (int64_t i0 = 0; i0 < BLOCK; i0 += 16) {
+            softmax_rows(f, i0, hd, k0 == q0, c);
         }
         /* O [query, dim] += P V over the keys */
         product(BLOCK, hd, BLOCK / 2, f->p_rows, BLOCK / 2, f->v_tokens + (k0 / 2) * hd, hd, f->o, hd, true);
@@ -387,7 +434,10 @@ BF16 static void forward_block(product_fn product, const struct tnn_attention_ar
         const float inv = 1.0f / f->sum[i];
         const float * o = f->o + i * hd;
         float * out = tnn_attention_matrix(&a->out, m) + (q0 + i) * a->out.token;
-        for (int64_t d = 0; d < hd; ++d) {
+        for (int64_t d = 0; d < hd && a->out.dim == 1; d += 16) {
+            _mm512_storeu_ps(out + d, _mm512_mul_ps(_mm512_loadu_ps(o + d), _mm512_set1_ps(inv)));
+        }
+        for (int64_t d = 0; d < hd && a->out.dim != 1; ++d) {
             out[d * a->out.dim] = o[d] * inv;
         }
         a->lse[m * a->t_seq + q0 + i] = f->max[i] + log2f(f->sum[i]);
