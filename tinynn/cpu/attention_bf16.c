@@ -277,31 +277,42 @@ static void gather_row(const struct tnn_attention_operand * x, int64_t m, int64_
 }
 
 /* Matrix m of x over tokens [0, tp) in all three layouts, those asked for
- * (NULL: not wanted); row: head_dim floats of room. */
+ * (NULL: not wanted); row: head_dim floats of room. Sixteen tokens at a
+ * time: their rows of words, then 16 x 16 words transposed for the dim
+ * pairs, and two tokens' bfloat16 interleaved for the token pairs (tp is a
+ * whole number of blocks). */
 BF16 static void pack(const struct tnn_attention_operand * x, int64_t m, int64_t t_seq, int64_t tp, int64_t hd,
                       uint32_t * rows, uint32_t * dim_pairs, uint32_t * token_pairs, float * row) {
     const int64_t words = hd / 2;
-    uint32_t line[2][TNN_ATTENTION_MAX_HEAD_DIM / 2];
-    for (int64_t t = 0; t < tp; ++t) {
-        gather_row(x, m, t, t_seq, hd, row);
-        uint32_t * w = line[t & 1];
-        for (int64_t d = 0; d < hd; d += 32) {
-            _mm512_storeu_si512(w + d / 2, words32(row + d));
-        }
-        if (rows != NULL) {
-            memcpy(rows + t * words, w, (size_t) words * sizeof(uint32_t));
-        }
-        if (dim_pairs != NULL) {
-            for (int64_t p = 0; p < words; ++p) {
-                dim_pairs[p * tp + t] = w[p];
+    uint32_t lines[16][TNN_ATTENTION_MAX_HEAD_DIM / 2] __attribute__((aligned(64)));
+    for (int64_t t0 = 0; t0 < tp; t0 += 16) {
+        for (int64_t i = 0; i < 16; ++i) {
+            gather_row(x, m, t0 + i, t_seq, hd, row);
+            for (int64_t d = 0; d < hd; d += 32) {
+                _mm512_storeu_si512(lines[i] + d / 2, words32(row + d));
+            }
+            if (rows != NULL) {
+                memcpy(rows + (t0 + i) * words, lines[i], (size_t) words * sizeof(uint32_t));
             }
         }
-        if (token_pairs != NULL && (t & 1)) {
-            /* tokens t - 1 and t: each dim's two values, t - 1 low */
-            const uint16_t *even = (const uint16_t *) line[0], *odd = (const uint16_t *) line[1];
-            uint32_t * out = token_pairs + (t / 2) * hd;
-            for (int64_t d = 0; d < hd; ++d) {
-                out[d] = (uint32_t) even[d] | (uint32_t) odd[d] << 16;
+        for (int64_t p0 = 0; p0 < words && dim_pairs != NULL; p0 += 16) {
+            __m512i r[16];
+            for (int i = 0; i < 16; ++i) {
+                r[i] = _mm512_loadu_si512(lines[i] + p0);
+            }
+            tnn_transpose16_epi32(r);
+            for (int j = 0; j < 16; ++j) {
+                _mm512_storeu_si512(dim_pairs + (p0 + j) * tp + t0, r[j]);
+            }
+        }
+        for (int64_t i = 0; i < 16 && token_pairs != NULL; i += 2) {
+            /* tokens t0 + i and t0 + i + 1: each dim's two values, the first low */
+            const uint16_t *even = (const uint16_t *) lines[i], *odd = (const uint16_t *) lines[i + 1];
+            uint32_t * out = token_pairs + (t0 + i) / 2 * hd;
+            for (int64_t d = 0; d < hd; d += 16) {
+                const __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *) (even + d)));
+                const __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *) (odd + d)));
+                _mm512_storeu_si512(out + d, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
             }
         }
     }
