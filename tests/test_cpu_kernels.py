@@ -360,6 +360,49 @@ def test_fgemm_bf16_is_the_product_of_bfloat16_operands_summed_in_float32(varian
         np.testing.assert_array_equal(outputs[0].T, summed_in_order(a, b))
 
 
+@pytest.mark.parametrize("a_by_k", [False, True])
+# past a 1024-deep slice of k (1088), and of W's columns when A = W^T (m = 1056)
+@pytest.mark.parametrize("m, k, n", [(32, 32, 5), (96, 1088, 40), (1056, 96, 33), (64, 2080, 17)])
+def test_fgemm_bf16_reads_a_frozen_matrix_in_the_amx_tiles_with_the_same_bits(a_by_k, m, k, n):
+    """A frozen base's bfloat16 copy made once in fgemm_bf16_amx's own
+    layout: the forward W x reads its tiles in place, the input gradient
+    W^T dy transposes them; either way the same bits as W in bfloat16 rows,
+    for any thread count."""
+    need("fgemm_bf16", "amx")
+    rng = np.random.default_rng(m + k + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k)).astype(np.float32)
+    a_in = np.ascontiguousarray(a.T if a_by_k else a)
+    outputs = []
+    for nth, a_stored_bf16 in ((1, 1), (1, 2), (2, 2), (3, 2)):
+        c = np.full((n, m), np.nan, np.float32)
+        check(
+            lib.tnn_kernel_check_fgemm_bf16(
+                b"amx", f32(a_in), a_by_k, a_stored_bf16, m, k, f32(b), 0, n, 0, f32(c), nth
+            )
+        )
+        outputs.append(c)
+    assert np.all(np.abs(outputs[0].T - bfloat16(a) @ bfloat16(b).T) <= float_sum_bound(a, b, k))
+    for c in outputs[1:]:
+        np.testing.assert_array_equal(c, outputs[0])
+
+
+def test_every_tensor_in_a_cpu_buffer_starts_a_cache_line():
+    """vendor patch 0014: ggml placed tensors 32 bytes apart, and a kernel's
+    64-byte rows (an AMX tile's, a register's) from the middle of a line
+    read and wrote two lines each (85% of a LoRA step's products did)."""
+    misaligned = ffi.new("int32_t *")
+    check(lib.tnn_kernel_check_tensor_alignment(20, misaligned))
+    assert misaligned[0] == 0
+
+
+def test_fgemm_bf16_tiles_refuse_a_matrix_not_in_whole_panels():
+    need("fgemm_bf16", "amx")
+    a, b, c = np.ones((40, 64), np.float32), np.ones((8, 64), np.float32), np.zeros((8, 40), np.float32)
+    assert lib.tnn_kernel_check_fgemm_bf16(b"amx", f32(a), 0, 2, 40, 64, f32(b), 0, 8, 0, f32(c), 1) != 0
+    assert "multiples of 32" in ffi.string(lib.tnn_last_error()).decode()
+
+
 @pytest.mark.parametrize("variant", VARIANTS["fgemm_bf16"])
 @pytest.mark.parametrize("m, k, n", [(31, 7, 13), (70, 513, 40), (40, 1100, 35)])
 def test_fgemm_bf16_accumulating_adds_the_product_to_what_c_holds(variant, m, k, n):

@@ -641,10 +641,16 @@ int tnn_kernel_check_rms_norm(const char * variant, const float * x, const float
  * dgate or dup NULL: not computed. */
 int tnn_kernel_check_swiglu_back(const char * variant, const float * g, const float * up, const float * dy,
                                  int64_t n, float * dgate, float * dup, int32_t nth);
+/* ggml's CPU buffers (vendor patch 0014): of n tensors of 3 floats each
+ * (1 to 1024), allocated in one buffer as a session's are, how many do
+ * not start at a cache line (64 bytes), where the kernels' 64-byte rows
+ * (an AMX tile's, an AVX-512 register's) lie in one line each. */
+int tnn_kernel_check_tensor_alignment(int32_t n, int32_t * misaligned);
 /* fgemm_bf16: as tnn_kernel_check_fgemm, through the bfloat16 product
  * ("avx512", "amx"), each thread's panels in one call. a_stored_bf16: A
  * reaches the kernel as bfloat16 words (rounded here first), as a frozen
- * base's bfloat16 copy does. accumulate: c += A B^T, each sum starting from
+ * base's bfloat16 copy does (1: in rows; 2: in the amx variant's own tiles,
+ * m and k multiples of 32). accumulate: c += A B^T, each sum starting from
  * c's value (a sum of two products in one node, graph/products.c). */
 int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int32_t a_stored_bf16,
                                 int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n,

@@ -50,6 +50,7 @@
 #define COLS TNN_FGEMM_BF16_AMX_COLUMNS
 #define HALF 16            /* rows of A, or columns of B, per tile */
 #define STEP 32            /* values of k per tile product */
+#define TILE_VALUES (HALF * STEP)   /* bfloat16 in one tile */
 
 /* Tiles: sums (columns group g, rows half h) at 2 g + h; B's two column
  * groups; A's two halves. */
@@ -111,13 +112,77 @@ AMX static void pack_rows(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
     }
 }
 
+/* A frozen matrix's panel, its rows here in bfloat16 (tnn_fgemm_bf16_amx_tiles):
+ * for each slice of k, the pairs pack_rows makes of it, one after another. */
+AMX void tnn_fgemm_bf16_amx_tiles(const uint16_t * panel_rows, int64_t k, uint16_t * panel_out) {
+    const struct tnn_fgemm_operand w = { .ld = k, .bf16 = panel_rows };
+    for (int64_t k0 = 0; k0 < k; k0 += KC) {
+        const int64_t depth = k - k0 < KC ? k - k0 : KC;
+        pack_rows(w, 0, TNN_FGEMM_ROWS, k0, depth, (depth + STEP - 1) / STEP, panel_out + k0 * TNN_FGEMM_ROWS);
+    }
+}
+
+/* Eight pair rows of a matrix W's tiles (src, 32 words apart: columns
+ * c, c + 1 of 16 rows r0.. each, as in pack_rows) as the eight pair rows of
+ * W^T's tiles for the same 16 x 16 values (to dst: rows r, r + 1 of 16
+ * columns each). Read as 64-bit words, W's pair row q holds (W[r][c],
+ * W[r][c + 1], W[r + 1][c], W[r + 1][c + 1]) for r = r0 + 2 j at word j;
+ * W^T's pair row j holds the same four, the middle two swapped, at word q:
+ * a transpose of 8 x 8 words, then a shuffle within each. */
+AMX static inline void transpose_pairs(const uint16_t * src, uint16_t * dst) {
+    __m512i t[8];
+    for (int i = 0; i < 4; ++i) {
+        const __m512i even = _mm512_loadu_si512(src + 2 * i * STEP),
+                      odd = _mm512_loadu_si512(src + (2 * i + 1) * STEP);
+        /* t[2 i + e], 128-bit lane L: words 2 L + e of rows 2 i and 2 i + 1 */
+        t[2 * i] = _mm512_unpacklo_epi64(even, odd);
+        t[2 * i + 1] = _mm512_unpackhi_epi64(even, odd);
+    }
+    const __m512i middle = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15));
+    /* out row j = 2 L + e, lane i: lane L of t[2 i + e] */
+#define PAIR_ROW(j, e, L)                                                                                       \
+    do {                                                                                                        \
+        const __m512i lo = _mm512_shuffle_i64x2(t[e], t[2 + e], (L) * 0x55);                                    \
+        const __m512i hi = _mm512_shuffle_i64x2(t[4 + e], t[6 + e], (L) * 0x55);                                \
+        _mm512_storeu_si512(dst + (j) * STEP, _mm512_shuffle_epi8(_mm512_shuffle_i64x2(lo, hi, 0x88), middle)); \
+    } while (0)
+    PAIR_ROW(0, 0, 0);
+    PAIR_ROW(1, 1, 0);
+    PAIR_ROW(2, 0, 1);
+    PAIR_ROW(3, 1, 1);
+    PAIR_ROW(4, 0, 2);
+    PAIR_ROW(5, 1, 2);
+    PAIR_ROW(6, 0, 3);
+    PAIR_ROW(7, 1, 3);
+#undef PAIR_ROW
+}
+
+/* The panel of rows [m0, m0 + 32) of A = W^T, W's tiles at tiles (W [k, m]:
+ * A's rows are W's columns), over k [k0, k0 + depth) (W's rows; a multiple
+ * of 32), as pack_rows lays them out: each 16 of A's rows by 16 of k from
+ * 8 of W's pair rows. */
+AMX static void pack_transposed_tiles(const uint16_t * tiles, int64_t m, int64_t m0, int64_t k0, int64_t depth,
+                                      int64_t steps, uint16_t * out) {
+    for (int h = 0; h < 2; ++h) {
+        /* W's columns c0.. lie in its slice at kc, as pairs from pair row q0 */
+        const int64_t c0 = m0 + h * HALF, kc = c0 / KC * KC;
+        const int64_t w_steps = ((m - kc < KC ? m - kc : KC) + STEP - 1) / STEP, q0 = (c0 - kc) / 2;
+        for (int64_t g = 0; g < depth / HALF; ++g) {
+            const int64_t r0 = k0 + g * HALF;   /* W's rows r0.. : half (r0 % 32) / 16 of its panel */
+            const uint16_t * src = tiles + r0 / TNN_FGEMM_ROWS * TNN_FGEMM_ROWS * m + kc * TNN_FGEMM_ROWS +
+                                   r0 % TNN_FGEMM_ROWS / HALF * w_steps * TILE_VALUES + q0 * STEP;
+            transpose_pairs(src, out + (size_t) h * steps * TILE_VALUES + g * (HALF / 2) * STEP);
+        }
+    }
+}
+
 /* Columns [j0, j0 + cols) of B over k [k0, k0 + depth) as tiles: for each
  * step of 32 values of k, the two groups of 16 columns, each [16 columns]
  * [32] bfloat16, 1 KB in one piece; zeros past cols and past depth. One
  * piece per tile, not [32 columns][depth] rows, because 16 rows 2 KB apart
  * (depth 1024) fall in two sets of the L1 cache: loading the tiles from
  * there ran at two thirds of the speed. */
-#define TILE_VALUES (HALF * STEP)   /* bfloat16 in one tile of B */
 AMX static void pack_columns(struct tnn_fgemm_operand b, int64_t j0, int64_t cols, int64_t k0, int64_t depth,
                              int64_t steps, uint16_t * out) {
     if (cols < 2 * HALF || depth < steps * STEP) {
@@ -249,23 +314,34 @@ AMX static void tile_panel(const uint16_t * rows_bf16, const uint16_t * cols_bf1
  * rounded into rows_bf16, then the tiles for columns [c0, c1), whose B
  * lies rounded at cols_bf16, one block of 32 columns every block_values;
  * added to C past the first slice, or from the first with accumulate. */
-AMX static void group_slice(struct tnn_fgemm_operand a, int64_t m, int64_t g0, int64_t g1, int64_t k0,
+AMX static void group_slice(struct tnn_fgemm_operand a, int64_t m, int64_t k, int64_t g0, int64_t g1, int64_t k0,
                             int64_t depth, const uint16_t * cols_bf16, size_t block_values, int64_t c0, int64_t c1,
                             float * c, int64_t ldc, bool accumulate, uint16_t * rows_bf16) {
     const int64_t steps = (depth + STEP - 1) / STEP;
     const size_t panel_values = (size_t) KC * TNN_FGEMM_ROWS;
+    const uint16_t * pairs[GP];
     for (int64_t p = g0; p < g1; ++p) {
         const int64_t m0 = p * TNN_FGEMM_ROWS;
-        pack_rows(a, m0, m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, k0, depth, steps,
-                  rows_bf16 + (p - g0) * panel_values);
+        uint16_t * room = rows_bf16 + (p - g0) * panel_values;
+        if (a.tiles != NULL && !a.by_k) {
+            /* W's own tiles, in place (k a multiple of 32) */
+            pairs[p - g0] = a.tiles + m0 * k + k0 * TNN_FGEMM_ROWS;
+            continue;
+        }
+        if (a.tiles != NULL) {
+            pack_transposed_tiles(a.tiles, m, m0, k0, depth, steps, room);
+        } else {
+            pack_rows(a, m0, m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, k0, depth, steps, room);
+        }
+        pairs[p - g0] = room;
     }
     for (int64_t j = c0; j < c1; j += 2 * HALF) {
         const int64_t cols = c1 - j < 2 * HALF ? c1 - j : 2 * HALF;
         const uint16_t * tiles = cols_bf16 + (j - c0) / (2 * HALF) * block_values;
         for (int64_t p = g0; p < g1; ++p) {
             const int64_t m0 = p * TNN_FGEMM_ROWS;
-            tile_panel(rows_bf16 + (p - g0) * panel_values, tiles, steps, c, ldc, m0,
-                       m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS, j, cols, accumulate || k0 > 0);
+            tile_panel(pairs[p - g0], tiles, steps, c, ldc, m0, m - m0 < TNN_FGEMM_ROWS ? m - m0 : TNN_FGEMM_ROWS,
+                       j, cols, accumulate || k0 > 0);
         }
     }
 }
@@ -307,8 +383,8 @@ AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, in
             for (int64_t k0 = 0; k0 < k; k0 += KC) {
                 const int64_t depth = k - k0 < KC ? k - k0 : KC;
                 const size_t block_values = (size_t) (depth + STEP - 1) / STEP * STEP * 2 * HALF;
-                group_slice(a, m, g0, g1, k0, depth, cols_bf16 + (size_t) blocks * k0 * 2 * HALF, block_values, n0,
-                            n1, c, ldc, accumulate, rows_bf16);
+                group_slice(a, m, k, g0, g1, k0, depth, cols_bf16 + (size_t) blocks * k0 * 2 * HALF, block_values,
+                            n0, n1, c, ldc, accumulate, rows_bf16);
             }
         }
         _tile_release();
@@ -322,8 +398,8 @@ AMX void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a_in, int64_t m, in
             const int64_t depth = k - k0 < KC ? k - k0 : KC;
             pack_slice(b, c0, c1, k0, depth, panel_values, cols_bf16);
             for (int64_t g0 = p0; g0 < p1; g0 += GP) {
-                group_slice(a, m, g0, g0 + GP < p1 ? g0 + GP : p1, k0, depth, cols_bf16, panel_values, c0, c1, c,
-                            ldc, accumulate, rows_bf16);
+                group_slice(a, m, k, g0, g0 + GP < p1 ? g0 + GP : p1, k0, depth, cols_bf16, panel_values, c0, c1,
+                            c, ldc, accumulate, rows_bf16);
             }
         }
     }

@@ -150,8 +150,14 @@ static void head_loss_avx512(struct tnn_cpu_kernels * k) {
 }
 static void adamw_avx2(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx2; }
 static void adamw_avx512(struct tnn_cpu_kernels * k) { k->adamw = tnn_adamw_avx512; }
-static void fgemm_bf16_avx512(struct tnn_cpu_kernels * k) { k->fgemm_bf16 = tnn_fgemm_bf16_avx512; }
-static void fgemm_bf16_amx(struct tnn_cpu_kernels * k) { k->fgemm_bf16 = tnn_fgemm_bf16_amx; }
+static void fgemm_bf16_avx512(struct tnn_cpu_kernels * k) {
+    k->fgemm_bf16 = tnn_fgemm_bf16_avx512;
+    k->fgemm_bf16_tiles = NULL;
+}
+static void fgemm_bf16_amx(struct tnn_cpu_kernels * k) {
+    k->fgemm_bf16 = tnn_fgemm_bf16_amx;
+    k->fgemm_bf16_tiles = tnn_fgemm_bf16_amx_tiles;
+}
 static void attention_bf16_avx512(struct tnn_cpu_kernels * k) {
     k->attention_forward = tnn_attention_bf16_forward_avx512;
     k->attention_backward = tnn_attention_bf16_backward_avx512;
@@ -224,7 +230,10 @@ static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
             k->token_loss = NULL;
             break;
         case TNN_KERNEL_ADAMW: k->adamw = NULL; break;
-        case TNN_KERNEL_FGEMM_BF16: k->fgemm_bf16 = NULL; break;
+        case TNN_KERNEL_FGEMM_BF16:
+            k->fgemm_bf16 = NULL;
+            k->fgemm_bf16_tiles = NULL;
+            break;
         case TNN_KERNEL_ATTENTION_BF16:
             k->attention_forward = NULL;
             k->attention_backward = NULL;

@@ -132,6 +132,7 @@ struct tnn_cpu_kernels {
     float (*token_loss)(const float * z, int64_t vocab, int32_t label);
     void (*adamw)(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
     tnn_fgemm_fn fgemm_bf16;
+    void (*fgemm_bf16_tiles)(const uint16_t * panel_rows, int64_t k, uint16_t * panel_out);   /* amx only */
     void (*attention_forward)(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
     void (*attention_backward)(const struct tnn_attention_args * args, void * scratch, int ith, int nth);
     void (*swiglu_back)(const float * g, const float * up, const float * dy, float * dgate, float * dup,
@@ -267,6 +268,9 @@ struct tnn_fgemm_operand {
     const uint16_t * bf16; /* fgemm_bf16's A only: when set, A's values are bfloat16 words here,
                               laid out as data's would be (data unused): a frozen matrix
                               rounded once, not at every product */
+    const uint16_t * tiles; /* fgemm_bf16_amx's A only: when set, a frozen matrix W [rows, k]
+                               in the kernel's own layout (tnn_fgemm_bf16_amx_tiles; data, bf16
+                               and ld unused): A = W, or W^T with by_k */
 };
 
 /* C[m, n] = sum_k A[m, k] B[n, k] for the rows of panels [p0, p1) and the
@@ -307,6 +311,15 @@ void tnn_fgemm_bf16_avx512(const struct tnn_fgemm_operand * a, int64_t m, int64_
 void tnn_fgemm_bf16_amx(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
                         const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
                         int64_t n0, int64_t n1, bool accumulate, float * scratch);
+/* A frozen matrix W [rows, k] (rows and k multiples of TNN_FGEMM_ROWS) in
+ * fgemm_bf16_amx's own layout, made once: each panel of 32 rows as the
+ * kernel would round it into tiles' pairs for every slice of k, one panel
+ * every 32 k values. The forward W x then reads its tiles in place, and the
+ * input gradient W^T dy makes its pairs from them with a transpose of 8 x 8
+ * words, from contiguous memory rather than two rows of W a pair. The same
+ * bits as W in bfloat16 rows (operand.bf16) both ways. Panel by panel: the
+ * panel's rows here in bfloat16, k apart, to the panel's place in out. */
+void tnn_fgemm_bf16_amx_tiles(const uint16_t * panel_rows, int64_t k, uint16_t * panel_out);
 
 /* The weight gradient of a low-rank factor, dB [m, n] = h [m, k] dy [n, k]^T
  * with m (the rank) at most TNN_SKINNY_MAX_M, from h and dy as the forward

@@ -53,6 +53,7 @@ struct tnn_fgemm_use {
     bool a_by_k, b_by_k;
     bool bf16;        /* through fgemm_bf16 (tnn_set_precision) */
     enum tnn_causal_part causal;
+    bool a_tiles;     /* A's source is a frozen copy in fgemm_bf16_amx's tiles (kernels.h) */
 };
 
 /* A node summing two products (graph/products.c, tnn_sum_products): the
@@ -87,7 +88,8 @@ struct tnn_cpu_state {
     struct tnn_qgemm_use qgemm_two_levels, qgemm_one_level;   /* models/frozen_copies.c */
     struct tnn_fgemm_use fgemm_uses[8 * TNN_CAUSAL_PARTS];   /* by operand layout, bf16 and causal part
                                                                 (graph/products.c) */
-    struct tnn_fgemm_use bf16_copy_uses[2];      /* W x and W^T dy by a bfloat16 copy (products.c) */
+    struct tnn_fgemm_use bf16_copy_uses[4];      /* W x and W^T dy by a bfloat16 copy, in rows or tiles
+                                                    (products.c) */
     struct tnn_fgemm_sum fgemm_sums[TNN_FGEMM_SUMS];   /* the sum nodes' pairs of the uses above */
     struct tnn_norm_use norm_uses[TNN_NORM_USES];      /* graph/activations.c */
     struct tnn_attention_use attention_use;      /* the fused attention nodes' (graph/attention.c) */

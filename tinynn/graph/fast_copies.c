@@ -52,7 +52,7 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
             }
             struct ggml_tensor * x_bf16 = forward ? node->src[1] : node->src[1]->src[0];
             if (p->w_bf16 != NULL && packed_operand(x_bf16, forward ? p->w->ne[0] : p->w->ne[1])) {
-                tnn_use_bf16_copy(s, node, p->w_bf16, x_bf16, input_grad);
+                tnn_use_bf16_copy(s, node, p->w_bf16, p->w_bf16_tiles, x_bf16, input_grad);
                 const size_t need = tnn_fgemm_bf16_scratch_bytes();
                 scratch_bytes = need > scratch_bytes ? need : scratch_bytes;
                 break;

@@ -136,9 +136,10 @@ int tnn_use_activation_kernels(tnn_session * s, struct ggml_cgraph * graph);
 
 /* Make node [rows, n] the product of a frozen matrix's bfloat16 copy
  * w_bf16 [k, rows] and x [k, n] (transposed: of its transpose, w_bf16 [rows,
- * k]) on fgemm_bf16. The caller grows the scratch
+ * k]) on fgemm_bf16; tiles: the copy lies in fgemm_bf16_amx's own layout
+ * (tnn_fgemm_bf16_amx_tiles), not in rows. The caller grows the scratch
  * (tnn_fgemm_bf16_scratch_bytes). */
-void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16,
+void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16, bool tiles,
                        struct ggml_tensor * x, bool transposed);
 
 /* ---- causal attention in one node each way (attention.c) ------------------ */

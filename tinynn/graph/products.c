@@ -29,14 +29,15 @@
 /* Where an operand of a rewritten product lies: the node's source itself,
  * or, when that source is cont(transpose(X)), X read along k (by_k); in
  * bfloat16 for a frozen matrix's copy. */
-static struct tnn_fgemm_operand operand(const struct ggml_tensor * t, bool by_k, int64_t batch) {
+static struct tnn_fgemm_operand operand(const struct ggml_tensor * t, bool by_k, int64_t batch, bool tiles) {
     const void * at = (const char *) t->data + batch * t->nb[2];
     const bool bf16 = t->type == GGML_TYPE_BF16;
     struct tnn_fgemm_operand op = {
         .data = bf16 ? NULL : (const float *) at,
         .ld = (int64_t) (t->nb[1] / ggml_type_size(t->type)),
         .by_k = by_k,
-        .bf16 = bf16 ? (const uint16_t *) at : NULL,
+        .bf16 = bf16 && !tiles ? (const uint16_t *) at : NULL,
+        .tiles = tiles ? (const uint16_t *) at : NULL,
     };
     return op;
 }
@@ -144,8 +145,8 @@ static void run_product(const struct product * product, int64_t m, int64_t batch
     const struct ggml_tensor *a = product->a, *b = product->b;
     /* a by_k source is X [m, k] of A = X^T */
     const int64_t k = use->a_by_k ? a->ne[1] : a->ne[0];
-    const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / (b->ne[2] / a->ne[2]));
-    const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch);
+    const struct tnn_fgemm_operand a_op = operand(a, use->a_by_k, batch / (b->ne[2] / a->ne[2]), use->a_tiles);
+    const struct tnn_fgemm_operand b_op = operand(b, use->b_by_k, batch, false);
     if (use->causal == TNN_CAUSAL_ALL) {
         (use->bf16 ? use->cpu->kernels.fgemm_bf16 : use->cpu->kernels.fgemm)(&a_op, m, k, &b_op, c, ldc, p0, p1,
                                                                              n0, n1, accumulate, work);
@@ -517,10 +518,10 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     return tnn_grow_scratch(&s->cpu.scratch, s->n_threads, f32 > bf16 ? f32 : bf16);
 }
 
-void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16,
+void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16, bool tiles,
                        struct ggml_tensor * x, bool transposed) {
-    struct tnn_fgemm_use * use = &s->cpu.bf16_copy_uses[transposed];
-    *use = (struct tnn_fgemm_use){ &s->cpu, transposed, false, true, TNN_CAUSAL_ALL };
+    struct tnn_fgemm_use * use = &s->cpu.bf16_copy_uses[2 * tiles + transposed];
+    *use = (struct tnn_fgemm_use){ &s->cpu, transposed, false, true, TNN_CAUSAL_ALL, tiles };
     struct ggml_tensor * srcs[2] = { w_bf16, x };
     tnn_become_custom(s->train.ctx_graph, node, fgemm_node, use, srcs, 2);
 }

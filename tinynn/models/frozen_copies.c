@@ -248,16 +248,19 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
 
 /* Fill W's bfloat16 copy (base_compute bf16) from its stored bytes, a row
  * at a time through float32, rounded to nearest even. */
-static int fill_bf16(const tnn_session * s, const struct ggml_tensor * w, struct ggml_tensor * copy) {
+static int fill_bf16(const tnn_session * s, const struct ggml_tensor * w, const struct tnn_frozen_pair * p) {
     const int64_t d_in = w->ne[0], d_out = w->ne[1];
     const struct ggml_type_traits * traits = ggml_get_type_traits(w->type);
     const size_t w_row = ggml_row_size(w->type, d_in);
     const char * src = stored_bytes(s, w);
-    ggml_bf16_t * out = writable(copy);
+    ggml_bf16_t * out = writable(p->w_bf16);
     float * row = malloc((size_t) d_in * sizeof(float));
-    if (out == NULL || row == NULL) {
+    /* in tiles: a panel of TILE_ROWS rows rounded here first */
+    ggml_bf16_t * panel = p->w_bf16_tiles ? malloc((size_t) TILE_ROWS * d_in * sizeof(ggml_bf16_t)) : NULL;
+    if (out == NULL || row == NULL || (p->w_bf16_tiles && panel == NULL)) {
         free(row);
-        if (out != NULL && (void *) out != copy->data) free(out);
+        free(panel);
+        if (out != NULL && (void *) out != p->w_bf16->data) free(out);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory preparing %s", w->name);
     }
     for (int64_t r = 0; r < d_out; ++r) {
@@ -266,10 +269,19 @@ static int fill_bf16(const tnn_session * s, const struct ggml_tensor * w, struct
         } else {
             traits->to_float(src + r * w_row, row, d_in);
         }
-        ggml_fp32_to_bf16_row_ref(row, out + r * d_in, d_in);
+        if (!p->w_bf16_tiles) {
+            ggml_fp32_to_bf16_row_ref(row, out + r * d_in, d_in);
+            continue;
+        }
+        ggml_fp32_to_bf16_row_ref(row, panel + r % TILE_ROWS * d_in, d_in);
+        if (r % TILE_ROWS == TILE_ROWS - 1) {
+            s->cpu.kernels.fgemm_bf16_tiles((const uint16_t *) panel, d_in,
+                                            (uint16_t *) (out + (r - (TILE_ROWS - 1)) * d_in));
+        }
     }
     free(row);
-    finish_writing(copy, out);
+    free(panel);
+    finish_writing(p->w_bf16, out);
     return TNN_OK;
 }
 
@@ -375,6 +387,10 @@ int tnn_frozen_prepare(tnn_session * s, bool bf16) {
         if (bf16) {
             p->w_bf16 = ggml_new_tensor_2d(s->base.ctx_copies, GGML_TYPE_BF16, w->ne[0], w->ne[1]);
             ggml_format_name(p->w_bf16, "%s.bf16", w->name);
+            /* the blocks' matrices in the amx kernel's tiles, where they come in
+             * whole panels; the head's rows are also read one at a time (layout.c) */
+            p->w_bf16_tiles = s->cpu.kernels.fgemm_bf16_tiles != NULL && !is_head && w->ne[0] % TILE_ROWS == 0 &&
+                              w->ne[1] % TILE_ROWS == 0;
             continue;
         }
         const enum ggml_type fwd_panel_type = panel_type(w->type);
@@ -413,7 +429,7 @@ int tnn_frozen_prepare(tnn_session * s, bool bf16) {
     for (int k = 0; k < n && status == TNN_OK; ++k) {
         struct ggml_tensor ** field = fields[k];
         struct tnn_frozen_pair * p = &s->base.pairs[k];
-        status = p->w_bf16 ? fill_bf16(s, *field, p->w_bf16) : fill_copies(s, *field, fwd[k], p);
+        status = p->w_bf16 ? fill_bf16(s, *field, p) : fill_copies(s, *field, fwd[k], p);
         if (fwd[k] != NULL) {
             *field = fwd[k];
         }

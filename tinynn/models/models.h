@@ -504,6 +504,7 @@ void tnn_base_free(struct tnn_frozen_base * base);
 struct tnn_frozen_pair {
     struct ggml_tensor * w;        /* [d_in, d_out] */
     struct ggml_tensor * w_bf16;   /* W in bfloat16 for both products (base_compute bf16), or NULL */
+    bool w_bf16_tiles;             /* w_bf16 in fgemm_bf16_amx's tiles (kernels.h), not in rows */
     struct ggml_tensor * wt;       /* [d_out, d_in] */
     struct ggml_tensor * w_panels; /* W in 16-row panels for the forward, or NULL */
     bool wt_panels;                /* wt holds 16-row panels (a Q8_0 W^T) */

@@ -1,6 +1,7 @@
 /* The kernel checks of tinynn.h: each CPU kernel called on plain arrays,
  * shared out between threads as the graph nodes share it, for tests. */
 #include "session/session.h"
+#include "ggml-cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +87,8 @@ int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, c
  * shares one batch: panels, a thread's run of them in one call, split by
  * columns too when there are too few of them. */
 static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const float * a, int32_t a_by_k,
-                       const uint16_t * a_bf16, int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n,
-                       bool accumulate, float * c, int32_t nth) {
+                       const uint16_t * a_bf16, const uint16_t * a_tiles, int64_t m, int64_t k, const float * b,
+                       int32_t b_by_k, int64_t n, bool accumulate, float * c, int32_t nth) {
     struct tnn_cpu_kernels kernels;
     int status = kernels_for(variant, kernel, nth, &kernels);
     if (status != TNN_OK) {
@@ -96,7 +97,7 @@ static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const f
     if (m < 1 || k < 1 || n < 1 || a == NULL || b == NULL || c == NULL) {
         return tnn_fail(TNN_ERR_ARG, "%s: m, k and n must be positive", tnn_cpu_kernel_name(kernel));
     }
-    const struct tnn_fgemm_operand a_op = { a, a_by_k ? m : k, a_by_k != 0, a_bf16 };
+    const struct tnn_fgemm_operand a_op = { a, a_by_k ? m : k, a_by_k != 0, a_bf16, a_tiles };
     const struct tnn_fgemm_operand b_op = { b, b_by_k ? n : k, b_by_k != 0, NULL };
     const bool bf16 = kernel == TNN_KERNEL_FGEMM_BF16;
     /* from a cache line's start, as a session's scratch (cpu/state.c): the
@@ -129,25 +130,46 @@ static int check_fgemm(enum tnn_cpu_kernel kernel, const char * variant, const f
 
 int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k, int64_t m, int64_t k,
                            const float * b, int32_t b_by_k, int64_t n, float * c, int32_t nth) {
-    return check_fgemm(TNN_KERNEL_FGEMM, variant, a, a_by_k, NULL, m, k, b, b_by_k, n, false, c, nth);
+    return check_fgemm(TNN_KERNEL_FGEMM, variant, a, a_by_k, NULL, NULL, m, k, b, b_by_k, n, false, c, nth);
 }
 
 int tnn_kernel_check_fgemm_bf16(const char * variant, const float * a, int32_t a_by_k, int32_t a_stored_bf16,
                                 int64_t m, int64_t k, const float * b, int32_t b_by_k, int64_t n,
                                 int32_t accumulate, float * c, int32_t nth) {
-    uint16_t * a_bf16 = NULL;
+    uint16_t *a_bf16 = NULL, *a_tiles = NULL;
+    /* the matrix stored: A [m, k], or with a_by_k A^T [k, m], in rows */
+    const int64_t rows = a_by_k ? k : m, cols = a_by_k ? m : k;
+    void (*tile)(const uint16_t *, int64_t, uint16_t *) = NULL;
+    if (a_stored_bf16 == 2) {
+        struct tnn_cpu_kernels kernels;
+        const int status = kernels_for(variant, TNN_KERNEL_FGEMM_BF16, nth, &kernels);
+        if (status != TNN_OK) {
+            return status;
+        }
+        if (kernels.fgemm_bf16_tiles == NULL || rows % TNN_FGEMM_ROWS != 0 || cols % TNN_FGEMM_ROWS != 0) {
+            return tnn_fail(TNN_ERR_ARG, "fgemm_bf16: tiles need the amx variant and m, k multiples of %d",
+                            TNN_FGEMM_ROWS);
+        }
+        tile = kernels.fgemm_bf16_tiles;
+    }
     if (a_stored_bf16 && m > 0 && k > 0 && a != NULL) {
         a_bf16 = malloc((size_t) m * (size_t) k * sizeof(uint16_t));
-        if (a_bf16 == NULL) {
+        a_tiles = a_stored_bf16 == 2 ? malloc((size_t) m * (size_t) k * sizeof(uint16_t)) : NULL;
+        if (a_bf16 == NULL || (a_stored_bf16 == 2 && a_tiles == NULL)) {
+            free(a_bf16);
             return tnn_fail(TNN_ERR_ALLOC, "fgemm_bf16: out of memory");
         }
         for (int64_t i = 0; i < m * k; ++i) {
             a_bf16[i] = ggml_fp32_to_bf16(a[i]).bits;
         }
+        for (int64_t r = 0; r < rows && a_tiles != NULL; r += TNN_FGEMM_ROWS) {
+            tile(a_bf16 + r * cols, cols, a_tiles + r * cols);
+        }
     }
-    const int status = check_fgemm(TNN_KERNEL_FGEMM_BF16, variant, a, a_by_k, a_bf16, m, k, b, b_by_k, n,
-                                   accumulate != 0, c, nth);
+    const int status = check_fgemm(TNN_KERNEL_FGEMM_BF16, variant, a, a_by_k, a_tiles ? NULL : a_bf16, a_tiles, m,
+                                   k, b, b_by_k, n, accumulate != 0, c, nth);
     free(a_bf16);
+    free(a_tiles);
     return status;
 }
 
@@ -440,5 +462,30 @@ int tnn_kernel_check_attention_bf16(const char * variant, const float * q, const
     }
     free(scratch);
     free(parts);
+    return TNN_OK;
+}
+
+int tnn_kernel_check_tensor_alignment(int32_t n, int32_t * misaligned) {
+    if (n < 1 || n > 1024 || misaligned == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tensor alignment: n must be 1 to 1024");
+    }
+    struct ggml_init_params ip = { (size_t) n * ggml_tensor_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(ip);
+    if (ctx == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "tensor alignment: out of memory");
+    }
+    for (int32_t i = 0; i < n; ++i) {
+        ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 3);   /* 12 bytes: packed, each would follow the last */
+    }
+    ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
+    if (buf == NULL) {
+        ggml_free(ctx);
+        return tnn_fail(TNN_ERR_ALLOC, "tensor alignment: out of memory");
+    }
+    *misaligned = 0;
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t != NULL; t = ggml_get_next_tensor(ctx, t)) {
+        *misaligned += (uintptr_t) t->data % 64 != 0;
+    }
+    tnn_free_tensors(ctx, buf);
     return TNN_OK;
 }
