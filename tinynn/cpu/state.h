@@ -26,6 +26,16 @@ static inline char * tnn_thread_scratch(const struct tnn_cpu_scratch * scratch, 
     return scratch->data + (size_t) ith * scratch->per_thread;
 }
 
+/* Thread ith's share [*i0, *i1) of n values in whole groups of `group`
+ * (a kernel's vector or block; the last share ends at n): the shares the
+ * kernels' nodes and their checks give out. */
+static inline void tnn_share_groups(int64_t n, int64_t group, int ith, int nth, int64_t * i0, int64_t * i1) {
+    const int64_t groups = (n + group - 1) / group, from = groups * ith / nth * group,
+                  to = groups * (ith + 1) / nth * group;
+    *i0 = from < n ? from : n;
+    *i1 = to < n ? to : n;
+}
+
 struct tnn_cpu_state;
 
 /* A packed product node's user data: the kernels and scratch, and how many

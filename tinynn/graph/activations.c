@@ -15,14 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Thread ith's share of n values: whole 16-value groups. */
-static void share(int64_t n, int ith, int nth, int64_t * i0, int64_t * i1) {
-    const int64_t groups = (n + 15) / 16;
-    *i0 = groups * ith / nth * 16;
-    *i1 = groups * (ith + 1) / nth * 16;
-    *i1 = *i1 < n ? *i1 : n;
-}
-
 /* dst = dgate from src0 = dy, src1 = up, src2 = g (or src0 = dy, src1 = g). */
 static void gate_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_cpu_kernels * kernels = userdata;
@@ -31,7 +23,7 @@ static void gate_gradient_node(struct ggml_tensor * dst, int ith, int nth, void 
     const float * up = with_up ? (const float *) dst->src[1]->data : NULL;
     const float * g = (const float *) dst->src[with_up ? 2 : 1]->data;
     int64_t i0, i1;
-    share(ggml_nelements(dst), ith, nth, &i0, &i1);
+    tnn_share_groups(ggml_nelements(dst), 16, ith, nth, &i0, &i1);
     kernels->swiglu_back(g, up, dy, (float *) dst->data, NULL, i0, i1);
 }
 
@@ -39,7 +31,7 @@ static void gate_gradient_node(struct ggml_tensor * dst, int ith, int nth, void 
 static void up_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_cpu_kernels * kernels = userdata;
     int64_t i0, i1;
-    share(ggml_nelements(dst), ith, nth, &i0, &i1);
+    tnn_share_groups(ggml_nelements(dst), 16, ith, nth, &i0, &i1);
     kernels->swiglu_back((const float *) dst->src[0]->data, NULL, (const float *) dst->src[1]->data, NULL,
                          (float *) dst->data, i0, i1);
 }

@@ -6,10 +6,10 @@
  * take 16-aligned shares of the parameters. userdata: the session's kernels. */
 static void adamw_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_cpu_kernels * kernels = userdata;
-    const int64_t n = ggml_nelements(dst->src[0]), blocks = (n + 15) / 16;
-    const int64_t i0 = blocks * ith / nth * 16, i1 = blocks * (ith + 1) / nth * 16;
+    int64_t i0, i1;
+    tnn_share_groups(ggml_nelements(dst->src[0]), 16, ith, nth, &i0, &i1);
     kernels->adamw((float *) dst->src[0]->data, (const float *) dst->src[1]->data, (float *) dst->src[2]->data,
-                   (float *) dst->src[3]->data, (const float *) dst->src[4]->data, i0, i1 < n ? i1 : n);
+                   (float *) dst->src[3]->data, (const float *) dst->src[4]->data, i0, i1);
 }
 
 int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph) {

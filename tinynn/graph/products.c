@@ -204,9 +204,8 @@ static void products_into(struct ggml_tensor * dst, const struct product * produ
     const int64_t panels = (m + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS;
     if (split_by_columns(products, n_products, n, nth)) {
         /* a run of whole blocks of columns a thread, every panel of each batch */
-        const int64_t blocks = (n + COLUMN_SHARE - 1) / COLUMN_SHARE;
-        const int64_t b0 = blocks * ith / nth * COLUMN_SHARE, b1 = blocks * (ith + 1) / nth * COLUMN_SHARE;
-        const int64_t n0 = b0 < n ? b0 : n, n1 = b1 < n ? b1 : n;
+        int64_t n0, n1;
+        tnn_share_groups(n, COLUMN_SHARE, ith, nth, &n0, &n1);
         for (int64_t batch = 0; batch < batches && n0 < n1; ++batch) {
             float * c = (float *) ((char *) dst->data + batch * dst->nb[2]);
             for (int i = 0; i < n_products; ++i) {
@@ -269,11 +268,12 @@ static struct ggml_tensor * transposed_source(const struct ggml_tensor * t) {
 static void skinny_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_cpu_kernels * kernels = userdata;
     const struct ggml_tensor *x = dst->src[0], *y = dst->src[1];
-    const int64_t m = dst->ne[0], n = dst->ne[1], k = x->ne[1], blocks = (n + 15) / 16;
-    const int64_t n0 = blocks * ith / nth * 16, n1 = blocks * (ith + 1) / nth * 16;
+    const int64_t m = dst->ne[0], n = dst->ne[1], k = x->ne[1];
+    int64_t n0, n1;
+    tnn_share_groups(n, 16, ith, nth, &n0, &n1);
     kernels->fgemm_skinny((const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)), m,
                           (const float *) y->data, (int64_t) (y->nb[1] / sizeof(float)), k, (float *) dst->data,
-                          (int64_t) (dst->nb[1] / sizeof(float)), n0, n1 < n ? n1 : n);
+                          (int64_t) (dst->nb[1] / sizeof(float)), n0, n1);
 }
 
 /* The largest X read in place as B = X^T (see tnn_use_fgemm). */

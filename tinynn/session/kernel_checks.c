@@ -183,10 +183,10 @@ int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t
     if (m < 1 || m > TNN_SKINNY_MAX_M || n < 1 || k < 1 || x == NULL || y == NULL || c == NULL) {
         return tnn_fail(TNN_ERR_ARG, "fgemm_skinny: m must be 1 to %d, n and k positive", TNN_SKINNY_MAX_M);
     }
-    const int64_t blocks = (n + 15) / 16;
     for (int ith = 0; ith < nth; ++ith) {
-        const int64_t n0 = blocks * ith / nth * 16, n1 = blocks * (ith + 1) / nth * 16;
-        kernels.fgemm_skinny(x, m, m, y, n, k, c, m, n0, n1 < n ? n1 : n);
+        int64_t n0, n1;
+        tnn_share_groups(n, 16, ith, nth, &n0, &n1);
+        kernels.fgemm_skinny(x, m, m, y, n, k, c, m, n0, n1);
     }
     return TNN_OK;
 }
@@ -297,11 +297,11 @@ int tnn_kernel_check_adamw(const char * variant, float * w, const float * g, flo
     if (n < 1 || w == NULL || g == NULL || m == NULL || v == NULL || hp == NULL) {
         return tnn_fail(TNN_ERR_ARG, "adamw: n must be positive");
     }
-    /* as adamw.c shares it out: 16-aligned ranges */
-    const int64_t blocks = (n + 15) / 16;
+    /* as graph/adamw.c shares it out */
     for (int ith = 0; ith < nth; ++ith) {
-        const int64_t i0 = blocks * ith / nth * 16, i1 = blocks * (ith + 1) / nth * 16;
-        kernels.adamw(w, g, m, v, hp, i0, i1 < n ? i1 : n);
+        int64_t i0, i1;
+        tnn_share_groups(n, 16, ith, nth, &i0, &i1);
+        kernels.adamw(w, g, m, v, hp, i0, i1);
     }
     return TNN_OK;
 }
@@ -316,11 +316,11 @@ int tnn_kernel_check_swiglu_back(const char * variant, const float * g, const fl
     if (n < 1 || g == NULL || dy == NULL) {
         return tnn_fail(TNN_ERR_ARG, "swiglu_back: n must be positive");
     }
-    /* as graph/swiglu.c shares it out: 16-aligned ranges */
-    const int64_t blocks = (n + 15) / 16;
+    /* as graph/activations.c shares it out */
     for (int ith = 0; ith < nth; ++ith) {
-        const int64_t i0 = blocks * ith / nth * 16, i1 = blocks * (ith + 1) / nth * 16;
-        kernels.swiglu_back(g, up, dy, dgate, dup, i0, i1 < n ? i1 : n);
+        int64_t i0, i1;
+        tnn_share_groups(n, 16, ith, nth, &i0, &i1);
+        kernels.swiglu_back(g, up, dy, dgate, dup, i0, i1);
     }
     return TNN_OK;
 }
