@@ -62,7 +62,7 @@ def main() -> None:
     p.add_argument(
         "--base-compute",
         default="auto",
-        choices=("auto", "fast", "stored", "bf16"),
+        choices=("auto", "fast", "stored", "bf16", "bf16_head"),
         help="lora's --base-compute (default auto)",
     )
     args = p.parse_args()

@@ -48,10 +48,11 @@ def test_bf16_trains_as_f32_does_and_gives_the_same_bytes_twice(tmp_path):
 
 @pytest.mark.skipif(not has_bf16_products(), reason=NO_BF16)
 def test_lora_in_bf16_trains_as_f32_does_also_through_a_bfloat16_copy_of_the_base(tmp_path, smollm2):
-    """LoRA on SmolLM2 (Q4_1) under --precision bf16: with the base's int8
-    copies (fast, the choice where the CPU has no AMX) and with its bfloat16
-    copy (--base-compute bf16: both products by it, summed whole in
-    float32), the losses follow the f32 run's, the same bytes every run and
+    """LoRA on SmolLM2 (Q4_1) under --precision bf16: with the blocks' int8
+    copies and the head's bfloat16 one (--base-compute bf16_head, fast's
+    choice where the CPU has no AMX), with a bfloat16 copy of every matrix
+    (--base-compute bf16: both products by it, summed whole in float32;
+    fast's choice on AMX) and with fast, the losses follow the f32 run's, the same bytes every run and
     for any thread count (two threads share out some products by columns,
     one runs them whole)."""
     args = ("lora", "--model", smollm2, "--threads", GATE_THREADS, "--steps", "8", "--seq", "64", "--batch", "2")
@@ -69,11 +70,11 @@ def test_lora_in_bf16_trains_as_f32_does_also_through_a_bfloat16_copy_of_the_bas
             "--out",
             str(tmp_path / f"{base}{n}"),
         )
-        for base in ("fast", "bf16")
+        for base in ("fast", "bf16_head", "bf16")
         for n, threads in ((1, GATE_THREADS), (2, "1"))
     }
     assert f32.returncode == 0, f32.stderr
-    for base in ("fast", "bf16"):
+    for base in ("fast", "bf16_head", "bf16"):
         bf16, again = runs[base, 1], runs[base, 2]
         assert bf16.returncode == 0 and again.returncode == 0, bf16.stderr
         assert bf16.stdout == again.stdout
@@ -84,8 +85,9 @@ def test_lora_in_bf16_trains_as_f32_does_also_through_a_bfloat16_copy_of_the_bas
     assert json.loads(config)["lora"]["base_compute"] == "bf16" and '"precision": "bf16"' in config
 
 
-def test_a_bfloat16_base_without_bf16_precision_is_refused_in_one_line(tmp_path):
-    result = toy_train("lora", "--base-compute", "bf16", "--steps", "2", "--out", str(tmp_path / "run"))
+@pytest.mark.parametrize("base", ["bf16", "bf16_head"])
+def test_a_bfloat16_base_without_bf16_precision_is_refused_in_one_line(tmp_path, base):
+    result = toy_train("lora", "--base-compute", base, "--steps", "2", "--out", str(tmp_path / "run"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "needs precision bf16" in result.stderr and result.stdout == ""
 

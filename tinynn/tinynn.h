@@ -218,10 +218,16 @@ enum tnn_base_compute {
                              the CPU kernels the input gradients run on fgemm with W
                              dequantized a block of columns at a time (TNN_STORED_OUT_PROD=1
                              in the environment keeps ggml's out_prod, to compare) */
-    TNN_BASE_BF16 = 2     /* a bfloat16 copy of every block matrix, both products through the
-                             CPU's bfloat16 kernel (fgemm_bf16: AVX512-BF16 or AMX), summed in
-                             float32 with no step per block of 32; the head as fast. Meant
-                             for precision bf16 (toy's "fast" is this there on AMX CPUs) */
+    TNN_BASE_BF16 = 2,    /* a bfloat16 copy of every matrix, the head's included, both
+                             products through the CPU's bfloat16 kernel (fgemm_bf16:
+                             AVX512-BF16 or AMX), summed in float32 with no step per block
+                             of 32. Meant for precision bf16 (toy's "fast" is this there on
+                             AMX CPUs) */
+    TNN_BASE_BF16_HEAD = 3 /* fast's int8 copies for the blocks' matrices, a bfloat16 copy for
+                             the output head alone (head_loss on fgemm_bf16). Meant for
+                             precision bf16 on CPUs with AVX512-BF16 and no AMX (toy's "fast"
+                             is this there): the blocks' int8 products, one level backward,
+                             outrun bfloat16 there, the head's two levels both ways do not */
 };
 
 /* LoRA adapters on a frozen base: W x + (alpha / rank) * B (A x). */

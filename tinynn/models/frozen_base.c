@@ -61,7 +61,7 @@ int tnn_base_place(tnn_session * s, enum tnn_base_compute compute) {
     struct tnn_frozen_base * base = &s->base;
     int status = place_weights(s);
     if (status == TNN_OK && compute != TNN_BASE_STORED) {
-        status = tnn_frozen_prepare(s, compute == TNN_BASE_BF16);
+        status = tnn_frozen_prepare(s, compute);
     }
     if (status != TNN_OK) {
         return status;

@@ -19,7 +19,10 @@
  * included, gets one bfloat16 copy instead, W as stored rounded to nearest
  * even (2 bytes a weight, against 2.1 for the head's two int8 copies): both
  * products read it through fgemm_bf16, the input gradient as its
- * transpose, with no step per block of 32 (head_loss too).
+ * transpose, with no step per block of 32 (head_loss too). Under
+ * base_compute bf16_head the head alone gets its bfloat16 copy and the
+ * blocks' matrices their int8 copies: on AVX512-BF16 without AMX the
+ * blocks' int8 products outrun bfloat16, the head's two int8 levels do not.
  *
  * tnn_use_fast_copies then rewrites the built training graph, whose nodes
  * stay mul_mat / out_prod for autodiff: the products with packed copies
@@ -351,8 +354,8 @@ static int frozen_matrices(tnn_session * s, struct ggml_tensor **** out) {
     return k;
 }
 
-int tnn_frozen_prepare(tnn_session * s, bool bf16) {
-    if (bf16 && s->cpu.kernels.fgemm_bf16 == NULL) {
+int tnn_frozen_prepare(tnn_session * s, enum tnn_base_compute compute) {
+    if ((compute == TNN_BASE_BF16 || compute == TNN_BASE_BF16_HEAD) && s->cpu.kernels.fgemm_bf16 == NULL) {
         return tnn_fail(TNN_ERR_ARG,
                         "precision bf16 needs bfloat16 products, which the %s backend and this CPU do not "
                         "have (" TNN_FGEMM_BF16_NEEDS "); use f32",
@@ -384,7 +387,7 @@ int tnn_frozen_prepare(tnn_session * s, bool bf16) {
         struct ggml_tensor * w = *fields[k];
         struct tnn_frozen_pair * p = &s->base.pairs[k];
         const bool is_head = k == n - 1;
-        if (bf16) {
+        if (compute == TNN_BASE_BF16 || (compute == TNN_BASE_BF16_HEAD && is_head)) {
             p->w_bf16 = ggml_new_tensor_2d(s->base.ctx_copies, GGML_TYPE_BF16, w->ne[0], w->ne[1]);
             ggml_format_name(p->w_bf16, "%s.bf16", w->name);
             /* the blocks' matrices in the amx kernel's tiles, where they come in

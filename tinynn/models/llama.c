@@ -229,10 +229,10 @@ static int check_lora_config(const tnn_lora_config * lora) {
     if (!isfinite(lora->alpha) || !(lora->init_scale >= 0.0f) || !isfinite(lora->init_scale)) {
         return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");
     }
-    if (lora->base_compute != TNN_BASE_FAST && lora->base_compute != TNN_BASE_STORED &&
-        lora->base_compute != TNN_BASE_BF16) {
-        return tnn_fail(TNN_ERR_ARG, "base_compute must be %d (fast), %d (stored) or %d (bf16), got %d",
-                        TNN_BASE_FAST, TNN_BASE_STORED, TNN_BASE_BF16, lora->base_compute);
+    if (lora->base_compute < TNN_BASE_FAST || lora->base_compute > TNN_BASE_BF16_HEAD) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "base_compute must be %d (fast), %d (stored), %d (bf16) or %d (bf16_head), got %d",
+                        TNN_BASE_FAST, TNN_BASE_STORED, TNN_BASE_BF16, TNN_BASE_BF16_HEAD, lora->base_compute);
     }
     return TNN_OK;
 }

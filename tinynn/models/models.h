@@ -503,7 +503,7 @@ void tnn_base_free(struct tnn_frozen_base * base);
  * whether the CPU's packed integer products (qgemm, cpu/kernels.h) serve each. */
 struct tnn_frozen_pair {
     struct ggml_tensor * w;        /* [d_in, d_out] */
-    struct ggml_tensor * w_bf16;   /* W in bfloat16 for both products (base_compute bf16), or NULL */
+    struct ggml_tensor * w_bf16;   /* W in bfloat16 for both products (base_compute bf16, bf16_head), or NULL */
     bool w_bf16_tiles;             /* w_bf16 in fgemm_bf16_amx's tiles (kernels.h), not in rows */
     struct ggml_tensor * wt;       /* [d_out, d_in] */
     struct ggml_tensor * w_panels; /* W in 16-row panels for the forward, or NULL */
@@ -513,7 +513,8 @@ struct tnn_frozen_pair {
 
 /* Make the transposed copies (and Q8_0 forward copies of slow quantized
  * types) of the base's matrices from the mapped file, and point the model's
- * fields at the forward copies; with bf16, a bfloat16 copy of each block
- * matrix instead (base_compute bf16). Needs the base mapped and bound. */
-int tnn_frozen_prepare(tnn_session * s, bool bf16);
+ * fields at the forward copies; a bfloat16 copy instead of each matrix
+ * under TNN_BASE_BF16, of the head's under TNN_BASE_BF16_HEAD. Needs the
+ * base mapped and bound. */
+int tnn_frozen_prepare(tnn_session * s, enum tnn_base_compute compute);
 #endif

@@ -54,13 +54,15 @@ def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
     )
     lora.add_argument(
         "--base-compute",
-        choices=("auto", "fast", "stored", "bf16"),
+        choices=("auto", "fast", "stored", "bf16", "bf16_head"),
         default=defaults.base_compute,
         help="fast: train through transposed Q8_0 copies of the base's matrices; stored: "
         "the stored types only (least memory; near fast's speed on K-quant bases, slower on Q4_0/Q4_1/Q8_0); "
         "bf16 (with --precision "
         "bf16): one bfloat16 copy, multiplied on the CPU's bfloat16 products (fast's choice "
-        "under --precision bf16 on an AMX CPU); auto (default): fast where the step fits in "
+        "under --precision bf16 on an AMX CPU); bf16_head (with --precision bf16): fast's copies, "
+        "the output head's in bfloat16 (fast's choice under --precision bf16 on AVX512-BF16 "
+        "without AMX, as AMD Zen 4); auto (default): fast where the step fits in "
         "memory with the copies, else stored",
     )
 
