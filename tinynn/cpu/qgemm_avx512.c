@@ -35,6 +35,22 @@ AVX512 static void quantize_column(const float * x, int64_t kb, struct tnn_qcol 
     }
 }
 
+/* dot += w . x: per lane, the 4 unsigned bytes of w times the 4 signed bytes
+ * at x (the same 4 in every lane), summed into int32. GCC does not fold
+ * _mm512_set1_epi32 of a load into vpdpbusd's broadcast memory operand
+ * ({1to16}): it issues a vpbroadcastd per product, as many instructions as
+ * the products themselves. */
+typedef int32_t __attribute__((may_alias)) four_bytes;
+
+AVX512 static inline __m512i dpbusd_broadcast(__m512i dot, __m512i w, const int8_t * x) {
+#if defined(__GNUC__) && !defined(__clang__)
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(dot) : "v"(w), "m"(*(const four_bytes *) x));
+    return dot;
+#else
+    return _mm512_dpbusd_epi32(dot, w, _mm512_set1_epi32(tnn_load4(x)));
+#endif
+}
+
 /* The widest tile: 16 rows x NC_MAX columns, NC_MAX int32 and NC_MAX float
  * accumulators in registers (of 32). */
 #define NC_MAX 12
@@ -68,7 +84,7 @@ AVX512 static inline __attribute__((always_inline)) void tile(enum tnn_qpanel_fo
                 const __m512i w = _mm512_loadu_si512(panel + 32 + 64 * g);
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], w, _mm512_set1_epi32(tnn_load4(col[c * kb].q + 4 * g)));
+                    dot[c] = dpbusd_broadcast(dot[c], w, col[c * kb].q + 4 * g);
                 }
             }
 #pragma GCC unroll 12
@@ -80,7 +96,7 @@ AVX512 static inline __attribute__((always_inline)) void tile(enum tnn_qpanel_fo
                 const __m512i w = _mm512_loadu_si512(panel + 32 + 64 * g);
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], w, _mm512_set1_epi32(tnn_load4(col[c * kb].r + 4 * g)));
+                    dot[c] = dpbusd_broadcast(dot[c], w, col[c * kb].r + 4 * g);
                 }
             }
         } else {
@@ -99,10 +115,8 @@ AVX512 static inline __attribute__((always_inline)) void tile(enum tnn_qpanel_fo
             for (int g = 0; g < 4; ++g) {
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g],
-                                                 _mm512_set1_epi32(tnn_load4(col[c * kb].q + 4 * g)));
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g],
-                                                 _mm512_set1_epi32(tnn_load4(col[c * kb].q + 16 + 4 * g)));
+                    dot[c] = dpbusd_broadcast(dot[c], lo[g], col[c * kb].q + 4 * g);
+                    dot[c] = dpbusd_broadcast(dot[c], hi[g], col[c * kb].q + 16 + 4 * g);
                 }
             }
 #pragma GCC unroll 12
@@ -113,10 +127,8 @@ AVX512 static inline __attribute__((always_inline)) void tile(enum tnn_qpanel_fo
             for (int g = 0; g < 4 && levels == 2; ++g) {
 #pragma GCC unroll 12
                 for (int c = 0; c < nc; ++c) {
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], lo[g],
-                                                 _mm512_set1_epi32(tnn_load4(col[c * kb].r + 4 * g)));
-                    dot[c] = _mm512_dpbusd_epi32(dot[c], hi[g],
-                                                 _mm512_set1_epi32(tnn_load4(col[c * kb].r + 16 + 4 * g)));
+                    dot[c] = dpbusd_broadcast(dot[c], lo[g], col[c * kb].r + 4 * g);
+                    dot[c] = dpbusd_broadcast(dot[c], hi[g], col[c * kb].r + 16 + 4 * g);
                 }
             }
         }
