@@ -52,8 +52,9 @@ def test_lora_in_bf16_trains_as_f32_does_also_through_a_bfloat16_copy_of_the_bas
     copies and the head's bfloat16 one (--base-compute bf16_head, fast's
     choice where the CPU has no AMX), with a bfloat16 copy of every matrix
     (--base-compute bf16: both products by it, summed whole in float32;
-    fast's choice on AMX) and with fast, the losses follow the f32 run's, the same bytes every run and
-    for any thread count (two threads share out some products by columns,
+    fast's choice on AMX) and with fast (the same bytes as its choice), the
+    losses follow the f32 run's, the same bytes every run and for any thread
+    count (two threads share out some products by columns,
     one runs them whole)."""
     args = ("lora", "--model", smollm2, "--threads", GATE_THREADS, "--steps", "8", "--seq", "64", "--batch", "2")
     args += ("--targets", "q,k,v,o,gate,up,down")
@@ -81,6 +82,8 @@ def test_lora_in_bf16_trains_as_f32_does_also_through_a_bfloat16_copy_of_the_bas
         assert bf16.stdout != f32.stdout
         for a, b in zip(losses(bf16.stdout), losses(f32.stdout), strict=True):
             assert abs(a - b) <= 2e-3 * b  # step by step (the corpus' batches move it up and down)
+    amx = library("cpu").tnn_cpu_kernel_runs(b"fgemm_bf16", b"amx")
+    assert runs["fast", 1].stdout == runs["bf16" if amx else "bf16_head", 1].stdout
     config = (tmp_path / "bf161/config.json").read_text()
     assert json.loads(config)["lora"]["base_compute"] == "bf16" and '"precision": "bf16"' in config
 

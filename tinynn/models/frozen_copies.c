@@ -355,7 +355,8 @@ static int frozen_matrices(tnn_session * s, struct ggml_tensor **** out) {
 }
 
 int tnn_frozen_prepare(tnn_session * s, enum tnn_base_compute compute) {
-    if ((compute == TNN_BASE_BF16 || compute == TNN_BASE_BF16_HEAD) && s->cpu.kernels.fgemm_bf16 == NULL) {
+    const bool head_bf16 = compute == TNN_BASE_BF16 || compute == TNN_BASE_BF16_HEAD;
+    if (head_bf16 && s->cpu.kernels.fgemm_bf16 == NULL) {
         return tnn_fail(TNN_ERR_ARG,
                         "precision bf16 needs bfloat16 products, which the %s backend and this CPU do not "
                         "have (" TNN_FGEMM_BF16_NEEDS "); use f32",
@@ -387,7 +388,7 @@ int tnn_frozen_prepare(tnn_session * s, enum tnn_base_compute compute) {
         struct ggml_tensor * w = *fields[k];
         struct tnn_frozen_pair * p = &s->base.pairs[k];
         const bool is_head = k == n - 1;
-        if (compute == TNN_BASE_BF16 || (compute == TNN_BASE_BF16_HEAD && is_head)) {
+        if (compute == TNN_BASE_BF16 || (head_bf16 && is_head)) {
             p->w_bf16 = ggml_new_tensor_2d(s->base.ctx_copies, GGML_TYPE_BF16, w->ne[0], w->ne[1]);
             ggml_format_name(p->w_bf16, "%s.bf16", w->name);
             /* the blocks' matrices in the amx kernel's tiles, where they come in
