@@ -7,8 +7,8 @@ host<->device copies per step.
 The recipes and their sizes are tests/test_devices.py's (the commands whose
 logs are gated there). On Mesa's lavapipe the device's tokens/s says only how
 long a run takes there (its shaders run on the CPU): it is not a GPU's speed.
-Take figures on an idle machine. The table ends with the rows in the README's
-markdown.
+Take figures on an idle machine. The table ends with the rows in the markdown of
+docs/gpus.md's table.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CPU-level figures of the README's Benchmarks section, in one sitting:
+# The CPU-level sitting of docs/benchmarks.md (cpu_levels), in one go:
 #
 #   bash benchmarks/cpu_levels.sh PORTABLE_PYTHON
 #

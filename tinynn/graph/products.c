@@ -485,7 +485,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
          * attention-sink token's near 1, moved one step of a 100-step LoRA
          * run on SmolLM2 25% off the f32 loss; with the scores in bf16 it
          * kept within 0.64% (0.78% with them in float32), with dW = V^T dO
-         * in bf16 as well 1.3% (README, "--precision bf16") */
+         * in bf16 as well 1.3% (docs/cpu-levels.md, "--precision bf16") */
         const bool attention = node->src[0]->ne[2] > 1 || node->src[1]->ne[2] > 1;
         const bool bf16 = s->train.bf16_products && (!attention || scores[i]);
         if ((bf16 ? s->cpu.kernels.fgemm_bf16 : s->cpu.kernels.fgemm) == NULL) {

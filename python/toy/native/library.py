@@ -23,9 +23,9 @@ _libraries: dict[str, object] = {}
 _INSTALL_HINT = {
     "cpu": "reinstall toy: pip install toy-*.whl (the CPU wheel), or pip install . in a checkout",
     "cuda": "not on any index: in a checkout of toy, pip install ./packages/toy-cuda "
-    "or TOY_CUDA=ON pip install . (nvcc 13 and cuBLAS; README: GPUs)",
+    "or TOY_CUDA=ON pip install . (nvcc 13 and cuBLAS; docs/gpus.md)",
     "vulkan": "not on any index: in a checkout of toy, pip install ./packages/toy-vulkan "
-    "or TOY_VULKAN=ON pip install . (libvulkan-dev, glslc and spirv-headers; README: GPUs)",
+    "or TOY_VULKAN=ON pip install . (libvulkan-dev, glslc and spirv-headers; docs/gpus.md)",
     "metal": "Metal is built on macOS only: pip install . on a Mac",
 }
 

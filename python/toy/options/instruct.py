@@ -18,8 +18,8 @@ HELP = "LoRA on prompt/response or chat JSONL, the loss on the assistant's turns
 
 # Defaults measured to teach a user's made-up facts without tuning on
 # SmolLM2-135M and Gemma 3 270M (benchmarks/defaults_study.py; the sets that
-# chose them and the held-out sets that test them: README "Defaults that
-# work"): rank 16 on all seven projections, LR 1e-3 after a short warmup,
+# chose them and the held-out sets that test them: docs/instruct.md, "Defaults
+# that work"): rank 16 on all seven projections, LR 1e-3 after a short warmup,
 # cosine-decayed to a tenth. Three follow the data (None here; chosen by
 # data_defaults and epoch_defaults, printed with the reason at the start of
 # the run):

@@ -9,7 +9,7 @@ teach SmolLM2-135M), 2 pairs a micro-batch, --seq just long enough for the
 longest pair (at most 512: no step computes padding it need not), beta 0.1
 (TRL's default for both), 4 warmup
 steps and cosine decay to a tenth of the LR. Each recipe gives its LR and
-epochs: measured on the sample pairs (README, "Preference tuning"), DPO
+epochs: measured on the sample pairs (docs/preference.md), DPO
 collapses into repeating the preferred opening when trained as long and as
 fast as ORPO, whose cross-entropy term keeps the answers whole."""
 
@@ -48,7 +48,7 @@ class PreferenceOptions(options.AdapterOptions, options.DataOptions):
     beta: float = 0.1
 
 
-# LR and epochs measured on the sample pairs (README, "Preference tuning")
+# LR and epochs measured on the sample pairs (docs/preference.md)
 @dataclass(kw_only=True)
 class DPOOptions(PreferenceOptions):
     recipe: str = "dpo"
