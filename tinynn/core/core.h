@@ -35,6 +35,17 @@ size_t tnn_ctx_alloc_bytes(struct ggml_context * ctx, ggml_backend_t backend);
  * tensors that have none point at a placeholder, never read or written, so
  * that the graph allocator counts them as held elsewhere, as they would be. */
 void tnn_pretend_allocated(struct ggml_context * ctx);
+/* A measuring session's counts: the bytes realize and build would allocate,
+ * counted instead (tnn_training_memory reads them). Here, below every layer
+ * that counts: the session holds them, and hands them to what it calls
+ * (models/frozen_copies.c counts the base's copies). */
+struct tnn_measure {
+    bool on;
+    int64_t params, optimizer, copies, graph;
+    int64_t forward;    /* the forward graph's layout alone (evaluation, with its logits) */
+    int64_t overhead;   /* the CPU kernels' scratch, the backend's work buffer, the graphs' descriptions */
+    int64_t released;   /* bytes of the mapped base a step no longer reads (packed copies replace them) */
+};
 /* Free a context of tensors and the backend buffer that holds their data
  * (either may be NULL). */
 void tnn_free_tensors(struct ggml_context * ctx, ggml_backend_buffer_t buf);

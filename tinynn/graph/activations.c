@@ -10,7 +10,7 @@
  * RMS norm. Each RMS_NORM becomes a node, with the weight's MUL after it
  * where that is the norm's one reader (as ggml's CPU backend fuses them);
  * each RMS_NORM_BACK another. */
-#include "session/session.h"
+#include "graph/graph.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +102,10 @@ static float eps_of(const struct ggml_tensor * norm) {
 }
 
 /* node (RMS_NORM or RMS_NORM_BACK on contiguous F32 rows) on the kernels. */
-static void use_norm_kernels(tnn_session * s, const struct tnn_node_index * index, int n_nodes,
-                             const int * readers, struct ggml_cgraph * graph, struct ggml_tensor * node) {
-    const struct tnn_norm_use * use = norm_use(&s->cpu, eps_of(node));
+static void use_norm_kernels(struct ggml_context * ctx, struct tnn_cpu_state * cpu,
+                             const struct tnn_node_index * index, int n_nodes, const int * readers,
+                             struct ggml_cgraph * graph, struct ggml_tensor * node) {
+    const struct tnn_norm_use * use = norm_use(cpu, eps_of(node));
     if (use == NULL || !plain(node, node) || !plain(node->src[0], node) ||
         (node->op == GGML_OP_RMS_NORM_BACK && !plain(node->src[1], node))) {
         return;
@@ -112,7 +113,7 @@ static void use_norm_kernels(tnn_session * s, const struct tnn_node_index * inde
     void * userdata = (void *) use;
     if (node->op == GGML_OP_RMS_NORM_BACK) {
         struct ggml_tensor * srcs[2] = { node->src[0], node->src[1] };
-        tnn_become_custom(s->train.ctx_graph, node, norm_back_node, userdata, srcs, 2);
+        tnn_become_custom(ctx, node, norm_back_node, userdata, srcs, 2);
         return;
     }
     /* the weight's MUL, when it alone reads the norm: one node */
@@ -126,16 +127,17 @@ static void use_norm_kernels(tnn_session * s, const struct tnn_node_index * inde
     if (mul != NULL && plain(mul, node) && w->type == GGML_TYPE_F32 && ggml_is_contiguous(w) &&
         ggml_nelements(w) == node->ne[0]) {
         struct ggml_tensor * srcs[2] = { node->src[0], w };
-        tnn_become_custom(s->train.ctx_graph, mul, norm_node, userdata, srcs, 2);
+        tnn_become_custom(ctx, mul, norm_node, userdata, srcs, 2);
         tnn_become_noop(node);
         return;
     }
     struct ggml_tensor * srcs[1] = { node->src[0] };
-    tnn_become_custom(s->train.ctx_graph, node, norm_node, userdata, srcs, 1);
+    tnn_become_custom(ctx, node, norm_node, userdata, srcs, 1);
 }
 
-int tnn_use_activation_kernels(tnn_session * s, struct ggml_cgraph * graph) {
-    if (!s->train.bf16_products || s->cpu.kernels.swiglu_back == NULL) {
+int tnn_use_activation_kernels(const struct tnn_step * step, struct tnn_cpu_state * cpu,
+                               struct ggml_cgraph * graph) {
+    if (!step->bf16_products || cpu->kernels.swiglu_back == NULL) {
         return TNN_OK;
     }
     struct tnn_node_index * index = NULL;
@@ -146,11 +148,12 @@ int tnn_use_activation_kernels(tnn_session * s, struct ggml_cgraph * graph) {
     }
     struct ggml_tensor ** nodes = ggml_graph_nodes(graph);
     const int n_nodes = ggml_graph_n_nodes(graph);
-    void * kernels = &s->cpu.kernels;
+    void * kernels = &cpu->kernels;
+    struct ggml_context * ctx = step->ctx_graph;
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = nodes[i];
         if (node->op == GGML_OP_RMS_NORM || node->op == GGML_OP_RMS_NORM_BACK) {
-            use_norm_kernels(s, index, n_nodes, readers, graph, node);
+            use_norm_kernels(ctx, cpu, index, n_nodes, readers, graph, node);
             continue;
         }
         if (node->op == GGML_OP_SILU_BACK && plain(node, node) && plain(node->src[0], node) &&
@@ -159,11 +162,11 @@ int tnn_use_activation_kernels(tnn_session * s, struct ggml_cgraph * graph) {
             if (dy_up->op == GGML_OP_MUL && plain(dy_up->src[0], node) && plain(dy_up->src[1], node) &&
                 absorbable(index, n_nodes, readers, dy_up)) {
                 struct ggml_tensor * srcs[3] = { dy_up->src[0], dy_up->src[1], g };
-                tnn_become_custom(s->train.ctx_graph, node, gate_gradient_node, kernels, srcs, 3);
+                tnn_become_custom(ctx, node, gate_gradient_node, kernels, srcs, 3);
                 tnn_become_noop(dy_up);
             } else {
                 struct ggml_tensor * srcs[2] = { dy_up, g };
-                tnn_become_custom(s->train.ctx_graph, node, gate_gradient_node, kernels, srcs, 2);
+                tnn_become_custom(ctx, node, gate_gradient_node, kernels, srcs, 2);
             }
             continue;
         }
@@ -178,7 +181,7 @@ int tnn_use_activation_kernels(tnn_session * s, struct ggml_cgraph * graph) {
                 continue;
             }
             struct ggml_tensor * srcs[2] = { silu->src[0], dy };
-            tnn_become_custom(s->train.ctx_graph, node, up_gradient_node, kernels, srcs, 2);
+            tnn_become_custom(ctx, node, up_gradient_node, kernels, srcs, 2);
             tnn_become_noop(silu);
         }
     }

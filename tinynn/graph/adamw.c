@@ -1,6 +1,6 @@
 /* The AdamW update as a custom node in place of ggml's: the session's adamw
  * kernel (cpu/kernels.h), the same bits as ggml's, 16 parameters at a time. */
-#include "session/session.h"
+#include "graph/graph.h"
 
 /* srcs as ggml_opt_step_adamw's: weight, gradient, m, v, hp [7]; threads
  * take 16-aligned shares of the parameters. userdata: the session's kernels. */
@@ -12,8 +12,8 @@ static void adamw_node(struct ggml_tensor * dst, int ith, int nth, void * userda
                    (float *) dst->src[3]->data, (const float *) dst->src[4]->data, i0, i1);
 }
 
-int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph) {
-    if (s->cpu.kernels.adamw == NULL) {
+int tnn_use_fast_adamw(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph) {
+    if (cpu->kernels.adamw == NULL) {
         return TNN_OK;
     }
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
@@ -29,7 +29,7 @@ int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph) {
             continue;
         }
         struct ggml_tensor * srcs[5] = { node->src[0], node->src[1], node->src[2], node->src[3], node->src[4] };
-        tnn_become_custom(s->train.ctx_graph, node, adamw_node, &s->cpu.kernels, srcs, 5);
+        tnn_become_custom(step->ctx_graph, node, adamw_node, &cpu->kernels, srcs, 5);
     }
     return TNN_OK;
 }

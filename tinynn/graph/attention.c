@@ -17,15 +17,15 @@
  * the scores, the softmax and O become no-ops. Only the plain causal mask
  * is taken: packed rows' masks and the sliding windows keep ggml's ops, and
  * so do capped scores (Gemma 2). */
-#include "session/session.h"
+#include "graph/graph.h"
 
 #include <string.h>
 
-bool tnn_attention_fusable(const tnn_session * s) {
-    const tnn_model_config * cfg = &s->model.cfg;
+bool tnn_attention_fusable(const struct tnn_step * step, const struct tnn_cpu_state * cpu) {
+    const tnn_model_config * cfg = &step->model->cfg;
     const int64_t hd = tnn_head_dim(cfg);
-    return s->train.bf16_products && s->cpu.kernels.attention_forward != NULL && cfg->attn_softcap == 0.0f &&
-           hd % 32 == 0 && hd <= TNN_ATTENTION_MAX_HEAD_DIM && s->train.packed_rows == 0;
+    return step->bf16_products && cpu->kernels.attention_forward != NULL && cfg->attn_softcap == 0.0f &&
+           hd % 32 == 0 && hd <= TNN_ATTENTION_MAX_HEAD_DIM && step->packed_rows == 0;
 }
 
 /* An operand as a batch's heads lie in x [hd, heads, T * B] (or [hd,
@@ -229,11 +229,11 @@ struct attention_nodes {
 
 /* Whether out is attention the kernels take (the file's comment); then
  * *a holds its nodes. */
-static bool fusable_node(const tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * out,
+static bool fusable_node(const struct tnn_step * step, struct ggml_cgraph * graph, struct ggml_tensor * out,
                          struct attention_nodes * a) {
     struct ggml_tensor * w = out->src[1];
-    if (out->op != GGML_OP_MUL_MAT || w == NULL || w->op != GGML_OP_SOFT_MAX ||
-        w->src[1] != s->train.causal_mask || w->src[2] != NULL || op_param_f32(w, 1) != 0.0f) {
+    if (out->op != GGML_OP_MUL_MAT || w == NULL || w->op != GGML_OP_SOFT_MAX || w->src[1] != step->causal_mask ||
+        w->src[2] != NULL || op_param_f32(w, 1) != 0.0f) {
         return false;
     }
     struct ggml_tensor * sc = w->src[0];
@@ -267,27 +267,27 @@ static bool fusable_node(const tnn_session * s, struct ggml_cgraph * graph, stru
            a->k->ne[1] * (q3->ne[2] / k3->ne[2]) == a->q->ne[1] && a->q->ne[0] == hd;
 }
 
-int tnn_fuse_attention(tnn_session * s, struct ggml_cgraph * graph) {
-    if (!tnn_attention_fusable(s)) {
+int tnn_fuse_attention(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph) {
+    if (!tnn_attention_fusable(step, cpu)) {
         return TNN_OK;
     }
-    struct tnn_attention_use * use = &s->cpu.attention_use;
+    struct tnn_attention_use * use = &cpu->attention_use;
     size_t scratch = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct attention_nodes a;
-        if (!fusable_node(s, graph, ggml_graph_node(graph, i), &a)) {
+        if (!fusable_node(step, graph, ggml_graph_node(graph, i), &a)) {
             continue;
         }
         const float scale = op_param_f32(a.weights, 0);
         if (use->cpu != NULL && use->scale != scale) {
             continue;   /* (one scale a model) */
         }
-        *use = (struct tnn_attention_use){ &s->cpu, scale, s->n_threads };
+        *use = (struct tnn_attention_use){ cpu, scale, step->n_threads };
         const int64_t t = a.scores->src[1]->ne[1], n_queries = a.scores->src[1]->ne[2];
-        struct ggml_tensor * lse = ggml_new_tensor_2d(s->train.ctx_opt, GGML_TYPE_F32, t, n_queries);
+        struct ggml_tensor * lse = ggml_new_tensor_2d(step->ctx_opt, GGML_TYPE_F32, t, n_queries);
         ggml_set_name(lse, "attention lse");
         struct ggml_tensor * srcs[4] = { a.q, a.k, a.v, lse };
-        tnn_become_custom(s->train.ctx_graph, a.result, forward_node, use, srcs, 4);
+        tnn_become_custom(step->ctx_graph, a.result, forward_node, use, srcs, 4);
         ggml_custom_set_backward(a.result, attention_backward);
         struct ggml_tensor * unused[] = { a.out_permuted, a.out_4d, a.out,    a.weights, a.scores, a.q3,
                                           a.k3,           a.vt,     a.q_copy, a.k_copy,  a.v_copy };
@@ -299,5 +299,5 @@ int tnn_fuse_attention(tnn_session * s, struct ggml_cgraph * graph) {
         const size_t bytes = tnn_attention_bf16_scratch_bytes(a.q->ne[0], t, a.q->ne[1] / a.k->ne[1]);
         scratch = bytes > scratch ? bytes : scratch;
     }
-    return scratch > 0 ? tnn_grow_scratch(&s->cpu.scratch, s->n_threads, scratch) : TNN_OK;
+    return scratch > 0 ? tnn_grow_scratch(&cpu->scratch, step->n_threads, scratch) : TNN_OK;
 }

@@ -2,7 +2,7 @@
  * (models/frozen_copies.c makes them): the input gradients through frozen
  * matrices, out_prod(W, dy^T) -> mul_mat(W^T, dy), and on the CPU the
  * products with packed copies -> the packed integer kernels (qgemm). */
-#include "session/session.h"
+#include "graph/graph.h"
 
 /* ---- the rewrite --------------------------------------------------------- */
 
@@ -27,15 +27,16 @@ static bool packed_operand(const struct ggml_tensor * x, int64_t k) {
            x->nb[0] == sizeof(float) && x->nb[1] % sizeof(float) == 0;
 }
 
-int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
+int tnn_use_fast_copies(const struct tnn_step * step, struct tnn_cpu_state * cpu,
+                        const struct tnn_frozen_base * base, struct ggml_cgraph * graph) {
     /* The forward quantizes its activations in two int8 levels: with one,
      * as ggml does, each product is 0.4% off and thirty layers of it move
      * logits by a unit. The blocks' input gradients keep one level, as with
      * ggml's Q8_0 products (the adapter gradients' agreement with the
      * float64 reference is unchanged), at half the multiply-adds; the
      * head's (softmax minus one-hot, many decades) takes two. */
-    s->cpu.qgemm_two_levels = (struct tnn_qgemm_use){ &s->cpu, 2 };
-    s->cpu.qgemm_one_level = (struct tnn_qgemm_use){ &s->cpu, 1 };
+    cpu->qgemm_two_levels = (struct tnn_qgemm_use){ cpu, 2 };
+    cpu->qgemm_one_level = (struct tnn_qgemm_use){ cpu, 1 };
     size_t scratch_bytes = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
@@ -45,14 +46,14 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
         if (!forward && !input_grad) {
             continue;
         }
-        for (int k = 0; k < s->base.n_pairs; ++k) {
-            const struct tnn_frozen_pair * p = &s->base.pairs[k];
+        for (int k = 0; k < base->n_pairs; ++k) {
+            const struct tnn_frozen_pair * p = &base->pairs[k];
             if (node->src[0] != p->w) {
                 continue;
             }
             struct ggml_tensor * x_bf16 = forward ? node->src[1] : node->src[1]->src[0];
             if (p->w_bf16 != NULL && packed_operand(x_bf16, forward ? p->w->ne[0] : p->w->ne[1])) {
-                tnn_use_bf16_copy(s, node, p->w_bf16, p->w_bf16_tiles, x_bf16, input_grad);
+                tnn_use_bf16_copy(step->ctx_graph, cpu, node, p->w_bf16, p->w_bf16_tiles, x_bf16, input_grad);
                 const size_t need = tnn_fgemm_bf16_scratch_bytes();
                 scratch_bytes = need > scratch_bytes ? need : scratch_bytes;
                 break;
@@ -62,8 +63,8 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
             if (panels != NULL && packed_operand(x, panels->ne[0])) {
                 const int one_level = input_grad && p->wt_levels == 1;
                 struct ggml_tensor * srcs[2] = { panels, x };   /* node = panels . x */
-                tnn_become_custom(s->train.ctx_graph, node, qgemm_node,
-                                  one_level ? &s->cpu.qgemm_one_level : &s->cpu.qgemm_two_levels, srcs, 2);
+                tnn_become_custom(step->ctx_graph, node, qgemm_node,
+                                  one_level ? &cpu->qgemm_one_level : &cpu->qgemm_two_levels, srcs, 2);
                 const size_t need = tnn_qgemm_scratch_bytes(panels->ne[0], x->ne[1]);
                 scratch_bytes = need > scratch_bytes ? need : scratch_bytes;
             } else if (input_grad && p->wt != NULL && !p->wt_panels) {
@@ -75,5 +76,5 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph) {
             break;
         }
     }
-    return tnn_grow_scratch(&s->cpu.scratch, s->n_threads, scratch_bytes);
+    return tnn_grow_scratch(&cpu->scratch, step->n_threads, scratch_bytes);
 }

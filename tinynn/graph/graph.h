@@ -1,11 +1,53 @@
 /* Rewrites of a built training graph: node surgery (graph/rewrite.c), the
  * frozen base's fast copies, float32 products and AdamW on tinynn's CPU
  * kernels, the frozen head and loss in one node, preference objectives.
- * Not installed. */
+ * Not installed.
+ *
+ * A rewrite takes the parts it works on as arguments: the trainer's part
+ * below (struct tnn_step), the session's CPU state (cpu/state.h) and its
+ * frozen base (models/models.h). It reads nothing else of the session, and
+ * session/ is above this layer (scripts/check_c_layers.py). */
 #ifndef TINYNN_GRAPH_H
 #define TINYNN_GRAPH_H
 
 #include "models/models.h"
+
+/* ---- what the rewrites work on: the trainer's part ------------------------ */
+
+/* The part of the trainer (session/train.h, which embeds it as train.step)
+ * that the rewrites read and add to: where their nodes and tensors go, the
+ * step's settings, and the tensors its loss reads and writes. The trainer
+ * owns and fills all of it; graph/ adds the preference objective's tensors
+ * (tnn_preference_tensors) and the nodes it rewrites into. A preference
+ * node reads it while it computes (its user data). */
+struct tnn_step {
+    const struct tnn_model * model;   /* the model trained (the session's): its shape and inputs */
+    int32_t n_threads;                /* the threads a step computes on (the session's): the
+                                         kernel nodes' scratch is sized for as many */
+    /* graph nodes; their memory comes from the trainer's graph allocator */
+    struct ggml_context * ctx_graph;
+    /* gradient accumulators, AdamW moments and the step's small inputs,
+     * in the trainer's buffer of their own */
+    struct ggml_context * ctx_opt;
+    /* the dense products in bfloat16 (tnn_set_precision "bf16") */
+    bool bf16_products;
+    /* packed rows (tnn_set_packed_rows): the masks hold one [t_seq, t_seq]
+     * per row, filled from the positions */
+    bool packed_rows;
+    /* the objective (tnn_set_objective, preference.c) and its beta */
+    int32_t objective;
+    float beta;
+    /* the attention masks [t_seq, t_seq, 1, 1 or t_batch] (swa_mask: the
+     * sliding window's, or NULL); the fused attention takes the causal one */
+    struct ggml_tensor *causal_mask, *swa_mask;
+    struct ggml_tensor * labels;   /* int32, one per column of the logits */
+    /* n_tokens / n_labelled, set when labels are uploaded: ggml's cross-entropy
+     * averages over every token, a masked loss over the labelled ones */
+    struct ggml_tensor * loss_scale;
+    /* for a preference objective, its tensors [tnn_preference_samples]:
+     * reference input, outputs; and the weights [n] of the tokens */
+    struct ggml_tensor *reference_logps, *sample_logps, *token_weights;
+};
 
 /* ---- rewriting a built graph's nodes (rewrite.c) ------------------------- */
 
@@ -89,7 +131,8 @@ int tnn_recompute_elementwise(struct ggml_context * ctx, struct ggml_cgraph * gr
  * frozen matrices, out_prod(W, dy^T) -> mul_mat(W^T, dy), and on the CPU the
  * products with packed copies -> the packed integer kernels, those with
  * bfloat16 copies -> fgemm_bf16 (tnn_use_bf16_copy). */
-int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
+int tnn_use_fast_copies(const struct tnn_step * step, struct tnn_cpu_state * cpu,
+                        const struct tnn_frozen_base * base, struct ggml_cgraph * graph);
 
 /* ---- the input gradients through a base kept as stored (stored_products.c) */
 
@@ -97,7 +140,7 @@ int tnn_use_fast_copies(tnn_session * s, struct ggml_cgraph * graph);
  * kept as stored, out_prod(W, dy^T), into a custom node that runs fgemm on W
  * dequantized a column block at a time (when the session's kernels have
  * fgemm): base_compute stored, and any matrix the copies left out. */
-int tnn_use_stored_products(tnn_session * s, struct ggml_cgraph * graph);
+int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph);
 /* The node's compute: dst [d_in, n] = W^T dy, src0 = W [d_in, d_out] as
  * stored, src1 = dy [d_out, n] (F32, contiguous columns); userdata: a
  * struct tnn_cpu_state with fgemm and tnn_stored_scratch_bytes of scratch
@@ -117,7 +160,7 @@ size_t tnn_stored_scratch_bytes(int64_t width, int64_t n);
 int64_t tnn_column_splits(int64_t units, int nth, int64_t n);
 /* Turn the F32 matrix products of a training graph into custom nodes that
  * run the fgemm kernel (when the session's kernels have it). */
-int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
+int tnn_use_fgemm(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph);
 
 /* Under --precision bf16, each sum of two products (each read by the sum
  * alone, one of them through fgemm_bf16), as LoRA's W x + B (s A x) and
@@ -125,33 +168,34 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph);
  * product written, the second added to it as the kernel sums (its
  * accumulate), a work item at a time. Neither product is written on its
  * own, nor read back by an add. Run after the products' rewrites. */
-int tnn_sum_products(tnn_session * s, struct ggml_cgraph * graph);
+int tnn_sum_products(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph);
 
 /* ---- SwiGLU's backward and RMS norm on the kernels (activations.c) -------- */
 
 /* Under --precision bf16, with the activations kernels: dgate =
  * silu_back(dy up, g) and dup = silu(g) dy each become one node, and so
  * does each RMS norm (with its weight's MUL) and its backward. */
-int tnn_use_activation_kernels(tnn_session * s, struct ggml_cgraph * graph);
+int tnn_use_activation_kernels(const struct tnn_step * step, struct tnn_cpu_state * cpu,
+                               struct ggml_cgraph * graph);
 
 /* Make node [rows, n] the product of a frozen matrix's bfloat16 copy
  * w_bf16 [k, rows] and x [k, n] (transposed: of its transpose, w_bf16 [rows,
  * k]) on fgemm_bf16; tiles: the copy lies in fgemm_bf16_amx's own layout
  * (tnn_fgemm_bf16_amx_tiles), not in rows. The caller grows the scratch
- * (tnn_fgemm_bf16_scratch_bytes). */
-void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16, bool tiles,
-                       struct ggml_tensor * x, bool transposed);
+ * (tnn_fgemm_bf16_scratch_bytes). The node's new sources go in ctx. */
+void tnn_use_bf16_copy(struct ggml_context * ctx, struct tnn_cpu_state * cpu, struct ggml_tensor * node,
+                       struct ggml_tensor * w_bf16, bool tiles, struct ggml_tensor * x, bool transposed);
 
 /* ---- causal attention in one node each way (attention.c) ------------------ */
 
 /* Whether a training graph's attention can run on the attention_bf16
  * kernels: --precision bf16, a CPU with them, uncapped scores, a head width
  * they take, and no packed rows. */
-bool tnn_attention_fusable(const tnn_session * s);
+bool tnn_attention_fusable(const struct tnn_step * step, const struct tnn_cpu_state * cpu);
 /* Rewrite a forward graph, before its backward is built: each causal
  * attention becomes one custom node, its backward another (attention.c's
  * comment). TNN_OK when there is nothing to fuse. */
-int tnn_fuse_attention(tnn_session * s, struct ggml_cgraph * graph);
+int tnn_fuse_attention(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph);
 /* Whether node is a fused attention's forward. */
 bool tnn_is_fused_attention(const struct ggml_tensor * node);
 
@@ -159,7 +203,7 @@ bool tnn_is_fused_attention(const struct ggml_tensor * node);
 
 /* Turn a graph's AdamW nodes into custom nodes that compute the same bits
  * with the adamw kernel (when the session's kernels have it). */
-int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph);
+int tnn_use_fast_adamw(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph);
 
 /* ---- the frozen head and the loss in one node (head_loss.c) -------------- */
 
@@ -167,16 +211,19 @@ int tnn_use_fast_adamw(tnn_session * s, struct ggml_cgraph * graph);
  * session's kernels have head_loss and the llama's head has packed copies
  * (models/frozen_copies.c). The training graphs then need a forward of their own (the
  * forward graph keeps its logits). */
-bool tnn_head_loss_fusable(const tnn_session * s);
+bool tnn_head_loss_fusable(const struct tnn_step * step, const struct tnn_cpu_state * cpu,
+                           const struct tnn_frozen_base * base);
 /* Rewrite a training graph (forward + backward) whose loss is
  * cross_entropy_loss(logits = mul_mat(head, h), int32 labels) so that the
  * logits and their gradient [vocab, n] are never held: a few tokens at a
  * time, one node computes each token's loss and dL/dh. */
-int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits);
+int tnn_fuse_head_loss(const struct tnn_step * step, struct tnn_cpu_state * cpu,
+                       const struct tnn_frozen_base * base, struct ggml_cgraph * graph,
+                       struct ggml_tensor * logits);
 /* The same loss from logits [vocab, n] held in full, for the forward graph
  * beside a fused training graph: summed as the fused node sums it, so that
  * the two agree to the bit (cross_entropy_loss sums in another order). */
-struct ggml_tensor * tnn_head_loss_of_logits(const tnn_session * s, struct ggml_context * ctx,
+struct ggml_tensor * tnn_head_loss_of_logits(const struct tnn_cpu_state * cpu, struct ggml_context * ctx,
                                              struct ggml_tensor * logits, struct ggml_tensor * labels);
 
 /* ---- preference losses (preference.c) -------------------------------------- */
@@ -188,24 +235,25 @@ struct ggml_tensor * tnn_head_loss_of_logits(const tnn_session * s, struct ggml_
 
 /* How many samples the objective's tensors hold: t_batch, one a row, or
  * with packed rows TNN_MAX_PREFERENCE_SAMPLES. */
-int64_t tnn_preference_samples(const tnn_session * s);
+int64_t tnn_preference_samples(const struct tnn_step * step);
 /* The samples of a batch with these positions (int32 [t_seq * t_batch]):
  * a row is one, or with packed rows a sample begins at each row's first
  * token and wherever a position is 0. */
-int64_t tnn_count_samples(const tnn_session * s, const int32_t * positions);
-/* The objective's tensors in the trainer's ctx_opt (reference_logps,
+int64_t tnn_count_samples(const struct tnn_step * step, const int32_t * positions);
+/* The objective's tensors in step->ctx_opt (reference_logps,
  * sample_logps [tnn_preference_samples], token_weights [n]). */
-void tnn_preference_tensors(tnn_session * s);
+void tnn_preference_tensors(struct tnn_step * step);
 /* The forward graph's preference loss from logits [vocab, n] held in full. */
-struct ggml_tensor * tnn_preference_loss_of_logits(tnn_session * s, struct ggml_context * ctx,
-                                                   struct ggml_tensor * logits);
+struct ggml_tensor * tnn_preference_loss_of_logits(const struct tnn_step * step, const struct tnn_cpu_state * cpu,
+                                                   struct ggml_context * ctx, struct ggml_tensor * logits);
 /* Rewrite a training graph whose loss is cross_entropy_loss(logits, labels)
  * * loss_scale, and its backward, onto the preference objective. */
-int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits);
+int tnn_preference_rewrite(const struct tnn_step * step, const struct tnn_cpu_state * cpu,
+                           struct ggml_cgraph * graph, struct ggml_tensor * logits);
 /* The same for a graph tnn_fuse_head_loss rewrote: per_token its fused node
  * [d + 1, n], ce its mean-loss node, dh its gradient node, dce the loss's
  * gradient. */
-int tnn_preference_fuse(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * per_token,
+int tnn_preference_fuse(const struct tnn_step * step, struct ggml_cgraph * graph, struct ggml_tensor * per_token,
                         struct ggml_tensor * ce, struct ggml_tensor * dh, struct ggml_tensor * dce);
 
 #endif

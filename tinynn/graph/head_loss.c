@@ -23,23 +23,26 @@
  * session's kernels have head_loss, the head has such copies and its logits
  * are not capped (Gemma 2); the forward graph (tnn_compute_forward) keeps
  * the logits. */
-#include "session/session.h"
+#include "graph/graph.h"
 
 /* The head pair (models/frozen_copies.c puts it last), when both of its
  * products run on packed copies or on its bfloat16 copy. */
-static const struct tnn_frozen_pair * packed_head(const tnn_session * s) {
-    if (s->base.pairs == NULL || s->base.n_pairs < 1) {
+static const struct tnn_frozen_pair * packed_head(const struct tnn_cpu_state * cpu,
+                                                  const struct tnn_frozen_base * base) {
+    if (base->pairs == NULL || base->n_pairs < 1) {
         return NULL;
     }
-    const struct tnn_frozen_pair * p = &s->base.pairs[s->base.n_pairs - 1];
+    const struct tnn_frozen_pair * p = &base->pairs[base->n_pairs - 1];
     const bool packed = p->w_panels != NULL && p->wt_panels;
-    const bool bf16 = p->w_bf16 != NULL && s->cpu.kernels.fgemm_bf16 != NULL;
+    const bool bf16 = p->w_bf16 != NULL && cpu->kernels.fgemm_bf16 != NULL;
     return packed || bf16 ? p : NULL;
 }
 
-bool tnn_head_loss_fusable(const tnn_session * s) {
+bool tnn_head_loss_fusable(const struct tnn_step * step, const struct tnn_cpu_state * cpu,
+                           const struct tnn_frozen_base * base) {
     /* capped logits (Gemma 2) are not the head's products */
-    return s->cpu.kernels.head_loss != NULL && packed_head(s) != NULL && s->model.cfg.final_softcap == 0.0f;
+    return cpu->kernels.head_loss != NULL && packed_head(cpu, base) != NULL &&
+           step->model->cfg.final_softcap == 0.0f;
 }
 
 /* dst [d + 1, n]: per token, dL/dh and the loss (see the top of the file).
@@ -98,11 +101,11 @@ static void logits_loss_node(struct ggml_tensor * dst, int ith, int nth, void * 
     }
 }
 
-struct ggml_tensor * tnn_head_loss_of_logits(const tnn_session * s, struct ggml_context * ctx,
+struct ggml_tensor * tnn_head_loss_of_logits(const struct tnn_cpu_state * cpu, struct ggml_context * ctx,
                                              struct ggml_tensor * logits, struct ggml_tensor * labels) {
     struct ggml_tensor * args[2] = { logits, labels };
     struct ggml_tensor * per_token = ggml_custom_4d(ctx, GGML_TYPE_F32, 1, logits->ne[1], 1, 1, args, 2,
-                                                    logits_loss_node, GGML_N_TASKS_MAX, (void *) &s->cpu.kernels);
+                                                    logits_loss_node, GGML_N_TASKS_MAX, (void *) &cpu->kernels);
     return ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, &per_token, 1, mean_loss_node, 1, NULL);
 }
 
@@ -121,8 +124,10 @@ static void scale_gradient_node(struct ggml_tensor * dst, int ith, int nth, void
     }
 }
 
-int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits) {
-    const struct tnn_frozen_pair * head = packed_head(s);
+int tnn_fuse_head_loss(const struct tnn_step * step, struct tnn_cpu_state * cpu,
+                       const struct tnn_frozen_base * base, struct ggml_cgraph * graph,
+                       struct ggml_tensor * logits) {
+    const struct tnn_frozen_pair * head = packed_head(cpu, base);
     struct ggml_tensor * ce = tnn_graph_reader(graph, logits, 0, GGML_OP_CROSS_ENTROPY_LOSS);
     struct ggml_tensor * dz = tnn_graph_reader(graph, logits, 1, GGML_OP_CROSS_ENTROPY_LOSS_BACK);
     struct ggml_tensor * dz_t = dz ? tnn_graph_reader(graph, dz, 0, GGML_OP_TRANSPOSE) : NULL;
@@ -140,20 +145,20 @@ int tnn_fuse_head_loss(tnn_session * s, struct ggml_cgraph * graph, struct ggml_
     }
     struct ggml_tensor * per_token = logits;   /* the node that held z now holds [d + 1, n] */
     struct ggml_tensor * head_srcs[4] = { head->w_bf16 ? head->w_bf16 : head->w_panels, h, labels, head->wt };
-    tnn_become_custom(s->train.ctx_graph, per_token, head_loss_node, &s->cpu, head_srcs, head->w_bf16 ? 3 : 4);
+    tnn_become_custom(step->ctx_graph, per_token, head_loss_node, cpu, head_srcs, head->w_bf16 ? 3 : 4);
     tnn_reshape_node(per_token, d + 1, n);
     struct ggml_tensor * mean_srcs[1] = { per_token };
-    tnn_become_custom(s->train.ctx_graph, ce, mean_loss_node, NULL, mean_srcs, 1);
+    tnn_become_custom(step->ctx_graph, ce, mean_loss_node, NULL, mean_srcs, 1);
     struct ggml_tensor * scale_srcs[2] = { per_token, dce };
-    tnn_become_custom(s->train.ctx_graph, dh, scale_gradient_node, NULL, scale_srcs, 2);
+    tnn_become_custom(step->ctx_graph, dh, scale_gradient_node, NULL, scale_srcs, 2);
     /* z's gradient and its transpose: read by nothing now */
     tnn_become_noop(dz);
     dz_t->src[0] = dz;
     tnn_reshape_node(dz_t, 1, 1);
-    int status = tnn_grow_scratch(&s->cpu.scratch, s->n_threads,
+    int status = tnn_grow_scratch(&cpu->scratch, step->n_threads,
                                   tnn_head_loss_scratch_bytes(d, head->w->ne[1], head->w_bf16 != NULL));
-    if (status == TNN_OK && s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY) {
-        status = tnn_preference_fuse(s, graph, per_token, ce, dh, dce);
+    if (status == TNN_OK && step->objective != TNN_OBJECTIVE_CROSS_ENTROPY) {
+        status = tnn_preference_fuse(step, graph, per_token, ce, dh, dce);
     }
     return status;
 }

@@ -31,63 +31,30 @@
  *     L = (sum of the chosen samples' CE) / (their labelled tokens)
  *         + beta mean over pairs softplus(-(o(m_c) - o(m_r)))
  * A pair with an unlabelled sample (padding) counts for nothing. */
-#include "session/session.h"
+#include "graph/graph.h"
 
 #include <math.h>
 #include <string.h>
 
-int tnn_set_objective(tnn_session * s, int32_t objective, float beta) {
-    if (s == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "tnn_set_objective: session is NULL");
-    }
-    if (!s->realized || s->train.built) {
-        return tnn_fail(TNN_ERR_STATE, "set_objective must come after realize and before build");
-    }
-    if (objective == TNN_OBJECTIVE_CROSS_ENTROPY) {
-        s->train.objective = objective;
-        return TNN_OK;
-    }
-    if (objective != TNN_OBJECTIVE_DPO && objective != TNN_OBJECTIVE_ORPO) {
-        return tnn_fail(TNN_ERR_ARG, "unknown objective %d", objective);
-    }
-    if (!(beta > 0.0f) || !isfinite(beta)) {
-        return tnn_fail(TNN_ERR_ARG, "beta must be a positive number, got %g", beta);
-    }
-    if (strcmp(tnn_backend_name(), "cpu") != 0) {
-        return tnn_fail(TNN_ERR_ARG, "preference losses (dpo, orpo) run on the CPU backend only: "
-                                     "their loss is a CPU node of the graph; use the cpu device");
-    }
-    if (s->model.images != NULL || s->model.cfg.t_batch < 2 || s->model.cfg.t_batch % 2 ||
-        s->model.cfg.t_batch > TNN_MAX_PREFERENCE_ROWS) {
-        return tnn_fail(TNN_ERR_ARG,
-                        "a preference loss needs a token model whose batch holds pairs "
-                        "of rows (an even t_batch up to %d), got t_batch %d",
-                        TNN_MAX_PREFERENCE_ROWS, s->model.cfg.t_batch);
-    }
-    s->train.objective = objective;
-    s->train.beta = beta;
-    return TNN_OK;
-}
-
-int64_t tnn_preference_samples(const tnn_session * s) {
-    return s->train.packed_rows ? TNN_MAX_PREFERENCE_SAMPLES : s->model.cfg.t_batch;
+int64_t tnn_preference_samples(const struct tnn_step * step) {
+    return step->packed_rows ? TNN_MAX_PREFERENCE_SAMPLES : step->model->cfg.t_batch;
 }
 
 /* The objective's inputs and outputs in the trainer's static memory
  * (ctx_opt), created with the trainer's other small tensors: one float per
  * sample in and out, and each token's weight w_s. */
-void tnn_preference_tensors(tnn_session * s) {
-    const int64_t samples = tnn_preference_samples(s);
-    struct ggml_context * ctx = s->train.ctx_opt;
-    s->train.reference_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, samples);
-    ggml_set_name(s->train.reference_logps, "reference_logps");
-    ggml_set_input(s->train.reference_logps);
-    s->train.sample_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, samples);
-    ggml_set_name(s->train.sample_logps, "sample_logps");
-    ggml_set_output(s->train.sample_logps);
-    s->train.token_weights = ggml_new_tensor_1d(ctx, GGML_TYPE_F32,
-                                                (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch);
-    ggml_set_name(s->train.token_weights, "token_weights");
+void tnn_preference_tensors(struct tnn_step * step) {
+    const int64_t samples = tnn_preference_samples(step);
+    const tnn_model_config * cfg = &step->model->cfg;
+    struct ggml_context * ctx = step->ctx_opt;
+    step->reference_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, samples);
+    ggml_set_name(step->reference_logps, "reference_logps");
+    ggml_set_input(step->reference_logps);
+    step->sample_logps = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, samples);
+    ggml_set_name(step->sample_logps, "sample_logps");
+    ggml_set_output(step->sample_logps);
+    step->token_weights = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, (int64_t) cfg->t_seq * cfg->t_batch);
+    ggml_set_name(step->token_weights, "token_weights");
 }
 
 /* Walks the tokens of a batch in order, numbering their samples (see the
@@ -107,14 +74,14 @@ static int64_t next_sample(struct sample_walk * w, int64_t t) {
     return w->sample;
 }
 
-static struct sample_walk sample_walk(const tnn_session * s, const int32_t * positions) {
-    const struct sample_walk w = { s->train.packed_rows ? positions : NULL, s->model.cfg.t_seq, 0 };
+static struct sample_walk sample_walk(const struct tnn_step * step, const int32_t * positions) {
+    const struct sample_walk w = { step->packed_rows ? positions : NULL, step->model->cfg.t_seq, 0 };
     return w;
 }
 
-int64_t tnn_count_samples(const tnn_session * s, const int32_t * positions) {
-    const int64_t n = (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch;
-    struct sample_walk w = sample_walk(s, positions);
+int64_t tnn_count_samples(const struct tnn_step * step, const int32_t * positions) {
+    const int64_t n = (int64_t) step->model->cfg.t_seq * step->model->cfg.t_batch;
+    struct sample_walk w = sample_walk(step, positions);
     int64_t last = 0;
     for (int64_t t = 0; t < n; ++t) {
         last = next_sample(&w, t);
@@ -181,13 +148,13 @@ static double preference_loss(int32_t objective, double beta, int64_t samples, c
  * sample_logps [samples] and token_weights [n]; loss_scale [1]. One thread,
  * in order: the same bytes every run. A batch with more samples than
  * sample_logps holds (follow_positions refuses it first) gives NaN.
- * userdata: the session. */
+ * userdata: the trainer's step (its objective, beta and rows). */
 static void preference_loss_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     (void) nth;
     if (ith != 0) {
         return;
     }
-    const tnn_session * s = userdata;
+    const struct tnn_step * step = userdata;
     const struct ggml_tensor * per_token = dst->src[0];
     const float * token_loss = per_token->data;
     const int32_t * labels = dst->src[1]->data;
@@ -197,7 +164,7 @@ static void preference_loss_node(struct ggml_tensor * dst, int ith, int nth, voi
     const int64_t m = per_token->ne[0], n = per_token->ne[1], capacity = dst->src[4]->ne[0];
     double lp[TNN_MAX_PREFERENCE_SAMPLES] = { 0 }, w[TNN_MAX_PREFERENCE_SAMPLES];
     int64_t count[TNN_MAX_PREFERENCE_SAMPLES] = { 0 };
-    struct sample_walk walk = sample_walk(s, dst->src[2]->data);
+    struct sample_walk walk = sample_walk(step, dst->src[2]->data);
     int64_t samples = 0;
     for (int64_t t = 0; t < n; ++t) {
         const int64_t k = next_sample(&walk, t);
@@ -211,11 +178,11 @@ static void preference_loss_node(struct ggml_tensor * dst, int ith, int nth, voi
         *(float *) dst->data = NAN;
         return;
     }
-    const double loss = preference_loss(s->train.objective, s->train.beta, samples, lp, count, reference, w);
+    const double loss = preference_loss(step->objective, step->beta, samples, lp, count, reference, w);
     for (int64_t k = 0; k < capacity; ++k) {
         sample_logps[k] = k < samples ? (float) lp[k] : 0.0f;
     }
-    walk = sample_walk(s, dst->src[2]->data);
+    walk = sample_walk(step, dst->src[2]->data);
     for (int64_t t = 0; t < n; ++t) {
         const int64_t k = next_sample(&walk, t);
         token_weights[t] = labels[t] >= 0 && k < samples - samples % 2 ? (float) w[k] : 0.0f;
@@ -245,14 +212,14 @@ static float plain_token_loss(const float * z, int64_t vocab, int32_t label) {
 }
 
 /* dst [1, n] = each token's loss from logits src0 [vocab, n] and int32
- * labels src1 (0 for a masked token). userdata: the session. */
+ * labels src1 (0 for a masked token). userdata: the session's kernels. */
 static void token_losses_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    const tnn_session * s = userdata;
+    const struct tnn_cpu_kernels * kernels = userdata;
     const struct ggml_tensor * logits = dst->src[0];
     const int32_t * ids = dst->src[1]->data;
     const int64_t vocab = logits->ne[0], n = logits->ne[1];
-    float (*token_loss)(const float *, int64_t, int32_t) = s->cpu.kernels.token_loss ? s->cpu.kernels.token_loss
-                                                                                     : plain_token_loss;
+    float (*token_loss)(const float *, int64_t, int32_t) = kernels->token_loss ? kernels->token_loss
+                                                                               : plain_token_loss;
     for (int64_t t = n * ith / nth; t < n * (ith + 1) / nth; ++t) {
         const float * z = (const float *) ((const char *) logits->data + t * logits->nb[1]);
         ((float *) dst->data)[t] = ids[t] < 0 || ids[t] >= vocab ? 0.0f : token_loss(z, vocab, ids[t]);
@@ -307,62 +274,63 @@ static void fused_gradient_node(struct ggml_tensor * dst, int ith, int nth, void
 
 /* The preference loss's sources (see preference_loss_node), per_token first. */
 enum { PREFERENCE_LOSS_SRCS = 7 };
-static void preference_loss_srcs(tnn_session * s, struct ggml_tensor * per_token, struct ggml_tensor ** srcs) {
-    struct ggml_tensor * all[PREFERENCE_LOSS_SRCS] = { per_token,
-                                                       s->train.labels,
-                                                       s->model.positions,
-                                                       s->train.reference_logps,
-                                                       s->train.sample_logps,
-                                                       s->train.token_weights,
-                                                       s->train.loss_scale };
+static void preference_loss_srcs(const struct tnn_step * step, struct ggml_tensor * per_token,
+                                 struct ggml_tensor ** srcs) {
+    struct ggml_tensor * all[PREFERENCE_LOSS_SRCS] = {
+        per_token,          step->labels,        step->model->positions, step->reference_logps,
+        step->sample_logps, step->token_weights, step->loss_scale
+    };
     memcpy(srcs, all, sizeof(all));
 }
 
-struct ggml_tensor * tnn_preference_loss_of_logits(tnn_session * s, struct ggml_context * ctx,
-                                                   struct ggml_tensor * logits) {
-    struct ggml_tensor * args[2] = { logits, s->train.labels };
+struct ggml_tensor * tnn_preference_loss_of_logits(const struct tnn_step * step, const struct tnn_cpu_state * cpu,
+                                                   struct ggml_context * ctx, struct ggml_tensor * logits) {
+    struct ggml_tensor * args[2] = { logits, step->labels };
     struct ggml_tensor * per_token = ggml_custom_4d(ctx, GGML_TYPE_F32, 1, logits->ne[1], 1, 1, args, 2,
-                                                    token_losses_node, GGML_N_TASKS_MAX, s);
+                                                    token_losses_node, GGML_N_TASKS_MAX, (void *) &cpu->kernels);
     struct ggml_tensor * srcs[PREFERENCE_LOSS_SRCS];
-    preference_loss_srcs(s, per_token, srcs);
-    return ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, srcs, PREFERENCE_LOSS_SRCS, preference_loss_node, 1, s);
+    preference_loss_srcs(step, per_token, srcs);
+    return ggml_custom_4d(ctx, GGML_TYPE_F32, 1, 1, 1, 1, srcs, PREFERENCE_LOSS_SRCS, preference_loss_node, 1,
+                          (void *) step);
 }
 
-int tnn_preference_rewrite(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * logits) {
-    struct ggml_context * ctx = s->train.ctx_graph;
+int tnn_preference_rewrite(const struct tnn_step * step, const struct tnn_cpu_state * cpu,
+                           struct ggml_cgraph * graph, struct ggml_tensor * logits) {
+    struct ggml_context * ctx = step->ctx_graph;
+    const tnn_model_config * cfg = &step->model->cfg;
     struct ggml_tensor * ce = tnn_graph_reader(graph, logits, 0, GGML_OP_CROSS_ENTROPY_LOSS);
     struct ggml_tensor * scaled = ce ? tnn_graph_reader(graph, ce, 0, GGML_OP_MUL) : NULL;
     struct ggml_tensor * dz = tnn_graph_reader(graph, logits, 1, GGML_OP_CROSS_ENTROPY_LOSS_BACK);
     if (ce == NULL || scaled == NULL || dz == NULL || logits->type != GGML_TYPE_F32 ||
-        logits->nb[0] != sizeof(float) || logits->ne[1] != (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch) {
+        logits->nb[0] != sizeof(float) || logits->ne[1] != (int64_t) cfg->t_seq * cfg->t_batch) {
         return tnn_fail(TNN_ERR_STATE, "internal: the training graph's loss is not as "
                                        "tnn_preference_rewrite expects");
     }
     struct ggml_tensor * dce = dz->src[0];
-    struct ggml_tensor * token_srcs[2] = { logits, s->train.labels };
-    tnn_become_custom(ctx, ce, token_losses_node, s, token_srcs, 2);
+    struct ggml_tensor * token_srcs[2] = { logits, step->labels };
+    tnn_become_custom(ctx, ce, token_losses_node, (void *) &cpu->kernels, token_srcs, 2);
     tnn_reshape_node(ce, 1, logits->ne[1]);
     struct ggml_tensor * loss_srcs[PREFERENCE_LOSS_SRCS];
-    preference_loss_srcs(s, ce, loss_srcs);
-    tnn_become_custom(ctx, scaled, preference_loss_node, s, loss_srcs, PREFERENCE_LOSS_SRCS);
-    struct ggml_tensor * grad_srcs[4] = { dce, logits, s->train.labels, s->train.token_weights };
-    tnn_become_custom(ctx, dz, logits_gradient_node, s, grad_srcs, 4);
+    preference_loss_srcs(step, ce, loss_srcs);
+    tnn_become_custom(ctx, scaled, preference_loss_node, (void *) step, loss_srcs, PREFERENCE_LOSS_SRCS);
+    struct ggml_tensor * grad_srcs[4] = { dce, logits, step->labels, step->token_weights };
+    tnn_become_custom(ctx, dz, logits_gradient_node, NULL, grad_srcs, 4);
     return TNN_OK;
 }
 
-int tnn_preference_fuse(tnn_session * s, struct ggml_cgraph * graph, struct ggml_tensor * per_token,
+int tnn_preference_fuse(const struct tnn_step * step, struct ggml_cgraph * graph, struct ggml_tensor * per_token,
                         struct ggml_tensor * ce, struct ggml_tensor * dh, struct ggml_tensor * dce) {
-    struct ggml_context * ctx = s->train.ctx_graph;
+    struct ggml_context * ctx = step->ctx_graph;
     struct ggml_tensor * scaled = tnn_graph_reader(graph, ce, 0, GGML_OP_MUL);
-    if (scaled == NULL || per_token->ne[1] != (int64_t) s->model.cfg.t_seq * s->model.cfg.t_batch) {
+    if (scaled == NULL || per_token->ne[1] != (int64_t) step->model->cfg.t_seq * step->model->cfg.t_batch) {
         return tnn_fail(TNN_ERR_STATE, "internal: the fused training graph's loss is not as "
                                        "tnn_preference_fuse expects");
     }
     struct ggml_tensor * loss_srcs[PREFERENCE_LOSS_SRCS];
-    preference_loss_srcs(s, per_token, loss_srcs);
-    tnn_become_custom(ctx, scaled, preference_loss_node, s, loss_srcs, PREFERENCE_LOSS_SRCS);
+    preference_loss_srcs(step, per_token, loss_srcs);
+    tnn_become_custom(ctx, scaled, preference_loss_node, (void *) step, loss_srcs, PREFERENCE_LOSS_SRCS);
     tnn_become_noop(ce);
-    struct ggml_tensor * grad_srcs[3] = { per_token, dce, s->train.token_weights };
-    tnn_become_custom(ctx, dh, fused_gradient_node, s, grad_srcs, 3);
+    struct ggml_tensor * grad_srcs[3] = { per_token, dce, step->token_weights };
+    tnn_become_custom(ctx, dh, fused_gradient_node, NULL, grad_srcs, 3);
     return TNN_OK;
 }

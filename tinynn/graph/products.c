@@ -21,7 +21,7 @@
  * for the softmax, so they keep the whole product). fgemm sums each output
  * over k in order from zero, so leaving out exact zero terms at either end
  * of k keeps every value's bytes. */
-#include "session/session.h"
+#include "graph/graph.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -429,10 +429,9 @@ static enum tnn_causal_part * causal_parts(struct ggml_cgraph * graph, bool * sc
     return parts;
 }
 
-int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
-    const bool dense = s->cpu.kernels.fgemm != NULL ||
-                       (s->train.bf16_products && s->cpu.kernels.fgemm_bf16 != NULL);
-    if (!dense && s->cpu.kernels.fgemm_skinny == NULL) {
+int tnn_use_fgemm(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph) {
+    const bool dense = cpu->kernels.fgemm != NULL || (step->bf16_products && cpu->kernels.fgemm_bf16 != NULL);
+    if (!dense && cpu->kernels.fgemm_skinny == NULL) {
         return TNN_OK;
     }
     const int n_nodes = ggml_graph_n_nodes(graph);
@@ -450,22 +449,22 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
     for (int i = 0; i < n_nodes; ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         struct ggml_tensor *x = NULL, *y = NULL;
-        if (s->cpu.kernels.fgemm_skinny != NULL && skinny_takes(node, &x, &y)) {
+        if (cpu->kernels.fgemm_skinny != NULL && skinny_takes(node, &x, &y)) {
             copies[n_copies++] = node->src[0];
             copies[n_copies++] = node->src[1];
             struct ggml_tensor * srcs[2] = { x, y };
-            tnn_become_custom(s->train.ctx_graph, node, skinny_node, &s->cpu.kernels, srcs, 2);
+            tnn_become_custom(step->ctx_graph, node, skinny_node, &cpu->kernels, srcs, 2);
             continue;
         }
         if (!dense || !fgemm_takes(node)) {
             continue;
         }
-        if (parts[i] == TNN_CAUSAL_KEY_GRADIENT && s->cpu.kernels.fgemm != NULL) {
+        if (parts[i] == TNN_CAUSAL_KEY_GRADIENT && cpu->kernels.fgemm != NULL) {
             /* dK from Q and dS in place: dS's transposed copy loses its reader */
             copies[n_copies++] = node->src[0];
             copies[n_copies++] = node->src[1];
             struct ggml_tensor * srcs[2] = { transposed_source(node->src[0]), node->src[1]->src[0]->src[0] };
-            tnn_become_custom(s->train.ctx_graph, node, key_gradient_node, &s->cpu, srcs, 2);
+            tnn_become_custom(step->ctx_graph, node, key_gradient_node, cpu, srcs, 2);
             used = true;
             continue;
         }
@@ -487,15 +486,15 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
          * kept within 0.64% (0.78% with them in float32), with dW = V^T dO
          * in bf16 as well 1.3% (docs/cpu-levels.md, "--precision bf16") */
         const bool attention = node->src[0]->ne[2] > 1 || node->src[1]->ne[2] > 1;
-        const bool bf16 = s->train.bf16_products && (!attention || scores[i]);
-        if ((bf16 ? s->cpu.kernels.fgemm_bf16 : s->cpu.kernels.fgemm) == NULL) {
+        const bool bf16 = step->bf16_products && (!attention || scores[i]);
+        if ((bf16 ? cpu->kernels.fgemm_bf16 : cpu->kernels.fgemm) == NULL) {
             continue;   /* (TNN_CPU_KERNELS left that kernel out) */
         }
         const enum tnn_causal_part causal = bf16 || parts[i] == TNN_CAUSAL_KEY_GRADIENT ? TNN_CAUSAL_ALL
                                                                                         : parts[i];
         const int layout = (a_source != NULL) + 2 * (b_source != NULL) + 4 * bf16 + 8 * (int) causal;
-        struct tnn_fgemm_use * use = &s->cpu.fgemm_uses[layout];
-        *use = (struct tnn_fgemm_use){ &s->cpu, a_source != NULL, b_source != NULL, bf16, causal };
+        struct tnn_fgemm_use * use = &cpu->fgemm_uses[layout];
+        *use = (struct tnn_fgemm_use){ cpu, a_source != NULL, b_source != NULL, bf16, causal };
         if (a_source != NULL) {
             copies[n_copies++] = node->src[0];
         }
@@ -503,7 +502,7 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
             copies[n_copies++] = node->src[1];
         }
         struct ggml_tensor * srcs[2] = { a_source ? a_source : node->src[0], b_source ? b_source : node->src[1] };
-        tnn_become_custom(s->train.ctx_graph, node, fgemm_node, use, srcs, 2);
+        tnn_become_custom(step->ctx_graph, node, fgemm_node, use, srcs, 2);
         used = true;
     }
     const int status = drop_unread_copies(graph, copies, n_copies);
@@ -514,16 +513,16 @@ int tnn_use_fgemm(tnn_session * s, struct ggml_cgraph * graph) {
         return status;
     }
     const size_t f32 = tnn_fgemm_scratch_bytes() + (size_t) KEY_TILE_DIMS * TNN_FGEMM_ROWS * sizeof(float),
-                 bf16 = s->train.bf16_products ? tnn_fgemm_bf16_scratch_bytes() : 0;
-    return tnn_grow_scratch(&s->cpu.scratch, s->n_threads, f32 > bf16 ? f32 : bf16);
+                 bf16 = step->bf16_products ? tnn_fgemm_bf16_scratch_bytes() : 0;
+    return tnn_grow_scratch(&cpu->scratch, step->n_threads, f32 > bf16 ? f32 : bf16);
 }
 
-void tnn_use_bf16_copy(tnn_session * s, struct ggml_tensor * node, struct ggml_tensor * w_bf16, bool tiles,
-                       struct ggml_tensor * x, bool transposed) {
-    struct tnn_fgemm_use * use = &s->cpu.bf16_copy_uses[2 * tiles + transposed];
-    *use = (struct tnn_fgemm_use){ &s->cpu, transposed, false, true, TNN_CAUSAL_ALL, tiles };
+void tnn_use_bf16_copy(struct ggml_context * ctx, struct tnn_cpu_state * cpu, struct ggml_tensor * node,
+                       struct ggml_tensor * w_bf16, bool tiles, struct ggml_tensor * x, bool transposed) {
+    struct tnn_fgemm_use * use = &cpu->bf16_copy_uses[2 * tiles + transposed];
+    *use = (struct tnn_fgemm_use){ cpu, transposed, false, true, TNN_CAUSAL_ALL, tiles };
     struct ggml_tensor * srcs[2] = { w_bf16, x };
-    tnn_become_custom(s->train.ctx_graph, node, fgemm_node, use, srcs, 2);
+    tnn_become_custom(ctx, node, fgemm_node, use, srcs, 2);
 }
 
 /* t's use when it is a product node of this file (fgemm_node) over one
@@ -548,8 +547,8 @@ static const struct tnn_fgemm_sum * sum_entry(struct tnn_cpu_state * cpu, const 
     return NULL;
 }
 
-int tnn_sum_products(tnn_session * s, struct ggml_cgraph * graph) {
-    if (!s->train.bf16_products || s->cpu.kernels.fgemm_bf16 == NULL) {
+int tnn_sum_products(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph) {
+    if (!step->bf16_products || cpu->kernels.fgemm_bf16 == NULL) {
         return TNN_OK;
     }
     struct tnn_node_index * index = NULL;
@@ -580,13 +579,13 @@ int tnn_sum_products(tnn_session * s, struct ggml_cgraph * graph) {
             q = t;
         }
         const struct tnn_fgemm_sum * sum = whole_product(q)->bf16
-                                               ? sum_entry(&s->cpu, whole_product(p), whole_product(q))
+                                               ? sum_entry(cpu, whole_product(p), whole_product(q))
                                                : NULL;
         if (sum == NULL) {
             continue;
         }
         struct ggml_tensor * srcs[4] = { p->src[0], p->src[1], q->src[0], q->src[1] };
-        tnn_become_custom(s->train.ctx_graph, add, sum_node, (void *) sum, srcs, 4);
+        tnn_become_custom(step->ctx_graph, add, sum_node, (void *) sum, srcs, 4);
         tnn_become_noop(p);
         tnn_become_noop(q);
     }

@@ -17,7 +17,7 @@
  * count, so every value is the same bits for any number of threads. The
  * values are the out_prod's up to the order of the sums (both multiply the
  * dequantized float32 weights by float32 gradients). */
-#include "session/session.h"
+#include "graph/graph.h"
 
 #include <stdlib.h>
 
@@ -107,9 +107,9 @@ static bool stored_input_gradient(const struct ggml_tensor * node) {
     return frozen && columns && result;
 }
 
-int tnn_use_stored_products(tnn_session * s, struct ggml_cgraph * graph) {
+int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph) {
     /* TNN_STORED_OUT_PROD: ggml's out_prod kept, to compare (tinynn.h) */
-    if (s->cpu.kernels.fgemm == NULL || getenv("TNN_STORED_OUT_PROD") != NULL) {
+    if (cpu->kernels.fgemm == NULL || getenv("TNN_STORED_OUT_PROD") != NULL) {
         return TNN_OK;
     }
     size_t bytes = 0;
@@ -119,9 +119,9 @@ int tnn_use_stored_products(tnn_session * s, struct ggml_cgraph * graph) {
             continue;
         }
         struct ggml_tensor * srcs[2] = { node->src[0], node->src[1]->src[0] };
-        tnn_become_custom(s->train.ctx_graph, node, tnn_stored_input_gradient_node, &s->cpu, srcs, 2);
+        tnn_become_custom(step->ctx_graph, node, tnn_stored_input_gradient_node, cpu, srcs, 2);
         const size_t need = tnn_stored_scratch_bytes(tnn_stored_block_width(srcs[0]->type), srcs[1]->ne[1]);
         bytes = need > bytes ? need : bytes;
     }
-    return tnn_grow_scratch(&s->cpu.scratch, s->n_threads, bytes);
+    return tnn_grow_scratch(&cpu->scratch, step->n_threads, bytes);
 }

@@ -1,6 +1,6 @@
 /* The frozen base of a LoRA session: its GGUF opened and mapped, its
  * weights placed (in the mapped file or copied to the device), freed. */
-#include "session/session.h"
+#include "models/models.h"
 #include "gguf.h"
 
 #include <stdint.h>
@@ -9,9 +9,8 @@
 
 /* ---- the frozen base of a session ------------------------------------------- */
 
-int tnn_base_open(tnn_session * s, const char * path) {
-    struct tnn_frozen_base * base = &s->base;
-    int status = tnn_gguf_open(path, &s->model.cfg, &base->gguf, &base->ctx);
+int tnn_base_open(struct tnn_frozen_base * base, tnn_model_config * cfg, const char * path) {
+    int status = tnn_gguf_open(path, cfg, &base->gguf, &base->ctx);
     if (status == TNN_OK) {
         snprintf(base->arch_name, sizeof(base->arch_name), "%s", tnn_gguf_arch(base->gguf));
         status = tnn_map_file(path, &base->file);
@@ -20,17 +19,17 @@ int tnn_base_open(tnn_session * s, const char * path) {
 }
 
 /* In place needs ggml's 32-byte tensor alignment; GGUF's default is 32. */
-static int place_weights(tnn_session * s) {
-    struct tnn_frozen_base * base = &s->base;
+static int place_weights(struct tnn_frozen_base * base, struct tnn_tensor_table * tensors,
+                         ggml_backend_t backend) {
     const size_t data_offset = gguf_get_data_offset(base->gguf);
     char * data = (char *) base->file.addr + data_offset;
     const size_t data_size = base->file.size - data_offset;
     const bool in_place = tnn_backend_uses_host_memory() && ((uintptr_t) data % 32) == 0;
     if (in_place) {
-        base->buf = ggml_backend_dev_buffer_from_host_ptr(ggml_backend_get_device(s->backend), data, data_size,
+        base->buf = ggml_backend_dev_buffer_from_host_ptr(ggml_backend_get_device(backend), data, data_size,
                                                           data_size);
     } else {
-        base->buf = ggml_backend_alloc_ctx_tensors(base->ctx, s->backend);
+        base->buf = ggml_backend_alloc_ctx_tensors(base->ctx, backend);
     }
     if (base->buf == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for the base model", tnn_backend_name());
@@ -43,7 +42,7 @@ static int place_weights(tnn_session * s) {
                 return tnn_fail(TNN_ERR_ALLOC, "cannot place tensor %s in the mapped file", t->name);
             }
         } else {
-            tnn_tensor_set(&s->tensors, t, src, 0, ggml_nbytes(t));
+            tnn_tensor_set(tensors, t, src, 0, ggml_nbytes(t));
         }
     }
     base->in_place = in_place;
@@ -57,11 +56,11 @@ static int place_weights(tnn_session * s) {
     return TNN_OK;
 }
 
-int tnn_base_place(tnn_session * s, enum tnn_base_compute compute) {
-    struct tnn_frozen_base * base = &s->base;
-    int status = place_weights(s);
+int tnn_base_place(struct tnn_frozen_base * base, struct tnn_llama * llama, struct tnn_tensor_table * tensors,
+                   const struct tnn_base_placement * place, enum tnn_base_compute compute) {
+    int status = place_weights(base, tensors, place->backend);
     if (status == TNN_OK && compute != TNN_BASE_STORED) {
-        status = tnn_frozen_prepare(s, compute);
+        status = tnn_frozen_prepare(base, llama, place, compute);
     }
     if (status != TNN_OK) {
         return status;
@@ -72,7 +71,7 @@ int tnn_base_place(tnn_session * s, enum tnn_base_compute compute) {
     }
     for (struct ggml_tensor * t = ggml_get_first_tensor(base->ctx); t != NULL;
          t = ggml_get_next_tensor(base->ctx, t)) {
-        if (tnn_table_add(&s->tensors, t, TNN_KIND_FROZEN, -1) < 0) {
+        if (tnn_table_add(tensors, t, TNN_KIND_FROZEN, -1) < 0) {
             return TNN_ERR_ALLOC;
         }
     }

@@ -36,7 +36,7 @@
  * Every copy is made 32 rows of W at a time, so the only scratch memory is
  * a 32-row tile (and, for a packed copy, the matrix in standard blocks
  * before it is packed). */
-#include "session/session.h"
+#include "models/models.h"
 #include "gguf.h"
 
 #include <stdint.h>
@@ -84,14 +84,14 @@ static bool transposable(const struct ggml_tensor * w, enum ggml_type type) {
 }
 
 /* The stored bytes of a base tensor in the mapped file. */
-static const char * stored_bytes(const tnn_session * s, const struct ggml_tensor * t) {
+static const char * stored_bytes(const struct tnn_frozen_base * base, const struct ggml_tensor * t) {
     if (t->view_src != NULL) {
         /* a row range of a fused weight (Phi-3's attn_qkv, ffn_up) */
-        return stored_bytes(s, t->view_src) + t->view_offs;
+        return stored_bytes(base, t->view_src) + t->view_offs;
     }
-    const int64_t i = gguf_find_tensor(s->base.gguf, t->name);
-    return (const char *) s->base.file.addr + gguf_get_data_offset(s->base.gguf) +
-           gguf_get_tensor_offset(s->base.gguf, i);
+    const int64_t i = gguf_find_tensor(base->gguf, t->name);
+    return (const char *) base->file.addr + gguf_get_data_offset(base->gguf) +
+           gguf_get_tensor_offset(base->gguf, i);
 }
 
 /* Host memory to write a copy into: the tensor itself on a host buffer,
@@ -110,12 +110,12 @@ static void finish_writing(struct ggml_tensor * t, void * host) {
 /* Write W in fwd_type (or not, fwd_out NULL) and W^T in wt_type (or not)
  * from W's stored bytes, in standard ggml rows. W [d_in, d_out]; W^T
  * [d_out, d_in], d_out a multiple of 32 for Q8_0. */
-static int convert(const tnn_session * s, const struct ggml_tensor * w, enum ggml_type fwd_type, char * fwd_out,
-                   enum ggml_type wt_type, char * wt_out) {
+static int convert(const struct tnn_frozen_base * base, const struct ggml_tensor * w, enum ggml_type fwd_type,
+                   char * fwd_out, enum ggml_type wt_type, char * wt_out) {
     const int64_t d_in = w->ne[0], d_out = w->ne[1];
     const struct ggml_type_traits * traits = ggml_get_type_traits(w->type);
     const size_t w_row = ggml_row_size(w->type, d_in);
-    const char * src = stored_bytes(s, w);
+    const char * src = stored_bytes(base, w);
 
     float * tile = malloc((size_t) TILE_ROWS * d_in * sizeof(float));     /* [TILE_ROWS][d_in] */
     float * tile_t = malloc((size_t) d_in * TILE_ROWS * sizeof(float));   /* [d_in][TILE_ROWS] */
@@ -199,7 +199,7 @@ static void q4_0_as_q4_1(const char * src, int64_t n, char * dst) {
 
 /* Fill a frozen pair's copies from W's stored bytes; fwd: a standard Q8_0
  * forward copy of a slow type (no panels), or NULL. */
-static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, struct ggml_tensor * fwd,
+static int fill_copies(const struct tnn_frozen_base * base, const struct ggml_tensor * w, struct ggml_tensor * fwd,
                        const struct tnn_frozen_pair * p) {
     const int64_t d_in = w->ne[0], d_out = w->ne[1];
     char * fwd_out = fwd ? writable(fwd) : NULL;
@@ -216,7 +216,7 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
         status = tnn_fail(TNN_ERR_ALLOC, "out of memory preparing %s", w->name);
     } else {
         const bool requantize = retyped && !from_q4_0;
-        status = convert(s, w,
+        status = convert(base, w,
                          fwd          ? fwd->type
                          : requantize ? p->w_panels->type
                                       : GGML_TYPE_COUNT,
@@ -226,10 +226,10 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
                          p->wt ? p->wt->type : GGML_TYPE_COUNT, wt_out);
     }
     if (status == TNN_OK && from_q4_0) {
-        q4_0_as_q4_1(stored_bytes(s, w), ggml_nelements(w) / TNN_QBLOCK, fwd_rows);
+        q4_0_as_q4_1(stored_bytes(base, w), ggml_nelements(w) / TNN_QBLOCK, fwd_rows);
     }
     if (status == TNN_OK && p->w_panels) {
-        pack_panels(p->w_panels->type, retyped ? fwd_rows : stored_bytes(s, w), d_in, d_out, panels_out);
+        pack_panels(p->w_panels->type, retyped ? fwd_rows : stored_bytes(base, w), d_in, d_out, panels_out);
     }
     if (status == TNN_OK && p->wt_panels) {
         char * packed = writable(p->wt);
@@ -250,12 +250,14 @@ static int fill_copies(const tnn_session * s, const struct ggml_tensor * w, stru
 }
 
 /* Fill W's bfloat16 copy (base_compute bf16) from its stored bytes, a row
- * at a time through float32, rounded to nearest even. */
-static int fill_bf16(const tnn_session * s, const struct ggml_tensor * w, const struct tnn_frozen_pair * p) {
+ * at a time through float32, rounded to nearest even; in tiles, laid out by
+ * the kernels' fgemm_bf16_tiles. */
+static int fill_bf16(const struct tnn_frozen_base * base, const struct tnn_cpu_kernels * kernels,
+                     const struct ggml_tensor * w, const struct tnn_frozen_pair * p) {
     const int64_t d_in = w->ne[0], d_out = w->ne[1];
     const struct ggml_type_traits * traits = ggml_get_type_traits(w->type);
     const size_t w_row = ggml_row_size(w->type, d_in);
-    const char * src = stored_bytes(s, w);
+    const char * src = stored_bytes(base, w);
     ggml_bf16_t * out = writable(p->w_bf16);
     float * row = malloc((size_t) d_in * sizeof(float));
     /* in tiles: a panel of TILE_ROWS rows rounded here first */
@@ -278,8 +280,8 @@ static int fill_bf16(const tnn_session * s, const struct ggml_tensor * w, const 
         }
         ggml_fp32_to_bf16_row_ref(row, panel + r % TILE_ROWS * d_in, d_in);
         if (r % TILE_ROWS == TILE_ROWS - 1) {
-            s->cpu.kernels.fgemm_bf16_tiles((const uint16_t *) panel, d_in,
-                                            (uint16_t *) (out + (r - (TILE_ROWS - 1)) * d_in));
+            kernels->fgemm_bf16_tiles((const uint16_t *) panel, d_in,
+                                      (uint16_t *) (out + (r - (TILE_ROWS - 1)) * d_in));
         }
     }
     free(row);
@@ -293,42 +295,43 @@ static int fill_bf16(const tnn_session * s, const struct ggml_tensor * w, const 
  * (generation, or anything else that reads them, faults them back in).
  * Done as each copy is made, so that the file and all its copies are never
  * in memory at once. */
-static void release_packed_original(const tnn_session * s, const struct tnn_frozen_pair * p) {
+static void release_packed_original(const struct tnn_frozen_base * base, const struct tnn_frozen_pair * p) {
 #if defined(__unix__) || defined(__APPLE__)
     if ((p->w_panels == NULL && p->w_bf16 == NULL) || p->w->data == NULL) {
         return;
     }
     const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
-    const uintptr_t begin = (uintptr_t) stored_bytes(s, p->w);
+    const uintptr_t begin = (uintptr_t) stored_bytes(base, p->w);
     const uintptr_t end = begin + ggml_nbytes(p->w);
     const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
     if (last > first) {
         madvise((void *) first, last - first, MADV_DONTNEED);
     }
 #else
-    (void) s;
+    (void) base;
     (void) p;
 #endif
 }
 
 /* A measuring session's copies: counted, not made; the model points at the
  * descriptors as after tnn_frozen_prepare. Frees fields and fwd. */
-static int measure_copies(tnn_session * s, struct ggml_tensor *** fields, struct ggml_tensor ** fwd, int n) {
-    s->measure.copies = (int64_t) tnn_ctx_alloc_bytes(s->base.ctx_copies, s->backend);
-    tnn_pretend_allocated(s->base.ctx_copies);
-    const struct tnn_llama * m = tnn_llama_of(&s->model);
+static int measure_copies(struct tnn_frozen_base * base, const struct tnn_llama * m,
+                          const struct tnn_base_placement * place, struct ggml_tensor *** fields,
+                          struct ggml_tensor ** fwd, int n) {
+    place->measure->copies = (int64_t) tnn_ctx_alloc_bytes(base->ctx_copies, place->backend);
+    tnn_pretend_allocated(base->ctx_copies);
     for (int k = 0; k < n; ++k) {
-        struct tnn_frozen_pair * p = &s->base.pairs[k];
+        struct tnn_frozen_pair * p = &base->pairs[k];
         /* release_packed_originals' pages; the embedding's rows are read again */
         if ((p->w_panels != NULL || p->w_bf16 != NULL) && *fields[k] != m->token_embd) {
-            s->measure.released += (int64_t) ggml_nbytes(*fields[k]);
+            place->measure->released += (int64_t) ggml_nbytes(*fields[k]);
         }
         if (fwd[k] != NULL) {
             *fields[k] = fwd[k];
         }
         p->w = *fields[k];
     }
-    s->base.n_pairs = n;
+    base->n_pairs = n;
     free(fields);
     free(fwd);
     return TNN_OK;
@@ -336,8 +339,7 @@ static int measure_copies(tnn_session * s, struct ggml_tensor *** fields, struct
 
 /* The model's fields that hold a matrix of the base a training step
  * multiplies by: the seven projections of every block and the output head. */
-static int frozen_matrices(tnn_session * s, struct ggml_tensor **** out) {
-    struct tnn_llama * m = tnn_llama_of(&s->model);
+static int frozen_matrices(struct tnn_llama * m, struct ggml_tensor **** out) {
     const int n = m->cfg->n_layers * TNN_LORA_SLOTS + 1;
     struct ggml_tensor *** fields = malloc((size_t) n * sizeof(*fields));
     if (fields == NULL) {
@@ -354,16 +356,18 @@ static int frozen_matrices(tnn_session * s, struct ggml_tensor **** out) {
     return k;
 }
 
-int tnn_frozen_prepare(tnn_session * s, enum tnn_base_compute compute) {
+int tnn_frozen_prepare(struct tnn_frozen_base * base, struct tnn_llama * llama,
+                       const struct tnn_base_placement * place, enum tnn_base_compute compute) {
+    const struct tnn_cpu_kernels * kernels = place->kernels;
     const bool head_bf16 = compute == TNN_BASE_BF16 || compute == TNN_BASE_BF16_HEAD;
-    if (head_bf16 && s->cpu.kernels.fgemm_bf16 == NULL) {
+    if (head_bf16 && kernels->fgemm_bf16 == NULL) {
         return tnn_fail(TNN_ERR_ARG,
                         "precision bf16 needs bfloat16 products, which the %s backend and this CPU do not "
                         "have (" TNN_FGEMM_BF16_NEEDS "); use f32",
                         tnn_backend_name());
     }
     struct ggml_tensor *** fields = NULL;
-    const int n = frozen_matrices(s, &fields);
+    const int n = frozen_matrices(llama, &fields);
     if (n < 0) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
@@ -372,54 +376,54 @@ int tnn_frozen_prepare(tnn_session * s, enum tnn_base_compute compute) {
         .mem_buffer = NULL,
         .no_alloc = true,
     };
-    s->base.ctx_copies = ggml_init(ip);
-    s->base.pairs = calloc((size_t) n, sizeof(*s->base.pairs));
+    base->ctx_copies = ggml_init(ip);
+    base->pairs = calloc((size_t) n, sizeof(*base->pairs));
     struct ggml_tensor ** fwd = calloc((size_t) n, sizeof(*fwd));
-    if (s->base.ctx_copies == NULL || s->base.pairs == NULL || fwd == NULL) {
+    if (base->ctx_copies == NULL || base->pairs == NULL || fwd == NULL) {
         free(fields);
         free(fwd);
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
     }
     /* panels only for a session whose backend runs qgemm (tnn_realize chose) */
-    const bool panels = s->cpu.kernels.qgemm != NULL;
+    const bool panels = kernels->qgemm != NULL;
 
     /* describe the copies */
     for (int k = 0; k < n; ++k) {
         struct ggml_tensor * w = *fields[k];
-        struct tnn_frozen_pair * p = &s->base.pairs[k];
+        struct tnn_frozen_pair * p = &base->pairs[k];
         const bool is_head = k == n - 1;
         if (compute == TNN_BASE_BF16 || (head_bf16 && is_head)) {
-            p->w_bf16 = ggml_new_tensor_2d(s->base.ctx_copies, GGML_TYPE_BF16, w->ne[0], w->ne[1]);
+            p->w_bf16 = ggml_new_tensor_2d(base->ctx_copies, GGML_TYPE_BF16, w->ne[0], w->ne[1]);
             ggml_format_name(p->w_bf16, "%s.bf16", w->name);
             /* the blocks' matrices in the amx kernel's tiles, where they come in
              * whole panels; the head's rows are also read one at a time (layout.c) */
-            p->w_bf16_tiles = s->cpu.kernels.fgemm_bf16_tiles != NULL && !is_head && w->ne[0] % TILE_ROWS == 0 &&
+            p->w_bf16_tiles = kernels->fgemm_bf16_tiles != NULL && !is_head && w->ne[0] % TILE_ROWS == 0 &&
                               w->ne[1] % TILE_ROWS == 0;
             continue;
         }
         const enum ggml_type fwd_panel_type = panel_type(w->type);
         if (panels && fwd_panel_type != GGML_TYPE_COUNT && packable(w->ne[0], w->ne[1])) {
-            p->w_panels = ggml_new_tensor_2d(s->base.ctx_copies, fwd_panel_type, w->ne[0], w->ne[1]);
+            p->w_panels = ggml_new_tensor_2d(base->ctx_copies, fwd_panel_type, w->ne[0], w->ne[1]);
             ggml_format_name(p->w_panels, "%s.panels", w->name);
         } else if (!forwards_fast(w->type)) {
-            fwd[k] = ggml_new_tensor_2d(s->base.ctx_copies, GGML_TYPE_Q8_0, w->ne[0], w->ne[1]);
+            fwd[k] = ggml_new_tensor_2d(base->ctx_copies, GGML_TYPE_Q8_0, w->ne[0], w->ne[1]);
             ggml_format_name(fwd[k], "%s.q8_0", w->name);
         }
         enum ggml_type wt_type = transposed_type(w->type, is_head, panels && packable(w->ne[1], w->ne[0]));
         if (transposable(w, wt_type)) {
-            p->wt = ggml_new_tensor_2d(s->base.ctx_copies, wt_type, w->ne[1], w->ne[0]);
+            p->wt = ggml_new_tensor_2d(base->ctx_copies, wt_type, w->ne[1], w->ne[0]);
             p->wt_panels = panels && wt_type == GGML_TYPE_Q8_0 && packable(w->ne[1], w->ne[0]);
             p->wt_levels = is_head ? 2 : 1;
             ggml_format_name(p->wt, p->wt_panels ? "%s.T.panels" : "%s.T", w->name);
         }
     }
-    if (s->measure.on) {
-        return measure_copies(s, fields, fwd, n);
+    if (place->measure->on) {
+        return measure_copies(base, llama, place, fields, fwd, n);
     }
-    s->base.buf_copies = ggml_get_first_tensor(s->base.ctx_copies) == NULL
-                             ? NULL
-                             : ggml_backend_alloc_ctx_tensors(s->base.ctx_copies, s->backend);
-    if (s->base.buf_copies == NULL && ggml_get_first_tensor(s->base.ctx_copies) != NULL) {
+    base->buf_copies = ggml_get_first_tensor(base->ctx_copies) == NULL
+                           ? NULL
+                           : ggml_backend_alloc_ctx_tensors(base->ctx_copies, place->backend);
+    if (base->buf_copies == NULL && ggml_get_first_tensor(base->ctx_copies) != NULL) {
         free(fields);
         free(fwd);
         return tnn_fail(TNN_ERR_ALLOC,
@@ -432,17 +436,17 @@ int tnn_frozen_prepare(tnn_session * s, enum tnn_base_compute compute) {
     int status = TNN_OK;
     for (int k = 0; k < n && status == TNN_OK; ++k) {
         struct ggml_tensor ** field = fields[k];
-        struct tnn_frozen_pair * p = &s->base.pairs[k];
-        status = p->w_bf16 ? fill_bf16(s, *field, p) : fill_copies(s, *field, fwd[k], p);
+        struct tnn_frozen_pair * p = &base->pairs[k];
+        status = p->w_bf16 ? fill_bf16(base, kernels, *field, p) : fill_copies(base, *field, fwd[k], p);
         if (fwd[k] != NULL) {
             *field = fwd[k];
         }
         p->w = *field;
         if (status == TNN_OK) {
-            release_packed_original(s, p);
+            release_packed_original(base, p);
         }
     }
-    s->base.n_pairs = n;
+    base->n_pairs = n;
     free(fields);
     free(fwd);
     return status;

@@ -1,12 +1,12 @@
 /* GPT-2: token embedding + learned absolute positions -> pre-LayerNorm
  * blocks (ln_block.c, causal) -> final LayerNorm -> LM head tied to the
  * token embedding. Tensor names are llama.cpp's for the gpt2 architecture. */
-#include "session/session.h"
+#include "models/models.h"
 #include "gguf.h"
 
 #include <stdlib.h>
 
-static int create(tnn_session * s, const tnn_model_desc * desc) {
+static int create(struct tnn_model * model, struct tnn_tensor_table * tensors, const tnn_model_desc * desc) {
     const tnn_model_config * cfg = &desc->config;
     int status = tnn_check_token_model_config(cfg);
     if (status != TNN_OK) {
@@ -22,32 +22,32 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
         return tnn_fail(TNN_ERR_ARG, "GPT-2 takes no donor, untied head or qkv_bias option "
                                      "(its head is tied and every projection has a bias)");
     }
-    s->model.cfg = *cfg;
+    model->cfg = *cfg;
     void * blocks = NULL;
     struct tnn_gpt2 * m = tnn_alloc_with_blocks(sizeof(*m), sizeof(*m->blocks), cfg->n_layers, &blocks);
-    s->model.params = m;
+    model->params = m;
     const int64_t d = cfg->d_model;
-    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS);
-    if (m == NULL || s->model.ctx == NULL) {
+    model->ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS);
+    if (m == NULL || model->ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
     m->blocks = blocks;
-    struct ggml_context * ctx = s->model.ctx;
+    struct ggml_context * ctx = model->ctx;
 
     m->token_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, d, cfg->vocab);
     ggml_set_name(m->token_embd, "token_embd.weight");
     m->position_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, d, cfg->t_seq);
     ggml_set_name(m->position_embd, "position_embd.weight");
-    status = tnn_add_param(s, m->token_embd);
-    if (status == TNN_OK) status = tnn_add_param(s, m->position_embd);
-    if (status == TNN_OK) status = tnn_add_ln_blocks(s, m->blocks, cfg->n_layers, d, cfg->d_ff);
+    status = tnn_add_param(tensors, m->token_embd);
+    if (status == TNN_OK) status = tnn_add_param(tensors, m->position_embd);
+    if (status == TNN_OK) status = tnn_add_ln_blocks(model, tensors, m->blocks, cfg->n_layers, d, cfg->d_ff);
     m->output_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, d);
     ggml_set_name(m->output_norm, "output_norm.weight");
     m->output_norm_b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, d);
     ggml_set_name(m->output_norm_b, "output_norm.bias");
-    if (status == TNN_OK) status = tnn_add_param(s, m->output_norm);
-    if (status == TNN_OK) status = tnn_add_param(s, m->output_norm_b);
-    return status != TNN_OK ? status : tnn_add_token_inputs(s);
+    if (status == TNN_OK) status = tnn_add_param(tensors, m->output_norm);
+    if (status == TNN_OK) status = tnn_add_param(tensors, m->output_norm_b);
+    return status != TNN_OK ? status : tnn_add_token_inputs(model, tensors);
 }
 
 /* tokens, positions int32 [t_seq*t_batch] -> logits [vocab, t_seq*t_batch] */

@@ -2,7 +2,7 @@
  * final RMSNorm -> tied or untied output projection. Its table entry: create
  * from random init or over a frozen GGUF base with LoRA adapters, the
  * forward for training and over a KV cache, and the GGUF export. */
-#include "session/session.h"
+#include "models/models.h"
 #include "gguf.h"
 
 #include <math.h>
@@ -110,59 +110,60 @@ static void share_rope_freqs(struct tnn_llama * m) {
     }
 }
 
-static struct ggml_tensor * new_rope_factors(tnn_session * s, const char * name) {
-    struct ggml_tensor * t = ggml_new_tensor_1d(s->model.ctx, GGML_TYPE_F32, tnn_rope_dim(&s->model.cfg) / 2);
+static struct ggml_tensor * new_rope_factors(struct tnn_model * model, struct tnn_tensor_table * tensors,
+                                             const char * name) {
+    struct ggml_tensor * t = ggml_new_tensor_1d(model->ctx, GGML_TYPE_F32, tnn_rope_dim(&model->cfg) / 2);
     ggml_set_name(t, name);
-    return tnn_table_add(&s->tensors, t, TNN_KIND_ROPE_FREQS, -1) < 0 ? NULL : t;
+    return tnn_table_add(tensors, t, TNN_KIND_ROPE_FREQS, -1) < 0 ? NULL : t;
 }
 
 /* A model created here with cfg->rope_freqs: the factors [rope_dim/2] (both
  * LongRoPE sets with rope_orig_ctx, named as llama.cpp names them, so that
  * the saved model carries both), not trained (ggml has no gradient for
  * them), 1 until uploaded. */
-static int add_rope_freqs(tnn_session * s, struct tnn_llama * m) {
+static int add_rope_freqs(struct tnn_model * model, struct tnn_tensor_table * tensors, struct tnn_llama * m) {
     const bool longrope = m->cfg->rope_orig_ctx > 0;
-    m->rope_freqs = new_rope_factors(s, longrope ? TNN_ROPE_FACTORS_SHORT : TNN_ROPE_FREQS);
-    m->rope_freqs_long = longrope ? new_rope_factors(s, TNN_ROPE_FACTORS_LONG) : NULL;
+    m->rope_freqs = new_rope_factors(model, tensors, longrope ? TNN_ROPE_FACTORS_SHORT : TNN_ROPE_FREQS);
+    m->rope_freqs_long = longrope ? new_rope_factors(model, tensors, TNN_ROPE_FACTORS_LONG) : NULL;
     return m->rope_freqs == NULL || (longrope && m->rope_freqs_long == NULL) ? TNN_ERR_ALLOC : TNN_OK;
 }
 
-/* A llama struct for s->model, its blocks not yet filled. */
-static struct tnn_llama * new_llama(tnn_session * s) {
+/* A llama struct for model, its blocks not yet filled. */
+static struct tnn_llama * new_llama(struct tnn_model * model) {
     void * blocks = NULL;
-    struct tnn_llama * m = tnn_alloc_with_blocks(sizeof(*m), sizeof(*m->blocks), s->model.cfg.n_layers, &blocks);
+    struct tnn_llama * m = tnn_alloc_with_blocks(sizeof(*m), sizeof(*m->blocks), model->cfg.n_layers, &blocks);
     if (m != NULL) {
-        m->cfg = &s->model.cfg;
+        m->cfg = &model->cfg;
         m->blocks = blocks;
     }
-    s->model.params = m;
+    model->params = m;
     return m;
 }
 
-int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
+int tnn_llama_create(struct tnn_model * model, struct tnn_tensor_table * tensors, const tnn_model_desc * desc) {
     const tnn_model_config * cfg = &desc->config;
     int status = tnn_check_token_model_config(cfg);
     if (status != TNN_OK) {
         return status;
     }
-    s->model.cfg = *cfg;
-    struct tnn_llama * m = new_llama(s);
-    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * (18 + TNN_BLOCK_FUSED_VIEWS));
-    if (m == NULL || s->model.ctx == NULL) {
+    model->cfg = *cfg;
+    struct tnn_llama * m = new_llama(model);
+    model->ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * (18 + TNN_BLOCK_FUSED_VIEWS));
+    if (m == NULL || model->ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
-    struct ggml_context * ctx = s->model.ctx;
+    struct ggml_context * ctx = model->ctx;
 
     const bool lens = cfg->donor_d_in > 0 && cfg->donor_d_in != cfg->d_model;
     const int64_t embd_width = lens ? cfg->donor_d_in : cfg->d_model;
     m->token_embd = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, embd_width, cfg->vocab);
     ggml_set_name(m->token_embd, "token_embd.weight");
-    status = tnn_add_param(s, m->token_embd);
+    status = tnn_add_param(tensors, m->token_embd);
     m->embd_proj = NULL;
     if (lens && status == TNN_OK) {
         m->embd_proj = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->donor_d_in, cfg->d_model);
         ggml_set_name(m->embd_proj, "token_embd_proj.weight");
-        status = tnn_add_param(s, m->embd_proj);
+        status = tnn_add_param(tensors, m->embd_proj);
     }
     for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
         struct tnn_block * b = &m->blocks[l];
@@ -188,27 +189,27 @@ int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc) {
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
             /* a view of a fused weight is trained through it */
             if (weights[i] != NULL && weights[i]->view_src == NULL) {
-                status = tnn_add_param(s, weights[i]);
+                status = tnn_add_param(tensors, weights[i]);
             }
         }
     }
     m->output_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, cfg->d_model);
     ggml_set_name(m->output_norm, "output_norm.weight");
-    if (status == TNN_OK) status = tnn_add_param(s, m->output_norm);
+    if (status == TNN_OK) status = tnn_add_param(tensors, m->output_norm);
     m->output = NULL;
     if (cfg->untied && status == TNN_OK) {
         m->output = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, cfg->d_model, cfg->vocab);
         ggml_set_name(m->output, "output.weight");
-        status = tnn_add_param(s, m->output);
+        status = tnn_add_param(tensors, m->output);
     }
     m->head = m->output ? m->output : m->token_embd;
     m->rope_freqs = NULL;
     m->rope_freqs_long = NULL;
     if (cfg->rope_freqs && status == TNN_OK) {
-        status = add_rope_freqs(s, m);
+        status = add_rope_freqs(model, tensors, m);
     }
     share_rope_freqs(m);
-    return status != TNN_OK ? status : tnn_add_token_inputs(s);
+    return status != TNN_OK ? status : tnn_add_token_inputs(model, tensors);
 }
 
 /* ---- create over a frozen GGUF base with LoRA adapters ------------------------ */
@@ -237,9 +238,9 @@ static int check_lora_config(const tnn_lora_config * lora) {
     return TNN_OK;
 }
 
-static int bind_base(tnn_session * s, struct tnn_llama * m) {
+static int bind_base(struct tnn_frozen_base * frozen, struct tnn_llama * m) {
     const tnn_model_config * cfg = m->cfg;
-    struct ggml_context * base = s->base.ctx;
+    struct ggml_context * base = frozen->ctx;
     m->token_embd = ggml_get_tensor(base, "token_embd.weight");
     m->output_norm = ggml_get_tensor(base, "output_norm.weight");
     m->output = cfg->untied ? ggml_get_tensor(base, "output.weight") : NULL;
@@ -251,8 +252,8 @@ static int bind_base(tnn_session * s, struct tnn_llama * m) {
         return tnn_fail(TNN_ERR_ARG, "token_embd.weight or output.weight does not have width %d", cfg->d_model);
     }
     if (cfg->fused_qkv || cfg->fused_gate_up) {
-        s->base.ctx_views = tnn_tensor_context((size_t) cfg->n_layers * TNN_BLOCK_FUSED_VIEWS);
-        if (s->base.ctx_views == NULL) {
+        frozen->ctx_views = tnn_tensor_context((size_t) cfg->n_layers * TNN_BLOCK_FUSED_VIEWS);
+        if (frozen->ctx_views == NULL) {
             return tnn_fail(TNN_ERR_ALLOC, "out of memory binding the base");
         }
     }
@@ -261,8 +262,8 @@ static int bind_base(tnn_session * s, struct tnn_llama * m) {
         if (status != TNN_OK) {
             return status;
         }
-        if (s->base.ctx_views != NULL) {
-            tnn_block_fused_views(s->base.ctx_views, &m->blocks[l], l);
+        if (frozen->ctx_views != NULL) {
+            tnn_block_fused_views(frozen->ctx_views, &m->blocks[l], l);
         }
     }
     /* checked (shape, type, values) when the file was opened (gguf_config.c) */
@@ -274,16 +275,18 @@ static int bind_base(tnn_session * s, struct tnn_llama * m) {
     return TNN_OK;
 }
 
-static int create_on_base(tnn_session * s, const tnn_model_desc * desc) {
+static int create_on_base(struct tnn_model * model, struct tnn_tensor_table * tensors,
+                          struct tnn_frozen_base * base, const struct tnn_base_placement * place,
+                          const tnn_model_desc * desc) {
     const tnn_lora_config * lora = &desc->lora;
     int status = check_lora_config(lora);
     if (status == TNN_OK) {
-        status = tnn_base_open(s, desc->base_gguf);
+        status = tnn_base_open(base, &model->cfg, desc->base_gguf);
     }
     if (status != TNN_OK) {
         return status;
     }
-    tnn_model_config * cfg = &s->model.cfg;
+    tnn_model_config * cfg = &model->cfg;
     cfg->t_seq = lora->t_seq;
     cfg->t_batch = lora->t_batch;
     cfg->init_scale = lora->init_scale;
@@ -291,11 +294,11 @@ static int create_on_base(tnn_session * s, const tnn_model_desc * desc) {
     if ((status = tnn_check_token_model_config(cfg)) != TNN_OK) {
         return status;
     }
-    struct tnn_llama * m = new_llama(s);
+    struct tnn_llama * m = new_llama(model);
     if (m == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
-    if ((status = bind_base(s, m)) != TNN_OK) {
+    if ((status = bind_base(base, m)) != TNN_OK) {
         return status;
     }
     for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
@@ -309,25 +312,26 @@ static int create_on_base(tnn_session * s, const tnn_model_desc * desc) {
                             lora->rank, tnn_lora_slot_name(slot), (long long) max_rank);
         }
     }
-    if ((status = tnn_base_place(s, (enum tnn_base_compute) lora->base_compute)) != TNN_OK) {
+    if ((status = tnn_base_place(base, m, tensors, place, (enum tnn_base_compute) lora->base_compute)) != TNN_OK) {
         return status;
     }
-    s->model.ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * 2 * TNN_LORA_SLOTS);
-    if (s->model.ctx == NULL) {
+    model->ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * 2 * TNN_LORA_SLOTS);
+    if (model->ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the adapters");
     }
     for (int32_t l = 0; l < cfg->n_layers && lora->rank > 0; ++l) {
         struct tnn_block * b = &m->blocks[l];
-        tnn_block_add_lora(s->model.ctx, b, l, lora);
+        tnn_block_add_lora(model->ctx, b, l, lora);
         for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
-            if (b->lora_a[slot] && (tnn_add_param(s, b->lora_a[slot]) || tnn_add_param(s, b->lora_b[slot]))) {
+            if (b->lora_a[slot] &&
+                (tnn_add_param(tensors, b->lora_a[slot]) || tnn_add_param(tensors, b->lora_b[slot]))) {
                 return TNN_ERR_ALLOC;
             }
         }
     }
-    s->model.lora = *lora;
-    s->model.has_lora = lora->rank > 0;
-    return tnn_add_token_inputs(s);
+    model->lora = *lora;
+    model->has_lora = lora->rank > 0;
+    return tnn_add_token_inputs(model, tensors);
 }
 
 /* ---- forward ------------------------------------------------------------ */

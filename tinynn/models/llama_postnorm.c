@@ -28,11 +28,11 @@ static struct ggml_tensor * forward(struct ggml_context * ctx, const struct tnn_
 }
 
 /* llama's parameters: the same tensors, used in another order */
-static int create(tnn_session * s, const tnn_model_desc * desc) {
+static int create(struct tnn_model * model, struct tnn_tensor_table * tensors, const tnn_model_desc * desc) {
     if (desc->config.swa_window > 0 || desc->config.post_norms) {
         return tnn_fail(TNN_ERR_ARG, "llama-postnorm takes no sliding window or Gemma post-norms");
     }
-    return tnn_llama_create(s, desc);
+    return tnn_llama_create(model, tensors, desc);
 }
 
 const struct tnn_arch tnn_arch_llama_postnorm = {

@@ -1,7 +1,11 @@
 /* The models: primitives (one ggml sub-graph each) -> blocks -> the
  * architectures (a table of function pointers, models/arch.c), their
  * configs read from a GGUF, a frozen GGUF base and its fast copies.
- * Not installed. */
+ * Not installed.
+ *
+ * What makes a model writes the session's parts it is handed (the model,
+ * the tensor table, the frozen base), never the session itself: session/
+ * is above this layer (scripts/check_c_layers.py). */
 #ifndef TINYNN_MODELS_H
 #define TINYNN_MODELS_H
 
@@ -220,6 +224,8 @@ struct ggml_tensor * tnn_ln_block_forward(struct ggml_context * ctx, const struc
 
 struct gguf_context;
 struct tnn_model;
+struct tnn_frozen_base;
+struct tnn_base_placement;
 
 /* What a forward reads besides the parameters (NULL where unused). */
 struct tnn_forward_inputs {
@@ -258,13 +264,16 @@ struct tnn_decode_inputs {
  * architecture does not do. */
 struct tnn_arch {
     const char * name;                          /* tnn_model_desc.arch */
-    /* Check desc, create the parameters in s->model.ctx (each added with
-     * tnn_add_param) and the inputs (tnn_add_token_inputs, or its own);
-     * the memory and the init come after. */
-    int (*create)(tnn_session * s, const tnn_model_desc * desc);
-    /* The same over desc->base_gguf: open it as s->base, bind its weights
-     * and create desc->lora's adapters. */
-    int (*create_on_base)(tnn_session * s, const tnn_model_desc * desc);
+    /* Check desc, fill model (its shape, its params) and create the
+     * parameters in model->ctx, each added to tensors (tnn_add_param), and
+     * the inputs (tnn_add_token_inputs, or its own); the memory and the
+     * init come after. */
+    int (*create)(struct tnn_model * model, struct tnn_tensor_table * tensors, const tnn_model_desc * desc);
+    /* The same over desc->base_gguf: open it as base, bind its weights,
+     * place them (tnn_base_place) and create desc->lora's adapters. */
+    int (*create_on_base)(struct tnn_model * model, struct tnn_tensor_table * tensors,
+                          struct tnn_frozen_base * base, const struct tnn_base_placement * place,
+                          const tnn_model_desc * desc);
     /* inputs -> logits [vocab (classes for a ViT), n] */
     struct ggml_tensor * (*forward)(struct ggml_context * ctx, const struct tnn_model * model,
                                     const struct tnn_forward_inputs * in);
@@ -392,13 +401,14 @@ struct tnn_model {
 };
 
 /* Mark t trainable and add it to the table. */
-int tnn_add_param(tnn_session * s, struct ggml_tensor * t);
-/* The int32 token and position inputs of t_seq x t_batch (model.cfg); the
- * logits' rows (n_outputs) are the vocabulary. */
-int tnn_add_token_inputs(tnn_session * s);
-/* n_layers pre-LayerNorm blocks in the model's context, every tensor trainable. */
-int tnn_add_ln_blocks(tnn_session * s, struct tnn_ln_block * blocks, int32_t n_layers, int64_t d_model,
-                      int64_t d_ff);
+int tnn_add_param(struct tnn_tensor_table * tensors, struct ggml_tensor * t);
+/* The model's int32 token and position inputs of t_seq x t_batch
+ * (model->cfg), added to the table; the logits' rows (n_outputs) are the
+ * vocabulary. */
+int tnn_add_token_inputs(struct tnn_model * model, struct tnn_tensor_table * tensors);
+/* n_layers pre-LayerNorm blocks in model->ctx, every tensor trainable. */
+int tnn_add_ln_blocks(struct tnn_model * model, struct tnn_tensor_table * tensors, struct tnn_ln_block * blocks,
+                      int32_t n_layers, int64_t d_model, int64_t d_ff);
 /* An architecture's struct (struct_size bytes) and its n_blocks blocks
  * (block_size bytes each) in one zeroed allocation, which free() frees;
  * *blocks points at the first block. NULL when out of memory. */
@@ -419,7 +429,7 @@ static inline int64_t tnn_rope_dim(const tnn_model_config * cfg) {
 }
 
 struct tnn_llama {
-    const tnn_model_config * cfg;      /* the model's (s->model.cfg) */
+    const tnn_model_config * cfg;      /* the model's (struct tnn_model's cfg) */
     struct ggml_tensor * token_embd;   /* [d_model, vocab], or [donor_d_in, vocab] with a lens */
     struct ggml_tensor * embd_proj;    /* the lens [donor_d_in, d_model], or NULL */
     struct tnn_block * blocks;       /* n_layers */
@@ -439,7 +449,7 @@ static inline struct tnn_llama * tnn_llama_of(const struct tnn_model * model) {
 /* Check a config; returns TNN_OK or records why not. */
 int tnn_check_token_model_config(const tnn_model_config * cfg);
 /* A llama's parameters with random init, for its own create or a variant's. */
-int tnn_llama_create(tnn_session * s, const tnn_model_desc * desc);
+int tnn_llama_create(struct tnn_model * model, struct tnn_tensor_table * tensors, const tnn_model_desc * desc);
 /* tokens int32 [n] -> their embedding rows [d, n] (through the lens, scaled
  * by sqrt(d) for Gemma) */
 struct ggml_tensor * tnn_llama_embed(struct ggml_context * ctx, const struct tnn_llama * model,
@@ -488,13 +498,25 @@ struct tnn_frozen_base {
  * tensor descriptors (no data) named as in the file (models/gguf_config.c). */
 int tnn_gguf_open(const char * path, tnn_model_config * cfg, struct gguf_context ** gguf_out,
                   struct ggml_context ** tensors_out);
-/* Open and map path as s->base, its config into s->model.cfg. */
-int tnn_base_open(tnn_session * s, const char * path);
+/* Open and map path as base, its config into cfg (the model's). */
+int tnn_base_open(struct tnn_frozen_base * base, tnn_model_config * cfg, const char * path);
+/* What placing a base takes of its session besides the base, the model and
+ * the tensor table: the backend that gives the weights and copies memory,
+ * the CPU kernels realize chose (the copies are made for them), and the
+ * counts a measuring session keeps instead of memory (measure->on). */
+struct tnn_base_placement {
+    ggml_backend_t backend;
+    const struct tnn_cpu_kernels * kernels;
+    struct tnn_measure * measure;
+};
 /* Give the base's tensors memory (in place in the mapped file when the
- * backend computes on host memory, else a device copy), make the copies
- * compute asks for (none for stored), let go of the map where nothing points into it, and
- * add the tensors to the table (kind FROZEN). Needs the base bound. */
-int tnn_base_place(tnn_session * s, enum tnn_base_compute compute);
+ * backend computes on host memory, else a device copy, its upload counted
+ * in tensors), make the copies compute asks for (none for stored) of the
+ * matrices llama multiplies by, let go of the map where nothing points
+ * into it, and add the tensors to the table (kind FROZEN). Needs the base
+ * bound to llama (every GGUF base is one). */
+int tnn_base_place(struct tnn_frozen_base * base, struct tnn_llama * llama, struct tnn_tensor_table * tensors,
+                   const struct tnn_base_placement * place, enum tnn_base_compute compute);
 void tnn_base_free(struct tnn_frozen_base * base);
 
 /* ---- fast copies of a frozen base (frozen_copies.c)----------------------------- */
@@ -512,9 +534,10 @@ struct tnn_frozen_pair {
 };
 
 /* Make the transposed copies (and Q8_0 forward copies of slow quantized
- * types) of the base's matrices from the mapped file, and point the model's
+ * types) of the base's matrices from the mapped file, and point llama's
  * fields at the forward copies; a bfloat16 copy instead of each matrix
  * under TNN_BASE_BF16, of the head's under TNN_BASE_BF16_HEAD. Needs the
- * base mapped and bound. */
-int tnn_frozen_prepare(tnn_session * s, enum tnn_base_compute compute);
+ * base mapped and bound to llama. */
+int tnn_frozen_prepare(struct tnn_frozen_base * base, struct tnn_llama * llama,
+                       const struct tnn_base_placement * place, enum tnn_base_compute compute);
 #endif

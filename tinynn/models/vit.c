@@ -1,7 +1,7 @@
 /* ViT: an image classifier. Patches -> linear embedding -> [class token,
  * patches] + learned positions -> pre-LayerNorm blocks (ln_block.c,
  * bidirectional) -> LayerNorm of the class token -> linear head. */
-#include "session/session.h"
+#include "models/models.h"
 
 #include <stdlib.h>
 
@@ -40,17 +40,20 @@ static int check_vit_config(const tnn_vit_config * c) {
     return TNN_OK;
 }
 
-static struct ggml_tensor * new_param(tnn_session * s, int64_t ne0, int64_t ne1, const char * name, int * status) {
-    struct ggml_tensor * t = ne1 > 0 ? ggml_new_tensor_2d(s->model.ctx, GGML_TYPE_F32, ne0, ne1)
-                                     : ggml_new_tensor_1d(s->model.ctx, GGML_TYPE_F32, ne0);
+/* A trainable F32 tensor [ne0] (ne1 = 0) or [ne0, ne1] in model->ctx, added
+ * to tensors while *status is TNN_OK. */
+static struct ggml_tensor * new_param(struct tnn_model * model, struct tnn_tensor_table * tensors, int64_t ne0,
+                                      int64_t ne1, const char * name, int * status) {
+    struct ggml_tensor * t = ne1 > 0 ? ggml_new_tensor_2d(model->ctx, GGML_TYPE_F32, ne0, ne1)
+                                     : ggml_new_tensor_1d(model->ctx, GGML_TYPE_F32, ne0);
     ggml_set_name(t, name);
     if (*status == TNN_OK) {
-        *status = tnn_add_param(s, t);
+        *status = tnn_add_param(tensors, t);
     }
     return t;
 }
 
-static int create(tnn_session * s, const tnn_model_desc * desc) {
+static int create(struct tnn_model * model, struct tnn_tensor_table * tensors, const tnn_model_desc * desc) {
     const tnn_vit_config * cfg = &desc->vit;
     int status = check_vit_config(cfg);
     if (status != TNN_OK) {
@@ -58,7 +61,7 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
     }
     void * blocks = NULL;
     struct tnn_vit * m = tnn_alloc_with_blocks(sizeof(*m), sizeof(*m->blocks), cfg->n_layers, &blocks);
-    s->model.params = m;
+    model->params = m;
     if (m == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
@@ -66,8 +69,8 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
     m->cfg = *cfg;
     /* the shape the shared code reads: one sequence of 1 + n_patches
      * positions per image (no vocabulary); labels index the classes */
-    s->model.n_outputs = cfg->n_classes;
-    s->model.cfg = (tnn_model_config){
+    model->n_outputs = cfg->n_classes;
+    model->cfg = (tnn_model_config){
         .d_model = cfg->d_model,
         .n_layers = cfg->n_layers,
         .n_heads = cfg->n_heads,
@@ -80,27 +83,27 @@ static int create(tnn_session * s, const tnn_model_desc * desc) {
         .seed = cfg->seed,
     };
     const int64_t d = cfg->d_model;
-    s->model.ctx = tnn_tensor_context(12 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS);
-    if (s->model.ctx == NULL) {
+    model->ctx = tnn_tensor_context(12 + (size_t) cfg->n_layers * TNN_LN_BLOCK_TENSORS);
+    if (model->ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
-    m->patch_embd = new_param(s, cfg->patch_dim, d, "patch_embd.weight", &status);
-    m->patch_embd_b = new_param(s, d, 0, "patch_embd.bias", &status);
-    m->position_embd = new_param(s, d, cfg->n_patches + 1, "position_embd.weight", &status);
-    if (status == TNN_OK) status = tnn_add_ln_blocks(s, m->blocks, cfg->n_layers, d, cfg->d_ff);
-    m->output_norm = new_param(s, d, 0, "output_norm.weight", &status);
-    m->output_norm_b = new_param(s, d, 0, "output_norm.bias", &status);
-    m->head = new_param(s, d, cfg->n_classes, "output.weight", &status);
-    m->head_b = new_param(s, cfg->n_classes, 0, "output.bias", &status);
+    m->patch_embd = new_param(model, tensors, cfg->patch_dim, d, "patch_embd.weight", &status);
+    m->patch_embd_b = new_param(model, tensors, d, 0, "patch_embd.bias", &status);
+    m->position_embd = new_param(model, tensors, d, cfg->n_patches + 1, "position_embd.weight", &status);
+    if (status == TNN_OK) status = tnn_add_ln_blocks(model, tensors, m->blocks, cfg->n_layers, d, cfg->d_ff);
+    m->output_norm = new_param(model, tensors, d, 0, "output_norm.weight", &status);
+    m->output_norm_b = new_param(model, tensors, d, 0, "output_norm.bias", &status);
+    m->head = new_param(model, tensors, d, cfg->n_classes, "output.weight", &status);
+    m->head_b = new_param(model, tensors, cfg->n_classes, 0, "output.bias", &status);
     if (status != TNN_OK) {
         return status;
     }
-    struct ggml_tensor * images = ggml_new_tensor_3d(s->model.ctx, GGML_TYPE_F32, cfg->patch_dim, cfg->n_patches,
+    struct ggml_tensor * images = ggml_new_tensor_3d(model->ctx, GGML_TYPE_F32, cfg->patch_dim, cfg->n_patches,
                                                      cfg->t_batch);
     ggml_set_name(images, "images");
     ggml_set_input(images);
-    s->model.images = images;
-    return tnn_table_add(&s->tensors, images, TNN_KIND_IMAGES, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
+    model->images = images;
+    return tnn_table_add(tensors, images, TNN_KIND_IMAGES, -1) < 0 ? TNN_ERR_ALLOC : TNN_OK;
 }
 
 /* images [patch_dim, n_patches, t_batch] -> logits [n_classes, t_batch] */

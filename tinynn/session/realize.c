@@ -106,11 +106,14 @@ static int create_model(tnn_session * s, const tnn_model_desc * desc) {
             return tnn_fail(TNN_ERR_ARG, "unknown architecture '%s': choose from %s",
                             desc->arch ? desc->arch : "(none)", tnn_arch_names());
         }
-        return s->model.arch->create(s, desc);
+        return s->model.arch->create(&s->model, &s->tensors, desc);
     }
-    /* every GGUF base is a llama-family model (models/gguf_config.c says which) */
+    /* every GGUF base is a llama-family model (models/gguf_config.c says which);
+     * its weights and copies go on the session's backend, made for the
+     * kernels just chosen (or counted, measuring) */
     s->model.arch = &tnn_arch_llama;
-    return s->model.arch->create_on_base(s, desc);
+    const struct tnn_base_placement place = { s->backend, &s->cpu.kernels, &s->measure };
+    return s->model.arch->create_on_base(&s->model, &s->tensors, &s->base, &place, desc);
 }
 
 int tnn_realize(tnn_session * s, const tnn_model_desc * desc, int32_t * input_handles) {

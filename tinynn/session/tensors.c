@@ -106,7 +106,7 @@ static int check_positions(const int32_t * positions, int64_t n, int64_t n_ctx) 
  * n_tokens / n_labelled makes it the mean over the labelled ones. */
 static int upload_labels(tnn_session * s, const int32_t * ids) {
     const int64_t vocab = s->model.n_outputs;   /* a ViT's labels index its classes */
-    const int64_t n = ggml_nelements(s->train.labels);
+    const int64_t n = ggml_nelements(s->train.step.labels);
     int64_t n_labelled = 0;
     for (int64_t i = 0; i < n; ++i) {
         if (ids[i] == -1) {
@@ -120,12 +120,12 @@ static int upload_labels(tnn_session * s, const int32_t * ids) {
         }
         n_labelled++;
     }
-    tnn_tensor_set(&s->tensors, s->train.labels, ids, 0, (size_t) n * sizeof(int32_t));
+    tnn_tensor_set(&s->tensors, s->train.step.labels, ids, 0, (size_t) n * sizeof(int32_t));
     /* a preference objective averages over its pairs itself */
-    const float scale = s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY ? 1.0f
-                        : n_labelled > 0                                  ? (float) n / (float) n_labelled
-                                                                          : 0.0f;
-    tnn_tensor_set(&s->tensors, s->train.loss_scale, &scale, 0, sizeof(float));
+    const float scale = s->train.step.objective != TNN_OBJECTIVE_CROSS_ENTROPY ? 1.0f
+                        : n_labelled > 0                                       ? (float) n / (float) n_labelled
+                                                                               : 0.0f;
+    tnn_tensor_set(&s->tensors, s->train.step.loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;
 }
 
@@ -213,12 +213,12 @@ int tnn_set_loss_scale(tnn_session * s, float scale) {
     if (tnn_refuse_measuring(s, "set_loss_scale") != TNN_OK) {
         return TNN_ERR_STATE;
     }
-    if (s == NULL || s->train.loss_scale == NULL) {
+    if (s == NULL || s->train.step.loss_scale == NULL) {
         return tnn_fail(TNN_ERR_STATE, "set_loss_scale before build_training_step");
     }
     if (!(scale >= 0.0f) || scale > 1e30f) {
         return tnn_fail(TNN_ERR_ARG, "the loss scale must be a finite number >= 0, got %g", scale);
     }
-    tnn_tensor_set(&s->tensors, s->train.loss_scale, &scale, 0, sizeof(float));
+    tnn_tensor_set(&s->tensors, s->train.step.loss_scale, &scale, 0, sizeof(float));
     return TNN_OK;
 }

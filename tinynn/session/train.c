@@ -61,7 +61,7 @@ static void causal_rows(float * host, const int32_t * positions, int64_t t, int6
 }
 
 static int fill_masks(tnn_session * s, const int32_t * positions) {
-    struct ggml_tensor * masks[2] = { s->train.causal_mask, s->train.swa_mask };
+    struct ggml_tensor * masks[2] = { s->train.step.causal_mask, s->train.step.swa_mask };
     const int64_t windows[2] = { 0, s->model.cfg.swa_window };
     for (int k = 0; k < 2; ++k) {
         struct ggml_tensor * mask = masks[k];
@@ -82,7 +82,8 @@ static int fill_masks(tnn_session * s, const int32_t * positions) {
 /* Packed rows: the masks from the positions uploaded since the last compute
  * (and, for a preference objective, no more samples than it pairs). */
 static int follow_positions(tnn_session * s) {
-    if (!s->train.packed_rows || !s->train.positions_changed) {
+    const struct tnn_step * step = &s->train.step;
+    if (!step->packed_rows || !s->train.positions_changed) {
         return TNN_OK;
     }
     const size_t nbytes = ggml_nbytes(s->model.positions);
@@ -92,11 +93,11 @@ static int follow_positions(tnn_session * s) {
     }
     tnn_tensor_get(&s->tensors, s->model.positions, positions, 0, nbytes);
     int status = TNN_OK;
-    if (s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY &&
-        tnn_count_samples(s, positions) > tnn_preference_samples(s)) {
-        status = tnn_fail(TNN_ERR_ARG,
-                          "these positions make %lld samples in one batch; a preference batch holds %lld",
-                          (long long) tnn_count_samples(s, positions), (long long) tnn_preference_samples(s));
+    if (step->objective != TNN_OBJECTIVE_CROSS_ENTROPY &&
+        tnn_count_samples(step, positions) > tnn_preference_samples(step)) {
+        status = tnn_fail(
+            TNN_ERR_ARG, "these positions make %lld samples in one batch; a preference batch holds %lld",
+            (long long) tnn_count_samples(step, positions), (long long) tnn_preference_samples(step));
     }
     if (status == TNN_OK) {
         status = fill_masks(s, positions);
@@ -112,17 +113,17 @@ static struct ggml_tensor * model_forward(tnn_session * s, struct ggml_context *
         .tokens = s->model.tokens,
         .positions = s->model.positions,
         .images = s->model.images,
-        .causal_mask = s->train.causal_mask,
-        .swa_mask = s->train.swa_mask,
+        .causal_mask = s->train.step.causal_mask,
+        .swa_mask = s->train.step.swa_mask,
         .residuals = s->train.residuals,
     };
     return s->model.arch->forward(ctx, &s->model, &in);
 }
 
-/* The loss of logits against s->train.labels: the mean cross-entropy over the
- * tokens, times s->train.loss_scale (which makes it the mean over the labelled). */
+/* The loss of logits against the step's labels: the mean cross-entropy over
+ * the tokens, times its loss_scale (which makes it the mean over the labelled). */
 static struct ggml_tensor * mean_loss(tnn_session * s, struct ggml_context * ctx, struct ggml_tensor * logits) {
-    return ggml_mul(ctx, tnn_cross_entropy(ctx, logits, s->train.labels), s->train.loss_scale);
+    return ggml_mul(ctx, tnn_cross_entropy(ctx, logits, s->train.step.labels), s->train.step.loss_scale);
 }
 
 /* A named input [ne0] (ne1 = 0) or [ne0, ne1] in ctx. */
@@ -140,36 +141,37 @@ static struct ggml_tensor * new_input(struct ggml_context * ctx, enum ggml_type 
  * tensors: the attention masks, the AdamW row, the loss scale, the loss and
  * the clipping scalars (accumulators and moments come later). */
 static int create_contexts(tnn_session * s, size_t graph_size) {
+    struct tnn_step * step = &s->train.step;
     struct ggml_init_params ip = {
         .mem_size = 3 * graph_size * ggml_tensor_overhead() + 6 * ggml_graph_overhead_custom(graph_size, true),
         .mem_buffer = NULL,
         .no_alloc = true,
     };
-    s->train.ctx_graph = ggml_init(ip);
+    step->ctx_graph = ggml_init(ip);
     struct ggml_init_params op = {
         .mem_size = (size_t) (2 * s->tensors.n + 8) * ggml_tensor_overhead() * 3,
         .mem_buffer = NULL,
         .no_alloc = true,
     };
-    s->train.ctx_opt = ggml_init(op);
+    step->ctx_opt = ggml_init(op);
     s->train.residuals = calloc((size_t) s->model.cfg.n_layers + 1, sizeof(struct ggml_tensor *));
-    if (s->train.ctx_graph == NULL || s->train.ctx_opt == NULL || s->train.residuals == NULL) {
+    if (step->ctx_graph == NULL || step->ctx_opt == NULL || s->train.residuals == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the graph contexts");
     }
     const tnn_model_config * cfg = &s->model.cfg;
-    struct ggml_context * ctx = s->train.ctx_opt;
+    struct ggml_context * ctx = step->ctx_opt;
     /* [t_seq, t_seq, 1, rows]: one mask for all rows, or one per packed row */
-    const int64_t mask_rows = s->train.packed_rows ? cfg->t_batch : 1;
-    s->train.causal_mask = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq, 1, mask_rows);
-    ggml_set_name(s->train.causal_mask, "causal_mask");
-    ggml_set_input(s->train.causal_mask);
+    const int64_t mask_rows = step->packed_rows ? cfg->t_batch : 1;
+    step->causal_mask = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, cfg->t_seq, cfg->t_seq, 1, mask_rows);
+    ggml_set_name(step->causal_mask, "causal_mask");
+    ggml_set_input(step->causal_mask);
     if (cfg->swa_window > 0) {
-        s->train.swa_mask = ggml_dup_tensor(ctx, s->train.causal_mask);
-        ggml_set_name(s->train.swa_mask, "swa_mask");
-        ggml_set_input(s->train.swa_mask);
+        step->swa_mask = ggml_dup_tensor(ctx, step->causal_mask);
+        ggml_set_name(step->swa_mask, "swa_mask");
+        ggml_set_input(step->swa_mask);
     }
     s->train.hp = new_input(ctx, GGML_TYPE_F32, 7, 0, "adamw_params");
-    s->train.loss_scale = new_input(ctx, GGML_TYPE_F32, 1, 0, "loss_scale");
+    step->loss_scale = new_input(ctx, GGML_TYPE_F32, 1, 0, "loss_scale");
     if (s->train.clip_norm > 0.0f) {
         s->train.grad_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
         ggml_set_name(s->train.grad_norm, "grad_norm");
@@ -182,8 +184,8 @@ static int create_contexts(tnn_session * s, size_t graph_size) {
     s->train.loss = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
     ggml_set_name(s->train.loss, "loss");
     ggml_set_output(s->train.loss);
-    if (s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY) {
-        tnn_preference_tensors(s);
+    if (step->objective != TNN_OBJECTIVE_CROSS_ENTROPY) {
+        tnn_preference_tensors(step);
     }
     return TNN_OK;
 }
@@ -200,20 +202,21 @@ struct differentiated {
 /* The forward graph s->train.gf (logits and loss readable after
  * tnn_compute_forward) and the graph the backward starts from. */
 static struct differentiated build_forward(tnn_session * s, size_t graph_size) {
-    struct ggml_context * ctx = s->train.ctx_graph;
+    struct tnn_step * step = &s->train.step;
+    struct ggml_context * ctx = step->ctx_graph;
     s->train.logits = model_forward(s, ctx);
     ggml_set_name(s->train.logits, "logits");
     ggml_set_output(s->train.logits);
     /* one label per column of logits: a token, or an image for a ViT */
-    s->train.labels = new_input(s->train.ctx_opt, GGML_TYPE_I32, s->train.logits->ne[1], 0, "labels");
-    const bool fuse_head = tnn_head_loss_fusable(s);
-    const bool preference = s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY;
-    struct ggml_tensor * loss = !fuse_head ? mean_loss(s, ctx, s->train.logits)
-                                : preference
-                                    ? tnn_preference_loss_of_logits(s, ctx, s->train.logits)
-                                    : ggml_mul(ctx,
-                                               tnn_head_loss_of_logits(s, ctx, s->train.logits, s->train.labels),
-                                               s->train.loss_scale);
+    step->labels = new_input(step->ctx_opt, GGML_TYPE_I32, s->train.logits->ne[1], 0, "labels");
+    const bool fuse_head = tnn_head_loss_fusable(step, &s->cpu, &s->base);
+    const bool preference = step->objective != TNN_OBJECTIVE_CROSS_ENTROPY;
+    struct ggml_tensor * loss = !fuse_head   ? mean_loss(s, ctx, s->train.logits)
+                                : preference ? tnn_preference_loss_of_logits(step, &s->cpu, ctx, s->train.logits)
+                                             : ggml_mul(ctx,
+                                                        tnn_head_loss_of_logits(&s->cpu, ctx, s->train.logits,
+                                                                                step->labels),
+                                                        step->loss_scale);
     s->train.gf = ggml_new_graph_custom(ctx, graph_size, true);
     ggml_build_forward_expand(s->train.gf, loss);
 
@@ -234,11 +237,12 @@ static struct differentiated build_forward(tnn_session * s, size_t graph_size) {
  * gradient of 1 must persist between steps); then the rewrites onto
  * tinynn's kernels. grad_accs[i]: node i's accumulator, or NULL. */
 static int build_backward(tnn_session * s, const struct differentiated * d, struct ggml_tensor ** grad_accs) {
-    struct ggml_context * ctx = s->train.ctx_graph;
+    struct tnn_step * step = &s->train.step;
+    struct ggml_context * ctx = step->ctx_graph;
     for (int i = 0; i < ggml_graph_n_nodes(d->graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(d->graph, i);
         if (node->flags & (GGML_TENSOR_FLAG_PARAM | GGML_TENSOR_FLAG_LOSS)) {
-            grad_accs[i] = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
+            grad_accs[i] = ggml_new_tensor(step->ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
             ggml_format_name(grad_accs[i], "grad.%s", node->name);
         }
     }
@@ -249,24 +253,24 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
     ggml_build_forward_expand(s->train.gb_grad, d->fused_head ? ggml_cpy(ctx, d->loss, s->train.loss) : loss_copy);
     /* the loss and its gradient as tinynn computes them: the head fused
      * (head_loss.c) and/or the preference objective (preference.c) */
-    int status = d->fused_head ? tnn_fuse_head_loss(s, s->train.gb_grad, d->logits)
-                 : s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY
-                     ? tnn_preference_rewrite(s, s->train.gb_grad, d->logits)
+    int status = d->fused_head ? tnn_fuse_head_loss(step, &s->cpu, &s->base, s->train.gb_grad, d->logits)
+                 : step->objective != TNN_OBJECTIVE_CROSS_ENTROPY
+                     ? tnn_preference_rewrite(step, &s->cpu, s->train.gb_grad, d->logits)
                      : TNN_OK;
     /* the rewrites onto tinynn's kernels; the forward graph's own nodes too
      * when it has them */
     for (int g = 0; g < (d->fused_head ? 2 : 1) && status == TNN_OK; ++g) {
         struct ggml_cgraph * graph = g == 0 ? s->train.gb_grad : s->train.gf;
-        status = s->base.pairs != NULL ? tnn_use_fast_copies(s, graph) : TNN_OK;
+        status = s->base.pairs != NULL ? tnn_use_fast_copies(step, &s->cpu, &s->base, graph) : TNN_OK;
         if (status == TNN_OK) {
-            status = tnn_use_stored_products(s, graph);
+            status = tnn_use_stored_products(step, &s->cpu, graph);
         }
         if (status == TNN_OK) {
-            status = tnn_use_fgemm(s, graph);
+            status = tnn_use_fgemm(step, &s->cpu, graph);
         }
     }
     if (status == TNN_OK) {
-        status = tnn_sum_products(s, s->train.gb_grad);
+        status = tnn_sum_products(step, &s->cpu, s->train.gb_grad);
     }
     if (status == TNN_OK && s->train.recompute_every > 0) {
         /* one layer's scores, all heads (t_seq^2 per head), against every
@@ -284,7 +288,7 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
     /* after the recomputation, which must see the norms as ggml's ops to
      * recompute them (their duplicates become the kernels' nodes too) */
     if (status == TNN_OK) {
-        status = tnn_use_activation_kernels(s, s->train.gb_grad);
+        status = tnn_use_activation_kernels(step, &s->cpu, s->train.gb_grad);
     }
     return status;
 }
@@ -329,7 +333,7 @@ static int collect_params(tnn_session * s, const struct differentiated * d, stru
  * (tnn_apply_update, e.g. after the caller replaced them by sums over
  * ranks). With clipping, both scale their gradients by the global norm. */
 static int build_optimizer(tnn_session * s, const struct param_grads * p, size_t graph_size) {
-    struct ggml_context * ctx = s->train.ctx_graph;
+    struct ggml_context * ctx = s->train.step.ctx_graph;
     s->train.gb_update = ggml_new_graph_custom(ctx, graph_size, false);
     struct ggml_tensor *clip_scale = NULL, *clip_scale_update = NULL;
     if (s->train.clip_norm > 0.0f) {
@@ -340,8 +344,8 @@ static int build_optimizer(tnn_session * s, const struct param_grads * p, size_t
         struct ggml_tensor * node = p->params[k];
         int32_t param_handle = -1;
         tnn_find(s, node->name, &param_handle);
-        struct ggml_tensor * m = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
-        struct ggml_tensor * v = ggml_new_tensor(s->train.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
+        struct ggml_tensor * m = ggml_new_tensor(s->train.step.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
+        struct ggml_tensor * v = ggml_new_tensor(s->train.step.ctx_opt, GGML_TYPE_F32, GGML_MAX_DIMS, node->ne);
         ggml_format_name(m, "adamw_m.%s", node->name);
         ggml_format_name(v, "adamw_v.%s", node->name);
         struct ggml_tensor *grad = p->grads[k], *acc = p->accs[k];
@@ -357,9 +361,9 @@ static int build_optimizer(tnn_session * s, const struct param_grads * p, size_t
             return TNN_ERR_ALLOC;
         }
     }
-    int status = tnn_use_fast_adamw(s, s->train.gb_opt);
+    int status = tnn_use_fast_adamw(&s->train.step, &s->cpu, s->train.gb_opt);
     if (status == TNN_OK) {
-        status = tnn_use_fast_adamw(s, s->train.gb_update);
+        status = tnn_use_fast_adamw(&s->train.step, &s->cpu, s->train.gb_update);
     }
     return status;
 }
@@ -419,14 +423,14 @@ static int check_backend_runs(tnn_session * s, struct ggml_cgraph * graph) {
 static int64_t overhead_bytes(const tnn_session * s) {
     return (int64_t) (s->cpu.scratch.per_thread * (size_t) s->cpu.scratch.n_threads +
                       tnn_backend_work_bytes(s->backend, s->train.gb_opt, s->n_threads) +
-                      ggml_used_mem(s->train.ctx_graph) + ggml_used_mem(s->train.ctx_opt));
+                      ggml_used_mem(s->train.step.ctx_graph) + ggml_used_mem(s->train.step.ctx_opt));
 }
 
 /* A measuring session's trainer: the bytes allocate would take. The graph
  * allocator's buffer must hold the largest of the graphs it lays out. */
 static int measure(tnn_session * s) {
-    s->measure.optimizer = (int64_t) tnn_ctx_alloc_bytes(s->train.ctx_opt, s->backend);
-    tnn_pretend_allocated(s->train.ctx_opt);
+    s->measure.optimizer = (int64_t) tnn_ctx_alloc_bytes(s->train.step.ctx_opt, s->backend);
+    tnn_pretend_allocated(s->train.step.ctx_opt);
     s->train.galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(s->backend));
     if (s->train.galloc == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory");
@@ -451,7 +455,7 @@ static int allocate(tnn_session * s) {
     if (s->measure.on) {
         return measure(s);
     }
-    s->train.buf_opt = ggml_backend_alloc_ctx_tensors(s->train.ctx_opt, s->backend);
+    s->train.buf_opt = ggml_backend_alloc_ctx_tensors(s->train.step.ctx_opt, s->backend);
     if (s->train.buf_opt == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of %s memory for gradients and AdamW moments", tnn_backend_name());
     }
@@ -470,7 +474,7 @@ static int allocate(tnn_session * s) {
     /* zeroed inputs: a forward before the first upload reads defined memory */
     ggml_backend_buffer_clear(s->train.buf_opt, 0);
     const float one = 1.0f;
-    tnn_tensor_set(&s->tensors, s->train.loss_scale, &one, 0, sizeof(float));
+    tnn_tensor_set(&s->tensors, s->train.step.loss_scale, &one, 0, sizeof(float));
     if (s->train.clip_one != NULL) {
         tnn_tensor_set(&s->tensors, s->train.clip_one, &one, 0, sizeof(float));
     }
@@ -503,12 +507,18 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     if (status != TNN_OK) {
         return status;   /* (before realize the model's shape is unknown) */
     }
+    /* what the rewrites read of the session besides the step's own
+     * settings: the model it trains, the threads it computes on */
+    struct tnn_step * step = &s->train.step;
+    step->model = &s->model;
+    step->n_threads = s->n_threads;
     /* fused, the attention holds no scores: the whole batch in one node;
      * else with recomputation a kv head at a time */
-    s->model.cfg.attn_split = tnn_attention_fusable(s)       ? TNN_ATTENTION_WHOLE
-                              : s->train.recompute_every > 0 ? TNN_ATTENTION_PER_KV_HEAD
-                                                             : TNN_ATTENTION_BY_CACHE;
-    const size_t graph_size = graph_size_for(&s->model.cfg, s->train.recompute_every > 0, s->train.packed_rows);
+    s->model.cfg.attn_split = tnn_attention_fusable(step, &s->cpu) ? TNN_ATTENTION_WHOLE
+                              : s->train.recompute_every > 0       ? TNN_ATTENTION_PER_KV_HEAD
+                                                                   : TNN_ATTENTION_BY_CACHE;
+    const size_t graph_size = graph_size_for(&s->model.cfg, s->train.recompute_every > 0,
+                                             s->train.step.packed_rows);
     status = create_contexts(s, graph_size);
     if (status != TNN_OK) {
         return status;
@@ -517,9 +527,9 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     /* forward + loss, then backward, then AdamW: each graph extends the last */
     const struct differentiated d = build_forward(s, graph_size);
     /* attention on the attention_bf16 kernels, before autodiff sees it */
-    status = tnn_fuse_attention(s, d.graph);
+    status = tnn_fuse_attention(step, &s->cpu, d.graph);
     if (status == TNN_OK && d.graph != s->train.gf) {
-        status = tnn_fuse_attention(s, s->train.gf);
+        status = tnn_fuse_attention(step, &s->cpu, s->train.gf);
     }
     if (status != TNN_OK) {
         return status;
@@ -531,7 +541,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
     status = build_backward(s, &d, grad_accs);
     struct param_grads p = { 0 };
     if (status == TNN_OK) {
-        s->train.gb_opt = ggml_graph_dup(s->train.ctx_graph, s->train.gb_grad, true);
+        s->train.gb_opt = ggml_graph_dup(s->train.step.ctx_graph, s->train.gb_grad, true);
         status = collect_params(s, &d, grad_accs, &p);
     }
     if (status == TNN_OK) {
@@ -541,7 +551,7 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         status = tnn_drop_unread_views(s->train.gb_opt);
     }
     if (status == TNN_OK) {
-        s->train.gb_step = tnn_graph_writing_gradients(s->train.ctx_graph, s->train.gb_opt, p.accs, p.n);
+        s->train.gb_step = tnn_graph_writing_gradients(s->train.step.ctx_graph, s->train.gb_opt, p.accs, p.n);
         products_in_f32(s->train.gb_opt);
         status = check_backend_runs(s, s->train.gb_opt);
     }
@@ -554,13 +564,13 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
         return status;
     }
 
-    *labels_handle = tnn_table_add(&s->tensors, s->train.labels, TNN_KIND_LABELS, -1);
+    *labels_handle = tnn_table_add(&s->tensors, s->train.step.labels, TNN_KIND_LABELS, -1);
     *hp_handle = tnn_table_add(&s->tensors, s->train.hp, TNN_KIND_HP, -1);
     *loss_handle = tnn_table_add(&s->tensors, s->train.loss, TNN_KIND_LOSS, -1);
     *logits_handle = tnn_table_add(&s->tensors, s->train.logits, TNN_KIND_LOGITS, -1);
-    if (s->train.objective != TNN_OBJECTIVE_CROSS_ENTROPY &&
-        (tnn_table_add(&s->tensors, s->train.reference_logps, TNN_KIND_REFERENCE, -1) < 0 ||
-         tnn_table_add(&s->tensors, s->train.sample_logps, TNN_KIND_SAMPLE_LOGPS, -1) < 0)) {
+    if (s->train.step.objective != TNN_OBJECTIVE_CROSS_ENTROPY &&
+        (tnn_table_add(&s->tensors, s->train.step.reference_logps, TNN_KIND_REFERENCE, -1) < 0 ||
+         tnn_table_add(&s->tensors, s->train.step.sample_logps, TNN_KIND_SAMPLE_LOGPS, -1) < 0)) {
         return TNN_ERR_ALLOC;
     }
     if (*labels_handle < 0 || *hp_handle < 0 || *loss_handle < 0 || *logits_handle < 0 ||
@@ -575,8 +585,8 @@ int tnn_build_training_step(tnn_session * s, int32_t * loss_handle, int32_t * la
 void tnn_trainer_free(struct tnn_trainer * train) {
     free(train->residuals);
     ggml_gallocr_free(train->galloc);
-    ggml_free(train->ctx_graph);
-    tnn_free_tensors(train->ctx_opt, train->buf_opt);
+    ggml_free(train->step.ctx_graph);
+    tnn_free_tensors(train->step.ctx_opt, train->buf_opt);
 }
 
 int tnn_graph_reset(tnn_session * s) {
@@ -611,8 +621,8 @@ int tnn_graph_reset_grads_only(tnn_session * s) {
  * addresses belong to another layout, so they are forgotten first. */
 static int alloc_graph(tnn_session * s, struct ggml_cgraph * graph) {
     if (s->train.allocated != graph) {
-        for (struct ggml_tensor * t = ggml_get_first_tensor(s->train.ctx_graph); t != NULL;
-             t = ggml_get_next_tensor(s->train.ctx_graph, t)) {
+        for (struct ggml_tensor * t = ggml_get_first_tensor(s->train.step.ctx_graph); t != NULL;
+             t = ggml_get_next_tensor(s->train.step.ctx_graph, t)) {
             t->data = NULL;
             t->buffer = NULL;
         }
@@ -689,7 +699,7 @@ int tnn_set_precision(tnn_session * s, const char * precision) {
         return tnn_fail(TNN_ERR_STATE, "set_precision must come after realize and before build");
     }
     if (strcmp(precision, "f32") == 0) {
-        s->train.bf16_products = false;
+        s->train.step.bf16_products = false;
         return TNN_OK;
     }
     if (strcmp(precision, "bf16") != 0) {
@@ -701,7 +711,41 @@ int tnn_set_precision(tnn_session * s, const char * precision) {
                         "have (" TNN_FGEMM_BF16_NEEDS "); use f32",
                         tnn_backend_name());
     }
-    s->train.bf16_products = true;
+    s->train.step.bf16_products = true;
+    return TNN_OK;
+}
+
+int tnn_set_objective(tnn_session * s, int32_t objective, float beta) {
+    if (s == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_set_objective: session is NULL");
+    }
+    if (!s->realized || s->train.built) {
+        return tnn_fail(TNN_ERR_STATE, "set_objective must come after realize and before build");
+    }
+    if (objective == TNN_OBJECTIVE_CROSS_ENTROPY) {
+        s->train.step.objective = objective;
+        return TNN_OK;
+    }
+    if (objective != TNN_OBJECTIVE_DPO && objective != TNN_OBJECTIVE_ORPO) {
+        return tnn_fail(TNN_ERR_ARG, "unknown objective %d", objective);
+    }
+    if (!(beta > 0.0f) || !isfinite(beta)) {
+        return tnn_fail(TNN_ERR_ARG, "beta must be a positive number, got %g", beta);
+    }
+    /* the loss is a CPU node of the graph (graph/preference.c) */
+    if (strcmp(tnn_backend_name(), "cpu") != 0) {
+        return tnn_fail(TNN_ERR_ARG, "preference losses (dpo, orpo) run on the CPU backend only: "
+                                     "their loss is a CPU node of the graph; use the cpu device");
+    }
+    if (s->model.images != NULL || s->model.cfg.t_batch < 2 || s->model.cfg.t_batch % 2 ||
+        s->model.cfg.t_batch > TNN_MAX_PREFERENCE_ROWS) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "a preference loss needs a token model whose batch holds pairs "
+                        "of rows (an even t_batch up to %d), got t_batch %d",
+                        TNN_MAX_PREFERENCE_ROWS, s->model.cfg.t_batch);
+    }
+    s->train.step.objective = objective;
+    s->train.step.beta = beta;
     return TNN_OK;
 }
 
@@ -729,7 +773,7 @@ int tnn_set_packed_rows(tnn_session * s, int32_t packed) {
     if (s->model.tokens == NULL) {
         return tnn_fail(TNN_ERR_ARG, "packed rows need a token model (%s takes no tokens)", s->model.arch->name);
     }
-    s->train.packed_rows = packed != 0;
+    s->train.step.packed_rows = packed != 0;
     return TNN_OK;
 }
 

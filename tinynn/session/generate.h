@@ -1,0 +1,33 @@
+/* The decoder (session/generate.c): generation's KV caches and its decode
+ * graph. Not installed.
+ *
+ * Beside generate.c, which owns it; the session holds one (session.h).
+ * Nothing below session/ reads it: the architectures' cached forward takes
+ * what it needs as struct tnn_decode_inputs (models/models.h). */
+#ifndef TINYNN_SESSION_GENERATE_H
+#define TINYNN_SESSION_GENERATE_H
+
+#include "models/models.h"
+
+/* Generation: the KV caches and the decode graph, kept while its shape stays. */
+struct tnn_decoder {
+    struct ggml_context * ctx_kv;
+    ggml_backend_buffer_t buf_kv;
+    struct ggml_tensor **k_caches, **v_caches;
+    int32_t n_ctx;
+    ggml_gallocr_t galloc;
+    /* the last decode graph, reused while the shape (n, n_kv) stays the same */
+    struct ggml_context * ctx_graph;
+    struct ggml_cgraph * graph;
+    struct ggml_tensor *tokens, *positions, *rows, *mask, *logits;
+    int32_t n, n_kv;
+    bool flash;                      /* the backend runs ggml_flash_attn_ext */
+    bool base_only;                  /* tnn_decode_adapters(s, 0): no LoRA products */
+    uint16_t * mask_host;            /* staging for the F16 mask, mask_cap halves */
+    size_t mask_cap;
+};
+
+/* Free the KV caches and the decode graph (nothing when kv_init never ran). */
+void tnn_decoder_free(struct tnn_decoder * decoder);
+
+#endif
