@@ -2,8 +2,9 @@
 (a smaller batch, no held-out split, and more epochs where a set has few
 rows), said at the start of the run, and the README's headline held true:
 with every option at its default, SmolLM2 learns the 30 facts toy ships and
-answers them asked in other words (README "Defaults that work", scored as
-benchmarks/defaults_study.py scores its fact sets)."""
+answers them asked in other words (README, "Instruction tuning and
+toy-generate"; how the defaults were chosen: docs/instruct.md, "Defaults that
+work"; scored as benchmarks/defaults_study.py scores its fact sets)."""
 
 from __future__ import annotations
 

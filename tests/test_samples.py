@@ -1,4 +1,4 @@
-"""toy-train samples: the shipped data the README's commands use."""
+"""toy-train samples: the shipped data the README's and docs/ pages' commands use."""
 
 import json
 import subprocess
