@@ -4,10 +4,12 @@ Each entry is an option of toy-train or toy-generate (by its flag's name)
 and, where the number reaches the C core, the Python fields that carry it
 (ModelConfig, RecipeOptions, ...). The ranges are those the C core accepts
 (tinynn's checks in llama.c, vit.c, session.c, generate.c: a value past them
-is refused there, or would not fit its int32_t at all) or, where the core
-has no limit, what keeps the arithmetic finite. The argparse types, the
-options' help and the Python API's checks are all made from this table, so
-a command line and a Python call refuse the same values with the same words.
+is refused there, or would not fit its int32_t or float at all) or, where
+the core has no limit, what keeps the arithmetic finite. The argparse types,
+the options' help and the Python API's checks are all made from this table,
+so a command line and a Python call refuse the same values with the same
+words: one line for any text past the range -- 2**64, 1e309, nan, inf --
+never an OverflowError (tests/test_option_bounds.py tries every option).
 
 Memory is the other bound: a configuration within these ranges can still
 need more than the machine has; toy.core.plan estimates it and toy.core.machine
@@ -24,6 +26,7 @@ from .errors import TNN_ERR_ARG, ToyError
 
 INT32_MAX = 2**31 - 1
 UINT64_MAX = 2**64 - 1
+FLOAT32_MAX = 3.4028234663852886e38  # a number the C core takes as a float: past this it would be inf
 TOKENS_PER_STEP = 1 << 20  # tinynn: t_seq * t_batch, and the longest KV cache
 
 
@@ -36,16 +39,42 @@ class Bound:
     low_open: bool = False  # low itself excluded
     high_open: bool = False
     fields: tuple = ()  # the Python fields (dataclass attributes, arguments) it bounds
+    # words the option takes besides a number (--recompute auto); an option
+    # with words keeps its value as text: the word, or the number written out
+    words: tuple = ()
 
     def describe(self) -> str:
-        """'from 1 to 65,536', '> 0', 'from 0 to below 1' ..."""
-        if self.high == math.inf:
-            return f"{'>' if self.low_open else '>='} {self.low:g}"
+        """'from 1 to 65,536', '> 0', 'from 0 to below 1', 'auto, off, or from 1 to 9' ..."""
+        return f"{', '.join(self.words)}, or {self._span()}" if self.words else self._span()
+
+    def expected(self) -> str:
+        """What a value must be, as a refusal says it: 'a whole number from 1 to 9' ..."""
+        number = f"{'a whole number' if self.kind is int else 'a number'} {self._span()}"
+        return f"{', '.join(self.words)}, or {number}" if self.words else number
+
+    def _span(self) -> str:
+        if self.high in (math.inf, FLOAT32_MAX):
+            above = f"{'>' if self.low_open else '>='} {self.low:g}"
+            return above if self.high == math.inf else f"{above}, at most 3.4e38 (a float32)"
         low = f"above {self.low:g}" if self.low_open else f"{self.low:,}" if self.kind is int else f"{self.low:g}"
         high = f"below {self.high:g}" if self.high_open else f"{self.high:,}" if self.kind is int else f"{self.high:g}"
         return f"from {low} to {high}"
 
     def accepts(self, value) -> bool:
+        """value is one the option takes: a number in range (for an option
+        with words, a word or a number in range as text)."""
+        if self.words:
+            return isinstance(value, str) and (value in self.words or self._in_range(self._number(value)))
+        return self._in_range(value)
+
+    def _number(self, text: str):
+        """text as kind, or None where it is none (int("1e9"), int("inf"), over 4,300 digits)."""
+        try:
+            return self.kind(text)
+        except (ValueError, OverflowError):
+            return None
+
+    def _in_range(self, value) -> bool:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return False
         if self.kind is int and not isinstance(value, int):
@@ -57,20 +86,22 @@ class Bound:
         return above and below
 
     def parse(self, text: str):
-        """An argparse type: the text as a number in range, or an
-        ArgumentTypeError saying what is expected."""
-        word = "a whole number" if self.kind is int else "a number"
-        try:
-            value = self.kind(text)
-        except (ValueError, OverflowError):
-            raise argparse.ArgumentTypeError(f"expected {word} {self.describe()}, got '{text}'") from None
-        if not self.accepts(value):
-            raise argparse.ArgumentTypeError(f"expected {word} {self.describe()}, got {text}")
-        return value
+        """An argparse type: the text as a number in range (as text, for an
+        option with words; a word as it is), or an ArgumentTypeError saying
+        what is expected. Any text gets one of the two: a number past every C
+        type (2**64, 1e309, inf, nan) is out of range, never an OverflowError."""
+        if text in self.words:
+            return text
+        value = self._number(text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"expected {self.expected()}, got '{text[:40]}'")
+        if not self._in_range(value):
+            raise argparse.ArgumentTypeError(f"expected {self.expected()}, got {text[:40]}")
+        return str(value) if self.words else value
 
 
-def _b(name, kind, low, high, *fields, low_open=False, high_open=False) -> Bound:
-    return Bound(name, kind, low, high, low_open, high_open, fields)
+def _b(name, kind, low, high, *fields, low_open=False, high_open=False, words=()) -> Bound:
+    return Bound(name, kind, low, high, low_open, high_open, fields, words)
 
 
 INF = math.inf
@@ -87,15 +118,18 @@ TABLE = [
     _b("batch", int, 1, 1 << 12, "t_batch"),
     _b("grad-accum", int, 1, 1 << 16),
     _b("eval-split", float, 0, 1, high_open=True),
-    # AdamW and the schedule
-    _b("lr", float, 0, INF, low_open=True),
-    _b("min-lr", float, 0, INF),
+    # activation recomputation: keep every N-th block's input (tnn_set_recompute's int32_t)
+    _b("recompute", int, 1, INT32_MAX, words=("auto", "off", "blocks")),
+    # AdamW and the schedule (the AdamW row is float32 in the C core, as are a
+    # model's and an adapter's scales below: FLOAT32_MAX, not any finite double)
+    _b("lr", float, 0, FLOAT32_MAX, low_open=True),
+    _b("min-lr", float, 0, FLOAT32_MAX),
     _b("warmup", int, 0, INT32_MAX),
-    _b("weight-decay", float, 0, INF),
+    _b("weight-decay", float, 0, FLOAT32_MAX),
     _b("beta1", float, 0, 1, high_open=True),
     _b("beta2", float, 0, 1, high_open=True),
-    _b("clip-norm", float, 0, INF, "clip_norm"),
-    _b("init-scale", float, 0, INF, "init_scale"),
+    _b("clip-norm", float, 0, FLOAT32_MAX, "clip_norm"),
+    _b("init-scale", float, 0, FLOAT32_MAX, "init_scale"),
     # a model's shape (tinynn: llama.c and vit.c check the same)
     _b("vocab", int, 1, 1 << 24, "vocab"),
     _b("d-model", int, 1, 1 << 16, "d_model"),
@@ -103,16 +137,16 @@ TABLE = [
     _b("heads", int, 1, 1024, "n_heads"),
     _b("kv-heads", int, 1, 1024, "n_kv_heads"),
     _b("d-ff", int, 0, 1 << 18, "d_ff"),
-    _b("rope-base", float, 0, INF, "rope_base", low_open=True),
+    _b("rope-base", float, 0, FLOAT32_MAX, "rope_base", low_open=True),
     # LoRA
     _b("rank", int, 1, 1 << 16, "rank"),
-    _b("alpha", float, 0, INF, "alpha", low_open=True),
+    _b("alpha", float, 0, FLOAT32_MAX, "alpha", low_open=True),
     # preference tuning (dpo, orpo)
     _b("beta", float, 0, 1e6, "beta", low_open=True),
     # ViT
     _b("patch", int, 1, 256, "patch"),
     _b("image-size", int, 1, 1 << 16, "image_size"),
-    # generation
+    # generation (sampled in Python, in float64: any finite number)
     _b("max-new-tokens", int, 1, TOKENS_PER_STEP, "max_new_tokens"),
     _b("temperature", float, 0, INF, "temperature"),
     _b("top-k", int, 0, INT32_MAX, "top_k"),
@@ -136,11 +170,7 @@ def check(field: str, value, label: str | None = None) -> None:
     its range; label names it in the message (default: the field)."""
     bound = BY_FIELD[field]
     if not bound.accepts(value):
-        raise ToyError(
-            f"{label or field} must be {'a whole number' if bound.kind is int else 'a number'} "
-            f"{bound.describe()}, got {value!r}",
-            TNN_ERR_ARG,
-        )
+        raise ToyError(f"{label or field} must be {bound.expected()}, got {value!r}", TNN_ERR_ARG)
 
 
 def check_fields(obj, skip: tuple = ()) -> None:

@@ -289,7 +289,7 @@ def _recompute_value(value: str) -> str:
 def add_recompute_option(p, defaults: TokenOptions) -> None:
     p.add_argument(
         "--recompute",
-        type=_recompute_value,
+        type=bounds.option("recompute"),
         default=defaults.recompute,
         metavar="{auto,off,blocks,N}",
         help="activation recomputation: keep only every block's input (blocks) or every N-th "
