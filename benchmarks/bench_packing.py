@@ -74,7 +74,8 @@ def one_epoch(data: Path, packing: str, batch: int, threads: int) -> dict:
         data=str(data), seq=1024, batch=batch, epochs=1, eval_split=0.0, packing=packing, threads=threads
     )
     instruct.check(args)
-    recipe, source, _, _ = instruct.prepare(args)
+    prepared = instruct.prepare(args)
+    recipe, source = prepared.recipe, prepared.source
     loss = mean_loss(recipe, source)
     seconds = 0.0
     for step in range(1, source.steps_per_epoch + 1):

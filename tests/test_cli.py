@@ -63,7 +63,7 @@ def test_run_directory_holds_config_events_plot_and_a_llama_gguf(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     config = json.loads((out / "config.json").read_text())
-    assert config["model"]["n_layers"] == 3 and config["options"]["untied"] is True
+    assert config["model"]["n_layers"] == 3 and config["model"]["untied"] is True
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     assert [e["step"] for e in events] == [1, 2, 3, 4]
     assert all(e["tokens"] == 64 * 4 and e["seconds"] > 0 and e["lr"] > 0 for e in events)

@@ -1,5 +1,7 @@
 """tinynn's forward and gradients against the independent numpy reference."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -13,9 +15,9 @@ T_SEQ, T_BATCH = 5, 2
 
 
 def realize(untied: bool, qkv_bias: bool, seed: int = 3) -> Session:
-    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, untied=untied, qkv_bias=qkv_bias, seed=seed, init_scale=0.5)
+    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, seed=seed, init_scale=0.5)
     session = Session("cpu", threads=1)
-    session.realize(ModelDesc.from_scratch(TINY, opts))
+    session.realize(ModelDesc.from_scratch(replace(TINY, untied=untied, qkv_bias=qkv_bias), opts))
     session.build()
     return session
 
@@ -214,9 +216,9 @@ def test_a_partly_masked_loss_is_the_mean_over_labelled_tokens():
 
 
 def test_gradient_clipping_in_the_graph_scales_the_update_by_max_norm_over_norm():
-    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, untied=True, seed=3, init_scale=0.5)
+    opts = toy.RecipeOptions(t_seq=T_SEQ, t_batch=T_BATCH, seed=3, init_scale=0.5)
     session = Session("cpu", threads=1)
-    session.realize(ModelDesc.from_scratch(TINY, opts))
+    session.realize(ModelDesc.from_scratch(replace(TINY, untied=True), opts))
     max_norm = 0.05
     session.build(clip_norm=max_norm)
     params = session.params()

@@ -31,22 +31,21 @@ def study():
 
 def test_a_small_set_trains_every_sample_in_batches_of_two():
     args = InstructOptions()
-    said = data_defaults(args, 120)
-    assert (args.batch, args.eval_split) == (2, 0.0)
+    chosen, said = data_defaults(args, 120)
+    assert chosen == {"batch": 2, "eval_split": 0.0}
     assert said == [
         "batch 2 (under 200 samples: twice the steps an epoch)",
         "no eval split (under 200 samples: each held out is one never learned)",
     ]
+    assert (args.batch, args.eval_split) == (None, None)  # the options stay as given
 
 
 def test_a_set_of_200_keeps_batch_4_and_holds_a_tenth_out():
-    args = InstructOptions()
-    assert data_defaults(args, 200) == [] and (args.batch, args.eval_split) == (4, 0.1)
+    assert data_defaults(InstructOptions(), 200) == ({"batch": 4, "eval_split": 0.1}, [])
 
 
 def test_what_the_user_gave_is_kept():
-    args = InstructOptions(batch=8, eval_split=0.25)
-    assert data_defaults(args, 30) == [] and (args.batch, args.eval_split) == (8, 0.25)
+    assert data_defaults(InstructOptions(batch=8, eval_split=0.25), 30) == ({}, [])
 
 
 class Rows:
@@ -54,36 +53,31 @@ class Rows:
 
     def __init__(self, steps_per_epoch: int, args: InstructOptions):
         self.steps_per_epoch, self.args = steps_per_epoch, args
-        self.steps = None
+        self.steps, self.epochs = args.steps, args.epochs
 
     def set_epochs(self, epochs: int) -> None:
-        self.args.epochs = epochs
+        self.epochs = epochs
         self.steps = self.args.steps or epochs * self.steps_per_epoch
 
 
 def test_every_fact_is_seen_16_times_and_says_nothing():
-    args = InstructOptions()
-    rows = Rows(15, args)  # 30 facts at batch 2
-    assert epoch_defaults(args, rows) == [] and (args.epochs, rows.steps) == (16, 240)
-    args = InstructOptions()
-    rows = Rows(60, args)  # 120 facts at batch 2
-    assert epoch_defaults(args, rows) == [] and (args.epochs, rows.steps) == (16, 960)
+    rows = Rows(15, InstructOptions())  # 30 facts at batch 2
+    assert epoch_defaults(rows.args, rows) == [] and (rows.epochs, rows.steps) == (16, 240)
+    rows = Rows(60, InstructOptions())  # 120 facts at batch 2
+    assert epoch_defaults(rows.args, rows) == [] and (rows.epochs, rows.steps) == (16, 960)
 
 
 def test_a_set_of_few_rows_takes_more_epochs_to_reach_240_steps():
-    args = InstructOptions()
-    rows = Rows(8, args)  # 30 facts packed two to a row (Gemma 3), at batch 2
-    assert epoch_defaults(args, rows) == ["30 epochs (16 would be 128 steps: at least 240)"]
-    assert (args.epochs, rows.steps) == (30, 240)
+    rows = Rows(8, InstructOptions())  # 30 facts packed two to a row (Gemma 3), at batch 2
+    assert epoch_defaults(rows.args, rows) == ["30 epochs (16 would be 128 steps: at least 240)"]
+    assert (rows.epochs, rows.steps) == (30, 240)
 
 
 def test_the_users_epochs_or_steps_are_kept():
-    args = InstructOptions(epochs=3)
-    rows = Rows(15, args)
-    assert epoch_defaults(args, rows) == [] and args.epochs == 3
-    args = InstructOptions(steps=10)
-    rows = Rows(15, args)
-    assert epoch_defaults(args, rows) == [] and rows.steps == 10
+    rows = Rows(15, InstructOptions(epochs=3))
+    assert epoch_defaults(rows.args, rows) == [] and rows.epochs == 3
+    rows = Rows(15, InstructOptions(steps=10))
+    assert epoch_defaults(rows.args, rows) == [] and rows.steps == 10
 
 
 def readme_headline() -> tuple[int, int]:

@@ -9,9 +9,16 @@ ARCHITECTURES = ("llama", "gpt2")
 
 @dataclass
 class ModelConfig:
-    """The shape of a token model (tinynn's tnn_model_config), whatever its
-    architecture: the llama family (llama, Qwen2/3 and Gemma 3 through the
-    fields below), "llama-postnorm", or a GPT-2 (arch "gpt2": LayerNorm,
+    """The shape of a token model, whatever its architecture. Its fields are
+    tinynn's struct tnn_model_config's, by the same names (bool for an
+    int32_t flag), but for the run's (RecipeOptions: t_seq, t_batch, seed,
+    init_scale) and the trainer's own (attn_split); `arch` is the desc's.
+    native/session.py's config_to_c and config_from_c cross the seam by
+    these names, and tests/test_config_seam.py holds the two sets equal:
+    a field is added here and in tinynn.h, nowhere else.
+
+    The architecture: the llama family (llama, Qwen2/3 and Gemma 3 through
+    the fields below), "llama-postnorm", or a GPT-2 (arch "gpt2": LayerNorm,
     GELU MLP, learned positions; n_kv_heads = n_heads, rope_base unused,
     norm_eps is the LayerNorm epsilon)."""
 
@@ -53,6 +60,8 @@ class ModelConfig:
     # sets, rope_factors_short.weight up to rope_orig_ctx tokens of context, else _long
     rope_orig_ctx: int = 0
     rope_attn_factor: float = 0.0  # 0: 1; else RoPE's cos and sin times it (LongRoPE)
+    untied: bool = False  # a separate output projection instead of the embedding
+    qkv_bias: bool = False  # q, k and v projections with biases (Qwen2)
 
     def __post_init__(self):
         if self.arch == "gpt2":
@@ -77,8 +86,6 @@ class RecipeOptions:
     t_seq: int = 64  # tokens per sequence
     t_batch: int = 4  # sequences per step
     weight_dtype: str = "f32"
-    untied: bool = False  # separate output projection instead of the embedding
-    qkv_bias: bool = False
     seed: int = 0
     init_scale: float = 0.02
     clip_norm: float = 0.0  # clip gradients to this global norm in the graph (0: off)

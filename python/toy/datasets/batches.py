@@ -12,6 +12,7 @@ import hashlib
 import math
 import sys
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -23,6 +24,34 @@ from .preference import PACKED_SAMPLES, fit_pairs_to_rows, pair_places, pair_row
 
 # --packing auto packs (instruct and preference data) where that saves at least this share of the rows
 AUTO_SAVING = 0.25
+
+
+class BatchSource(Protocol):
+    """What the training loop asks of a recipe's data (CorpusSource,
+    InstructSource, PreferenceSource, ImageSource)."""
+
+    name: str  # the data's file (or "default"), for messages and config.json
+    n_tokens: int  # its size, in tokens (images for ImageSource)
+    steps: int  # the run's optimizer steps
+    tokens_per_step: int
+
+    def next(self) -> list:
+        """The next step's micro-batches, each a tuple of arrays the recipe uploads."""
+        ...
+
+    def state(self) -> dict:
+        """What a checkpoint keeps to draw the same batches after a resume."""
+        ...
+
+    def restore(self, state: dict) -> None: ...
+
+    def fingerprint(self) -> str:
+        """The sha256 of the data: a resume on other data is refused."""
+        ...
+
+    def before_training(self, recipe, run_dir) -> None: ...
+
+    def after_step(self, step: int, recipe, run_dir) -> None: ...
 
 
 class EpochQueue:
@@ -114,7 +143,7 @@ class InstructSource:
         self.per_step = args.batch * args.grad_accum
         self.tokens_per_step = args.seq * self.per_step
         self.steps_per_epoch = math.ceil(len(self.rows) / self.per_step)
-        self.steps = args.steps
+        self.steps, self.epochs = args.steps, args.epochs
         if args.epochs is not None:  # None: the recipe decides them from steps_per_epoch
             self.set_epochs(args.epochs)
         self.order = EpochQueue(len(self.rows), self.per_step, args.seed)
@@ -122,7 +151,7 @@ class InstructSource:
     def set_epochs(self, epochs: int) -> None:
         """The run's passes over the rows, decided after the rows are laid
         out (--steps, where given, still wins)."""
-        self.args.epochs = epochs
+        self.epochs = epochs
         self.steps = self.args.steps or epochs * self.steps_per_epoch
 
     def describe_packing(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 
 import numpy as np
 
@@ -180,28 +181,44 @@ class ModelDesc:
         keep = ffi.new("char[]", self.arch.encode())
         desc.arch = keep
         if self.vit_config is not None:
-            cfg, c = self.vit_config, desc.vit
-            c.n_classes, c.patch_dim, c.n_patches = cfg.n_classes, cfg.patch_dim, cfg.n_patches
-            c.d_model, c.n_layers, c.n_heads, c.d_ff = cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff
-            c.t_batch, c.ln_eps, c.init_scale, c.seed = self.t_batch, cfg.ln_eps, self.init_scale, self.seed
+            c = desc.vit
+            for name in VIT_C_FIELDS:
+                setattr(c, name, getattr(self.vit_config, name))
+            c.t_batch, c.init_scale, c.seed = self.t_batch, self.init_scale, self.seed
             return desc, keep
-        cfg, opts, c = self.config, self.opts, desc.config
-        c.vocab, c.d_model, c.n_layers = cfg.vocab, cfg.d_model, cfg.n_layers
-        c.n_heads, c.n_kv_heads, c.d_ff = cfg.n_heads, cfg.n_kv_heads, cfg.d_ff
-        c.t_seq, c.t_batch = opts.t_seq, opts.t_batch
-        c.rope_base, c.norm_eps, c.init_scale = cfg.rope_base, cfg.norm_eps, opts.init_scale
-        c.untied, c.qkv_bias = int(opts.untied), int(opts.qkv_bias)
-        c.donor_d_in = cfg.donor_d_in
-        c.head_dim, c.rope_neox, c.qk_norm = cfg.head_dim, int(cfg.rope_neox), int(cfg.qk_norm)
-        c.embd_scale, c.ffn_gelu, c.post_norms = int(cfg.embd_scale), int(cfg.ffn_gelu), int(cfg.post_norms)
-        c.swa_window, c.swa_period, c.rope_base_swa = cfg.swa_window, cfg.swa_period, cfg.rope_base_swa
-        c.rope_freqs = int(cfg.rope_freqs)
-        c.no_rope_period, c.attn_scale = cfg.no_rope_period, cfg.attn_scale
-        c.attn_softcap, c.final_softcap = cfg.attn_softcap, cfg.final_softcap
-        c.fused_qkv, c.fused_gate_up = int(cfg.fused_qkv), int(cfg.fused_gate_up)
-        c.rope_dim, c.rope_orig_ctx, c.rope_attn_factor = cfg.rope_dim, cfg.rope_orig_ctx, cfg.rope_attn_factor
-        c.seed = opts.seed
+        opts, c = self.opts, desc.config
+        config_to_c(self.config, c)
+        c.t_seq, c.t_batch, c.init_scale, c.seed = opts.t_seq, opts.t_batch, opts.init_scale, opts.seed
         return desc, keep
+
+
+# The seam between ModelConfig and tinynn's struct tnn_model_config: the same
+# field names on both sides, but for these. tests/test_config_seam.py holds it.
+C_RUN_FIELDS = ("t_seq", "t_batch", "init_scale", "seed")  # the run's: RecipeOptions
+C_TRAINER_FIELDS = ("attn_split",)  # set by the trainer, not the caller
+PYTHON_ONLY_FIELDS = ("arch",)  # the desc's arch string
+_CONFIG_FIELDS = tuple(
+    (f.name, f.type == "bool") for f in dataclass_fields(ModelConfig) if f.name not in PYTHON_ONLY_FIELDS
+)
+
+
+# tnn_vit_config's fields from ViTConfig (patch_dim and n_patches are its
+# properties, made from image_size, patch and channels); the rest are the run's
+VIT_C_FIELDS = ("n_classes", "patch_dim", "n_patches", "d_model", "n_layers", "n_heads", "d_ff", "ln_eps")
+VIT_C_RUN_FIELDS = ("t_batch", "init_scale", "seed")
+
+
+def config_to_c(cfg: ModelConfig, c) -> None:
+    """Write cfg's fields into a tnn_model_config (a bool as the int32_t 0 or 1)."""
+    for name, is_flag in _CONFIG_FIELDS:
+        value = getattr(cfg, name)
+        setattr(c, name, int(bool(value)) if is_flag else value)
+
+
+def config_from_c(c, arch: str = "llama") -> ModelConfig:
+    """A ModelConfig from a tnn_model_config's fields."""
+    values = {name: bool(getattr(c, name)) if is_flag else getattr(c, name) for name, is_flag in _CONFIG_FIELDS}
+    return ModelConfig(arch=arch, **values)
 
 
 def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
@@ -219,8 +236,8 @@ def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
     tokens = f"{opts.t_batch} x {opts.t_seq} tokens per step"
     if desc.base_gguf is None:
         check_fits(
-            plan.token_training_bytes(cfg, opts.t_seq, opts.t_batch, opts.untied),
-            f"a model of {plan.token_params(cfg, opts.untied):,} parameters trained on {tokens}",
+            plan.token_training_bytes(cfg, opts.t_seq, opts.t_batch, cfg.untied),
+            f"a model of {plan.token_params(cfg, cfg.untied):,} parameters trained on {tokens}",
             "use a smaller --d-model, --layers, --seq or --batch",
         )
     elif desc.rank > 0:
@@ -598,39 +615,9 @@ def check_gguf(gguf_path, lib=None) -> None:
 
 
 def read_gguf_config(gguf_path, lib=None) -> ModelConfig:
-    """A llama-family GGUF's ModelConfig (llama, Qwen2/3, Gemma 3), read and
-    checked by tinynn (no weights loaded). The config also carries `untied` and `qkv_bias` as attributes."""
+    """A llama-family GGUF's ModelConfig (llama, Qwen2/3, Gemma 3, Phi-3 ...),
+    read and checked by tinynn (no weights loaded)."""
     lib = lib or library("cpu")
     c = ffi.new("tnn_model_config *")
     check(lib, lib.tnn_gguf_model_config(os.fsencode(gguf_path), c))
-    cfg = ModelConfig(
-        vocab=c.vocab,
-        d_model=c.d_model,
-        n_layers=c.n_layers,
-        n_heads=c.n_heads,
-        n_kv_heads=c.n_kv_heads,
-        d_ff=c.d_ff,
-        rope_base=c.rope_base,
-        norm_eps=c.norm_eps,
-        head_dim=c.head_dim,
-        rope_neox=bool(c.rope_neox),
-        qk_norm=bool(c.qk_norm),
-        embd_scale=bool(c.embd_scale),
-        ffn_gelu=bool(c.ffn_gelu),
-        post_norms=bool(c.post_norms),
-        swa_window=c.swa_window,
-        swa_period=c.swa_period,
-        rope_base_swa=c.rope_base_swa,
-        rope_freqs=bool(c.rope_freqs),
-        no_rope_period=c.no_rope_period,
-        attn_scale=c.attn_scale,
-        attn_softcap=c.attn_softcap,
-        final_softcap=c.final_softcap,
-        fused_qkv=bool(c.fused_qkv),
-        fused_gate_up=bool(c.fused_gate_up),
-        rope_dim=c.rope_dim,
-        rope_orig_ctx=c.rope_orig_ctx,
-        rope_attn_factor=c.rope_attn_factor,
-    )
-    cfg.untied, cfg.qkv_bias = bool(c.untied), bool(c.qkv_bias)
-    return cfg
+    return config_from_c(c)

@@ -1,7 +1,8 @@
 """toy-train's recipes as commands: each recipe's options (a dataclass, the
 same for the command line and toy.finetune), their argparse groups, their
 checks and the wiring from them to a realized recipe and its data (prepare ->
-recipe, source, config, weights file name)."""
+Prepared). The options are frozen: they stay as the user gave them, and what
+a recipe chooses for those it was left is Prepared.chosen."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import NoReturn
 from ..core.errors import InputError, OneLineParser
 from ..native.library import library
 from . import from_scratch, full, instruct, lora, preference, vit_tiny, warm_start
-from .common import RecipeCommand, TrainingOptions, check_optimizer
+from .common import Prepared, RecipeCommand, TrainingOptions, check_optimizer
 from .from_scratch import FromScratchOptions
 from .full import FullOptions
 from .instruct import InstructOptions
@@ -40,6 +41,7 @@ __all__ = [
     "InstructOptions",
     "LoRAOptions",
     "ORPOOptions",
+    "Prepared",
     "RecipeCommand",
     "TrainingOptions",
     "ViTTinyOptions",

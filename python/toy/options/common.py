@@ -13,10 +13,9 @@ build the same LoRAOptions and refuse the same values with the same words."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -27,16 +26,17 @@ from ..core.config import ModelConfig, RecipeOptions
 from ..core.errors import InputError, ToyError, refusals_as_input_errors
 from ..core.models import default_model_path
 from ..core.plan import RECOMPUTE_AUTO
-from ..datasets.batches import InstructSource
+from ..datasets.batches import BatchSource, InstructSource
 from ..datasets.corpus import TOKEN_SUFFIXES, default_corpus, load_corpus, tokenized_corpus
 from ..formats.gguf_file import context_length
 from ..native.library import DEVICES
 from ..native.session import default_threads, read_gguf_config
+from ..recipes.base import TrainingRecipe
 from ..text.chat import ChatFormatter
 from ..text.tokenizer import GGUFTokenizer
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class TrainingOptions:
     """What every recipe takes: the run (steps, seed, device, where it is
     written, checkpoints), the batches' size and AdamW with its schedule."""
@@ -66,10 +66,27 @@ class TrainingOptions:
     clip_norm: float = 0.0
 
 
-# what a recipe's prepare gives the training loop: the realized recipe, its
-# source of batches, what config.json records of them, and the weights file's name
-Prepared = tuple[Any, Any, dict, str]
 OptionsT = TypeVar("OptionsT", bound=TrainingOptions)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a recipe's prepare gives the training loop. The options stay as
+    the user gave them; what the recipe chose for those it was left (a None
+    the data decides, --data's sample file, the base's computation) is in
+    `chosen`, by option name, and the run goes on with the options resolved
+    (`resolve`): they are what config.json and a checkpoint record, so that a
+    resume chooses nothing again."""
+
+    recipe: TrainingRecipe  # realized and built: a step away from training
+    source: BatchSource  # its micro-batches, step by step
+    config: dict  # what config.json records of the recipe and its data
+    weights_name: str  # the run's weights file: model.gguf or adapter.gguf
+    chosen: dict = field(default_factory=dict)  # option name -> the value the recipe chose
+
+    def resolve(self, options: OptionsT) -> OptionsT:
+        """The options as this run trains: the recipe's choices, and the steps its data makes."""
+        return replace(options, **self.chosen, steps=self.source.steps)
 
 
 @dataclass(frozen=True)
@@ -85,7 +102,7 @@ class RecipeCommand(Generic[OptionsT]):
     prepare: Callable[[OptionsT], Prepared]
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class TokenOptions(TrainingOptions):
     """A language model's training: sequences of --seq tokens, the products' precision."""
 
@@ -94,7 +111,7 @@ class TokenOptions(TrainingOptions):
     recompute: str = "auto"  # auto, off, blocks, or N: keep every N-th block's input (recompute_every)
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class ShapeOptions(TokenOptions):
     """A new llama model's shape, trained on a corpus (from-scratch, warm-start)."""
 
@@ -112,9 +129,9 @@ class ShapeOptions(TokenOptions):
     def model_config(self, vocab: int, **more) -> ModelConfig:
         """The model these options shape, over a vocabulary of vocab tokens
         (more: ModelConfig's other fields, e.g. arch or donor_d_in)."""
-        # check_shape resolves a llama's kv_heads; GPT-2 has none: a k/v per head
-        kv_heads = self.kv_heads if self.kv_heads is not None else self.heads
-        return ModelConfig(
+        # GPT-2 has a k/v per head (ModelConfig sets it for arch gpt2)
+        kv_heads = resolved_kv_heads(self)
+        shape = dict(
             vocab=vocab,
             d_model=self.d_model,
             n_layers=self.layers,
@@ -122,11 +139,13 @@ class ShapeOptions(TokenOptions):
             n_kv_heads=kv_heads,
             d_ff=self.d_ff,
             rope_base=self.rope_base,
-            **more,
+            untied=self.untied,
+            qkv_bias=self.qkv_bias,
         )
+        return ModelConfig(**{**shape, **more})
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class DataOptions:
     """Instruct or preference data (instruct, dpo, orpo; full with --data),
     packed several samples a row where that pays."""
@@ -138,7 +157,7 @@ class DataOptions:
     packing: str = "auto"  # on, off, or on where it saves a quarter of the rows (InstructSource, PreferenceSource)
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class AdapterOptions(TokenOptions):
     """LoRA adapters on a GGUF base (lora, instruct, dpo, orpo)."""
 
@@ -277,15 +296,6 @@ def recompute_every(value: str) -> int:
     raise InputError(f"--recompute {value!r}: say auto, off, blocks, or a block count N >= 1")
 
 
-def _recompute_value(value: str) -> str:
-    """argparse's type for --recompute: the value, checked."""
-    try:
-        recompute_every(value)
-    except InputError as err:
-        raise argparse.ArgumentTypeError(str(err).removeprefix(f"--recompute {value!r}: ")) from None
-    return value
-
-
 def add_recompute_option(p, defaults: TokenOptions) -> None:
     p.add_argument(
         "--recompute",
@@ -379,12 +389,16 @@ def check_head_width(args) -> None:
         raise InputError(f"--d-model ({args.d_model}) must be --heads ({args.heads}) times an even head width")
 
 
+def resolved_kv_heads(args) -> int:
+    """--kv-heads, or by default heads/2 (all the heads where they are odd)."""
+    return args.kv_heads or (args.heads // 2 if args.heads % 2 == 0 else args.heads)
+
+
 def check_shape(args) -> None:
-    kv_heads = args.kv_heads or (args.heads // 2 if args.heads % 2 == 0 else args.heads)
+    kv_heads = resolved_kv_heads(args)
     check_head_width(args)
     if args.heads % kv_heads:
         raise InputError(f"--kv-heads ({kv_heads}) must divide --heads ({args.heads})")
-    args.kv_heads = kv_heads
 
 
 class _OnABaseModel(Protocol):
@@ -517,7 +531,7 @@ def record_instruct_data(args, source: InstructSource, config: dict) -> None:
     """The run's config gains the data's figures."""
     config.update(
         data=args.data,
-        epochs=args.epochs,
+        epochs=source.epochs,
         eval_split=args.eval_split,
         packing=args.packing,
         packed_rows=len(source.rows) if source.packed else None,

@@ -15,7 +15,7 @@ from . import common as options
 HELP = "train a new llama or GPT-2 model from random init (the default)"
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class FromScratchOptions(options.ShapeOptions):
     recipe: str = "from-scratch"
     lr: float = 3e-3
@@ -66,11 +66,12 @@ def prepare(args: FromScratchOptions) -> options.Prepared:
     vocab = max(BYTE_VOCAB, token_range(tokens)[1] + 1)
     check_corpus(tokens, args.seq, vocab, corpus_name)
     cfg = args.model_config(vocab, arch=args.arch)
-    opts = options.recipe_options(args, evaluates=False, untied=args.untied, qkv_bias=args.qkv_bias)
+    opts = options.recipe_options(args, evaluates=False)
     recipe = FromScratch(args.device, args.threads)
     options.realize_or_input_error(recipe.realize, cfg, opts)
     config = {"model": cfg.to_dict(), "options": opts.to_dict()}
-    return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"
+    chosen = {"kv_heads": options.resolved_kv_heads(args)} if args.arch == "llama" else {}
+    return options.Prepared(recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf", chosen)
 
 
 COMMAND = options.RecipeCommand(HELP, FromScratchOptions, add_options, check, prepare)

@@ -17,7 +17,7 @@ from . import common as options
 HELP = "fine-tune every weight of a GGUF model (corpus or instruct data)"
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class FullOptions(options.TokenOptions, options.DataOptions):
     recipe: str = "full"
     corpus: str | None = None  # None (and no --data): the embedded corpus
@@ -60,8 +60,7 @@ def prepare(args: FullOptions) -> options.Prepared:
         evaluates=source is not None and args.eval_split > 0,
         packed=source is not None and source.packed,
     )
-    cfg = options.base_config(model)
-    opts.untied = cfg.untied
+    options.base_config(model)  # a model toy cannot train: refused here, in one line
     if args.save_type == "base":
         check_requantizable(model)
     recipe = FullFineTune(args.device, args.threads)
@@ -74,7 +73,7 @@ def prepare(args: FullOptions) -> options.Prepared:
         tokens, corpus_name = options.gguf_corpus(args, model)
         check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
         source = CorpusSource(tokens, corpus_name, args)
-    return recipe, source, config, "model.gguf"
+    return options.Prepared(recipe, source, config, "model.gguf")
 
 
 COMMAND = options.RecipeCommand(HELP, FullOptions, add_options, check, prepare)

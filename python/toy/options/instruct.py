@@ -4,7 +4,7 @@ loss on the assistant's turns."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..datasets import samples
 from ..datasets.instruct import INSTRUCT_NAMES, read_jsonl
@@ -23,7 +23,7 @@ HELP = "LoRA on prompt/response or chat JSONL, the loss on the assistant's turns
 # cosine-decayed to a tenth. Three follow the data (None here; chosen by
 # data_defaults and epoch_defaults, printed with the reason at the start of
 # the run):
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class InstructOptions(options.AdapterOptions, options.DataOptions):
     recipe: str = "instruct"
     lr: float = 1e-3
@@ -54,25 +54,26 @@ EPOCHS, MIN_STEPS = 16, 240
 EVAL_SPLIT, EVAL_SPLIT_FROM = 0.1, 200
 
 
-def data_defaults(args: InstructOptions, samples: int) -> list[str]:
-    """Set the options the data decides (those left None) and say why, one
+def data_defaults(args: InstructOptions, samples: int) -> tuple[dict, list[str]]:
+    """The options the data decides (those left None), by name, and why, one
     phrase each, e.g. ["batch 2 (under 200 samples: twice the steps an epoch)"]."""
+    chosen: dict = {}
     said = []
     if args.batch is None:
         small = samples < SMALL_SET
-        args.batch = SMALL_BATCH if small else BATCH
+        chosen["batch"] = SMALL_BATCH if small else BATCH
         if small:
-            said.append(f"batch {args.batch} (under {SMALL_SET} samples: twice the steps an epoch)")
+            said.append(f"batch {chosen['batch']} (under {SMALL_SET} samples: twice the steps an epoch)")
     if args.eval_split is None:
-        args.eval_split = EVAL_SPLIT if samples >= EVAL_SPLIT_FROM else 0.0
-        if args.eval_split == 0:
+        chosen["eval_split"] = EVAL_SPLIT if samples >= EVAL_SPLIT_FROM else 0.0
+        if chosen["eval_split"] == 0:
             said.append(f"no eval split (under {EVAL_SPLIT_FROM} samples: each held out is one never learned)")
-    return said
+    return chosen, said
 
 
 def epoch_defaults(args: InstructOptions, source) -> list[str]:
-    """Set the epochs where left None, from the rows' steps an epoch (known
-    once the rows are packed), and say why where they are not EPOCHS."""
+    """The source's epochs where --epochs is left None, from the rows' steps
+    an epoch (known once the rows are packed), and why where they are not EPOCHS."""
     if args.epochs is not None:
         return []
     epochs = max(EPOCHS, math.ceil(MIN_STEPS / source.steps_per_epoch))
@@ -102,24 +103,26 @@ def add_options(p) -> None:
 
 def check(args: InstructOptions) -> None:
     options.check_instruct_data(args)
-    if args.data is None:
-        args.data = str(samples.path("facts.jsonl"))
 
 
-def prepare(args: InstructOptions) -> options.Prepared:
+def prepare(given: InstructOptions) -> options.Prepared:
+    chosen: dict = {"data": given.data or str(samples.path("facts.jsonl"))}
     conversations = read_jsonl(
-        args.data, parse_columns(args.columns, INSTRUCT_NAMES)
+        chosen["data"], parse_columns(given.columns, INSTRUCT_NAMES)
     )  # bad data fails before the model loads
-    said = data_defaults(args, len(conversations))
+    from_data, said = data_defaults(given, len(conversations))
+    chosen.update(from_data)
+    args = replace(given, **chosen)
 
-    def chosen(source) -> str:
+    def say_chosen(source) -> str:
         phrases = said + epoch_defaults(args, source)
         return f"{len(conversations)} samples: " + "; ".join(phrases) if phrases else ""
 
-    source = options.instruct_source(args, options.base_model(args), conversations, chosen)
+    source = options.instruct_source(args, options.base_model(args), conversations, say_chosen)
+    chosen["epochs"] = source.epochs
     recipe, _, config = lora.realize(args, packed=source.packed)
     options.record_instruct_data(args, source, config)
-    return recipe, source, config, "adapter.gguf"
+    return lora.prepared(recipe, source, config, chosen)
 
 
 COMMAND = options.RecipeCommand(HELP, InstructOptions, add_options, check, prepare)

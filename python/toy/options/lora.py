@@ -17,7 +17,7 @@ from . import common as options
 HELP = "train LoRA adapters on a GGUF model you already run (quantized)"
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class LoRAOptions(options.AdapterOptions):
     recipe: str = "lora"
     corpus: str | None = None  # None: the embedded corpus, through the model's tokenizer
@@ -128,7 +128,6 @@ def realize(
             "toy-train: --base-compute auto: training on the stored base, as the fast copies of it would not fit",
             file=sys.stderr,
         )
-    args.base_compute = recipe.base_compute  # a checkpoint resumes as the run computed, whatever memory is free then
     config = {
         "model": recipe.cfg.to_dict(),
         "options": opts.to_dict(),
@@ -143,13 +142,20 @@ def realize(
     return recipe, model, config
 
 
+def prepared(recipe, source, config: dict, chosen: dict | None = None) -> options.Prepared:
+    """An adapter recipe's Prepared: its adapter file, and the base's computation
+    as chosen (a checkpoint resumes as the run computed, whatever memory is free then)."""
+    chosen = {**(chosen or {}), "base_compute": recipe.base_compute}
+    return options.Prepared(recipe, source, config, "adapter.gguf", chosen)
+
+
 def prepare(args: LoRAOptions) -> options.Prepared:
     recipe, model, config = realize(args)
     # tokenizing checks its own working memory against what is free now; what it
     # leaves in the process joins the plan (MemoryPlan.count_loaded_since_build)
     tokens, corpus_name = options.gguf_corpus(args, model)
     check_corpus(tokens, args.seq, recipe.cfg.vocab, corpus_name)
-    return recipe, CorpusSource(tokens, corpus_name, args), config, "adapter.gguf"
+    return prepared(recipe, CorpusSource(tokens, corpus_name, args), config)
 
 
 COMMAND = options.RecipeCommand(HELP, LoRAOptions, add_options, check, prepare)

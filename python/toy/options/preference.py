@@ -16,7 +16,7 @@ fast as ORPO, whose cross-entropy term keeps the answers whole."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core import bounds
 from ..core.errors import InputError
@@ -35,7 +35,7 @@ from . import lora
 MAX_PAIRS = 128  # tinynn: a preference batch holds at most 256 rows
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class PreferenceOptions(options.AdapterOptions, options.DataOptions):
     """What dpo and orpo share."""
 
@@ -49,7 +49,7 @@ class PreferenceOptions(options.AdapterOptions, options.DataOptions):
 
 
 # LR and epochs measured on the sample pairs (docs/preference.md)
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class DPOOptions(PreferenceOptions):
     recipe: str = "dpo"
     lr: float = 2e-4
@@ -57,7 +57,7 @@ class DPOOptions(PreferenceOptions):
     epochs: int = 1
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class ORPOOptions(PreferenceOptions):
     recipe: str = "orpo"
     lr: float = 5e-4
@@ -119,22 +119,22 @@ def check(args: PreferenceOptions) -> None:
         raise InputError(f"--batch {args.batch}: a preference micro-batch holds at most {MAX_PAIRS} pairs")
     if launched_ranks() > 1:
         raise InputError(f"{args.recipe} does not run data-parallel yet: run it as one process")
-    if args.data is None:
-        args.data = str(samples.path("preferences.jsonl"))
 
 
 MAX_DEFAULT_SEQ = 512
 
 
-def prepare(args: PreferenceOptions) -> options.Prepared:
+def prepare(given: PreferenceOptions) -> options.Prepared:
+    chosen: dict = {"data": given.data or str(samples.path("preferences.jsonl"))}
     pairs = read_pairs(
-        args.data, parse_columns(args.columns, PREFERENCE_NAMES)
+        chosen["data"], parse_columns(given.columns, PREFERENCE_NAMES)
     )  # bad data fails before the model loads
-    model = options.base_model(args)
+    model = options.base_model(given)
     tokenizer = GGUFTokenizer.from_gguf(model)
     tokenized = tokenize_pairs(pairs, ChatFormatter.from_gguf(model, tokenizer))
-    if args.seq is None:
-        args.seq = default_seq(tokenized)
+    if given.seq is None:
+        chosen["seq"] = default_seq(tokenized)
+    args = replace(given, **chosen)
     recipe_class = DPO if args.recipe == "dpo" else ORPO
     pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
     # before the recipe is realized: whether the rows are packed shapes the step
@@ -158,7 +158,7 @@ def prepare(args: PreferenceOptions) -> options.Prepared:
         f"{source.describe_packing()}",
         file=sys.stderr,
     )
-    return recipe, source, config, "adapter.gguf"
+    return lora.prepared(recipe, source, config, chosen)
 
 
 def default_seq(pairs) -> int:

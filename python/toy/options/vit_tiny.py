@@ -17,7 +17,7 @@ from . import common as options
 HELP = "train a ViT image classifier (default data: the 8x8 digits toy ships)"
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class ViTTinyOptions(options.TrainingOptions):
     recipe: str = "vit-tiny"
     # the images
@@ -149,7 +149,7 @@ def prepare(args: ViTTinyOptions) -> options.Prepared:
         "eval_images": int(len(held_out)),
         "epochs": args.epochs,
     }
-    return recipe, source, config, "model.gguf"
+    return options.Prepared(recipe, source, config, "model.gguf")
 
 
 def check_folder_fits(scan: FolderScan, cfg: ViTConfig, n_eval: int, args: ViTTinyOptions) -> None:

@@ -18,7 +18,7 @@ from . import common as options
 HELP = "train a new model whose embedding starts from a donor GGUF's"
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, frozen=True)
 class WarmStartOptions(options.ShapeOptions):
     recipe: str = "warm-start"
     lr: float = 3e-3
@@ -62,9 +62,9 @@ def prepare(args: WarmStartOptions) -> options.Prepared:
     if args.corpus is None or Path(args.corpus).suffix not in TOKEN_SUFFIXES:
         vocab = GGUFTokenizer.from_gguf(donor).vocab_size
     check_corpus(tokens, args.seq, vocab, corpus_name)
-    cfg = args.model_config(vocab, donor_d_in=donor_width)
     # untied in every mode, so that the modes differ only in the embedding's start
-    opts = options.recipe_options(args, evaluates=False, untied=True, qkv_bias=args.qkv_bias)
+    cfg = args.model_config(vocab, donor_d_in=donor_width, untied=True)
+    opts = options.recipe_options(args, evaluates=False)
     options.realize_or_input_error(recipe.realize_scratch, cfg, opts)
     if args.init != "scratch":
         table = recipe.realize_warm(donor, cfg)
@@ -72,7 +72,8 @@ def prepare(args: WarmStartOptions) -> options.Prepared:
             recipe.init_lens_pca(table)
     recipe.build()
     config = {"model": cfg.to_dict(), "options": opts.to_dict(), "donor": str(donor), "init": args.init}
-    return recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf"
+    chosen = {"kv_heads": options.resolved_kv_heads(args)}
+    return options.Prepared(recipe, CorpusSource(tokens, corpus_name, args), config, "model.gguf", chosen)
 
 
 COMMAND = options.RecipeCommand(HELP, WarmStartOptions, add_options, check, prepare)

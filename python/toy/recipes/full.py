@@ -55,7 +55,6 @@ class FullFineTune(TrainingRecipe):
     def realize(self, gguf, opts: RecipeOptions | None = None) -> None:
         cfg = read_gguf_config(gguf, self.session.lib)
         opts = opts or RecipeOptions()
-        opts.untied, opts.qkv_bias = cfg.untied, cfg.qkv_bias
         self.cfg, self.opts, self.base_path = cfg, opts, gguf
         build = self._build_args()
         # every weight is uploaded from the file next: realized as zeros (scale 0), not drawn

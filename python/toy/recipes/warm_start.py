@@ -4,6 +4,8 @@ differ. The warm window runs from realize_scratch to build."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..core.config import ModelConfig, RecipeOptions
@@ -19,7 +21,7 @@ class WarmStart(TrainingRecipe):
     def realize_scratch(self, cfg: ModelConfig, opts: RecipeOptions) -> None:
         """Allocate the random-init model; opens the warm window."""
         if cfg.donor_d_in and cfg.donor_d_in != cfg.d_model:
-            opts.untied = True  # a donor-width table cannot be the d_model-wide output
+            cfg = replace(cfg, untied=True)  # a donor-width table cannot be the d_model-wide output
         self.cfg, self.opts = cfg, opts
         self.session.realize(ModelDesc.from_scratch(cfg, opts), self._build_args(), opts.evaluates)
 

@@ -16,7 +16,8 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..core.errors import EXIT_STOPPED, InputError
 from ..core.plan import peak_rss
 from ..core.version import __version__
 from ..formats.merge import merge_lora
-from ..options import COMMANDS, TrainingOptions
+from ..options import COMMANDS, Prepared, TrainingOptions
 from . import parallel
 from .checkpoint import Checkpoint, Checkpoints, file_sha256
 from .divergence import DivergenceWatch
@@ -197,19 +198,79 @@ def _one_step(recipe, source, step: int, lr: float, args, ranks) -> float:
     return recipe.step_accumulated(micro_batches, hp, is_first=(step == 1))
 
 
-def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: bool = True) -> int:
-    """Train args.steps steps (after the checkpoint's, when resuming); returns the exit status.
+@dataclass
+class _Run:
+    """A run under way: what start() made, what the steps read and add to."""
+
+    args: TrainingOptions  # as resolved by the recipe (Prepared.resolve)
+    prepared: Prepared
+    ranks: parallel.Ranks | None
+    run_dir: RunDir | QuietRunDir
+    checkpoints: Checkpoints | None  # rank 0's
+    fingerprints: Fingerprints
+    losses: list[float]  # every step's so far, a resumed run's earlier ones included
+    loss_plot: LossPlot | None  # rank 0's
+
+    @property
+    def lead(self) -> bool:
+        return self.ranks is None or self.ranks.rank == 0
+
+    def save_checkpoint(self, step: int) -> None:
+        if self.checkpoints is None:
+            return
+        self.checkpoints.save(
+            self.prepared.recipe.session,
+            {
+                "step": step,
+                "steps": self.args.steps,
+                "losses": self.losses,
+                "source": self.prepared.source.state(),
+                "args": asdict(self.args),
+                "fingerprints": self.fingerprints.get(),
+            },
+        )
+        self.loss_plot.update()
+
+
+def run(given: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: bool = True) -> int:
+    """Train the run's steps (after the checkpoint's, when resuming); returns the exit status.
     log_lines=False leaves the `step N: loss=X` lines out of stdout (the Python API's runs).
     Under mpiexec with N ranks, data parallel (toy.training.parallel): rank 0 alone
     prints and writes the run directory."""
-    ranks = parallel.world(args)
+    ranks = parallel.world(given)
+    prepared = COMMANDS[given.recipe].prepare(given)
+    run = start(prepared.resolve(given), prepared, ranks, checkpoint)
+    try:
+        first_step = len(run.losses) + 1
+        stopped, elapsed, event = train_steps(run, log_lines)
+        if stopped is not None:
+            if run.lead:
+                run.loss_plot.update()
+            return (
+                _report_stop(stopped, len(run.losses), run.args.steps, run.run_dir)
+                if run.lead
+                else EXIT_STOPPED[stopped]
+            )
+        if not run.lead:
+            return 0
+        weights_path = save_weights(run)
+    finally:
+        run.run_dir.close()
+    report(run, first_step, elapsed, event, weights_path)
+    return 0
+
+
+def start(args: TrainingOptions, prepared: Prepared, ranks, checkpoint: Checkpoint | None) -> _Run:
+    """A new run's directory and config.json, or a stopped run's state restored
+    from its checkpoint (everything read and checked before its directory is
+    touched: a refused resume leaves the run as it was)."""
     lead = ranks is None or ranks.rank == 0
-    recipe, source, recipe_config, weights_name = COMMANDS[args.recipe].prepare(args)
-    args.steps = source.steps
+    recipe, source, recipe_config = prepared.recipe, prepared.source, prepared.config
     plan = getattr(recipe.session, "plan", None)
     if plan is not None:
         plan.count_loaded_since_build()
     fingerprints = Fingerprints(recipe_config.get("base") or recipe_config.get("donor"), source)
+    run_dir: RunDir | QuietRunDir
     if checkpoint is None:
         run_dir = (
             RunDir.create(args.out, args.recipe, args.seed, getattr(args, "overwrite", False))
@@ -225,8 +286,6 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
             source.before_training(recipe, run_dir)
         checkpoints = Checkpoints(run_dir.path, args.keep) if lead else None
     else:
-        # everything read and checked before the run directory is touched: a
-        # refused resume leaves the run as it was
         fingerprints.check(checkpoint.state["fingerprints"], checkpoint)
         done = checkpoint.state["step"]
         recipe.session.reset()  # the loss gradient seeded; moments then overwritten
@@ -245,32 +304,23 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
 
     if lead and plan is not None:  # after every refusal: an error stays one line
         print(f"toy-train: {plan.describe()}", file=sys.stderr)
-
     # loss.svg, drawn from events.jsonl at every checkpoint, on a stop and at the end
     loss_plot = LossPlot(run_dir.path) if lead else None
+    return _Run(args, prepared, ranks, run_dir, checkpoints, fingerprints, losses, loss_plot)
 
-    def save_checkpoint(step: int):
-        if checkpoints is None:
-            return None
-        saved = checkpoints.save(
-            recipe.session,
-            {
-                "step": step,
-                "steps": args.steps,
-                "losses": losses,
-                "source": source.state(),
-                "args": asdict(args),
-                "fingerprints": fingerprints.get(),
-            },
-        )
-        loss_plot.update()
-        return saved
 
+def train_steps(run: _Run, log_lines: bool) -> tuple[int | None, float, dict]:
+    """The steps from the first not yet done to the last, or to a stop
+    (Ctrl-C, SIGTERM): (the stopping signal or None, the seconds they took,
+    the last step's event)."""
+    args, ranks, lead = run.args, run.ranks, run.lead
+    recipe, source = run.prepared.recipe, run.prepared.source
     tokens_per_step = source.tokens_per_step
-    first_step = len(losses) + 1
+    first_step = len(run.losses) + 1
     progress = Progress(first_step, args.steps, tokens_per_step, quiet=not lead)
     diverging = DivergenceWatch(args.lr)
     started = time.perf_counter()
+    event: dict = {}
     try:
         with StopOnSignal(echo=2.0 if ranks is not None else 0.0) as stop:
             # decided once after each step, so that the checkpoint and the stop
@@ -284,7 +334,7 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
                 copies_before, bytes_before = recipe.session.transfers()
                 loss = _one_step(recipe, source, step, lr, args, ranks)
                 seconds = time.perf_counter() - t0
-                losses.append(loss)
+                run.losses.append(loss)
                 metrics = recipe.metrics()  # dpo, orpo: the reward margin and accuracy
                 if not args.json and lead and log_lines:
                     said = "".join(f" {name}={value:.6f}" for name, value in metrics.items())
@@ -295,12 +345,12 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
                 copies, nbytes = recipe.session.transfers()
                 # host<->device copies of the step: its inputs in, the loss (and norm) out
                 event["transfers"], event["transfer_bytes"] = copies - copies_before, nbytes - bytes_before
-                run_dir.event(**event)
+                run.run_dir.event(**event)
                 if lead:
                     diverging.see(step, loss)
                 progress.update(step, loss)
                 if lead:
-                    source.after_step(step, recipe, run_dir)
+                    source.after_step(step, recipe, run.run_dir)
                 if ranks is None:
                     stopping = stop.signum is not None
                 else:
@@ -310,34 +360,35 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
                     if stopping and stop.signum is None:
                         stop.signum = signal.SIGTERM
                 if step < args.steps and (stopping or (args.save_every and step % args.save_every == 0)):
-                    save_checkpoint(step)
-            stopped = stop.signum if stopping and len(losses) < args.steps else None
-        progress.close()
-        if stopped is not None:
-            if lead:
-                loss_plot.update()
-            return _report_stop(stopped, len(losses), args.steps, run_dir) if lead else EXIT_STOPPED[stopped]
-        elapsed = time.perf_counter() - started
-        if not lead:
-            return 0
-        weights_path = run_dir.path / weights_name
-        recipe.save(weights_path)
-        if getattr(args, "merge", None):
-            merge_lora(recipe_config["base"], weights_path, run_dir.path / "merged.gguf", args.merge)
-        loss_plot.write()
+                    run.save_checkpoint(step)
+            stopped = stop.signum if stopping and len(run.losses) < args.steps else None
     finally:
         progress.close()
-        run_dir.close()
+    return stopped, time.perf_counter() - started, event
 
+
+def save_weights(run: _Run) -> Path:
+    """The trained weights in the run directory (and merged.gguf with --merge), the plot drawn."""
+    weights_path = run.run_dir.path / run.prepared.weights_name
+    run.prepared.recipe.save(weights_path)
+    if getattr(run.args, "merge", None):
+        merge_lora(run.prepared.config["base"], weights_path, run.run_dir.path / "merged.gguf", run.args.merge)
+    run.loss_plot.write()
+    return weights_path
+
+
+def report(run: _Run, first_step: int, elapsed: float, event: dict, weights_path: Path) -> None:
+    """The JSON object (--json) on stdout, the summary on stderr."""
+    args, losses = run.args, run.losses
     trained = args.steps - first_step + 1
-    tok_per_s = tokens_per_step * trained / max(elapsed, 1e-9)
+    tok_per_s = run.prepared.source.tokens_per_step * trained / max(elapsed, 1e-9)
     if args.json:
         print(
             json.dumps(
                 {
                     "format": LOG_FORMAT,
-                    "run_id": run_dir.run_id,
-                    "run_dir": str(run_dir.path),
+                    "run_id": run.run_dir.run_id,
+                    "run_dir": str(run.run_dir.path),
                     "recipe": args.recipe,
                     "steps": args.steps,
                     "losses": losses,
@@ -354,8 +405,7 @@ def run(args: TrainingOptions, checkpoint: Checkpoint | None = None, log_lines: 
             file=sys.stderr,
         )
     peak = f", peak memory {peak_rss() / 2**20:,.0f} MB" if peak_rss() else ""
-    print(f"toy-train: {trained} steps, {tok_per_s:,.0f} tokens/s{peak}, wrote {run_dir.path}", file=sys.stderr)
-    return 0
+    print(f"toy-train: {trained} steps, {tok_per_s:,.0f} tokens/s{peak}, wrote {run.run_dir.path}", file=sys.stderr)
 
 
 def _report_stop(signum, done: int, steps: int, run_dir) -> int:
