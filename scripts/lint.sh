@@ -8,6 +8,7 @@
 #   clang-format --dry-run -Werror    tinynn/ and csrc/ (.clang-format)
 #   scripts/check_c_layers.py         no call or include circle in C, every call downward
 #   scripts/check_py_imports.py       no import circle in python/toy, every import downward
+#   scripts/check_commit_subjects.py  commit subjects of at most 72 characters (from issue 66 on)
 #
 # --install first installs the pinned tools: pyproject.toml's "lint" extra,
 # read from there so that the pins live in one place.
@@ -32,6 +33,7 @@ run mypy
 run clang-format --dry-run -Werror $(git ls-files 'tinynn/*.c' 'tinynn/*.h' 'csrc/*.c' 'csrc/*.h')
 run python3 scripts/check_c_layers.py
 run python3 scripts/check_py_imports.py
+run python3 scripts/check_commit_subjects.py
 if [ "$status" -ne 0 ]; then
     echo "lint: failed (the checks above marked ==); ruff format and clang-format -i fix the form" >&2
 fi
