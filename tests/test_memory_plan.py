@@ -137,4 +137,7 @@ def test_a_seq_beyond_the_models_context_is_refused(tmp_path):
 def test_a_bad_recompute_value_is_one_line(tmp_path):
     result = toy_train("lora", "--recompute", "sometimes", "--steps", "1")
     assert result.returncode == 2
-    assert "argument --recompute: say auto, off, blocks, or a block count N >= 1" in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "toy-train: error: argument --recompute: expected auto, off, blocks, or a whole number from 1 to "
+        "2,147,483,647, got 'sometimes' (see toy-train lora --help)"
+    ]

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import toy
 
@@ -28,8 +29,13 @@ def test_samples_are_written_once_and_never_over_a_users_file(tmp_path):
     assert not (tmp_path / "mine/facts.jsonl").exists()  # refused before anything was copied
 
 
-def test_instruct_defaults_to_the_sample_facts():
+def test_instruct_and_dpo_default_to_the_sample_files():
     from toy.cli.train import checked_args
+    from toy.options import instruct, preference
 
     args, _ = checked_args(["instruct"])
-    assert args.data == str(toy.samples.path("facts.jsonl"))
+    assert args.data is None  # as given: the recipe chooses (Prepared.chosen)
+    assert instruct.data_file(args) == str(toy.samples.path("facts.jsonl"))
+    assert instruct.data_file(replace(args, data="mine.jsonl")) == "mine.jsonl"
+    args, _ = checked_args(["dpo"])
+    assert preference.data_file(args) == str(toy.samples.path("preferences.jsonl"))

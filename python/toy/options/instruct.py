@@ -105,8 +105,13 @@ def check(args: InstructOptions) -> None:
     options.check_instruct_data(args)
 
 
+def data_file(args: InstructOptions) -> str:
+    """--data, or the 30 made-up facts toy ships."""
+    return args.data or str(samples.path("facts.jsonl"))
+
+
 def prepare(given: InstructOptions) -> options.Prepared:
-    chosen: dict = {"data": given.data or str(samples.path("facts.jsonl"))}
+    chosen: dict = {"data": data_file(given)}
     conversations = read_jsonl(
         chosen["data"], parse_columns(given.columns, INSTRUCT_NAMES)
     )  # bad data fails before the model loads

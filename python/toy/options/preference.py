@@ -124,8 +124,13 @@ def check(args: PreferenceOptions) -> None:
 MAX_DEFAULT_SEQ = 512
 
 
+def data_file(args: PreferenceOptions) -> str:
+    """--data, or the 40 answer pairs toy ships."""
+    return args.data or str(samples.path("preferences.jsonl"))
+
+
 def prepare(given: PreferenceOptions) -> options.Prepared:
-    chosen: dict = {"data": given.data or str(samples.path("preferences.jsonl"))}
+    chosen: dict = {"data": data_file(given)}
     pairs = read_pairs(
         chosen["data"], parse_columns(given.columns, PREFERENCE_NAMES)
     )  # bad data fails before the model loads
