@@ -44,21 +44,14 @@ BENCHES = {
 # files named before the pattern was kept
 ALIASES = {"preference": "bench_preference"}
 
-# the CPU part of a name (its longest known prefix) -> the CPU kind
+# the CPU part of a name (its longest known prefix) -> the CPU kind: as a
+# group's heading, and as an entry's line says it
 CPUS = {
-    "intel-xeon-amx": "Intel Xeon with AMX (Sapphire Rapids class)",
-    "amd-epyc-zen4": "AMD EPYC Zen 4 (AVX512-BF16, no AMX)",
-    "amd-epyc-zen3": "AMD EPYC Zen 3 (AVX2 only)",
-    "amd-epyc": "AMD EPYC (generation not recorded)",
-    "dev-machine": "the 2-core development machine (CPU not recorded)",
-}
-# the same, in an entry's line
-CPU_SHORT = {
-    "intel-xeon-amx": "Intel Xeon, AMX",
-    "amd-epyc-zen4": "AMD EPYC Zen 4",
-    "amd-epyc-zen3": "AMD EPYC Zen 3",
-    "amd-epyc": "AMD EPYC",
-    "dev-machine": "development machine",
+    "intel-xeon-amx": ("Intel Xeon with AMX (Sapphire Rapids class)", "Intel Xeon, AMX"),
+    "amd-epyc-zen4": ("AMD EPYC Zen 4 (AVX512-BF16, no AMX)", "AMD EPYC Zen 4"),
+    "amd-epyc-zen3": ("AMD EPYC Zen 3 (AVX2 only)", "AMD EPYC Zen 3"),
+    "amd-epyc": ("AMD EPYC (generation not recorded)", "AMD EPYC"),
+    "dev-machine": ("the 2-core development machine (CPU not recorded)", "development machine"),
 }
 # what a file's first lines say of its CPU, where its name says less: the first found
 CPU_TEXT = (
@@ -199,7 +192,7 @@ def anchor(heading: str) -> str:
 
 
 def entry(s: Sitting, link_base: str, folded: bool) -> list[str]:
-    cpu = CPU_SHORT.get(s.cpu, s.cpu or "CPU not recorded")
+    cpu = CPUS[s.cpu][1] if s.cpu in CPUS else s.cpu or "CPU not recorded"
     out = [f"**{s.date}**, {cpu}: [{s.title}]({link_base}{s.path.name})", ""]
     if s.table:
         if folded:
@@ -227,7 +220,7 @@ def render(items: list[Sitting], link_base: str = "../benchmarks/results/") -> s
         for s in newest_first(groups[bench]):
             kinds.setdefault(s.cpu, []).append(s)
         for kind, these in kinds.items():  # in order of each kind's newest sitting
-            out += [f"### {CPUS.get(kind, kind or 'CPU not recorded')}", ""]
+            out += [f"### {CPUS[kind][0] if kind in CPUS else kind or 'CPU not recorded'}", ""]
             for i, s in enumerate(these):
                 out += entry(s, link_base, folded=i > 0)
     return "\n".join(out).rstrip("\n") + "\n"
