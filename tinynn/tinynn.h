@@ -672,6 +672,25 @@ int tnn_kernel_check_attention_bf16(const char * variant, const float * q, const
                                     const float * dout, float * out, float * lse, float * dq, float * dk,
                                     float * dv, int32_t nth);
 
+/* ---- operation checks -------------------------------------------------------
+ *
+ * A ggml operation that toy gave a backward (vendor/patches), computed
+ * forward and backward on the session's backend on plain arrays, so that
+ * tests can hold it against a float64 reference on every backend
+ * (tests/test_recurrent_ops.py). Not for training.
+ *
+ * op names the operation and its inputs, each float32 of up to 4 dims in
+ * ggml's order (shapes: n_inputs rows of 4, unused dims 1):
+ *   "ssm_conv": sx [d_conv - 1 + n_t, d_inner, n_s] (the carried state, then
+ *               the sequence), c [d_conv, d_inner]; out [d_inner, n_t, n_s].
+ * grad_out has out's shape; the loss is sum(out * grad_out), so grads[i]
+ * (input i's shape, or NULL: not wanted) is d loss / d input i. TNN_OK;
+ * TNN_ERR_ARG for an unknown op or shapes that do not fit it; TNN_ERR_BACKEND
+ * where the backend cannot run a node of the forward or backward graph,
+ * refused before anything is allocated. */
+int tnn_op_check(tnn_session * session, const char * op, const int64_t * shapes, int32_t n_inputs,
+                 const float * const * inputs, const float * grad_out, float * out, float * const * grads);
+
 /* TNN_CDEF_END */
 
 #ifdef __cplusplus

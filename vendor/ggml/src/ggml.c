@@ -6954,6 +6954,47 @@ static void ggml_compute_backward(
                 ggml_add_or_set(ctx, cgraph, isrc1, ggml_cont(ctx, part));
             }
         } break;
+        case GGML_OP_SSM_CONV: {
+            // toy patch 0015: the causal depthwise convolution's backward from
+            // existing ops, so that every backend with SSM_CONV runs it.
+            // y[i, t, s] = sum_k sx[t + k, i, s] c[k, i]; g = dL/dy.
+            const int64_t d_conv  = src1->ne[0];
+            const int64_t d_inner = src1->ne[1];
+            const int64_t n_t     = tensor->ne[1];
+            const int64_t n_s     = tensor->ne[2];
+            // g as sx is laid out: [n_t, d_inner, n_s]
+            struct ggml_tensor * g_t = ggml_cont(ctx, ggml_transpose(ctx, grad));
+            if (src0_needs_grads) {
+                // dL/dsx[j, i] = sum_k g[i, j - k] c[k, i]: the convolution of
+                // g, zero-padded by d_conv - 1 on both sides, with c reversed
+                struct ggml_tensor * c_rev = NULL;
+                for (int64_t k = d_conv - 1; k >= 0; --k) {
+                    struct ggml_tensor * col = ggml_cont(ctx,
+                        ggml_view_2d(ctx, src1, 1, d_inner, src1->nb[1], (size_t) k * src1->nb[0]));
+                    c_rev = c_rev == NULL ? col : ggml_concat(ctx, c_rev, col, 0);
+                }
+                struct ggml_tensor * g_pad = ggml_pad_ext(ctx, g_t, (int) (d_conv - 1), (int) (d_conv - 1),
+                    0, 0, 0, 0, 0, 0);
+                struct ggml_tensor * d_sx = ggml_ssm_conv(ctx, g_pad, c_rev);   // [d_inner, n_t + d_conv - 1, n_s]
+                ggml_add_or_set(ctx, cgraph, isrc0, ggml_cont(ctx, ggml_transpose(ctx, d_sx)));
+            }
+            if (src1_needs_grads) {
+                // dL/dc[k, i] = sum_{t, s} sx[t + k, i, s] g[i, t, s]: one column per tap
+                struct ggml_tensor * d_c = NULL;
+                for (int64_t k = 0; k < d_conv; ++k) {
+                    struct ggml_tensor * sx_k = ggml_view_3d(ctx, src0, n_t, d_inner, n_s, src0->nb[1], src0->nb[2],
+                        (size_t) k * src0->nb[0]);
+                    struct ggml_tensor * col = ggml_sum_rows(ctx, ggml_mul(ctx, g_t, sx_k));   // [1, d_inner, n_s]
+                    if (n_s > 1) {
+                        col = ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_2d(ctx, col, d_inner, n_s)));
+                        col = ggml_sum_rows(ctx, col);                                          // [1, d_inner]
+                    }
+                    col = ggml_reshape_2d(ctx, col, 1, d_inner);
+                    d_c = d_c == NULL ? col : ggml_concat(ctx, d_c, col, 0);
+                }
+                ggml_add_or_set(ctx, cgraph, isrc1, d_c);
+            }
+        } break;
         case GGML_OP_CUSTOM: {
             // toy patch 0013: the backward its maker gave (ggml_custom_set_backward)
             ggml_custom_backward_t backward;

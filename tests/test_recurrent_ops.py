@@ -1,0 +1,86 @@
+"""The recurrent operations toy gave a backward (vendor/patches: 0015 for
+GGML_OP_SSM_CONV), forward and backward through tnn_op_check on each
+backend, against the float64 references of reference_recurrent.py at the
+sequence lengths where chunked and vectorized code changes course (1, 2,
+63, 64, 65) and a long one (1024). The references themselves are held to
+finite differences. `pytest -m vulkan` runs the Vulkan cases (lavapipe in
+CI: scripts/vulkan_check.sh)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reference_recurrent as ref
+from toy.native.library import ffi
+from toy.native.session import Session
+
+LENGTHS = [1, 2, 63, 64, 65, 1024]
+DEVICES = ["cpu", pytest.param("vulkan", marks=pytest.mark.vulkan)]
+
+
+def op_check(device: str, op: str, inputs: list[np.ndarray], dy: np.ndarray):
+    """op's output and every input's gradient from tnn_op_check, in float64."""
+    session = Session(device, threads=2)
+    lib = session.lib
+    arrays = [np.ascontiguousarray(a, dtype=np.float32) for a in inputs]
+    shapes = np.ones((len(arrays), 4), dtype=np.int64)
+    for row, a in zip(shapes, arrays):
+        row[: a.ndim] = a.shape[::-1]  # ggml's order
+    out = np.zeros(dy.shape, dtype=np.float32)
+    grads = [np.zeros_like(a) for a in arrays]
+    keep = [ffi.from_buffer("float[]", a) for a in arrays]
+    grad_ptrs = [ffi.from_buffer("float[]", g) for g in grads]
+    status = lib.tnn_op_check(
+        session._session,
+        op.encode(),
+        ffi.from_buffer("int64_t[]", shapes),
+        len(arrays),
+        ffi.new("const float *[]", keep),
+        ffi.from_buffer("float[]", np.ascontiguousarray(dy, dtype=np.float32)),
+        ffi.from_buffer("float[]", out),
+        ffi.new("float *[]", grad_ptrs),
+    )
+    message = ffi.string(lib.tnn_last_error()).decode()
+    return status, message, out.astype(np.float64), [g.astype(np.float64) for g in grads]
+
+
+def conv_inputs(n_t: int, d_conv: int, d_inner: int, n_s: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    sx = rng.standard_normal((n_s, d_inner, d_conv - 1 + n_t))
+    c = rng.standard_normal((d_inner, d_conv))
+    dy = rng.standard_normal((n_s, n_t, d_inner))
+    return sx, c, dy
+
+
+def assert_close(ours: np.ndarray, expected: np.ndarray, what: str):
+    # float32 sums of a few terms each: a few ulps of the largest value
+    np.testing.assert_allclose(ours, expected, atol=1e-5 * max(1.0, np.abs(expected).max()), err_msg=what)
+
+
+def test_ssm_conv_reference_gradients_are_finite_differences():
+    sx, c, dy = conv_inputs(n_t=5, d_conv=4, d_inner=3, n_s=2)
+    dsx, dc = ref.ssm_conv_backward(sx, c, dy)
+    np.testing.assert_allclose(dsx, ref.finite_differences(lambda x: ref.ssm_conv(x, c), sx, dy), atol=1e-7)
+    np.testing.assert_allclose(dc, ref.finite_differences(lambda w: ref.ssm_conv(sx, w), c, dy), atol=1e-7)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n_t", LENGTHS)
+@pytest.mark.parametrize("d_conv,n_s", [(3, 1), (4, 2)])
+def test_ssm_conv_forward_and_backward_match_the_reference(device, n_t, d_conv, n_s):
+    sx, c, dy = conv_inputs(n_t, d_conv, d_inner=24, n_s=n_s, seed=n_t)
+    status, message, y, (dsx, dc) = op_check(device, "ssm_conv", [sx, c], dy)
+    assert status == 0, message
+    assert_close(y, ref.ssm_conv(sx, c), "y")
+    expected_dsx, expected_dc = ref.ssm_conv_backward(sx, c, dy)
+    assert_close(dsx, expected_dsx, "d sx")
+    assert_close(dc, expected_dc, "d c")
+
+
+def test_op_check_refuses_what_it_does_not_know():
+    sx, c, dy = conv_inputs(4, 3, 8, 1)
+    status, message, *_ = op_check("cpu", "no_such_op", [sx, c], dy)
+    assert status != 0 and "no operation check named 'no_such_op'" in message
+    status, message, *_ = op_check("cpu", "ssm_conv", [sx, c[:4]], dy)
+    assert status != 0 and "ssm_conv: sx must be" in message

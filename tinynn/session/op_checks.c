@@ -1,0 +1,145 @@
+/* tnn_op_check (tinynn.h): one ggml operation forward and backward on the
+ * session's backend, for tests that hold the backward toy gave it (a vendor
+ * patch) against a float64 reference. The graph is what a training step's
+ * would be around the op: its inputs are parameters, the loss the sum of
+ * the output times a given gradient, ggml_build_backward_expand the rest. */
+#include "session/session.h"
+
+#include <string.h>
+
+#define MAX_OP_INPUTS 8
+
+/* An operation's graph from its inputs, or NULL (tnn_fail said why) when
+ * the shapes do not fit it. */
+typedef struct ggml_tensor * (*op_builder)(struct ggml_context * ctx, struct ggml_tensor ** in);
+
+static struct ggml_tensor * build_ssm_conv(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    struct ggml_tensor *sx = in[0], *c = in[1];
+    if (sx->ne[3] != 1 || c->ne[2] != 1 || c->ne[3] != 1 || c->ne[0] < 1 || sx->ne[1] != c->ne[1] ||
+        sx->ne[0] < c->ne[0]) {
+        tnn_fail(TNN_ERR_ARG, "ssm_conv: sx must be [d_conv - 1 + n_t, d_inner, n_s] with n_t >= 1 and "
+                              "c [d_conv, d_inner]");
+        return NULL;
+    }
+    return ggml_ssm_conv(ctx, sx, c);
+}
+
+static const struct {
+    const char * name;
+    int32_t n_inputs;
+    op_builder build;
+} OPS[] = {
+    { "ssm_conv", 2, build_ssm_conv },
+};
+
+/* The index of the check named name in OPS, or -1 (tnn_fail said why). */
+static int find_op(const char * name, int32_t n_inputs) {
+    for (size_t i = 0; i < sizeof(OPS) / sizeof(OPS[0]); ++i) {
+        if (name != NULL && strcmp(OPS[i].name, name) == 0) {
+            if (OPS[i].n_inputs != n_inputs) {
+                tnn_fail(TNN_ERR_ARG, "%s takes %d inputs, got %d", name, OPS[i].n_inputs, n_inputs);
+                return -1;
+            }
+            return (int) i;
+        }
+    }
+    tnn_fail(TNN_ERR_ARG, "no operation check named '%.40s'", name ? name : "(null)");
+    return -1;
+}
+
+/* Whether the backend runs every node of graph (TNN_ERR_BACKEND saying
+ * which it does not). */
+static int backend_runs(ggml_backend_t backend, struct ggml_cgraph * graph) {
+    for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
+        struct ggml_tensor * node = ggml_graph_node(graph, i);
+        if (!ggml_backend_supports_op(backend, node)) {
+            return tnn_fail(TNN_ERR_BACKEND, "the %s backend cannot run %s (%s)", tnn_backend_name(),
+                            ggml_op_desc(node), node->name);
+        }
+    }
+    return TNN_OK;
+}
+
+int tnn_op_check(tnn_session * s, const char * op, const int64_t * shapes, int32_t n_inputs,
+                 const float * const * inputs, const float * grad_out, float * out, float * const * grads) {
+    if (s == NULL || shapes == NULL || inputs == NULL || grad_out == NULL || out == NULL || grads == NULL) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_op_check: a NULL argument");
+    }
+    if (n_inputs < 1 || n_inputs > MAX_OP_INPUTS) {
+        return tnn_fail(TNN_ERR_ARG, "tnn_op_check: n_inputs must be 1 to %d, got %d", MAX_OP_INPUTS, n_inputs);
+    }
+    const int which = find_op(op, n_inputs);
+    if (which < 0) {
+        return TNN_ERR_ARG;
+    }
+    for (int32_t i = 0; i < 4 * n_inputs; ++i) {
+        if (shapes[i] < 1 || shapes[i] > (1 << 24)) {
+            return tnn_fail(TNN_ERR_ARG, "tnn_op_check: every dim must be 1 to %d, got %lld", 1 << 24,
+                            (long long) shapes[i]);
+        }
+    }
+    const size_t graph_size = 1024;
+    struct ggml_init_params params = {
+        .mem_size = ggml_tensor_overhead() * graph_size * 4 + ggml_graph_overhead_custom(graph_size, true) * 2,
+        .mem_buffer = NULL,
+        .no_alloc = true,
+    };
+    struct ggml_context * ctx = ggml_init(params);
+    if (ctx == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "tnn_op_check: out of memory");
+    }
+    struct ggml_tensor * in[MAX_OP_INPUTS];
+    for (int32_t i = 0; i < n_inputs; ++i) {
+        const int64_t * ne = shapes + 4 * i;
+        in[i] = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, ne[0], ne[1], ne[2], ne[3]);
+        ggml_format_name(in[i], "input %d", i);
+        ggml_set_param(in[i]);
+    }
+    int status = TNN_OK;
+    ggml_backend_buffer_t buf = NULL;
+    struct ggml_tensor * y = OPS[which].build(ctx, in);
+    if (y == NULL) {
+        status = TNN_ERR_ARG;
+        goto done;
+    }
+    struct ggml_tensor * dy = ggml_new_tensor(ctx, GGML_TYPE_F32, GGML_MAX_DIMS, y->ne);
+    struct ggml_tensor * loss = ggml_sum(ctx, ggml_mul(ctx, y, dy));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * graph = ggml_new_graph_custom(ctx, graph_size, true);
+    ggml_build_forward_expand(graph, loss);
+    ggml_build_backward_expand(ctx, graph, NULL);
+    status = backend_runs(s->backend, graph);
+    if (status != TNN_OK) {
+        goto done;
+    }
+    buf = ggml_backend_alloc_ctx_tensors(ctx, s->backend);
+    if (buf == NULL) {
+        status = tnn_fail(TNN_ERR_ALLOC, "tnn_op_check: could not allocate the graph on the %s backend",
+                          tnn_backend_name());
+        goto done;
+    }
+    ggml_graph_reset(graph);   /* every gradient 0, the loss's 1 */
+    for (int32_t i = 0; i < n_inputs; ++i) {
+        ggml_backend_tensor_set(in[i], inputs[i], 0, ggml_nbytes(in[i]));
+    }
+    ggml_backend_tensor_set(dy, grad_out, 0, ggml_nbytes(dy));
+    if (ggml_backend_graph_compute(s->backend, graph) != GGML_STATUS_SUCCESS) {
+        status = tnn_fail(TNN_ERR_BACKEND, "tnn_op_check: %s failed on the %s backend", op, tnn_backend_name());
+        goto done;
+    }
+    ggml_backend_tensor_get(y, out, 0, ggml_nbytes(y));
+    for (int32_t i = 0; i < n_inputs; ++i) {
+        struct ggml_tensor * g = ggml_graph_get_grad(graph, in[i]);
+        if (grads[i] != NULL) {
+            if (g == NULL) {
+                memset(grads[i], 0, ggml_nbytes(in[i]));   /* the output does not depend on it */
+            } else {
+                ggml_backend_tensor_get(g, grads[i], 0, ggml_nbytes(in[i]));
+            }
+        }
+    }
+done:
+    ggml_backend_buffer_free(buf);
+    ggml_free(ctx);
+    return status;
+}
