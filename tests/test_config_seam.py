@@ -13,7 +13,7 @@ from toy.core.ffi import ffi
 from toy.native import session as native
 
 # the C types a Python field's annotation may cross the seam as
-PYTHON_TYPE_OF = {"int32_t": ("int", "bool"), "uint64_t": ("int",), "float": ("float",)}
+PYTHON_TYPE_OF = {"int32_t": ("int", "bool"), "uint64_t": ("int",), "float": ("float",), "char[1025]": ("str",)}
 
 
 def c_fields(struct: str) -> dict[str, str]:
@@ -50,6 +50,8 @@ def distinct_config() -> toy.ModelConfig:
             values[f.name] = not f.default
         elif f.type == "int":
             values[f.name] = number
+        elif f.type == "str":
+            values[f.name] = "ac" * number
         else:
             values[f.name] = number + 0.5
     return toy.ModelConfig(**values)

@@ -84,3 +84,17 @@ def test_op_check_refuses_what_it_does_not_know():
     assert status != 0 and "no operation check named 'no_such_op'" in message
     status, message, *_ = op_check("cpu", "ssm_conv", [sx, c[:4]], dy)
     assert status != 0 and "ssm_conv: sx must be" in message
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_zero_padding_passes_back_the_gradient_of_what_it_padded(device):
+    """ggml_pad_ext's backward (patch 0016): LFM2's convolution input is
+    the sequence after a zero state."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 5, 7))
+    padded = np.pad(x, ((0, 0), (1, 0), (2, 1)))
+    dy = rng.standard_normal(padded.shape)
+    status, message, y, (dx,) = op_check(device, "pad", [x], dy)
+    assert status == 0, message
+    np.testing.assert_array_equal(y, padded.astype(np.float32))
+    np.testing.assert_array_equal(dx, dy.astype(np.float32)[:, 1:, 2:-1])

@@ -80,8 +80,14 @@ enum tnn_lora_target {
     TNN_LORA_O = 1 << 3,
     TNN_LORA_GATE = 1 << 4,
     TNN_LORA_UP = 1 << 5,
-    TNN_LORA_DOWN = 1 << 6
+    TNN_LORA_DOWN = 1 << 6,
+    TNN_LORA_CONV_IN = 1 << 7,   /* a short-convolution layer's shortconv.in_proj (LFM2) */
+    TNN_LORA_CONV_OUT = 1 << 8   /* and its shortconv.out_proj */
 };
+
+/* The most layers a token model may have; layer_kinds holds one letter a
+ * layer and its terminating 0 (TNN_MAX_LAYERS + 1). */
+#define TNN_MAX_LAYERS 1024
 
 typedef struct tnn_session tnn_session;
 
@@ -147,6 +153,13 @@ typedef struct tnn_model_config {
                              most rope_orig_ctx tokens, else rope_factors_long.weight */
     float rope_attn_factor;/* 0: 1; else RoPE's cos and sin are multiplied by it (llama.cpp's
                               rope.scaling.attn_factor: LongRoPE's attention factor) */
+    int32_t conv_kernel;  /* 0, or the width of the short convolutions (LFM2's
+                             shortconv.l_cache, e.g. 3): each 'c' layer of layer_kinds
+                             sees the token and the conv_kernel - 1 before it */
+    char layer_kinds[1025];/* "" (every layer attends), or a letter per layer: 'a'
+                              attention, 'c' a gated short convolution (LFM2: in_proj
+                              [d_model, 3 d_model] -> B, C, x; C * conv(B * x);
+                              out_proj), each followed by the feed-forward */
     int32_t attn_split;   /* set by the trainer, not the caller: how training attention is
                              split (models/models.h, enum tnn_attention_split). 0: the whole
                              batch, or a sequence at a time where its scores outgrow a core's
@@ -267,6 +280,9 @@ typedef struct tnn_family_desc {
     int32_t ffn_gelu;                   /*   post_norms where the file has the norms) */
     int32_t post_norms;
     int32_t swa_period;                 /* every swa_period-th layer global; 0: no sliding window */
+    const char * output_norm;           /* the final norm's tensor in its GGUFs ("output_norm.weight";
+                                           LFM2's "token_embd_norm.weight"); a model made from one
+                                           names it output_norm.weight */
     const char * tokenizer_kinds;       /* the tokenizer.ggml.model values its GGUFs carry,
                                            comma-separated: "gpt2" (byte-level BPE), "llama"
                                            (SentencePiece) */
@@ -683,6 +699,8 @@ int tnn_kernel_check_attention_bf16(const char * variant, const float * q, const
  * ggml's order (shapes: n_inputs rows of 4, unused dims 1):
  *   "ssm_conv": sx [d_conv - 1 + n_t, d_inner, n_s] (the carried state, then
  *               the sequence), c [d_conv, d_inner]; out [d_inner, n_t, n_s].
+ *   "pad":      x, zero-padded by 2 before and 1 after along dim 0 and 1
+ *               before along dim 1 (ggml_pad_ext).
  * grad_out has out's shape; the loss is sum(out * grad_out), so grads[i]
  * (input i's shape, or NULL: not wanted) is d loss / d input i. TNN_OK;
  * TNN_ERR_ARG for an unknown op or shapes that do not fit it; TNN_ERR_BACKEND

@@ -3,30 +3,59 @@
  * its projections. The family's variants are config flags: q/k/v biases
  * (Qwen2), per-head q/k norms (Qwen3, Gemma 3), NEOX RoPE, a GELU gate, norms
  * after attention and MLP and sliding-window local layers (Gemma 2, 3),
- * soft-capped attention scores (Gemma 2), layers without RoPE (SmolLM3). */
+ * soft-capped attention scores (Gemma 2), layers without RoPE (SmolLM3),
+ * gated short convolutions in place of attention (LFM2's 'c' layers). */
 #include "models/models.h"
 
 #include <math.h>
 #include <stdio.h>
 
 static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
-    "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down",
+    "attn_q",
+    "attn_k",
+    "attn_v",
+    "attn_output",
+    "ffn_gate",
+    "ffn_up",
+    "ffn_down",
+    "shortconv.in_proj",
+    "shortconv.out_proj",
 };
 
 const char * tnn_lora_slot_name(int slot) { return SLOT_NAMES[slot]; }
 
 struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
     struct ggml_tensor * const weights[TNN_LORA_SLOTS] = {
-        b->wq, b->wk, b->wv, b->wo, b->w_gate, b->w_up, b->w_down,
+        b->wq, b->wk, b->wv, b->wo, b->w_gate, b->w_up, b->w_down, b->conv_in, b->conv_out,
     };
     return weights[slot];
 }
 
 struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
     struct ggml_tensor ** const fields[TNN_LORA_SLOTS] = {
-        &b->wq, &b->wk, &b->wv, &b->wo, &b->w_gate, &b->w_up, &b->w_down,
+        &b->wq, &b->wk, &b->wv, &b->wo, &b->w_gate, &b->w_up, &b->w_down, &b->conv_in, &b->conv_out,
     };
     return fields[slot];
+}
+
+char tnn_layer_kind(const tnn_model_config * cfg, int32_t layer) {
+    return cfg->layer_kinds[0] == '\0' ? 'a' : cfg->layer_kinds[layer];
+}
+
+/* Whether a layer of kind has the slot's weight. */
+static bool kind_has_slot(char kind, int slot) {
+    const bool conv_slot = slot == TNN_LORA_SLOT_CONV_IN || slot == TNN_LORA_SLOT_CONV_OUT;
+    const bool attention_slot = slot <= TNN_LORA_SLOT_O;
+    return kind == 'c' ? !attention_slot : !conv_slot;
+}
+
+int32_t tnn_first_layer_with(const tnn_model_config * cfg, int slot) {
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        if (kind_has_slot(tnn_layer_kind(cfg, l), slot)) {
+            return l;
+        }
+    }
+    return -1;
 }
 
 /* Whether a layer rotates q and k (SmolLM3 leaves every fourth alone). */
@@ -49,25 +78,31 @@ struct block_tensor {
     bool present;     /* false: the config has none (biases, q/k norms) */
 };
 
-static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, struct block_tensor * out) {
+static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int32_t layer,
+                        struct block_tensor * out) {
     const int64_t d = cfg->d_model;
+    const bool attends = tnn_layer_kind(cfg, layer) == 'a', convolves = !attends;
     const int64_t head_dim = tnn_head_dim(cfg);
     const int64_t q_width = head_dim * cfg->n_heads;
     const int64_t kv_width = head_dim * cfg->n_kv_heads;
-    const bool bias = cfg->qkv_bias, qk_norm = cfg->qk_norm, post = cfg->post_norms;
-    const bool fused_qkv = cfg->fused_qkv, fused_ffn = cfg->fused_gate_up;
+    const bool bias = attends && cfg->qkv_bias, qk_norm = attends && cfg->qk_norm, post = cfg->post_norms;
+    const bool fused_qkv = attends && cfg->fused_qkv, fused_ffn = cfg->fused_gate_up;
+    const bool separate_qkv = attends && !cfg->fused_qkv;
     const struct block_tensor layout[] = {
         { &b->attn_norm, "attn_norm.weight", d, 0, true },
-        { &b->wq, "attn_q.weight", d, q_width, !fused_qkv },
-        { &b->wk, "attn_k.weight", d, kv_width, !fused_qkv },
-        { &b->wv, "attn_v.weight", d, kv_width, !fused_qkv },
+        { &b->wq, "attn_q.weight", d, q_width, separate_qkv },
+        { &b->wk, "attn_k.weight", d, kv_width, separate_qkv },
+        { &b->wv, "attn_v.weight", d, kv_width, separate_qkv },
         { &b->wqkv, "attn_qkv.weight", d, q_width + 2 * kv_width, fused_qkv },
         { &b->bq, "attn_q.bias", q_width, 0, bias },
         { &b->bk, "attn_k.bias", kv_width, 0, bias },
         { &b->bv, "attn_v.bias", kv_width, 0, bias },
         { &b->q_norm, "attn_q_norm.weight", head_dim, 0, qk_norm },
         { &b->k_norm, "attn_k_norm.weight", head_dim, 0, qk_norm },
-        { &b->wo, "attn_output.weight", q_width, d, true },
+        { &b->wo, "attn_output.weight", q_width, d, attends },
+        { &b->conv_in, "shortconv.in_proj.weight", d, 3 * d, convolves },
+        { &b->conv, "shortconv.conv.weight", cfg->conv_kernel, d, convolves },
+        { &b->conv_out, "shortconv.out_proj.weight", d, d, convolves },
         { &b->post_attn_norm, "post_attention_norm.weight", d, 0, post },
         { &b->ffn_norm, "ffn_norm.weight", d, 0, true },
         { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, !fused_ffn },
@@ -118,7 +153,7 @@ void tnn_block_fused_views(struct ggml_context * views, struct tnn_block * b, in
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
                       const tnn_model_config * cfg) {
     struct block_tensor layout[MAX_BLOCK_TENSORS];
-    const int n = block_layout(b, cfg, layout);
+    const int n = block_layout(b, cfg, layer, layout);
     for (int i = 0; i < n; ++i) {
         struct block_tensor * e = &layout[i];
         if (!e->present) {
@@ -131,13 +166,14 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t l
     }
     tnn_block_fused_views(ctx, b, layer);
     b->lora_scale = 0.0f;
+    b->kind = tnn_layer_kind(cfg, layer);
     b->local = is_local(cfg, layer);
     b->rope = has_rope(cfg, layer);
 }
 
 int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer, const tnn_model_config * cfg) {
     struct block_tensor layout[MAX_BLOCK_TENSORS];
-    const int n = block_layout(b, cfg, layout);
+    const int n = block_layout(b, cfg, layer, layout);
     char name[GGML_MAX_NAME + 16];
     for (int i = 0; i < n; ++i) {
         struct block_tensor * e = &layout[i];
@@ -157,6 +193,7 @@ int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t laye
         }
     }
     b->lora_scale = 0.0f;
+    b->kind = tnn_layer_kind(cfg, layer);
     b->local = is_local(cfg, layer);
     b->rope = has_rope(cfg, layer);
     return TNN_OK;
@@ -166,7 +203,7 @@ void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * b, int32_t
                         const tnn_lora_config * lora) {
     for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
         b->lora_a[slot] = b->lora_b[slot] = NULL;
-        if (!(lora->targets & (1u << slot))) {
+        if (!(lora->targets & (1u << slot)) || tnn_block_weight(b, slot) == NULL) {
             continue;
         }
         const struct ggml_tensor * w = tnn_block_weight(b, slot);   /* [d_in, d_out] */
@@ -240,6 +277,25 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     return linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
 }
 
+struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * b,
+                                         struct ggml_tensor * h, const tnn_model_config * cfg) {
+    const int64_t d = cfg->d_model, n = h->ne[1];
+    const int64_t t_seq = cfg->t_seq, t_batch = n / cfg->t_seq;
+    struct ggml_tensor * bcx = linear(ctx, b, TNN_LORA_SLOT_CONV_IN, NULL, h);     /* [3d, n] */
+    struct ggml_tensor * gate_b = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], 0);
+    struct ggml_tensor * gate_c = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], (size_t) d * bcx->nb[0]);
+    struct ggml_tensor * x = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], (size_t) (2 * d) * bcx->nb[0]);
+    struct ggml_tensor * bx = ggml_mul(ctx, x, gate_b);                              /* [d, n] */
+    /* each sequence's tokens along dim 0, after its zero state of conv_kernel - 1 */
+    struct ggml_tensor * seq = ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_3d(ctx, bx, d, t_seq, t_batch)));
+    struct ggml_tensor * sx = ggml_pad_ext(ctx, seq, cfg->conv_kernel - 1, 0, 0, 0, 0, 0, 0, 0);
+    struct ggml_tensor * kernel = b->conv->type == GGML_TYPE_F32 ? b->conv
+                                                                 : ggml_cast(ctx, b->conv, GGML_TYPE_F32);
+    struct ggml_tensor * conv = ggml_ssm_conv(ctx, sx, kernel);                    /* [d, t_seq, t_batch] */
+    struct ggml_tensor * y = ggml_mul(ctx, ggml_reshape_2d(ctx, conv, d, n), gate_c);
+    return linear(ctx, b, TNN_LORA_SLOT_CONV_OUT, NULL, y);
+}
+
 struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b, struct ggml_tensor * h,
                                    const tnn_model_config * cfg) {
     struct ggml_tensor * gate = linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h);
@@ -254,7 +310,8 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
                                        const struct tnn_kv_step * kv) {
     /* attention: x [d, n] */
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
-    struct ggml_tensor * out = tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
+    struct ggml_tensor * out = b->kind == 'c' ? tnn_block_shortconv(ctx, b, h, cfg)
+                                              : tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
     if (b->post_attn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->norm_eps);
     }

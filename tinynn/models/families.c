@@ -10,11 +10,11 @@
 
 /* each defined in the family's own file */
 extern const struct tnn_family tnn_family_llama, tnn_family_qwen2, tnn_family_qwen3, tnn_family_gemma3,
-    tnn_family_gemma2, tnn_family_smollm3, tnn_family_phi3;
+    tnn_family_gemma2, tnn_family_smollm3, tnn_family_phi3, tnn_family_lfm2;
 
 static const struct tnn_family * const FAMILIES[] = {
     &tnn_family_llama,  &tnn_family_qwen2,   &tnn_family_qwen3, &tnn_family_gemma3,
-    &tnn_family_gemma2, &tnn_family_smollm3, &tnn_family_phi3,
+    &tnn_family_gemma2, &tnn_family_smollm3, &tnn_family_phi3,  &tnn_family_lfm2,
 };
 
 #define N_FAMILIES ((int32_t) (sizeof(FAMILIES) / sizeof(FAMILIES[0])))
@@ -46,7 +46,6 @@ static const struct {
     { "falcon-h1", "its Mamba-2 layers use GGML_OP_SSM_CONV and GGML_OP_SSM_SCAN" },
     { "granitehybrid", "its Mamba-2 layers use GGML_OP_SSM_CONV and GGML_OP_SSM_SCAN" },
     { "nemotron_h", "its Mamba-2 layers use GGML_OP_SSM_CONV and GGML_OP_SSM_SCAN" },
-    { "lfm2", "its short-convolution layers use GGML_OP_SSM_CONV" },
     { "rwkv6", "its time-mixing layers use GGML_OP_RWKV_WKV6" },
     { "rwkv7", "its time-mixing layers use GGML_OP_RWKV_WKV7" },
 };
@@ -58,6 +57,10 @@ const char * tnn_family_untrainable(const char * gguf_arch) {
         }
     }
     return NULL;
+}
+
+const char * tnn_family_output_norm(const struct tnn_family * family) {
+    return family->output_norm != NULL ? family->output_norm : "output_norm.weight";
 }
 
 const char * tnn_family_names(void) {

@@ -14,12 +14,14 @@ int tnn_family_info(int32_t index, tnn_family_desc * out) {
     *out = (tnn_family_desc){
         .gguf_arch = f->gguf_arch,
         .arch = f->arch,
-        .generates = arch != NULL && arch->forward_cached != NULL,
+        /* the decoder carries no short convolution's state yet (generate.c refuses) */
+        .generates = arch != NULL && arch->forward_cached != NULL && !f->hybrid,
         .rope_neox = f->rope_neox,
         .embd_scale = f->embd_scale,
         .ffn_gelu = f->ffn_gelu,
         .post_norms = f->post_norms,
         .swa_period = f->swa_period,
+        .output_norm = tnn_family_output_norm(f),
         .tokenizer_kinds = f->tokenizer_kinds,
         .default_chat_template = f->default_chat_template,
     };

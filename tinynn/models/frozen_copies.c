@@ -338,7 +338,9 @@ static int measure_copies(struct tnn_frozen_base * base, const struct tnn_llama 
 }
 
 /* The model's fields that hold a matrix of the base a training step
- * multiplies by: the seven projections of every block and the output head. */
+ * multiplies by: the projections of every block (the seven of an attention
+ * layer, a short-convolution layer's in and out and its three of the
+ * feed-forward) and the output head. */
 static int frozen_matrices(struct tnn_llama * m, struct ggml_tensor **** out) {
     const int n = m->cfg->n_layers * TNN_LORA_SLOTS + 1;
     struct ggml_tensor *** fields = malloc((size_t) n * sizeof(*fields));
@@ -348,7 +350,10 @@ static int frozen_matrices(struct tnn_llama * m, struct ggml_tensor **** out) {
     int k = 0;
     for (int32_t l = 0; l < m->cfg->n_layers; ++l) {
         for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
-            fields[k++] = tnn_block_weight_field(&m->blocks[l], slot);
+            struct ggml_tensor ** field = tnn_block_weight_field(&m->blocks[l], slot);
+            if (*field != NULL) {   /* a layer of another kind has none (LFM2's) */
+                fields[k++] = field;
+            }
         }
     }
     fields[k++] = &m->head;

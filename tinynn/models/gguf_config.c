@@ -21,8 +21,9 @@ static int check_shape(const struct ggml_tensor * t, int64_t ne0, int64_t ne1) {
 }
 
 /* The tensors outside the blocks: token_embd [d_model, vocab], the optional
- * output [d_model, vocab] and output_norm [d_model]. */
-static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, int64_t * vocab) {
+ * output [d_model, vocab] and the final norm [d_model] (output_norm_name). */
+static int check_outer_tensors(struct ggml_context * tensors, const char * output_norm_name, int64_t d_model,
+                               int64_t * vocab) {
     const struct ggml_tensor * embd = ggml_get_tensor(tensors, "token_embd.weight");
     if (embd == NULL) {
         return tnn_fail(TNN_ERR_ARG, "tensor token_embd.weight is missing");
@@ -39,9 +40,9 @@ static int check_outer_tensors(struct ggml_context * tensors, int64_t d_model, i
     if (status == TNN_OK && output != NULL) {
         status = check_shape(output, d_model, *vocab);
     }
-    const struct ggml_tensor * norm = ggml_get_tensor(tensors, "output_norm.weight");
+    const struct ggml_tensor * norm = ggml_get_tensor(tensors, output_norm_name);
     if (status == TNN_OK && norm == NULL) {
-        return tnn_fail(TNN_ERR_ARG, "tensor output_norm.weight is missing");
+        return tnn_fail(TNN_ERR_ARG, "tensor %s is missing", output_norm_name);
     }
     return status != TNN_OK ? status : check_shape(norm, d_model, 1);
 }
@@ -164,6 +165,38 @@ static int read_fused(struct ggml_context * tensors, const struct tnn_family * f
     return TNN_OK;
 }
 
+/* A hybrid's per-layer attention.head_count_kv (key): its zeros mark the
+ * layers of the family's recurrent kind, the rest attend with that many kv
+ * heads, the same in every attention layer (as llama.cpp's LFM2 asserts). */
+static int read_layer_kinds(struct gguf_context * g, const char * key, const struct tnn_family * family,
+                            int64_t n_layers, char * kinds, int64_t * n_kv_heads) {
+    const int64_t id = gguf_find_key(g, key);
+    if (id < 0 || gguf_get_kv_type(g, id) != GGUF_TYPE_ARRAY ||
+        (gguf_get_arr_type(g, id) != GGUF_TYPE_UINT32 && gguf_get_arr_type(g, id) != GGUF_TYPE_INT32) ||
+        (int64_t) gguf_get_arr_n(g, id) != n_layers) {
+        return tnn_fail(TNN_ERR_ARG, "%s must be an array of %lld 32-bit integers, one for each layer", key,
+                        (long long) n_layers);
+    }
+    const int32_t * counts = gguf_get_arr_data(g, id);   /* INT32 and UINT32 alike: 0 to 1024 checked */
+    *n_kv_heads = 0;
+    for (int64_t l = 0; l < n_layers; ++l) {
+        if (counts[l] < 0 || counts[l] > 1024 ||
+            (counts[l] != 0 && *n_kv_heads != 0 && counts[l] != *n_kv_heads)) {
+            return tnn_fail(TNN_ERR_ARG,
+                            "%s[%lld] = %d: a layer's kv heads must be 0 (a %s layer) or the same "
+                            "count in every attention layer",
+                            key, (long long) l, counts[l],
+                            family->recurrent_kind == 'c' ? "short-convolution" : "recurrent");
+        }
+        kinds[l] = counts[l] == 0 ? family->recurrent_kind : 'a';
+        if (counts[l] != 0) {
+            *n_kv_heads = counts[l];
+        }
+    }
+    kinds[n_layers] = '\0';
+    return TNN_OK;
+}
+
 /* "<arch>.<name>": the arch's own key */
 static const char * arch_key(char * buf, size_t cap, const char * arch, const char * name) {
     snprintf(buf, cap, "%s.%s", arch, name);
@@ -196,9 +229,22 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_layers), -1, &n_layers)) ||
         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_model), -1, &d_model)) ||
         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_ff), -1, &d_ff)) ||
-        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_heads), -1, &n_heads)) ||
-        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_kv_heads), n_heads, &n_kv_heads))) {
+        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_heads), -1, &n_heads))) {
         return status;
+    }
+    if (family->hybrid && (n_layers < 1 || n_layers > TNN_MAX_LAYERS)) {   /* before a letter a layer */
+        return tnn_fail(TNN_ERR_ARG, "n_layers must be between 1 and %d, got %lld", TNN_MAX_LAYERS,
+                        (long long) n_layers);
+    }
+    char kinds[TNN_MAX_LAYERS + 1] = "";
+    status = family->hybrid ? read_layer_kinds(g, arch_key(k, kc, arch, keys->n_kv_heads), family, n_layers, kinds,
+                                               &n_kv_heads)
+                            : tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_kv_heads), n_heads, &n_kv_heads);
+    if (status != TNN_OK) {
+        return status;
+    }
+    if (family->hybrid && n_kv_heads == 0) {
+        n_kv_heads = n_heads;   /* no attention layer: the heads are never used */
     }
     if (n_heads < 1 || n_kv_heads < 1 || n_heads % n_kv_heads != 0) {
         return tnn_fail(TNN_ERR_ARG, "%s.attention.head_count_kv (%lld) does not divide head_count (%lld)", arch,
@@ -222,6 +268,18 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     }
     memset(c, 0, sizeof(*c));
     c->n_layers = (int32_t) n_layers;
+    memcpy(c->layer_kinds, kinds, sizeof(kinds));
+    if (strchr(kinds, 'c') != NULL) {
+        int64_t width;
+        if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->conv_kernel), -1, &width))) {
+            return status;
+        }
+        if (width < 2 || width > 64) {
+            return tnn_fail(TNN_ERR_ARG, "%s.%s: a short convolution of width %lld is not supported (2 to 64)",
+                            arch, keys->conv_kernel, (long long) width);
+        }
+        c->conv_kernel = (int32_t) width;
+    }
     c->d_model = (int32_t) d_model;
     c->d_ff = (int32_t) d_ff;
     c->n_heads = (int32_t) n_heads;
@@ -234,13 +292,18 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         return status;
     }
     int64_t vocab = 0;
-    if ((status = check_outer_tensors(tensors, d_model, &vocab))) {
+    if ((status = check_outer_tensors(tensors, tnn_family_output_norm(family), d_model, &vocab))) {
         return status;
     }
     c->vocab = (int32_t) vocab;
     c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
-    c->qkv_bias = ggml_get_tensor(tensors, "blk.0.attn_q.bias") != NULL;
-    c->qk_norm = ggml_get_tensor(tensors, "blk.0.attn_q_norm.weight") != NULL;
+    /* what the attention layers have, seen in the first of them */
+    const int32_t attends = tnn_first_layer_with(c, TNN_LORA_SLOT_Q);
+    char name[64];
+    snprintf(name, sizeof(name), "blk.%d.attn_q.bias", attends);
+    c->qkv_bias = attends >= 0 && ggml_get_tensor(tensors, name) != NULL;
+    snprintf(name, sizeof(name), "blk.%d.attn_q_norm.weight", attends);
+    c->qk_norm = attends >= 0 && ggml_get_tensor(tensors, name) != NULL;
     c->embd_scale = family->embd_scale;
     c->ffn_gelu = family->ffn_gelu;
     c->post_norms = family->post_norms && ggml_get_tensor(tensors, "blk.0.post_attention_norm.weight") != NULL;

@@ -93,6 +93,26 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
                             non_negative[i].value);
         }
     }
+    _Static_assert(sizeof(c->layer_kinds) == TNN_MAX_LAYERS + 1, "layer_kinds: a letter per layer and a 0");
+    const size_t n_kinds = strnlen(c->layer_kinds, sizeof(c->layer_kinds));
+    if (n_kinds == sizeof(c->layer_kinds) || (n_kinds != 0 && n_kinds != (size_t) c->n_layers)) {
+        return tnn_fail(TNN_ERR_ARG, "layer_kinds must be empty or one letter for each of the %d layers",
+                        c->n_layers);
+    }
+    bool convolves = false;
+    for (size_t i = 0; i < n_kinds; ++i) {
+        if (c->layer_kinds[i] != 'a' && c->layer_kinds[i] != 'c') {
+            return tnn_fail(TNN_ERR_ARG,
+                            "layer_kinds: layer %zu is '%c': 'a' (attention) or 'c' (short "
+                            "convolution) expected",
+                            i, c->layer_kinds[i]);
+        }
+        convolves |= c->layer_kinds[i] == 'c';
+    }
+    if (convolves ? c->conv_kernel < 2 || c->conv_kernel > 64 : c->conv_kernel != 0) {
+        return tnn_fail(TNN_ERR_ARG, "conv_kernel must be 2 to 64 with short-convolution layers, else 0; got %d",
+                        c->conv_kernel);
+    }
     if ((int64_t) c->t_seq * c->t_batch > (1 << 20)) {
         return tnn_fail(TNN_ERR_ARG, "t_seq * t_batch must be at most %d tokens", 1 << 20);
     }
@@ -148,7 +168,7 @@ int tnn_llama_create(struct tnn_model * model, struct tnn_tensor_table * tensors
     }
     model->cfg = *cfg;
     struct tnn_llama * m = new_llama(model);
-    model->ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * (18 + TNN_BLOCK_FUSED_VIEWS));
+    model->ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * (21 + TNN_BLOCK_FUSED_VIEWS));
     if (m == NULL || model->ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
@@ -185,7 +205,10 @@ int tnn_llama_create(struct tnn_model * model, struct tnn_tensor_table * tensors
                                            b->w_down,
                                            b->post_ffn_norm,
                                            b->wqkv,
-                                           b->w_gate_up };
+                                           b->w_gate_up,
+                                           b->conv_in,
+                                           b->conv,
+                                           b->conv_out };
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
             /* a view of a fused weight is trained through it */
             if (weights[i] != NULL && weights[i]->view_src == NULL) {
@@ -225,7 +248,8 @@ static int check_lora_config(const tnn_lora_config * lora) {
         return tnn_fail(TNN_ERR_ARG, "LoRA rank must be at least 1, got %d", lora->rank);
     }
     if (lora->targets == 0 || (lora->targets & ~((1u << TNN_LORA_SLOTS) - 1)) != 0) {
-        return tnn_fail(TNN_ERR_ARG, "LoRA targets must be a non-empty set of q,k,v,o,gate,up,down");
+        return tnn_fail(TNN_ERR_ARG,
+                        "LoRA targets must be a non-empty set of q,k,v,o,gate,up,down,conv_in,conv_out");
     }
     if (!isfinite(lora->alpha) || !(lora->init_scale >= 0.0f) || !isfinite(lora->init_scale)) {
         return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");
@@ -242,11 +266,13 @@ static int bind_base(struct tnn_frozen_base * frozen, struct tnn_llama * m) {
     const tnn_model_config * cfg = m->cfg;
     struct ggml_context * base = frozen->ctx;
     m->token_embd = ggml_get_tensor(base, "token_embd.weight");
-    m->output_norm = ggml_get_tensor(base, "output_norm.weight");
+    const struct tnn_family * family = tnn_family_find(frozen->arch_name);
+    const char * output_norm = family != NULL ? tnn_family_output_norm(family) : "output_norm.weight";
+    m->output_norm = ggml_get_tensor(base, output_norm);
     m->output = cfg->untied ? ggml_get_tensor(base, "output.weight") : NULL;
     m->head = m->output ? m->output : m->token_embd;
     if (m->output_norm == NULL || m->output_norm->ne[0] != cfg->d_model) {
-        return tnn_fail(TNN_ERR_ARG, "tensor output_norm.weight is missing or misshapen");
+        return tnn_fail(TNN_ERR_ARG, "tensor %s is missing or misshapen", output_norm);
     }
     if (m->token_embd->ne[0] != cfg->d_model || (m->output && m->output->ne[0] != cfg->d_model)) {
         return tnn_fail(TNN_ERR_ARG, "token_embd.weight or output.weight does not have width %d", cfg->d_model);
@@ -305,7 +331,12 @@ static int create_on_base(struct tnn_model * model, struct tnn_tensor_table * te
         if (!(lora->targets & (1u << slot))) {
             continue;
         }
-        const struct ggml_tensor * w = tnn_block_weight(&m->blocks[0], slot);
+        const int32_t layer = tnn_first_layer_with(cfg, slot);
+        if (layer < 0) {
+            return tnn_fail(TNN_ERR_ARG, "LoRA target %s: no layer of this %s model has it",
+                            tnn_lora_slot_name(slot), base->arch_name);
+        }
+        const struct ggml_tensor * w = tnn_block_weight(&m->blocks[layer], slot);
         const int64_t max_rank = w->ne[0] < w->ne[1] ? w->ne[0] : w->ne[1];
         if (lora->rank > max_rank) {
             return tnn_fail(TNN_ERR_ARG, "LoRA rank %d is larger than %s allows (min(d_in, d_out) = %lld)",

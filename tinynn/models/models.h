@@ -100,6 +100,8 @@ enum {
     TNN_LORA_SLOT_GATE,
     TNN_LORA_SLOT_UP,
     TNN_LORA_SLOT_DOWN,
+    TNN_LORA_SLOT_CONV_IN,
+    TNN_LORA_SLOT_CONV_OUT,
     TNN_LORA_SLOTS
 };
 
@@ -127,6 +129,11 @@ struct tnn_block {
      * products, LoRA slots and fast copies see separate matrices, and a trainable fused
      * weight gathers its views' gradients through ggml's view backward. */
     struct ggml_tensor *wqkv, *w_gate_up;
+    /* a short-convolution layer's (kind 'c', LFM2), or NULL: in_proj [d_model, 3 d_model]
+     * (rows: B, C, x), the depthwise kernel conv [conv_kernel, d_model], out_proj
+     * [d_model, d_model]; such a layer has no attention tensors */
+    struct ggml_tensor *conv_in, *conv, *conv_out;
+    char kind;                                        /* 'a' attention, 'c' short convolution */
     /* LoRA adapters per slot, or NULL: A [d_in, rank], B [rank, d_out] */
     struct ggml_tensor * lora_a[TNN_LORA_SLOTS];
     struct ggml_tensor * lora_b[TNN_LORA_SLOTS];
@@ -137,8 +144,13 @@ struct tnn_block {
  * that holds it (a fast copy of a frozen base replaces it there). */
 struct ggml_tensor * tnn_block_weight(const struct tnn_block * block, int slot);
 struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * block, int slot);
-/* The GGUF name suffix of a slot's weight ("attn_q", ..., "ffn_down"). */
+/* The GGUF name suffix of a slot's weight ("attn_q", ..., "ffn_down",
+ * "shortconv.in_proj"). */
 const char * tnn_lora_slot_name(int slot);
+/* What layer does: 'a' (attention) where cfg->layer_kinds is "", else its letter. */
+char tnn_layer_kind(const tnn_model_config * cfg, int32_t layer);
+/* The first layer with the slot's weight, or -1 where no layer has it. */
+int32_t tnn_first_layer_with(const tnn_model_config * cfg, int slot);
 
 /* Point the block at existing weights named blk.<layer>.* in ctx (a mapped
  * GGUF); returns TNN_OK or records which tensor is missing or misshapen.
@@ -189,6 +201,10 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
                                          const struct tnn_kv_step * kv);
 struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * block,
                                    struct ggml_tensor * h, const tnn_model_config * cfg);
+/* A short-convolution layer ('c', training only): h [d_model, t_seq * t_batch] -> out_proj
+ * (C * conv(B * x)), B, C, x = in_proj h, each sequence convolved from a zero state. */
+struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * block,
+                                         struct ggml_tensor * h, const tnn_model_config * cfg);
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
  * kv NULL: training (t_batch sequences of t_seq, causal_mask as for
  * tnn_attention); else one sequence, cached (causal_mask unused). */
@@ -311,6 +327,7 @@ struct tnn_family_keys {
     const char * rope_attn_factor;  /* optional: 1 */
     const char *context_length, *rope_orig_ctx; /* read with LongRoPE's factors: the original
                                                    context (default: the context length) */
+    const char * conv_kernel;       /* a hybrid's short convolutions' width (LFM2) */
 };
 
 /* llama.cpp's keys, which every family toy reads so far uses. */
@@ -332,6 +349,7 @@ struct tnn_family_keys {
         .rope_attn_factor = "rope.scaling.attn_factor",          \
         .context_length = "context_length",                      \
         .rope_orig_ctx = "rope.scaling.original_context_length", \
+        .conv_kernel = "shortconv.l_cache",                      \
     }
 
 /* llama 3's RoPE scaling as llama.cpp stores it: one factor per pair of
@@ -371,10 +389,18 @@ struct tnn_family {
                                             1 / sqrt(d_model / n_heads), not 1 / sqrt(head
                                             width) (Gemma's 27 B; 0: none): llama.cpp knows
                                             it by that count, the file does not say */
+    bool hybrid;                         /* attention.head_count_kv is a per-layer array whose 0s
+                                            mark the layers of kind recurrent_kind (LFM2) */
+    char recurrent_kind;                 /* with hybrid: 'c' (short convolutions) */
+    const char * output_norm;            /* the final norm's tensor when not output_norm.weight
+                                            (LFM2: token_embd_norm.weight), or NULL */
     const char * tokenizer_kinds;        /* tokenizer.ggml.model values its GGUFs carry */
     const char * default_chat_template;  /* Jinja, for a GGUF without one, or NULL */
 };
 
+/* The name of the family's final norm tensor ("output_norm.weight" unless
+ * its entry says otherwise). */
+const char * tnn_family_output_norm(const struct tnn_family * family);
 /* The family of a general.architecture, or NULL. */
 const struct tnn_family * tnn_family_find(const char * gguf_arch);
 /* Why a GGUF architecture cannot be trained at all (an op ggml cannot

@@ -24,12 +24,18 @@ static struct ggml_tensor * build_ssm_conv(struct ggml_context * ctx, struct ggm
     return ggml_ssm_conv(ctx, sx, c);
 }
 
+/* x zero-padded: 2 before and 1 after along dim 0, 1 before along dim 1 */
+static struct ggml_tensor * build_pad(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    return ggml_pad_ext(ctx, in[0], 2, 1, 1, 0, 0, 0, 0, 0);
+}
+
 static const struct {
     const char * name;
     int32_t n_inputs;
     op_builder build;
 } OPS[] = {
     { "ssm_conv", 2, build_ssm_conv },
+    { "pad", 1, build_pad },
 };
 
 /* The index of the check named name in OPS, or -1 (tnn_fail said why). */

@@ -62,6 +62,10 @@ class ModelConfig:
     rope_attn_factor: float = 0.0  # 0: 1; else RoPE's cos and sin times it (LongRoPE)
     untied: bool = False  # a separate output projection instead of the embedding
     qkv_bias: bool = False  # q, k and v projections with biases (Qwen2)
+    # hybrids (LFM2): a letter per layer, 'a' attention, 'c' a gated short convolution
+    # of conv_kernel taps ("": every layer attends)
+    conv_kernel: int = 0
+    layer_kinds: str = ""
 
     def __post_init__(self):
         if self.arch == "gpt2":

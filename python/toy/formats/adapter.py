@@ -73,10 +73,14 @@ SLOTS = {
     "ffn_gate": "gate",
     "ffn_up": "up",
     "ffn_down": "down",
+    "shortconv.in_proj": "conv_in",
+    "shortconv.out_proj": "conv_out",
 }
 # weights a base may store fused (tnn_fused_weights), and the slots whose rows they stack, in order
 FUSED = {"attn_qkv": ("attn_q", "attn_k", "attn_v"), "ffn_up": ("ffn_gate", "ffn_up")}
-_TENSOR_NAME = re.compile(r"blk\.(0|[1-9][0-9]{0,8})\.(" + "|".join([*SLOTS, "attn_qkv"]) + r")\.weight\.lora_(a|b)")
+_TENSOR_NAME = re.compile(
+    r"blk\.(0|[1-9][0-9]{0,8})\.(" + "|".join(map(re.escape, [*SLOTS, "attn_qkv"])) + r")\.weight\.lora_(a|b)"
+)
 _FORM = "blk.<layer>.<" + "|".join(SLOTS) + ">.weight.lora_a / .lora_b"
 
 
@@ -89,13 +93,14 @@ class Adapter:
     rank: int
     pairs: dict[str, tuple[np.ndarray, np.ndarray]]  # "blk.3.attn_q.weight" -> (A (rank, d_in), B (d_out, rank))
     n_layers: int  # the base's
+    layer_kinds: str  # the base's (ModelConfig.layer_kinds): which layers have which slots
     shapes: dict[str, tuple[int, int]]  # "attn_q" -> the base weight's (d_out, d_in)
     fused: dict[str, tuple[str, ...]]  # the base's fused weights: "attn_qkv" -> ("attn_q", "attn_k", "attn_v")
 
     @property
     def targets(self) -> tuple[str, ...]:
         """The LoRA targets ("q", "down", ...) adapted in at least one layer, in the C core's order."""
-        slots = {name.split(".")[2] for name in self.pairs}
+        slots = {_layer_and_slot(name)[1] for name in self.pairs}
         return tuple(t for t in LORA_TARGETS if t in {SLOTS[s] for s in slots})
 
     def session_pairs(self):
@@ -105,6 +110,8 @@ class Adapter:
         slots = [s for s, t in SLOTS.items() if t in self.targets]
         for layer in range(self.n_layers):
             for slot in slots:
+                if not layer_has(self, layer, slot):
+                    continue
                 name = f"blk.{layer}.{slot}.weight"
                 if name in self.pairs:
                     yield (name, *self.pairs[name])
@@ -116,7 +123,7 @@ class Adapter:
         """The base's tensors the adapter changes (a fused weight where one of its slots is adapted)."""
         names = []
         for name in self.pairs:
-            layer, slot = name.split(".")[1], name.split(".")[2]
+            layer, slot = _layer_and_slot(name)
             fused = next((f for f, slots in self.fused.items() if slot in slots), None)
             names.append(f"blk.{layer}.{fused}.weight" if fused else name)
         return list(dict.fromkeys(names))
@@ -124,7 +131,7 @@ class Adapter:
     def delta(self, base_name: str) -> np.ndarray:
         """What the adapter adds to the base's tensor base_name: (alpha / rank) B A,
         the slots' rows stacked (zeros for a slot without a pair) where it is fused."""
-        layer, weight = base_name.split(".")[1], base_name.split(".")[2]
+        layer, weight = _layer_and_slot(base_name)
         scale = self.alpha / self.rank
         parts = []
         for slot in self.fused.get(weight, (weight,)):
@@ -171,7 +178,16 @@ def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
         "ffn_gate": (ff, d),
         "ffn_up": (ff, d),
         "ffn_down": (d, ff),
+        "shortconv.in_proj": (3 * d, d),
+        "shortconv.out_proj": (d, d),
     }
+
+
+def layer_has(cfg, layer: int, slot: str) -> bool:
+    """Whether the base's layer has the weight slot (an LFM2 short-convolution
+    layer has no attention weights, an attention layer no convolution)."""
+    kind = cfg.layer_kinds[layer] if cfg.layer_kinds else "a"
+    return slot.startswith("ffn_") or slot.startswith("shortconv." if kind == "c" else "attn_")
 
 
 def read_adapter(adapter_path, base_path) -> Adapter:
@@ -188,6 +204,9 @@ def read_adapter(adapter_path, base_path) -> Adapter:
     found: dict[str, dict[str, np.ndarray]] = {}  # weight -> {"a": A, "b": B}
     for tensor in reader.tensors:
         weight, which, array = _checked_tensor(path, tensor, cfg.n_layers, file_shapes)
+        layer, slot = _layer_and_slot(weight)
+        if not layer_has(cfg, layer, slot):
+            raise InputError(f"adapter {path}: {weight} adapts {slot}, which layer {layer} of the base does not have")
         found.setdefault(weight, {})[which] = array
     if not found:
         raise InputError(f"adapter {path} holds no LoRA tensors")
@@ -216,7 +235,13 @@ def read_adapter(adapter_path, base_path) -> Adapter:
         pairs, rank = _split_fused(found, fused, shapes)
         if not pairs:
             raise InputError(f"adapter {path} holds only zeros (every lora_b is zero)")
-    return Adapter(path, alpha, rank, pairs, cfg.n_layers, shapes, fused)
+    return Adapter(path, alpha, rank, pairs, cfg.n_layers, cfg.layer_kinds, shapes, fused)
+
+
+def _layer_and_slot(weight: str) -> tuple[int, str]:
+    """ "blk.3.shortconv.in_proj.weight" -> (3, "shortconv.in_proj")."""
+    _, layer, rest = weight.split(".", 2)
+    return int(layer), rest.removesuffix(".weight")
 
 
 def _split_fused(found, fused, shapes) -> tuple[dict, int]:
@@ -228,7 +253,7 @@ def _split_fused(found, fused, shapes) -> tuple[dict, int]:
     its file pair's."""
     split = {}  # slot weight -> (A, B, the rank of the file's pair)
     for weight, ab in found.items():
-        layer, name = weight.split(".")[1], weight.split(".")[2]
+        layer, name = _layer_and_slot(weight)
         a, b = ab["a"], ab["b"]
         first = 0
         for slot in fused.get(name, (name,)):

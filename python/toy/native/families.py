@@ -24,6 +24,7 @@ class Family:
     ffn_gelu: bool
     post_norms: bool
     swa_period: int
+    output_norm: str  # the final norm's tensor in its GGUFs (a model made here names it output_norm.weight)
     tokenizer_kinds: tuple[str, ...]  # the tokenizer.ggml.model values its GGUFs carry
     default_chat_template: str | None  # Jinja for a GGUF that ships none (Gemma 3's base models)
 
@@ -50,6 +51,7 @@ def families() -> dict[str, Family]:
             ffn_gelu=bool(info.ffn_gelu),
             post_norms=bool(info.post_norms),
             swa_period=int(info.swa_period),
+            output_norm=_text(info.output_norm) or "output_norm.weight",
             tokenizer_kinds=tuple((_text(info.tokenizer_kinds) or "").split(",")),
             default_chat_template=_text(info.default_chat_template),
         )

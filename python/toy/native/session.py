@@ -35,6 +35,35 @@ LORA_TARGETS = {
     for name, value in sorted(enum_values("tnn_lora_target").items(), key=lambda kv: kv[1])
 }
 
+# every projection the model has (LoRA's targets), resolved by lora_targets_of
+ALL_TARGETS = "all"
+# the targets a layer of each kind (tnn_model_config.layer_kinds) has
+_LAYER_TARGETS = {
+    "a": ("q", "k", "v", "o", "gate", "up", "down"),
+    "c": ("conv_in", "conv_out", "gate", "up", "down"),
+}
+
+
+def lora_targets_of(cfg: ModelConfig) -> tuple[str, ...]:
+    """The LoRA targets whose weights some layer of the model has, in the C core's order."""
+    have = {t for kind in set(cfg.layer_kinds or "a") for t in _LAYER_TARGETS.get(kind, ())}
+    return tuple(t for t in LORA_TARGETS if t in have)
+
+
+def resolve_targets(targets: tuple[str, ...], cfg: ModelConfig) -> tuple[str, ...]:
+    """targets with "all" made the model's own; a known target the model has
+    no weight for is refused (ToyError) with the ones it has. Unknown names
+    are left for ModelDesc.lora to refuse."""
+    own = lora_targets_of(cfg)
+    names = [name for t in targets for name in (own if t == ALL_TARGETS else (t,))]
+    missing = [t for t in names if t in LORA_TARGETS and t not in own]
+    if missing:
+        raise ToyError(
+            f"LoRA target '{missing[0]}': no layer of this model has that weight; it has {','.join(own)}", TNN_ERR_ARG
+        )
+    return tuple(dict.fromkeys(names))
+
+
 # enum tnn_base_compute by name: "fast", "stored", "bf16"
 BASE_COMPUTE = {
     name[len("TNN_BASE_") :].lower(): value
@@ -197,9 +226,8 @@ class ModelDesc:
 C_RUN_FIELDS = ("t_seq", "t_batch", "init_scale", "seed")  # the run's: RecipeOptions
 C_TRAINER_FIELDS = ("attn_split",)  # set by the trainer, not the caller
 PYTHON_ONLY_FIELDS = ("arch",)  # the desc's arch string
-_CONFIG_FIELDS = tuple(
-    (f.name, f.type == "bool") for f in dataclass_fields(ModelConfig) if f.name not in PYTHON_ONLY_FIELDS
-)
+# (name, annotation) of every field that crosses: "bool" as the int32_t 0 or 1, "str" as a char array
+_CONFIG_FIELDS = tuple((f.name, f.type) for f in dataclass_fields(ModelConfig) if f.name not in PYTHON_ONLY_FIELDS)
 
 
 # tnn_vit_config's fields from ViTConfig (patch_dim and n_patches are its
@@ -210,14 +238,15 @@ VIT_C_RUN_FIELDS = ("t_batch", "init_scale", "seed")
 
 def config_to_c(cfg: ModelConfig, c) -> None:
     """Write cfg's fields into a tnn_model_config (a bool as the int32_t 0 or 1)."""
-    for name, is_flag in _CONFIG_FIELDS:
+    for name, kind in _CONFIG_FIELDS:
         value = getattr(cfg, name)
-        setattr(c, name, int(bool(value)) if is_flag else value)
+        setattr(c, name, int(bool(value)) if kind == "bool" else value.encode() if kind == "str" else value)
 
 
 def config_from_c(c, arch: str = "llama") -> ModelConfig:
     """A ModelConfig from a tnn_model_config's fields."""
-    values = {name: bool(getattr(c, name)) if is_flag else getattr(c, name) for name, is_flag in _CONFIG_FIELDS}
+    crossing = {"bool": bool, "str": lambda chars: ffi.string(chars).decode()}
+    values = {name: crossing.get(kind, lambda v: v)(getattr(c, name)) for name, kind in _CONFIG_FIELDS}
     return ModelConfig(arch=arch, **values)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from ..datasets import samples
 from ..datasets.instruct import INSTRUCT_NAMES, read_jsonl
 from ..datasets.records import parse_columns
-from ..native.session import LORA_TARGETS
+from ..native.session import ALL_TARGETS
 from . import common as options
 from . import lora
 
@@ -29,7 +29,7 @@ class InstructOptions(options.AdapterOptions, options.DataOptions):
     lr: float = 1e-3
     clip_norm: float = 1.0
     rank: int = 16
-    targets: str = ",".join(LORA_TARGETS)  # all seven projections
+    targets: str = ALL_TARGETS  # every projection the model has
     epochs: int | None = None  # None: EPOCHS, more where that is under MIN_STEPS steps
     warmup: int = 4
     min_lr: float | None = 1e-4

@@ -10,7 +10,7 @@ from ..core import bounds
 from ..datasets.batches import CorpusSource
 from ..datasets.corpus import check_corpus
 from ..formats.merge import DTYPES
-from ..native.session import LORA_TARGETS
+from ..native.session import ALL_TARGETS as LORA_ALL
 from ..recipes import LoRA
 from . import common as options
 
@@ -43,7 +43,8 @@ def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
         "--target-modules",
         type=targets_option,
         default=defaults.targets,
-        help="comma-separated projections to adapt: q,k,v,o,gate,up,down, or all; "
+        help="comma-separated projections to adapt: q,k,v,o,gate,up,down (attention layers), "
+        "conv_in,conv_out (LFM2's short convolutions), or all (every one the model has); "
         "PEFT's names (q_proj, ..., all-linear) too",
     )
     lora.add_argument(
@@ -77,16 +78,16 @@ PEFT_NAMES = {
     "up_proj": "up",
     "down_proj": "down",
 }
-ALL_TARGETS = ("all", "all-linear")
+ALL_TARGETS = ("all", "all-linear")  # each: LORA_ALL, every projection the model has
 
 
 def targets_option(text: str) -> str:
     """--targets as toy's comma-separated names: PEFT's q_proj ... down_proj
-    and all-linear (or all: the seven projections) translated; other names
+    and all-linear (or all: every projection the model has) translated; other names
     are left for the recipe to refuse with the list of targets."""
     names = [name.strip() for name in text.split(",") if name.strip()]
     if any(name in ALL_TARGETS for name in names):
-        return ",".join(LORA_TARGETS)
+        return LORA_ALL
     return ",".join(PEFT_NAMES.get(name, name) for name in names)
 
 

@@ -25,7 +25,7 @@ from ..datasets import samples
 from ..datasets.batches import PreferenceSource
 from ..datasets.preference import PREFERENCE_NAMES, fit_pairs, read_pairs, tokenize_pairs
 from ..datasets.records import parse_columns
-from ..native.session import LORA_TARGETS
+from ..native.session import ALL_TARGETS
 from ..recipes import DPO, ORPO
 from ..text.chat import ChatFormatter
 from ..text.tokenizer import GGUFTokenizer
@@ -44,7 +44,7 @@ class PreferenceOptions(options.AdapterOptions, options.DataOptions):
     clip_norm: float = 1.0
     warmup: int = 4
     rank: int = 16
-    targets: str = ",".join(LORA_TARGETS)  # all seven projections
+    targets: str = ALL_TARGETS  # every projection the model has
     beta: float = 0.1
 
 

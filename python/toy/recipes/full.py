@@ -17,6 +17,7 @@ from ..core.config import RecipeOptions
 from ..core.errors import TNN_ERR_ARG, ToyError
 from ..formats.gguf_file import read_gguf
 from ..formats.merge import write_like_base
+from ..native.families import family
 from ..native.session import ModelDesc, read_gguf_config
 from .base import TrainingRecipe
 
@@ -26,10 +27,13 @@ LONGROPE_FACTORS = ("rope_factors_short.weight", "rope_factors_long.weight")
 
 
 class _Downloads(Mapping):
-    """The session's parameters by name, each downloaded when looked up."""
+    """The session's parameters by their name in the file (file_names: the
+    session's name -> the file's, where they differ), each downloaded when
+    looked up."""
 
-    def __init__(self, session):
-        self.session, self.handles = session, session.params()
+    def __init__(self, session, file_names: dict[str, str]):
+        self.session = session
+        self.handles = {file_names.get(name, name): handle for name, handle in session.params().items()}
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.session.download(self.handles[name])
@@ -56,6 +60,9 @@ class FullFineTune(TrainingRecipe):
         cfg = read_gguf_config(gguf, self.session.lib)
         opts = opts or RecipeOptions()
         self.cfg, self.opts, self.base_path = cfg, opts, gguf
+        # the model made here names its final norm output_norm.weight; the family's files may not (LFM2)
+        entry = family(read_gguf(gguf).fields["general.architecture"].contents())
+        self.file_names = {"output_norm.weight": entry.output_norm} if entry else {}
         build = self._build_args()
         # every weight is uploaded from the file next: realized as zeros (scale 0), not drawn
         self.session.realize(ModelDesc.from_scratch(cfg, replace(opts, init_scale=0.0)), build, opts.evaluates)
@@ -68,7 +75,7 @@ class FullFineTune(TrainingRecipe):
         from gguf.quants import dequantize
 
         stored = {t.name: t for t in read_gguf(gguf_path).tensors}
-        handles = dict(self.session.params())
+        handles = {self.file_names.get(name, name): handle for name, handle in self.session.params().items()}
         if self.cfg.rope_freqs:
             for name in LONGROPE_FACTORS if self.cfg.rope_orig_ctx else (ROPE_FREQS,):
                 handles[name] = self.session.find(name)
@@ -84,13 +91,13 @@ class FullFineTune(TrainingRecipe):
 
     def weights(self) -> dict[str, np.ndarray]:
         """The trained weights, F32, by GGUF tensor name."""
-        return dict(_Downloads(self.session))
+        return dict(_Downloads(self.session, self.file_names))
 
     def save_model(self, path, dtype: str = "f32"):
         """The fine-tuned model as a GGUF with the base's metadata: dtype f32,
         f16 or "base" (each matrix requantized to its type in the base).
         Each weight is downloaded only when it is written."""
-        return write_like_base(read_gguf(self.base_path), path, _Downloads(self.session), dtype)
+        return write_like_base(read_gguf(self.base_path), path, _Downloads(self.session, self.file_names), dtype)
 
     save_dtype = "f32"  # what save() (toy-train's final write) uses
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.config import ModelConfig, RecipeOptions
 from ..core.errors import TNN_ERR_ARG, ToyError
-from ..native.session import ModelDesc, read_gguf_config
+from ..native.session import ModelDesc, read_gguf_config, resolve_targets
 from .base import TrainingRecipe
 
 
@@ -43,7 +43,7 @@ class LoRA(TrainingRecipe):
         self.cfg, self.opts = file_cfg, opts or RecipeOptions()
         self.base_path = gguf
         self.rank, self.alpha = rank, float(alpha if alpha is not None else 2 * rank)
-        self.targets = tuple(targets)
+        self.targets = resolve_targets(tuple(targets), file_cfg)
         build = self._build_args(**self._objective())
         self.session.realize(
             ModelDesc.lora(gguf, self.opts, rank, self.alpha, self.targets, base_compute), build, self.opts.evaluates

@@ -6995,6 +6995,23 @@ static void ggml_compute_backward(
                 ggml_add_or_set(ctx, cgraph, isrc1, d_c);
             }
         } break;
+        case GGML_OP_PAD: {
+            // toy patch 0016: zero padding's gradient is the gradient's part
+            // over the source (tinynn pads LFM2's short-convolution input
+            // with the zero state of a sequence's start)
+            if (ggml_get_op_params_i32(tensor, 8) != 0) {
+                GGML_ABORT("%s: circular padding has no backward\n", __func__);
+            }
+            if (src0_needs_grads) {
+                size_t offset = 0;
+                for (int d = 0; d < GGML_MAX_DIMS; ++d) {
+                    offset += (size_t) ggml_get_op_params_i32(tensor, 2 * d) * grad->nb[d];
+                }
+                struct ggml_tensor * part = ggml_view_4d(ctx, grad, src0->ne[0], src0->ne[1], src0->ne[2], src0->ne[3],
+                    grad->nb[1], grad->nb[2], grad->nb[3], offset);
+                ggml_add_or_set(ctx, cgraph, isrc0, ggml_cont(ctx, part));
+            }
+        } break;
         case GGML_OP_CUSTOM: {
             // toy patch 0013: the backward its maker gave (ggml_custom_set_backward)
             ggml_custom_backward_t backward;

@@ -1,0 +1,133 @@
+"""LFM2 (Liquid AI's hybrid: gated short convolutions and attention layers)
+as llama.cpp ships it: a small random-weight transformers Lfm2ForCausalLM
+written to GGUF by llama.cpp's own convert_hf_to_gguf.py
+(llama_cpp_convert.py), then run by toy: logits and every weight's
+gradient against transformers; LoRA on every projection, on Q8_0 and Q4_K
+copies quantized by llama.cpp, whose adapter llama.cpp loads and runs to
+toy's logits. The short convolution's backward is vendor patch 0015
+(tests/test_recurrent_ops.py holds it alone)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import toy
+from hf_compare import assert_toy_matches, llama_cpp_logits, randomize, trained_adapter
+from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+T = 12
+VOCAB = 272  # llama_cpp_convert's smallest GPT-2 cut, a multiple of 16
+KINDS = ["conv", "full_attention", "conv", "full_attention"]
+# transformers -> GGUF names ({i}: the layer); the final norm as toy's session names it
+HF_TO_GGUF = {
+    "model.embed_tokens.weight": "token_embd.weight",
+    "model.embedding_norm.weight": "output_norm.weight",
+    "model.layers.{i}.operator_norm.weight": "blk.{i}.attn_norm.weight",
+    "model.layers.{i}.ffn_norm.weight": "blk.{i}.ffn_norm.weight",
+    "model.layers.{i}.feed_forward.w1.weight": "blk.{i}.ffn_gate.weight",
+    "model.layers.{i}.feed_forward.w3.weight": "blk.{i}.ffn_up.weight",
+    "model.layers.{i}.feed_forward.w2.weight": "blk.{i}.ffn_down.weight",
+    "model.layers.{i}.self_attn.q_proj.weight": "blk.{i}.attn_q.weight",
+    "model.layers.{i}.self_attn.k_proj.weight": "blk.{i}.attn_k.weight",
+    "model.layers.{i}.self_attn.v_proj.weight": "blk.{i}.attn_v.weight",
+    "model.layers.{i}.self_attn.out_proj.weight": "blk.{i}.attn_output.weight",
+    "model.layers.{i}.self_attn.q_layernorm.weight": "blk.{i}.attn_q_norm.weight",
+    "model.layers.{i}.self_attn.k_layernorm.weight": "blk.{i}.attn_k_norm.weight",
+    "model.layers.{i}.conv.conv.weight": "blk.{i}.shortconv.conv.weight",
+    "model.layers.{i}.conv.in_proj.weight": "blk.{i}.shortconv.in_proj.weight",
+    "model.layers.{i}.conv.out_proj.weight": "blk.{i}.shortconv.out_proj.weight",
+}
+EVERY_TARGET = ("q", "k", "v", "o", "gate", "up", "down", "conv_in", "conv_out")
+
+
+def hf_model(hidden: int = 64, ff: int = 64):
+    config = transformers.Lfm2Config(
+        vocab_size=VOCAB,
+        hidden_size=hidden,
+        intermediate_size=ff,
+        block_auto_adjust_ff_dim=False,
+        num_hidden_layers=len(KINDS),
+        layer_types=KINDS,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        conv_L_cache=3,
+        max_position_embeddings=128,
+        bos_token_id=VOCAB - 1,
+        eos_token_id=VOCAB - 1,
+        pad_token_id=VOCAB - 1,
+    )
+    return randomize(transformers.Lfm2ForCausalLM(config))
+
+
+@pytest.fixture(scope="module")
+def lfm2(tmp_path_factory):
+    """(the transformers model, its f32 GGUF by llama.cpp's converter)"""
+    model = hf_model()
+    return model, hf_to_gguf(model, tmp_path_factory.mktemp("lfm2") / "lfm2-f32.gguf")
+
+
+def ids(seed: int = 1) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, VOCAB - 1, (1, T + 1)).astype(np.int32)
+
+
+def conv_as_stored(name: str, grad: np.ndarray) -> np.ndarray:
+    """transformers' Conv1d weight [d, 1, width] as the GGUF stores it, [d, width]."""
+    return grad.reshape(grad.shape[0], -1) if name.endswith("shortconv.conv.weight") else grad
+
+
+def test_the_config_read_from_the_file_marks_the_convolution_layers(lfm2):
+    _, path = lfm2
+    cfg = toy.native.session.read_gguf_config(path)
+    assert (cfg.layer_kinds, cfg.conv_kernel, cfg.n_kv_heads, cfg.rope_neox, cfg.qk_norm) == ("caca", 3, 2, True, True)
+
+
+def test_logits_and_every_gradient_match_transformers(lfm2):
+    model, path = lfm2
+    assert_toy_matches(model, path, ids(), HF_TO_GGUF, to_gguf=conv_as_stored)
+
+
+def test_lora_targets_name_what_the_layers_have(lfm2, tmp_path):
+    _, path = lfm2
+    recipe = toy.recipes.LoRA("cpu", threads=1)
+    recipe.realize(path, None, 2, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("all",))
+    assert recipe.targets == EVERY_TARGET
+    names = set(recipe.adapters())
+    assert "blk.0.shortconv.in_proj.weight.lora_a" in names and "blk.0.attn_q.weight.lora_a" not in names
+    assert "blk.1.attn_q.weight.lora_a" in names and "blk.1.shortconv.out_proj.weight.lora_b" not in names
+
+
+@pytest.mark.parametrize("kind", ["F32", "Q8_0", "Q4_K"])
+def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind):
+    """On the f32 file llama.cpp's logits with our adapter are ours to float
+    rounding; on quantized copies llama.cpp rounds the activations to 8 bits
+    for each quantized product, toy not always: close, as for the other
+    families (test_qwen), and far closer than llama.cpp's without the
+    adapter. Q4_K packs 256 values a block: a model 256 wide, so that every
+    matrix is stored in it (tensor_types), not in a fallback type."""
+    wide = kind == "Q4_K"
+    model = hf_model(hidden=256, ff=512) if wide else hf_model()
+    f32 = hf_to_gguf(model, tmp_path / "lfm2-f32.gguf")
+    path = f32 if kind == "F32" else quantize(f32, tmp_path / f"lfm2-{kind}.gguf", kind)
+    if wide:
+        assert tensor_types(path)["blk.0.shortconv.in_proj.weight"] == "Q4_K"
+    batch = ids(2)
+    recipe, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=EVERY_TARGET)
+    positions = np.arange(T, dtype=np.int32)[None]
+    assert recipe.evaluate(batch[:, :-1], positions, batch[:, 1:])[1] < 0.9 * np.log(VOCAB)  # it learned the batch
+    theirs = llama_cpp_logits(path, batch[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)
+    base = llama_cpp_logits(path, batch[0, :-1], f32_cache=True)
+    scale = np.abs(ours).max()
+    np.testing.assert_allclose(theirs, ours, atol=(1e-5 if kind == "F32" else 2e-2) * scale)
+    assert np.abs(theirs - ours).max() < 0.1 * np.abs(base - ours).max()
+
+
+def test_generation_refuses_the_convolution_layers_in_one_line(lfm2):
+    _, path = lfm2
+    recipe = toy.recipes.LoRA("cpu", threads=1)
+    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
+    with pytest.raises(toy.ToyError, match="generation does not run short-convolution layers"):
+        recipe.session.kv_init(T)
