@@ -120,18 +120,21 @@ def convert(model_dir: Path, out_path: Path, outtype: str, gpt2_cut: bool, extra
         raise RuntimeError(f"convert_hf_to_gguf.py failed ({done.returncode}) on {model_dir}:\n{tail}")
 
 
-def hf_to_gguf(model, out_path, tokenizer=None, outtype: str = "f32", converter_args=()) -> Path:
+def hf_to_gguf(model, out_path, tokenizer=None, outtype: str = "f32", converter_args=(), chat_template=None) -> Path:
     """The transformers model as llama.cpp's converter writes it (outtype:
     f32, f16, bf16 or q8_0) at out_path. tokenizer: a transformers tokenizer
     of model.config.vocab_size tokens at most; by default GPT-2's, cut to that
     size (see the module's docstring). converter_args: more of
     convert_hf_to_gguf.py's options; Qwen3.5 needs ("--no-mtp",), as its
     converter expects the released checkpoints' multi-token-prediction
-    layers, which transformers does not build."""
+    layers, which transformers does not build. chat_template: Jinja the
+    tokenizer carries (written as tokenizer.chat_template)."""
     out_path = Path(out_path)
     vocab_size = model.config.get_text_config().vocab_size
     gpt2_cut = tokenizer is None and vocab_size < GPT2_VOCAB
     tokenizer = tokenizer if tokenizer is not None else gpt2_tokenizer(vocab_size)
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = Path(tmp) / "model"
         # float32 safetensors: the converter keeps f32 as it is

@@ -9,11 +9,25 @@ toy's logits. The short convolution's backward is vendor patch 0015
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import toy
-from hf_compare import assert_toy_matches, llama_cpp_logits, randomize, trained_adapter
+from hf_compare import (
+    assert_cached_decoding_matches,
+    assert_toy_matches,
+    full_fine_tune,
+    hf_logits,
+    llama_cpp_logits,
+    randomize,
+    trained_adapter,
+)
+from cli_helpers import toy_train
 from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
 
 torch = pytest.importorskip("torch")
@@ -90,6 +104,17 @@ def test_logits_and_every_gradient_match_transformers(lfm2):
     assert_toy_matches(model, path, ids(), HF_TO_GGUF, to_gguf=conv_as_stored)
 
 
+def test_a_full_fine_tune_saves_a_model_llama_cpp_runs_to_our_logits(lfm2, tmp_path):
+    """Every weight trained, the final norm written back under the file's
+    own name (token_embd_norm.weight), and llama.cpp's logits on the saved
+    model toy's after training."""
+    _, path = lfm2
+    batch = ids(3)
+    ours = full_fine_tune(path, batch, tmp_path / "full.gguf")
+    theirs = llama_cpp_logits(tmp_path / "full.gguf", batch[0, :-1], f32_cache=True)
+    np.testing.assert_allclose(theirs, ours, atol=1e-4 * np.abs(ours).max())
+
+
 def test_lora_targets_name_what_the_layers_have(lfm2, tmp_path):
     _, path = lfm2
     recipe = toy.recipes.LoRA("cpu", threads=1)
@@ -125,9 +150,63 @@ def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind
     assert np.abs(theirs - ours).max() < 0.1 * np.abs(base - ours).max()
 
 
-def test_generation_refuses_the_convolution_layers_in_one_line(lfm2):
-    _, path = lfm2
+def test_cached_decoding_carries_the_convolution_state(lfm2):
+    """Generation's decode: a prompt at once, then a token at a time, each
+    short-convolution layer continuing from its state (the last inputs of
+    its convolution), as transformers' logits over the whole sequence."""
+    model, path = lfm2
+    tokens = ids(4)[0]
+    expected = hf_logits(model, tokens[None])
+    assert_cached_decoding_matches(path, tokens, expected, prefill=5)
+
+
+def test_a_decode_continues_from_the_state_or_starts_again(lfm2):
+    model, path = lfm2
+    tokens = ids(5)[0, :8]
+    expected = hf_logits(model, tokens[None])
     recipe = toy.recipes.LoRA("cpu", threads=1)
     recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
-    with pytest.raises(toy.ToyError, match="generation does not run short-convolution layers"):
-        recipe.session.kv_init(T)
+    e = recipe.session
+    e.kv_init(16)
+    e.decode(tokens[:6], 0, VOCAB)
+    with pytest.raises(toy.ToyError, match="short convolutions continue from position 6 .their state., not 3"):
+        e.decode(tokens[3:4], 3, VOCAB)
+    # from 0 the states start again from zeros
+    again = e.decode(tokens[:8], 0, VOCAB)
+    np.testing.assert_allclose(again, expected[7], atol=1e-4 * np.abs(expected).max())
+
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def lfm2_chat(tmp_path_factory, llama_cpp_models):
+    """An LFM2 GGUF carrying LFM2.5-Instruct's chat template (llama.cpp's copy), Q8_0."""
+    template = (llama_cpp_models / "templates" / "LFM2.5-Instruct.jinja").read_text(encoding="utf-8")
+    folder = tmp_path_factory.mktemp("lfm2-chat")
+    f32 = hf_to_gguf(hf_model(), folder / "f32.gguf", chat_template=template)
+    return quantize(f32, folder / "lfm2-chat-q8_0.gguf", "Q8_0")
+
+
+def test_instruct_dpo_and_generation_run_on_lfm2_from_the_command_line(lfm2_chat, tmp_path):
+    """instruct with its chat template (every projection by default, rows
+    unpacked: a short convolution would carry one sample into the next),
+    DPO on top of nothing, and toy-generate with the adapter."""
+    common = ("--model", str(lfm2_chat), "--seq", "128", "--threads", "2", "--epochs", "1")
+    run = tmp_path / "instruct"
+    result = toy_train("instruct", "--data", str(DATA / "instruct-tiny.jsonl"), *common, "--out", str(run))
+    assert result.returncode == 0, result.stderr
+    config = json.loads((run / "config.json").read_text())
+    assert config["lora"]["targets"] == list(EVERY_TARGET) and config["packed_rows"] is None
+    losses = [json.loads(line)["loss"] for line in (run / "events.jsonl").read_text().splitlines() if '"loss"' in line]
+    assert losses and all(np.isfinite(losses))
+    packed = toy_train("instruct", "--data", str(DATA / "instruct-tiny.jsonl"), *common, "--packing", "on")
+    assert packed.returncode == 2 and "short-convolution layers would carry" in packed.stderr
+    dpo = toy_train("dpo", "--data", str(DATA / "preferences-small.jsonl"), *common, "--out", str(tmp_path / "dpo"))
+    assert dpo.returncode == 0, dpo.stderr
+    generated = subprocess.run(
+        [sys.executable, "-m", "toy.cli.generate", "hello", "-m", str(lfm2_chat), "--adapter",
+         str(run / "adapter.gguf"), "-n", "8", "--threads", "2"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert generated.returncode == 0, generated.stderr

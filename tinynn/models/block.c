@@ -278,9 +278,10 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
 }
 
 struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * b,
-                                         struct ggml_tensor * h, const tnn_model_config * cfg) {
+                                         struct ggml_tensor * h, const tnn_model_config * cfg,
+                                         const struct tnn_kv_step * kv) {
     const int64_t d = cfg->d_model, n = h->ne[1];
-    const int64_t t_seq = cfg->t_seq, t_batch = n / cfg->t_seq;
+    const int64_t t_seq = kv != NULL ? n : cfg->t_seq, t_batch = n / t_seq;
     struct ggml_tensor * bcx = linear(ctx, b, TNN_LORA_SLOT_CONV_IN, NULL, h);     /* [3d, n] */
     struct ggml_tensor * gate_b = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], 0);
     struct ggml_tensor * gate_c = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], (size_t) d * bcx->nb[0]);
@@ -288,7 +289,16 @@ struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct
     struct ggml_tensor * bx = ggml_mul(ctx, x, gate_b);                              /* [d, n] */
     /* each sequence's tokens along dim 0, after its zero state of conv_kernel - 1 */
     struct ggml_tensor * seq = ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_3d(ctx, bx, d, t_seq, t_batch)));
-    struct ggml_tensor * sx = ggml_pad_ext(ctx, seq, cfg->conv_kernel - 1, 0, 0, 0, 0, 0, 0, 0);
+    struct ggml_tensor * sx;
+    if (kv == NULL) {
+        sx = ggml_pad_ext(ctx, seq, cfg->conv_kernel - 1, 0, 0, 0, 0, 0, 0, 0);
+    } else {
+        /* after the state; its next state: the last conv_kernel - 1 inputs */
+        sx = ggml_concat(ctx, ggml_reshape_3d(ctx, kv->conv_state, cfg->conv_kernel - 1, d, 1), seq, 0);
+        struct ggml_tensor * last = ggml_view_2d(ctx, sx, cfg->conv_kernel - 1, d, sx->nb[1],
+                                                 (size_t) n * sx->nb[0]);
+        *kv->conv_update = ggml_cpy(ctx, last, kv->conv_state);
+    }
     struct ggml_tensor * kernel = b->conv->type == GGML_TYPE_F32 ? b->conv
                                                                  : ggml_cast(ctx, b->conv, GGML_TYPE_F32);
     struct ggml_tensor * conv = ggml_ssm_conv(ctx, sx, kernel);                    /* [d, t_seq, t_batch] */
@@ -310,7 +320,7 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
                                        const struct tnn_kv_step * kv) {
     /* attention: x [d, n] */
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
-    struct ggml_tensor * out = b->kind == 'c' ? tnn_block_shortconv(ctx, b, h, cfg)
+    struct ggml_tensor * out = b->kind == 'c' ? tnn_block_shortconv(ctx, b, h, cfg, kv)
                                               : tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
     if (b->post_attn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->norm_eps);

@@ -402,6 +402,8 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
             .kq_mask = cached->mask,
             .n_kv = cached->n_kv,
             .flash = cached->flash,
+            .conv_state = cached->conv_states[l],
+            .conv_update = &cached->conv_updates[l],
         };
         for (int slot = 0; slot < TNN_LORA_SLOTS && cached->base_only; ++slot) {
             block.lora_a[slot] = block.lora_b[slot] = NULL;

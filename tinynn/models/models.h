@@ -189,6 +189,9 @@ struct tnn_kv_step {
     struct ggml_tensor * kq_mask;              /* F16 [n_kv, n]: 0 or -inf */
     int32_t n_kv;                              /* cache positions attended (the mask's width) */
     bool flash;                                /* ggml_flash_attn_ext, else mul_mat + softmax */
+    struct ggml_tensor * conv_state;           /* a short-convolution layer's [conv_kernel - 1, d]
+                                                  state (one sequence), else NULL */
+    struct ggml_tensor ** conv_update;         /* out: the copy of its new state into conv_state */
 };
 
 /* The block's two sub-layers, without norms or residuals, for blocks that
@@ -201,10 +204,12 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
                                          const struct tnn_kv_step * kv);
 struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * block,
                                    struct ggml_tensor * h, const tnn_model_config * cfg);
-/* A short-convolution layer ('c', training only): h [d_model, t_seq * t_batch] -> out_proj
- * (C * conv(B * x)), B, C, x = in_proj h, each sequence convolved from a zero state. */
+/* A short-convolution layer ('c'): h [d_model, n] -> out_proj (C * conv(B * x)), B, C,
+ * x = in_proj h. kv NULL: training, t_batch sequences of t_seq each convolved from a zero
+ * state; else one sequence after kv->conv_state, whose update *kv->conv_update is. */
 struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * block,
-                                         struct ggml_tensor * h, const tnn_model_config * cfg);
+                                         struct ggml_tensor * h, const tnn_model_config * cfg,
+                                         const struct tnn_kv_step * kv);
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
  * kv NULL: training (t_batch sequences of t_seq, causal_mask as for
  * tnn_attention); else one sequence, cached (causal_mask unused). */
@@ -269,7 +274,10 @@ struct tnn_decode_inputs {
     struct ggml_tensor *tokens, *positions;   /* int32 [n] */
     struct ggml_tensor * rows;                  /* int64 [n]: each token's cache row */
     struct ggml_tensor * mask;                  /* F16 [n_kv, n] */
-    struct ggml_tensor **k_caches, **v_caches;/* one per layer */
+    struct ggml_tensor **k_caches, **v_caches;/* one per layer (NULL: a short convolution's) */
+    struct ggml_tensor ** conv_states;          /* one per short-convolution layer, else NULL */
+    struct ggml_tensor ** conv_updates;         /* out: per such layer, the copy of its new state
+                                                   (the decoder computes it after the logits) */
     int32_t n, n_kv;
     bool flash;                                 /* ggml_flash_attn_ext, else mul_mat + softmax */
     bool base_only;                             /* leave the LoRA adapters out */

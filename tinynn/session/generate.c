@@ -32,10 +32,6 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
         return tnn_fail(TNN_ERR_ARG, "generation with a KV cache runs llama models only, not %s",
                         s->model.arch->name);
     }
-    if (strchr(s->model.cfg.layer_kinds, 'c') != NULL) {
-        return tnn_fail(TNN_ERR_ARG, "generation does not run short-convolution layers (LFM2) yet: "
-                                     "train here, generate with llama.cpp");
-    }
     if (s->model.cfg.swa_window > 0 && n_ctx > s->model.cfg.swa_window) {
         /* the decode graph has one mask for every layer: within the window a
          * local layer sees what a global one sees */
@@ -47,19 +43,28 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
     const tnn_model_config * cfg = &s->model.cfg;
     const int64_t head_dim = tnn_head_dim(cfg);
     struct ggml_init_params ip = {
-        .mem_size = (size_t) (2 * cfg->n_layers + 2) * ggml_tensor_overhead(),
+        .mem_size = (size_t) (3 * cfg->n_layers + 2) * ggml_tensor_overhead(),
         .mem_buffer = NULL,
         .no_alloc = true,
     };
     s->decoder.ctx_kv = ggml_init(ip);
     s->decoder.k_caches = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.k_caches));
     s->decoder.v_caches = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.v_caches));
-    if (s->decoder.ctx_kv == NULL || s->decoder.k_caches == NULL || s->decoder.v_caches == NULL) {
+    s->decoder.conv_states = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.conv_states));
+    s->decoder.conv_updates = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.conv_updates));
+    if (s->decoder.ctx_kv == NULL || s->decoder.k_caches == NULL || s->decoder.v_caches == NULL ||
+        s->decoder.conv_states == NULL || s->decoder.conv_updates == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the KV cache");
     }
     /* [head_dim, n_ctx, n_kv_heads]: the first n_kv positions of every head
      * are a strided view that attention reads in place */
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        if (tnn_layer_kind(cfg, l) == 'c') {
+            s->decoder.conv_states[l] = ggml_new_tensor_2d(s->decoder.ctx_kv, GGML_TYPE_F32, cfg->conv_kernel - 1,
+                                                           cfg->d_model);
+            ggml_format_name(s->decoder.conv_states[l], "conv_state.%d", l);
+            continue;
+        }
         s->decoder.k_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx,
                                                     cfg->n_kv_heads);
         s->decoder.v_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx,
@@ -92,6 +97,8 @@ void tnn_decoder_free(struct tnn_decoder * d) {
     tnn_free_tensors(d->ctx_kv, d->buf_kv);
     free(d->k_caches);
     free(d->v_caches);
+    free(d->conv_states);
+    free(d->conv_updates);
     free(d->mask_host);
 }
 
@@ -113,6 +120,8 @@ static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_sessio
         .mask = d->mask,
         .k_caches = d->k_caches,
         .v_caches = d->v_caches,
+        .conv_states = d->conv_states,
+        .conv_updates = d->conv_updates,
         .n = n,
         .n_kv = n_kv,
         .flash = d->flash,
@@ -146,6 +155,12 @@ static int decode_graph(tnn_session * s, int32_t n, int32_t n_kv) {
         s->decoder.logits = decode_forward(s->decoder.ctx_graph, s, n, n_kv);
         ggml_set_output(s->decoder.logits);
         ggml_build_forward_expand(graph, s->decoder.logits);
+        /* after every read of the states: their copies for the next decode */
+        for (int32_t l = 0; l < s->model.cfg.n_layers; ++l) {
+            if (s->decoder.conv_updates[l] != NULL) {
+                ggml_build_forward_expand(graph, s->decoder.conv_updates[l]);
+            }
+        }
         const struct ggml_tensor * unsupported = NULL;
         for (int i = 0; i < ggml_graph_n_nodes(graph) && unsupported == NULL; ++i) {
             struct ggml_tensor * node = ggml_graph_node(graph, i);
@@ -176,6 +191,29 @@ static int decode_graph(tnn_session * s, int32_t n, int32_t n_kv) {
     return TNN_OK;
 }
 
+/* A short convolution's state holds only the inputs before conv_next: a
+ * decode continues from there, or starts again at 0 from zeros (a KV cache
+ * keeps every position, so attention alone could go back anywhere). */
+static int continue_conv_states(tnn_session * s, int32_t n_past) {
+    const tnn_model_config * cfg = &s->model.cfg;
+    if (strchr(cfg->layer_kinds, 'c') == NULL || n_past == s->decoder.conv_next) {
+        return TNN_OK;
+    }
+    if (n_past != 0) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "this model's short convolutions continue from position %d (their state), not %d: "
+                        "decode from there or from 0",
+                        s->decoder.conv_next, n_past);
+    }
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        if (s->decoder.conv_states[l] != NULL) {
+            ggml_backend_tensor_memset(s->decoder.conv_states[l], 0, 0, ggml_nbytes(s->decoder.conv_states[l]));
+        }
+    }
+    s->decoder.conv_next = 0;
+    return TNN_OK;
+}
+
 int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_past, float * logits_out,
                size_t n_logits) {
     if (tnn_refuse_measuring(s, "decode") != TNN_OK) {
@@ -203,10 +241,14 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
         }
     }
 
+    int status = continue_conv_states(s, n_past);
+    if (status != TNN_OK) {
+        return status;
+    }
     const int64_t end = (int64_t) n_past + n;
     const int64_t window = (end + KV_WINDOW_STEP - 1) / KV_WINDOW_STEP * KV_WINDOW_STEP;
     const int32_t n_kv = (int32_t) (window < s->decoder.n_ctx ? window : s->decoder.n_ctx);
-    int status = decode_graph(s, n, n_kv);
+    status = decode_graph(s, n, n_kv);
     if (status != TNN_OK) {
         return status;
     }
@@ -245,6 +287,7 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
     if (ggml_backend_graph_compute(s->backend, s->decoder.graph) != GGML_STATUS_SUCCESS) {
         return tnn_fail(TNN_ERR_BACKEND, "the %s backend failed to run the decode graph", tnn_backend_name());
     }
+    s->decoder.conv_next = n_past + n;
     tnn_tensor_get(&s->tensors, s->decoder.logits, logits_out, 0, (size_t) cfg->vocab * sizeof(float));
     return TNN_OK;
 }

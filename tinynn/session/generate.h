@@ -13,7 +13,12 @@
 struct tnn_decoder {
     struct ggml_context * ctx_kv;
     ggml_backend_buffer_t buf_kv;
-    struct ggml_tensor **k_caches, **v_caches;
+    struct ggml_tensor **k_caches, **v_caches;   /* NULL for a short-convolution layer */
+    /* a short-convolution layer's state, else NULL: the last conv_kernel - 1 inputs of its
+     * convolution [conv_kernel - 1, d_model], as they were after position conv_next - 1 */
+    struct ggml_tensor ** conv_states;
+    struct ggml_tensor ** conv_updates;   /* the decode graph's copies into conv_states */
+    int32_t conv_next;                    /* the position the states continue from */
     int32_t n_ctx;
     ggml_gallocr_t galloc;
     /* the last decode graph, reused while the shape (n, n_kv) stays the same */

@@ -510,6 +510,21 @@ def gguf_corpus(args, tokenizer_source):
     return tokenized_corpus(args.corpus, tokenizer), args.corpus
 
 
+def packing_for(args, model) -> str:
+    """--packing as the model allows it: several samples a row only where
+    every layer sees its own sample alone. A short convolution (LFM2) would
+    carry the end of one sample into the next, so --packing auto is off
+    there and --packing on refused (InputError)."""
+    if "c" not in base_config(model).layer_kinds:
+        return args.packing
+    if args.packing == "on":
+        raise InputError(
+            f"--packing on: {Path(model).name}'s short-convolution layers would carry each sample's end "
+            "into the next; use --packing off (auto does)"
+        )
+    return "off"
+
+
 def instruct_source(args, model, conversations, chosen=None) -> InstructSource:
     """Conversations rendered with the model's chat template, before the
     recipe is realized: whether the rows are packed shapes the step.
@@ -519,7 +534,7 @@ def instruct_source(args, model, conversations, chosen=None) -> InstructSource:
     formatter = ChatFormatter.from_gguf(model, tokenizer)
     samples = [formatter.sample(messages) for messages in conversations]
     pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
-    source = InstructSource(samples, args.data, args, pad_id)
+    source = InstructSource(samples, args.data, replace(args, packing=packing_for(args, model)), pad_id)
     said = chosen(source) if chosen is not None else ""
     if said:
         print(f"toy-train: {said}", file=sys.stderr)

@@ -143,8 +143,13 @@ def prepare(given: PreferenceOptions) -> options.Prepared:
     recipe_class = DPO if args.recipe == "dpo" else ORPO
     pad_id = tokenizer.eos_id if tokenizer.eos_id is not None else 0
     # before the recipe is realized: whether the rows are packed shapes the step
+    packing = options.packing_for(args, model)
     source = PreferenceSource(
-        fit_pairs(tokenized, args.seq), args.data, args, pad_id, needs_reference=args.recipe == "dpo"
+        fit_pairs(tokenized, args.seq),
+        args.data,
+        replace(args, packing=packing),
+        pad_id,
+        needs_reference=args.recipe == "dpo",
     )
     recipe, model, config = lora.realize(args, recipe_class, rows=source.t_batch, packed=source.packed, beta=args.beta)
     config.update(
