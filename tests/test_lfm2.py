@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import toy
+from cli_helpers import toy_train
 from hf_compare import (
     assert_cached_decoding_matches,
     assert_toy_matches,
@@ -27,7 +28,6 @@ from hf_compare import (
     randomize,
     trained_adapter,
 )
-from cli_helpers import toy_train
 from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
 
 torch = pytest.importorskip("torch")
