@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from conftest import require_reference
 from toy.core.errors import InputError
 from toy.text.tokenizer import GGUFTokenizer
 
@@ -136,6 +137,26 @@ def test_user_defined_and_control_tokens_are_matched_whole_in_byte_level_vocabul
     assert tokenizer.encode("a[PAD151646]b<|im_end|>", add_bos=False)[1::2] == [added, end]
     assert tokenizer.encode("[PAD151646]", add_bos=False, parse_special=False) == [added]
     assert end not in tokenizer.encode("<|im_end|>", add_bos=False, parse_special=False)
+
+
+@pytest.mark.parametrize("name", LLAMA_CPP_VOCABULARIES)
+def test_control_looking_tokens_are_matched_as_llama_cpp_matches_them(llama_cpp_models, name):
+    """llama.cpp makes a token CONTROL by its text whatever its type in the
+    file (Qwen's NORMAL "</s>", id 128247, among them): with special tokens
+    parsed it is one token in running text, without them text. Every such
+    token of each vocabulary, in a sentence, against llama-cpp-python."""
+    llama_cpp = require_reference("llama_cpp")
+    from toy.text.tokenizer import CONTROL_LOOKING
+
+    path = llama_cpp_models / f"ggml-vocab-{name}.gguf"
+    tokenizer = GGUFTokenizer.from_gguf(path)
+    theirs = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    present = sorted(text for text in CONTROL_LOOKING if text in tokenizer.tokens)
+    for text in present:
+        sentence = f"a {text} b{text}c"
+        for special in (True, False):
+            expected = theirs.tokenize(sentence.encode(), add_bos=False, special=special)
+            assert tokenizer.encode(sentence, add_bos=False, parse_special=special) == expected, (text, special)
 
 
 def test_bos_follows_the_gguf_or_llama_cpps_default(llama_cpp_models):

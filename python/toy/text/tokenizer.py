@@ -209,19 +209,72 @@ def _sentencepiece_normalizer(add_space_prefix: bool):
     return normalizers.Sequence(steps)
 
 
-# control tokens that end a model's turn, by their text (as llama.cpp's
-# end-of-generation list): a chat answer stops at them, not only at EOS
+# control tokens that end a model's turn, by their text: llama.cpp's
+# end-of-generation list (src/llama-vocab.cpp, 0.3.36): a chat answer stops
+# at them, not only at EOS
 END_OF_TURN = (
-    "<end_of_turn>",
-    "<|im_end|>",
     "<|eot_id|>",
+    "<|im_end|>",
     "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<|flush|>",
+    "<|calls|>",
+    "<end_of_turn>",
     "<|endoftext|>",
+    "</s>",
     "<|eom_id|>",
     "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "[EOS]",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
+    "<eos>",
     "<turn|>",
-    "<|end\u2581of\u2581sentence|>",
+    "<|tool_response>",
+    "<\uff5cend\u2581of\u2581sentence\uff5c>",
+    "[e~[",
 )
+# Tokens llama.cpp makes CONTROL by their text whatever the file's type
+# says ("control-looking token ... its type will be overridden"): the
+# end-of-generation list and its end-of-turn and fill-in-the-middle
+# markers. A CONTROL token is matched whole in running text with special
+# tokens on, so Qwen's NORMAL-typed "</s>" is one token there, not four.
+CONTROL_LOOKING = frozenset(
+    (
+        *END_OF_TURN,
+        "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\uff5cfim\u2581begin\uff5c>", "<PRE>", "\u2581<PRE>",
+        "<|code_prefix|>", "<|prefix|>",
+        "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<\uff5cfim\u2581hole\uff5c>", "<SUF>", "\u2581<SUF>",
+        "<|code_suffix|>", "<|suffix|>",
+        "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\uff5cfim\u2581end\uff5c>", "<MID>", "\u2581<MID>",
+        "<|code_middle|>", "<|middle|>",
+        "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]",
+        "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>",
+        "<|file_sep|>",
+    )
+)  # fmt: skip
+# gpt-oss's harmony markers, which llama.cpp always renders: USER_DEFINED
+HARMONY_MARKERS = frozenset(("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"))
+
+
+def llama_cpp_token_types(tokens: list[str], token_types: list[int]) -> list[int]:
+    """The file's token types as llama.cpp loads them: control-looking
+    tokens made CONTROL, harmony's markers USER_DEFINED, and its two
+    exceptions: "<|end|>" beside harmony's (or Solar Open's) own ends is
+    USER_DEFINED, and "</s>" beside Gemma 4's "<|tool_response>" (or
+    PLaMo's end) NORMAL; neither then ends a turn."""
+    present = set(tokens)
+    calls = bool({"<|call|>", "<|calls|>"} & present)
+    kinds = {text: _CONTROL for text in CONTROL_LOOKING & present}
+    kinds.update(dict.fromkeys(HARMONY_MARKERS & present, _USER_DEFINED))
+    if "<|end|>" in present and calls and ({"<|return|>", "<|flush|>"} & present):
+        kinds["<|end|>"] = _USER_DEFINED
+    if "</s>" in present and {"<|tool_response>", "<|plamo:eos|>"} & present:
+        kinds["</s>"] = _NORMAL
+    return [kinds.get(text, kind) for text, kind in zip(tokens, token_types)]
+
 
 VOCABULARY_TYPES = ("gpt2 (byte-level BPE)", "llama (SentencePiece)", "gemma4")
 
@@ -256,6 +309,7 @@ class GGUFTokenizer:
         self.bos_id, self.eos_id = bos_id, eos_id
         self.add_bos = add_bos and bos_id is not None
         self.add_eos = add_eos and eos_id is not None
+        token_types = llama_cpp_token_types(tokens, token_types)
         # the special tokens, longest first (ties by id: the same order every run)
         special = [i for i, kind in enumerate(token_types) if kind in _SPECIAL_KINDS and tokens[i]]
         self._special = sorted(special, key=lambda i: (-len(tokens[i]), i))
