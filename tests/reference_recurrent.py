@@ -46,3 +46,58 @@ def finite_differences(f, x: np.ndarray, dy: np.ndarray, eps: float = 1e-6) -> n
         x[idx] = saved
         grad[idx] = (up - down) / (2 * eps)
     return grad
+
+
+def gated_delta_net(q, k, v, g, beta) -> np.ndarray:
+    """The gated delta rule, each head of each sequence from a zero state.
+    q, k, v (B, T, H, n); g, beta (B, T, H, 1): per token
+    A = exp(g) S; delta = beta (v - A^T k); S = A + k delta^T; o = S^T q / sqrt(n).
+    Returns o (B, T, H, n)."""
+    b_, t_, h_, n = v.shape
+    out = np.zeros_like(v)
+    for b in range(b_):
+        for h in range(h_):
+            s = np.zeros((n, n))
+            for t in range(t_):
+                k_t, v_t, q_t = k[b, t, h], v[b, t, h], q[b, t, h]
+                a = np.exp(g[b, t, h, 0]) * s
+                delta = beta[b, t, h, 0] * (v_t - a.T @ k_t)
+                s = a + np.outer(k_t, delta)
+                out[b, t, h] = s.T @ q_t / np.sqrt(n)
+    return out
+
+
+def gated_delta_net_backward(q, k, v, g, beta, dout):
+    """Every input's gradient of sum(gated_delta_net(...) * dout), through
+    time backwards with every state kept (float64; the sizes tests use)."""
+    b_, t_, h_, n = v.shape
+    grads = [np.zeros_like(x) for x in (q, k, v, g, beta)]
+    dq, dk, dv, dg, dbeta = grads
+    scale = 1 / np.sqrt(n)
+    for b in range(b_):
+        for h in range(h_):
+            states = [np.zeros((n, n))]
+            for t in range(t_):
+                a = np.exp(g[b, t, h, 0]) * states[-1]
+                delta = beta[b, t, h, 0] * (v[b, t, h] - a.T @ k[b, t, h])
+                states.append(a + np.outer(k[b, t, h], delta))
+            ds = np.zeros((n, n))
+            for t in reversed(range(t_)):
+                k_t, v_t, q_t, do = k[b, t, h], v[b, t, h], q[b, t, h], dout[b, t, h]
+                decay, bt = np.exp(g[b, t, h, 0]), beta[b, t, h, 0]
+                prev, cur = states[t], states[t + 1]
+                a = decay * prev
+                u = a.T @ k_t
+                delta = bt * (v_t - u)
+                dq[b, t, h] = scale * cur @ do
+                ds = ds + scale * np.outer(q_t, do)
+                ddelta = ds.T @ k_t
+                dk[b, t, h] = ds @ delta
+                dv[b, t, h] = bt * ddelta
+                dbeta[b, t, h, 0] = ddelta @ (v_t - u)
+                du = -bt * ddelta
+                da = ds + np.outer(k_t, du)
+                dk[b, t, h] += a @ du
+                dg[b, t, h, 0] = np.sum(da * a)
+                ds = decay * da
+    return grads

@@ -98,3 +98,52 @@ def test_zero_padding_passes_back_the_gradient_of_what_it_padded(device):
     assert status == 0, message
     np.testing.assert_array_equal(y, padded.astype(np.float32))
     np.testing.assert_array_equal(dx, dy.astype(np.float32)[:, 1:, 2:-1])
+
+
+def delta_inputs(n_t: int, n: int, heads: int, n_s: int, seed: int = 0):
+    """q, k as Qwen 3.5 feeds them (L2-normalized rows), a log-decay g below
+    0 and beta in (0, 1), as the layer makes them."""
+    rng = np.random.default_rng(seed)
+
+    def unit(x):
+        return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+    q, k = unit(rng.standard_normal((2, n_s, n_t, heads, n)))
+    v = rng.standard_normal((n_s, n_t, heads, n))
+    g = -np.log1p(np.exp(rng.standard_normal((n_s, n_t, heads, 1))))
+    beta = 1 / (1 + np.exp(-rng.standard_normal((n_s, n_t, heads, 1))))
+    dy = rng.standard_normal((n_s, n_t, heads, n))
+    return [q, k, v, g, beta], dy
+
+
+def test_gated_delta_net_reference_gradients_are_finite_differences():
+    inputs, dy = delta_inputs(n_t=4, n=3, heads=2, n_s=1)
+    grads = ref.gated_delta_net_backward(*inputs, dy)
+    for i, name in enumerate(("q", "k", "v", "g", "beta")):
+
+        def f(x, i=i):
+            return ref.gated_delta_net(*inputs[:i], x, *inputs[i + 1 :])
+
+        np.testing.assert_allclose(grads[i], ref.finite_differences(f, inputs[i], dy), atol=1e-7, err_msg=name)
+
+
+@pytest.mark.parametrize("n_t", LENGTHS)
+def test_gated_delta_net_forward_and_backward_match_the_reference(n_t):
+    """toy's custom node (cpu/delta_net.c): its backward remakes each chunk
+    of 64 tokens' states from the one before it, so 63, 64, 65 and 1024
+    cross chunk edges."""
+    n, heads, n_s = (16, 2, 1) if n_t == 1024 else (8, 2, 2)
+    inputs, dy = delta_inputs(n_t, n, heads, n_s, seed=n_t)
+    status, message, y, grads = op_check("cpu", "gated_delta_net", inputs, dy)
+    assert status == 0, message
+    assert_close(y, ref.gated_delta_net(*inputs), "out")
+    for ours, expected, name in zip(grads, ref.gated_delta_net_backward(*inputs, dy), ("q", "k", "v", "g", "beta")):
+        # a sum over up to 1024 tokens of float32 steps: 1e-4 of the largest
+        np.testing.assert_allclose(ours, expected, atol=1e-4 * max(1.0, np.abs(expected).max()), err_msg=name)
+
+
+@pytest.mark.vulkan
+def test_gated_delta_net_is_refused_in_one_line_where_the_backend_lacks_it():
+    inputs, dy = delta_inputs(4, 8, 2, 1)
+    status, message, *_ = op_check("vulkan", "gated_delta_net", inputs, dy)
+    assert status != 0 and message.startswith("the vulkan backend cannot run") and "\n" not in message

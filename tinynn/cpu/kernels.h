@@ -486,6 +486,26 @@ void tnn_attention_bf16_backward_amx(const struct tnn_attention_args * args, voi
  *     w = keep w - alpha (beta1h m) / (sqrt(beta2h v) + eps)   (FMA)
  * with keep = 1 - alpha wd (FMA). */
 
+/* ---- the gated delta rule (delta_net.c) ---------------------------------
+ * Portable C, no variants: Qwen 3.5's linear attention with a scalar gate
+ * per head and token, each (head, sequence) from a zero state (the module
+ * comment says the rule). Every array contiguous: q, k, v, out and their
+ * gradients [n, heads, t_seq, n_seqs] (ggml's order: n the fastest), g and
+ * beta [heads, t_seq, n_seqs]. Work items (head, sequence) are shared out
+ * between nth threads. The backward writes every input's gradient from
+ * dout; it keeps (t_seq / 64 + 66) n^2 + 4 n floats a thread
+ * (tnn_delta_net_backward_floats), malloc'ed. */
+struct tnn_delta_net_args {
+    int64_t n, heads, t_seq, n_seqs;
+    const float *q, *k, *v, *g, *beta;
+    float * out;                              /* forward */
+    const float * dout;                       /* backward: in */
+    float *dq, *dk, *dv, *dg, *dbeta;         /* backward: out */
+};
+void tnn_delta_net_forward(const struct tnn_delta_net_args * args, int ith, int nth);
+void tnn_delta_net_backward(const struct tnn_delta_net_args * args, int ith, int nth);
+size_t tnn_delta_net_backward_floats(int64_t n, int64_t t_seq);
+
 /* Update parameters [i0, i1) of w, m and v in place from the gradient g. */
 void tnn_adamw_avx512(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
 void tnn_adamw_avx2(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);

@@ -89,6 +89,15 @@ struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x)
 struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
                                        struct ggml_tensor * labels);
 
+/* The gated delta rule (Qwen 3.5's linear attention), each head of each
+ * sequence from a zero state: q, k, v [n, heads, T, B] (q and k repeated
+ * to v's heads beforehand), g (the log of the state's decay) and beta
+ * [1, heads, T, B] -> out [n, heads, T, B]. One custom node each way on the
+ * CPU kernels (cpu/delta_net.c); a device backend refuses it. */
+struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                         struct ggml_tensor * v, struct ggml_tensor * g,
+                                         struct ggml_tensor * beta);
+
 /* ---- one transformer block (block.c) ----------------------------------- */
 
 /* LoRA target slots, in enum tnn_lora_target bit order */

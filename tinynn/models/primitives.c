@@ -216,3 +216,81 @@ struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_te
      * int32 labels need no vocab x n one-hot tensor (vendor/patches/0005) */
     return ggml_cross_entropy_loss(ctx, logits, labels);
 }
+
+/* ---- the gated delta rule: one custom node each way (cpu/delta_net.c) ---- */
+
+/* The kernels' arguments from a node's sources q, k, v, g, beta. */
+static struct tnn_delta_net_args delta_net_args(const struct ggml_tensor * node) {
+    const struct ggml_tensor * q = node->src[0];
+    return (struct tnn_delta_net_args){
+        .n = q->ne[0],
+        .heads = q->ne[1],
+        .t_seq = q->ne[2],
+        .n_seqs = q->ne[3],
+        .q = q->data,
+        .k = node->src[1]->data,
+        .v = node->src[2]->data,
+        .g = node->src[3]->data,
+        .beta = node->src[4]->data,
+    };
+}
+
+static void delta_net_forward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    struct tnn_delta_net_args args = delta_net_args(dst);
+    args.out = dst->data;
+    tnn_delta_net_forward(&args, ith, nth);
+}
+
+/* dst, flat: dq, dk, dv (q's layout each), then dg and dbeta (g's); srcs:
+ * the forward's five and the output's gradient. */
+static void delta_net_backward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    struct tnn_delta_net_args args = delta_net_args(dst);
+    const int64_t values = ggml_nelements(dst->src[0]), gates = ggml_nelements(dst->src[3]);
+    float * out = dst->data;
+    args.dout = dst->src[5]->data;
+    args.dq = out;
+    args.dk = out + values;
+    args.dv = out + 2 * values;
+    args.dg = out + 3 * values;
+    args.dbeta = out + 3 * values + gates;
+    tnn_delta_net_backward(&args, ith, nth);
+}
+
+static struct ggml_tensor * part_like(struct ggml_context * ctx, struct ggml_tensor * all,
+                                      const struct ggml_tensor * like, int64_t offset) {
+    const size_t f = sizeof(float);
+    const int64_t * ne = like->ne;
+    return ggml_view_4d(ctx, all, ne[0], ne[1], ne[2], ne[3], ne[0] * f, ne[0] * ne[1] * f,
+                        ne[0] * ne[1] * ne[2] * f, (size_t) offset * f);
+}
+
+static void delta_net_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
+                               struct ggml_tensor ** src_grads) {
+    struct ggml_tensor * srcs[6] = { forward->src[0], forward->src[1], forward->src[2],
+                                     forward->src[3], forward->src[4], ggml_cont(ctx, grad) };
+    const int64_t values = ggml_nelements(srcs[0]), gates = ggml_nelements(srcs[3]);
+    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 3 * values + 2 * gates, 1, 1, 1, srcs, 6,
+                                              delta_net_backward_node, GGML_N_TASKS_MAX, NULL);
+    for (int i = 0; i < 3; ++i) {
+        src_grads[i] = part_like(ctx, all, srcs[i], i * values);
+    }
+    src_grads[3] = part_like(ctx, all, srcs[3], 3 * values);
+    src_grads[4] = part_like(ctx, all, srcs[4], 3 * values + gates);
+}
+
+struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                         struct ggml_tensor * v, struct ggml_tensor * g,
+                                         struct ggml_tensor * beta) {
+    struct ggml_tensor * srcs[5] = { q, k, v, g, beta };
+    for (int i = 0; i < 5; ++i) {
+        if (!ggml_is_contiguous(srcs[i])) {
+            srcs[i] = ggml_cont(ctx, srcs[i]);
+        }
+    }
+    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, q->ne[0], q->ne[1], q->ne[2], q->ne[3], srcs, 5,
+                                              delta_net_forward_node, GGML_N_TASKS_MAX, NULL);
+    ggml_custom_set_backward(out, delta_net_backward);
+    return out;
+}

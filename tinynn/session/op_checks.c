@@ -29,6 +29,20 @@ static struct ggml_tensor * build_pad(struct ggml_context * ctx, struct ggml_ten
     return ggml_pad_ext(ctx, in[0], 2, 1, 1, 0, 0, 0, 0, 0);
 }
 
+/* q, k, v [n, heads, T, B], g and beta [1, heads, T, B] */
+static struct ggml_tensor * build_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    for (int i = 1; i < 5; ++i) {
+        const int64_t ne0 = i < 3 ? in[0]->ne[0] : 1;
+        if (in[i]->ne[0] != ne0 || in[i]->ne[1] != in[0]->ne[1] || in[i]->ne[2] != in[0]->ne[2] ||
+            in[i]->ne[3] != in[0]->ne[3]) {
+            tnn_fail(TNN_ERR_ARG,
+                     "gated_delta_net: q, k, v must be [n, heads, T, B] and g, beta [1, heads, T, B]");
+            return NULL;
+        }
+    }
+    return tnn_gated_delta_net(ctx, in[0], in[1], in[2], in[3], in[4]);
+}
+
 static const struct {
     const char * name;
     int32_t n_inputs;
@@ -36,6 +50,7 @@ static const struct {
 } OPS[] = {
     { "ssm_conv", 2, build_ssm_conv },
     { "pad", 1, build_pad },
+    { "gated_delta_net", 5, build_gated_delta_net },
 };
 
 /* The index of the check named name in OPS, or -1 (tnn_fail said why). */

@@ -1,0 +1,184 @@
+/* The gated delta rule (Qwen 3.5's linear attention, ggml's
+ * GGML_OP_GATED_DELTA_NET with a scalar gate), forward and backward, for
+ * one custom node each way (models/primitives.c: tnn_gated_delta_net).
+ *
+ * Per head and sequence, the state S [S_k x S_v] starts at zero and each
+ * token t does
+ *   A = exp(g_t) S;  u = A^T k_t;  delta = beta_t (v_t - u);
+ *   S = A + k_t delta^T;  o_t = S^T q_t / sqrt(S_v).
+ * The state is held transposed, M[j][i] = S[i][j], so that every product
+ * runs along contiguous rows (as ggml's CPU op holds it); the forward does
+ * the same float operations in the same order as ggml's.
+ *
+ * The backward goes through time backwards. It needs each token's state
+ * before and after; keeping them all would take T S^2 floats a head, so
+ * the states are kept every TNN_DELTA_CHUNK tokens from a first forward
+ * pass, and each chunk's are made again from its first when the backward
+ * reaches it: (T / chunk + chunk + 1) S^2 floats a head at a time. */
+#include "cpu/kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TNN_DELTA_CHUNK 64
+
+static float dot(const float * a, const float * b, int64_t n) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+        sum += a[i] * b[i];
+    }
+    return sum;
+}
+
+/* One token's step of the state M [S_v rows of S_k]; writes delta [S_v]. */
+static void step_state(float * m, int64_t n, const float * k, const float * v, float gate, float beta,
+                       float * delta) {
+    const float decay = expf(gate);
+    for (int64_t x = 0; x < n * n; ++x) {
+        m[x] *= decay;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+        delta[j] = (v[j] - dot(m + j * n, k, n)) * beta;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+        for (int64_t i = 0; i < n; ++i) {
+            m[j * n + i] += delta[j] * k[i];
+        }
+    }
+}
+
+/* Element (i, head, t, seq) of a [S, H, T, B] array, and (head, t, seq) of [1, H, T, B]. */
+static inline int64_t at(const struct tnn_delta_net_args * a, int64_t head, int64_t t, int64_t seq) {
+    return a->n * (head + a->heads * (t + a->t_seq * seq));
+}
+
+static inline int64_t at1(const struct tnn_delta_net_args * a, int64_t head, int64_t t, int64_t seq) {
+    return head + a->heads * (t + a->t_seq * seq);
+}
+
+void tnn_delta_net_forward(const struct tnn_delta_net_args * a, int ith, int nth) {
+    const int64_t n = a->n;
+    const float scale = 1.0f / sqrtf((float) n);
+    float * m = malloc((size_t) (n * n + n) * sizeof(float));
+    if (m == NULL) {
+        return;   /* (the node's caller checked the memory it plans; nothing to report here) */
+    }
+    float * delta = m + n * n;
+    for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
+        const int64_t head = item % a->heads, seq = item / a->heads;
+        memset(m, 0, (size_t) (n * n) * sizeof(float));
+        for (int64_t t = 0; t < a->t_seq; ++t) {
+            const int64_t x = at(a, head, t, seq), x1 = at1(a, head, t, seq);
+            step_state(m, n, a->k + x, a->v + x, a->g[x1], a->beta[x1], delta);
+            for (int64_t j = 0; j < n; ++j) {
+                a->out[x + j] = dot(m + j * n, a->q + x, n) * scale;
+            }
+        }
+    }
+    free(m);
+}
+
+/* The backward of one token (module comment): prev the state before it,
+ * cur after it, dm the state's gradient after it in, before it out. */
+static void step_back(const struct tnn_delta_net_args * a, int64_t x, int64_t x1, const float * prev,
+                      const float * cur, float * dm, float * work) {
+    const int64_t n = a->n;
+    const float scale = 1.0f / sqrtf((float) n);
+    const float decay = expf(a->g[x1]), beta = a->beta[x1];
+    const float *q = a->q + x, *k = a->k + x, *v = a->v + x, *dout = a->dout + x;
+    float *dq = a->dq + x, *dk = a->dk + x, *dv = a->dv + x;
+    float *u = work, *delta = work + n, *ddelta = work + 2 * n, *du = work + 3 * n;
+    for (int64_t j = 0; j < n; ++j) {
+        u[j] = decay * dot(prev + j * n, k, n);
+        delta[j] = (v[j] - u[j]) * beta;
+    }
+    /* o = scale S^T q */
+    for (int64_t i = 0; i < n; ++i) {
+        float sum = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+            sum += cur[j * n + i] * dout[j];
+        }
+        dq[i] = sum * scale;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+        const float c = scale * dout[j];
+        for (int64_t i = 0; i < n; ++i) {
+            dm[j * n + i] += c * q[i];
+        }
+    }
+    /* S = A + k delta^T */
+    float dbeta = 0.0f;
+    for (int64_t j = 0; j < n; ++j) {
+        ddelta[j] = dot(dm + j * n, k, n);
+        dv[j] = beta * ddelta[j];
+        dbeta += ddelta[j] * (v[j] - u[j]);
+        du[j] = -beta * ddelta[j];
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        float sum = 0.0f, through_u = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+            sum += dm[j * n + i] * delta[j];
+            through_u += prev[j * n + i] * du[j];
+        }
+        dk[i] = sum + decay * through_u;
+    }
+    /* u = A^T k, A = exp(g) S_prev */
+    float dgate = 0.0f;
+    for (int64_t j = 0; j < n; ++j) {
+        for (int64_t i = 0; i < n; ++i) {
+            dm[j * n + i] += du[j] * k[i];
+            dgate += dm[j * n + i] * prev[j * n + i];
+            dm[j * n + i] *= decay;
+        }
+    }
+    a->dg[x1] = decay * dgate;
+    a->dbeta[x1] = dbeta;
+}
+
+size_t tnn_delta_net_backward_floats(int64_t n, int64_t t_seq) {
+    const int64_t chunks = (t_seq + TNN_DELTA_CHUNK - 1) / TNN_DELTA_CHUNK;
+    return (size_t) ((chunks + TNN_DELTA_CHUNK + 2) * n * n + 4 * n);
+}
+
+void tnn_delta_net_backward(const struct tnn_delta_net_args * a, int ith, int nth) {
+    const int64_t n = a->n, s2 = n * n, t_seq = a->t_seq;
+    const int64_t chunks = (t_seq + TNN_DELTA_CHUNK - 1) / TNN_DELTA_CHUNK;
+    float * mem = malloc(tnn_delta_net_backward_floats(n, t_seq) * sizeof(float));
+    if (mem == NULL) {
+        return;
+    }
+    float * marks = mem;                           /* the state before each chunk */
+    float * states = marks + chunks * s2;          /* a chunk's: before its first token, after each */
+    float * dm = states + (TNN_DELTA_CHUNK + 1) * s2;
+    float * work = dm + s2;                        /* 4 n; also delta for the forward passes */
+    for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
+        const int64_t head = item % a->heads, seq = item / a->heads;
+        float * m = states;
+        memset(m, 0, (size_t) s2 * sizeof(float));
+        for (int64_t t = 0; t < t_seq; ++t) {
+            if (t % TNN_DELTA_CHUNK == 0) {
+                memcpy(marks + (t / TNN_DELTA_CHUNK) * s2, m, (size_t) s2 * sizeof(float));
+            }
+            const int64_t x = at(a, head, t, seq), x1 = at1(a, head, t, seq);
+            step_state(m, n, a->k + x, a->v + x, a->g[x1], a->beta[x1], work);
+        }
+        memset(dm, 0, (size_t) s2 * sizeof(float));
+        for (int64_t c = chunks - 1; c >= 0; --c) {
+            const int64_t t0 = c * TNN_DELTA_CHUNK;
+            const int64_t t1 = t0 + TNN_DELTA_CHUNK < t_seq ? t0 + TNN_DELTA_CHUNK : t_seq;
+            memcpy(states, marks + c * s2, (size_t) s2 * sizeof(float));
+            for (int64_t t = t0; t < t1; ++t) {
+                float * next = states + (t - t0 + 1) * s2;
+                memcpy(next, next - s2, (size_t) s2 * sizeof(float));
+                const int64_t x = at(a, head, t, seq), x1 = at1(a, head, t, seq);
+                step_state(next, n, a->k + x, a->v + x, a->g[x1], a->beta[x1], work);
+            }
+            for (int64_t t = t1 - 1; t >= t0; --t) {
+                const float * cur = states + (t - t0 + 1) * s2;
+                step_back(a, at(a, head, t, seq), at1(a, head, t, seq), cur - s2, cur, dm, work);
+            }
+        }
+    }
+    free(mem);
+}
