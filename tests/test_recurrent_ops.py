@@ -147,3 +147,16 @@ def test_gated_delta_net_is_refused_in_one_line_where_the_backend_lacks_it():
     inputs, dy = delta_inputs(4, 8, 2, 1)
     status, message, *_ = op_check("vulkan", "gated_delta_net", inputs, dy)
     assert status != 0 and message.startswith("the vulkan backend cannot run") and "\n" not in message
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sigmoid_passes_back_s_times_one_minus_s(device):
+    """ggml_sigmoid's backward (patch 0017): Qwen 3.5's gates."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 50)) * 4
+    dy = rng.standard_normal(x.shape)
+    status, message, y, (dx,) = op_check(device, "sigmoid", [x], dy)
+    assert status == 0, message
+    s = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(y, s, atol=1e-6)
+    np.testing.assert_allclose(dx, dy * s * (1 - s), atol=1e-6)

@@ -701,6 +701,7 @@ int tnn_kernel_check_attention_bf16(const char * variant, const float * q, const
  *               the sequence), c [d_conv, d_inner]; out [d_inner, n_t, n_s].
  *   "pad":      x, zero-padded by 2 before and 1 after along dim 0 and 1
  *               before along dim 1 (ggml_pad_ext).
+ *   "sigmoid":  x -> 1 / (1 + exp(-x)) (its backward: vendor patch 0017).
  *   "gated_delta_net": q, k, v [n, heads, T, B], g, beta [1, heads, T, B];
  *               out [n, heads, T, B] (the gated delta rule from a zero state,
  *               toy's custom node: the CPU's alone).

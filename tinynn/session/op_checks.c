@@ -43,6 +43,10 @@ static struct ggml_tensor * build_gated_delta_net(struct ggml_context * ctx, str
     return tnn_gated_delta_net(ctx, in[0], in[1], in[2], in[3], in[4]);
 }
 
+static struct ggml_tensor * build_sigmoid(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    return ggml_sigmoid(ctx, in[0]);
+}
+
 static const struct {
     const char * name;
     int32_t n_inputs;
@@ -50,6 +54,7 @@ static const struct {
 } OPS[] = {
     { "ssm_conv", 2, build_ssm_conv },
     { "pad", 1, build_pad },
+    { "sigmoid", 1, build_sigmoid },
     { "gated_delta_net", 5, build_gated_delta_net },
 };
 

@@ -7330,6 +7330,14 @@ static void ggml_compute_backward(
                         ggml_add_or_set(ctx, cgraph, isrc0, ggml_sub(ctx, grad, ggml_mul(ctx, grad, ggml_sqr(ctx, tensor))));
                     }
                 } break;
+                case GGML_UNARY_OP_SIGMOID: {
+                    // toy patch 0017: d sigmoid(x) = s (1 - s), s = sigmoid(x)
+                    // (Qwen 3.5's output gates and delta-rule betas)
+                    if (src0_needs_grads) {
+                        struct ggml_tensor * gs = ggml_mul(ctx, grad, tensor);
+                        ggml_add_or_set(ctx, cgraph, isrc0, ggml_sub(ctx, gs, ggml_mul(ctx, gs, tensor)));
+                    }
+                } break;
                 case GGML_UNARY_OP_EXP: {
                     if (src0_needs_grads) {
                         ggml_add_or_set(ctx, cgraph, isrc0, ggml_mul(ctx, tensor, grad));
