@@ -201,7 +201,7 @@ def test_instruct_dpo_and_generation_run_on_lfm2_from_the_command_line(lfm2_chat
     losses = [json.loads(line)["loss"] for line in (run / "events.jsonl").read_text().splitlines() if '"loss"' in line]
     assert losses and all(np.isfinite(losses))
     packed = toy_train("instruct", "--data", str(DATA / "instruct-tiny.jsonl"), *common, "--packing", "on")
-    assert packed.returncode == 2 and "short-convolution layers would carry" in packed.stderr
+    assert packed.returncode == 2 and "recurrent layers would carry" in packed.stderr
     dpo = toy_train("dpo", "--data", str(DATA / "preferences-small.jsonl"), *common, "--out", str(tmp_path / "dpo"))
     assert dpo.returncode == 0, dpo.stderr
     generated = subprocess.run(

@@ -82,7 +82,11 @@ enum tnn_lora_target {
     TNN_LORA_UP = 1 << 5,
     TNN_LORA_DOWN = 1 << 6,
     TNN_LORA_CONV_IN = 1 << 7,   /* a short-convolution layer's shortconv.in_proj (LFM2) */
-    TNN_LORA_CONV_OUT = 1 << 8   /* and its shortconv.out_proj */
+    TNN_LORA_CONV_OUT = 1 << 8,  /* and its shortconv.out_proj */
+    TNN_LORA_SSM_QKV = 1 << 9,   /* a delta-net layer's attn_qkv (Qwen 3.5: q, k, v before the
+                                    convolution) */
+    TNN_LORA_SSM_GATE = 1 << 10, /* its attn_gate (the output gate z) */
+    TNN_LORA_SSM_OUT = 1 << 11   /* its ssm_out */
 };
 
 /* The most layers a token model may have; layer_kinds holds one letter a
@@ -159,7 +163,16 @@ typedef struct tnn_model_config {
     char layer_kinds[1025];/* "" (every layer attends), or a letter per layer: 'a'
                               attention, 'c' a gated short convolution (LFM2: in_proj
                               [d_model, 3 d_model] -> B, C, x; C * conv(B * x);
-                              out_proj), each followed by the feed-forward */
+                              out_proj), 'd' the gated delta rule (Qwen 3.5's linear
+                              attention: attn_qkv, a short convolution of conv_kernel
+                              taps, ssm_* as below), each followed by the feed-forward */
+    int32_t attn_gate;    /* 1: Qwen 3.5's attention: attn_q [d_model, 2 n_heads head_dim]
+                             holds each head's query and then its output gate, the output
+                             times sigmoid(gate); the feed-forward's norm is
+                             post_attention_norm */
+    int32_t ssm_state;    /* 'd' layers: the width of a key and of a value head (S) */
+    int32_t ssm_groups;   /* 'd' layers: key heads (q and k), repeated to ssm_heads */
+    int32_t ssm_heads;    /* 'd' layers: value heads; the state is [S, S] each */
     int32_t attn_split;   /* set by the trainer, not the caller: how training attention is
                              split (models/models.h, enum tnn_attention_split). 0: the whole
                              batch, or a sequence at a time where its scores outgrow a core's

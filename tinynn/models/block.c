@@ -20,20 +20,25 @@ static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
     "ffn_down",
     "shortconv.in_proj",
     "shortconv.out_proj",
+    "attn_qkv",
+    "attn_gate",
+    "ssm_out",
 };
 
 const char * tnn_lora_slot_name(int slot) { return SLOT_NAMES[slot]; }
 
 struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
     struct ggml_tensor * const weights[TNN_LORA_SLOTS] = {
-        b->wq, b->wk, b->wv, b->wo, b->w_gate, b->w_up, b->w_down, b->conv_in, b->conv_out,
+        b->wq,     b->wk,      b->wv,       b->wo,      b->w_gate,   b->w_up,
+        b->w_down, b->conv_in, b->conv_out, b->ssm_qkv, b->ssm_gate, b->ssm_out,
     };
     return weights[slot];
 }
 
 struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
     struct ggml_tensor ** const fields[TNN_LORA_SLOTS] = {
-        &b->wq, &b->wk, &b->wv, &b->wo, &b->w_gate, &b->w_up, &b->w_down, &b->conv_in, &b->conv_out,
+        &b->wq,     &b->wk,      &b->wv,       &b->wo,      &b->w_gate,   &b->w_up,
+        &b->w_down, &b->conv_in, &b->conv_out, &b->ssm_qkv, &b->ssm_gate, &b->ssm_out,
     };
     return fields[slot];
 }
@@ -44,9 +49,14 @@ char tnn_layer_kind(const tnn_model_config * cfg, int32_t layer) {
 
 /* Whether a layer of kind has the slot's weight. */
 static bool kind_has_slot(char kind, int slot) {
-    const bool conv_slot = slot == TNN_LORA_SLOT_CONV_IN || slot == TNN_LORA_SLOT_CONV_OUT;
-    const bool attention_slot = slot <= TNN_LORA_SLOT_O;
-    return kind == 'c' ? !attention_slot : !conv_slot;
+    if (slot >= TNN_LORA_SLOT_GATE && slot <= TNN_LORA_SLOT_DOWN) {
+        return true;   /* every layer's feed-forward */
+    }
+    switch (kind) {
+        case 'c': return slot == TNN_LORA_SLOT_CONV_IN || slot == TNN_LORA_SLOT_CONV_OUT;
+        case 'd': return slot >= TNN_LORA_SLOT_SSM_QKV && slot <= TNN_LORA_SLOT_SSM_OUT;
+        default: return slot <= TNN_LORA_SLOT_O;
+    }
 }
 
 int32_t tnn_first_layer_with(const tnn_model_config * cfg, int slot) {
@@ -68,7 +78,7 @@ static bool is_local(const tnn_model_config * cfg, int32_t layer) {
     return cfg->swa_window > 0 && cfg->swa_period > 0 && layer % cfg->swa_period != cfg->swa_period - 1;
 }
 
-#define MAX_BLOCK_TENSORS 24
+#define MAX_BLOCK_TENSORS 32
 
 /* The shape every block tensor must have, ggml order (ne1 = 0: a vector). */
 struct block_tensor {
@@ -81,7 +91,10 @@ struct block_tensor {
 static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int32_t layer,
                         struct block_tensor * out) {
     const int64_t d = cfg->d_model;
-    const bool attends = tnn_layer_kind(cfg, layer) == 'a', convolves = !attends;
+    const char kind = tnn_layer_kind(cfg, layer);
+    const bool attends = kind == 'a', convolves = kind == 'c', deltas = kind == 'd';
+    const int64_t s = cfg->ssm_state, keys = s * cfg->ssm_groups, values = s * cfg->ssm_heads;
+    const int64_t q_rows = (cfg->attn_gate ? 2 : 1) * tnn_head_dim(cfg) * cfg->n_heads;
     const int64_t head_dim = tnn_head_dim(cfg);
     const int64_t q_width = head_dim * cfg->n_heads;
     const int64_t kv_width = head_dim * cfg->n_kv_heads;
@@ -90,7 +103,7 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
     const bool separate_qkv = attends && !cfg->fused_qkv;
     const struct block_tensor layout[] = {
         { &b->attn_norm, "attn_norm.weight", d, 0, true },
-        { &b->wq, "attn_q.weight", d, q_width, separate_qkv },
+        { &b->wq, "attn_q.weight", d, q_rows, separate_qkv },
         { &b->wk, "attn_k.weight", d, kv_width, separate_qkv },
         { &b->wv, "attn_v.weight", d, kv_width, separate_qkv },
         { &b->wqkv, "attn_qkv.weight", d, q_width + 2 * kv_width, fused_qkv },
@@ -103,8 +116,17 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->conv_in, "shortconv.in_proj.weight", d, 3 * d, convolves },
         { &b->conv, "shortconv.conv.weight", cfg->conv_kernel, d, convolves },
         { &b->conv_out, "shortconv.out_proj.weight", d, d, convolves },
+        { &b->ssm_qkv, "attn_qkv.weight", d, 2 * keys + values, deltas },
+        { &b->ssm_gate, "attn_gate.weight", d, values, deltas },
+        { &b->ssm_conv, "ssm_conv1d.weight", cfg->conv_kernel, 2 * keys + values, deltas },
+        { &b->ssm_dt, "ssm_dt.bias", cfg->ssm_heads, 0, deltas },
+        { &b->ssm_a, "ssm_a", cfg->ssm_heads, 0, deltas },
+        { &b->ssm_beta, "ssm_beta.weight", d, cfg->ssm_heads, deltas },
+        { &b->ssm_alpha, "ssm_alpha.weight", d, cfg->ssm_heads, deltas },
+        { &b->ssm_norm, "ssm_norm.weight", s, 0, deltas },
+        { &b->ssm_out, "ssm_out.weight", values, d, deltas },
         { &b->post_attn_norm, "post_attention_norm.weight", d, 0, post },
-        { &b->ffn_norm, "ffn_norm.weight", d, 0, true },
+        { &b->ffn_norm, cfg->attn_gate ? "post_attention_norm.weight" : "ffn_norm.weight", d, 0, true },
         { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, !fused_ffn },
         { &b->w_up, "ffn_up.weight", d, cfg->d_ff, !fused_ffn },
         { &b->w_gate_up, "ffn_up.weight", d, 2 * (int64_t) cfg->d_ff, fused_ffn },
@@ -242,6 +264,15 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     struct ggml_tensor * q = linear(ctx, b, TNN_LORA_SLOT_Q, b->bq, h);     /* [H*hd, n] */
     struct ggml_tensor * k = linear(ctx, b, TNN_LORA_SLOT_K, b->bk, h);     /* [KV*hd, n] */
     struct ggml_tensor * v = linear(ctx, b, TNN_LORA_SLOT_V, b->bv, h);     /* [KV*hd, n] */
+    struct ggml_tensor * gate = NULL;
+    if (cfg->attn_gate) {
+        /* Qwen 3.5: each head's query, then its output gate [2 hd, H, n] */
+        const size_t f = sizeof(float);
+        gate = ggml_cont(ctx, ggml_view_3d(ctx, q, head_dim, cfg->n_heads, n_tokens, 2 * head_dim * f,
+                                           2 * head_dim * cfg->n_heads * f, head_dim * f));
+        q = ggml_cont(ctx, ggml_view_3d(ctx, q, head_dim, cfg->n_heads, n_tokens, 2 * head_dim * f,
+                                        2 * head_dim * cfg->n_heads * f, 0));
+    }
     q = ggml_reshape_3d(ctx, q, head_dim, cfg->n_heads, n_tokens);
     k = ggml_reshape_3d(ctx, k, head_dim, cfg->n_kv_heads, n_tokens);
     v = ggml_reshape_3d(ctx, v, head_dim, cfg->n_kv_heads, n_tokens);
@@ -273,6 +304,10 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     } else {
         /* the new keys and values go into the cache, then all are attended */
         attn = tnn_attention_cached(ctx, q, k, v, kv, scale, cfg->attn_softcap);
+    }
+    if (gate != NULL) {
+        attn = ggml_mul(ctx, attn,
+                        ggml_sigmoid(ctx, ggml_reshape_2d(ctx, gate, head_dim * cfg->n_heads, n_tokens)));
     }
     return linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
 }
@@ -306,6 +341,54 @@ struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct
     return linear(ctx, b, TNN_LORA_SLOT_CONV_OUT, NULL, y);
 }
 
+/* Each head's rows L2-normalized, as llama.cpp's build_gdn_l2_norm: an
+ * RMS norm with eps / n, over sqrt(n) (ggml's RMS norm has a backward). */
+static struct ggml_tensor * l2_norm(struct ggml_context * ctx, struct ggml_tensor * x, float eps) {
+    const float n = (float) x->ne[0];
+    return ggml_scale(ctx, ggml_rms_norm(ctx, x, eps / n), 1.0f / sqrtf(n));
+}
+
+struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct tnn_block * b,
+                                         struct ggml_tensor * h, const tnn_model_config * cfg) {
+    const int64_t s = cfg->ssm_state, groups = cfg->ssm_groups, heads = cfg->ssm_heads;
+    const int64_t keys = s * groups, values = s * heads, channels = 2 * keys + values;
+    const int64_t n = h->ne[1], t_seq = cfg->t_seq, t_batch = n / t_seq;
+    const size_t f = sizeof(float);
+    struct ggml_tensor * qkv = linear(ctx, b, TNN_LORA_SLOT_SSM_QKV, NULL, h);   /* [2K + V, n] */
+    struct ggml_tensor * z = linear(ctx, b, TNN_LORA_SLOT_SSM_GATE, NULL, h);    /* [V, n] */
+    struct ggml_tensor * beta = ggml_sigmoid(ctx, ggml_mul_mat(ctx, b->ssm_beta, h));   /* [heads, n] */
+    /* the log of each head's decay: -exp(A_log) softplus(alpha + dt), ssm_a holding -exp(A_log) */
+    struct ggml_tensor * decay = ggml_mul(
+        ctx, ggml_softplus(ctx, ggml_add(ctx, ggml_mul_mat(ctx, b->ssm_alpha, h), b->ssm_dt)), b->ssm_a);
+    /* the causal convolution of each sequence from a zero state, then SiLU */
+    struct ggml_tensor * seq = ggml_cont(ctx,
+                                         ggml_transpose(ctx, ggml_reshape_3d(ctx, qkv, channels, t_seq, t_batch)));
+    struct ggml_tensor * sx = ggml_pad_ext(ctx, seq, cfg->conv_kernel - 1, 0, 0, 0, 0, 0, 0, 0);
+    struct ggml_tensor * kernel = b->ssm_conv->type == GGML_TYPE_F32 ? b->ssm_conv
+                                                                     : ggml_cast(ctx, b->ssm_conv, GGML_TYPE_F32);
+    struct ggml_tensor * mixed = ggml_silu(ctx, ggml_ssm_conv(ctx, sx, kernel));   /* [2K + V, t_seq, B] */
+    struct ggml_tensor * q = ggml_view_4d(ctx, mixed, s, groups, t_seq, t_batch, s * f, channels * f,
+                                          channels * t_seq * f, 0);
+    struct ggml_tensor * k = ggml_view_4d(ctx, mixed, s, groups, t_seq, t_batch, s * f, channels * f,
+                                          channels * t_seq * f, keys * f);
+    struct ggml_tensor * v = ggml_cont(ctx, ggml_view_4d(ctx, mixed, s, heads, t_seq, t_batch, s * f, channels * f,
+                                                         channels * t_seq * f, 2 * keys * f));
+    q = l2_norm(ctx, ggml_cont(ctx, q), cfg->norm_eps);
+    k = l2_norm(ctx, ggml_cont(ctx, k), cfg->norm_eps);
+    if (groups != heads) {
+        /* value head j reads key head j % groups (llama.cpp's tiled repeat) */
+        q = ggml_repeat_4d(ctx, q, s, heads, t_seq, t_batch);
+        k = ggml_repeat_4d(ctx, k, s, heads, t_seq, t_batch);
+    }
+    struct ggml_tensor * o = tnn_gated_delta_net(ctx, q, k, v,
+                                                 ggml_reshape_4d(ctx, decay, 1, heads, t_seq, t_batch),
+                                                 ggml_reshape_4d(ctx, beta, 1, heads, t_seq, t_batch));
+    /* each head RMS-normed, times silu(z) */
+    o = ggml_mul(ctx, tnn_rms_norm(ctx, o, b->ssm_norm, cfg->norm_eps),
+                 ggml_silu(ctx, ggml_reshape_4d(ctx, z, s, heads, t_seq, t_batch)));
+    return linear(ctx, b, TNN_LORA_SLOT_SSM_OUT, NULL, ggml_reshape_2d(ctx, o, values, n));
+}
+
 struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b, struct ggml_tensor * h,
                                    const tnn_model_config * cfg) {
     struct ggml_tensor * gate = linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h);
@@ -320,8 +403,9 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
                                        const struct tnn_kv_step * kv) {
     /* attention: x [d, n] */
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
-    struct ggml_tensor * out = b->kind == 'c' ? tnn_block_shortconv(ctx, b, h, cfg, kv)
-                                              : tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
+    struct ggml_tensor * out = b->kind == 'c'   ? tnn_block_shortconv(ctx, b, h, cfg, kv)
+                               : b->kind == 'd' ? tnn_block_delta_net(ctx, b, h, cfg)
+                                                : tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
     if (b->post_attn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->norm_eps);
     }

@@ -165,6 +165,12 @@ static int read_fused(struct ggml_context * tensors, const struct tnn_family * f
     return TNN_OK;
 }
 
+/* "<arch>.<name>": the arch's own key */
+static const char * arch_key(char * buf, size_t cap, const char * arch, const char * name) {
+    snprintf(buf, cap, "%s.%s", arch, name);
+    return buf;
+}
+
 /* A hybrid's per-layer attention.head_count_kv (key): its zeros mark the
  * layers of the family's recurrent kind, the rest attend with that many kv
  * heads, the same in every attention layer (as llama.cpp's LFM2 asserts). */
@@ -197,11 +203,71 @@ static int read_layer_kinds(struct gguf_context * g, const char * key, const str
     return TNN_OK;
 }
 
-/* "<arch>.<name>": the arch's own key */
-static const char * arch_key(char * buf, size_t cap, const char * arch, const char * name) {
-    snprintf(buf, cap, "%s.%s", arch, name);
-    return buf;
+/* Qwen 3.5's recurrent layers: the bool array at key (true: a delta-net
+ * layer), or without it every interval-th layer attending (llama.cpp's
+ * default 4), as llama.cpp reads them. */
+static int read_recurrent_layers(struct gguf_context * g, const char * key, const char * interval_key,
+                                 const struct tnn_family * family, int64_t n_layers, char * kinds) {
+    const int64_t id = gguf_find_key(g, key);
+    if (id < 0) {
+        int64_t interval;
+        int status = tnn_gguf_get_uint(g, interval_key, 4, &interval);
+        if (status != TNN_OK) {
+            return status;
+        }
+        if (interval < 1 || interval > n_layers) {
+            return tnn_fail(TNN_ERR_ARG, "%s must be 1 to %lld, got %lld", interval_key, (long long) n_layers,
+                            (long long) interval);
+        }
+        for (int64_t l = 0; l < n_layers; ++l) {
+            kinds[l] = (l + 1) % interval != 0 ? family->recurrent_kind : 'a';
+        }
+        kinds[n_layers] = '\0';
+        return TNN_OK;
+    }
+    if (gguf_get_kv_type(g, id) != GGUF_TYPE_ARRAY || gguf_get_arr_type(g, id) != GGUF_TYPE_BOOL ||
+        (int64_t) gguf_get_arr_n(g, id) != n_layers) {
+        return tnn_fail(TNN_ERR_ARG, "%s must be an array of %lld bools, one for each layer", key,
+                        (long long) n_layers);
+    }
+    const int8_t * recurrent = gguf_get_arr_data(g, id);
+    for (int64_t l = 0; l < n_layers; ++l) {
+        kinds[l] = recurrent[l] ? family->recurrent_kind : 'a';
+    }
+    kinds[n_layers] = '\0';
+    return TNN_OK;
 }
+
+/* A delta-net layer's shape (Qwen 3.5's ssm.* keys): S, the key heads and
+ * the value heads, the convolution's taps; its inner width must be S value
+ * heads (ggml's delta rule takes square states). */
+static int read_delta_net(struct gguf_context * g, const char * arch, const struct tnn_family_keys * keys,
+                          tnn_model_config * c) {
+    char k[96];
+    int64_t state, groups, heads, inner, taps;
+    int status;
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, keys->ssm_state), -1, &state)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, keys->ssm_groups), -1, &groups)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, keys->ssm_heads), -1, &heads)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, keys->ssm_inner), -1, &inner)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, keys->ssm_conv_kernel), -1, &taps))) {
+        return status;
+    }
+    if (state < 1 || state > 1024 || groups < 1 || heads < 1 || heads > 1024 || heads % groups != 0 ||
+        inner != state * heads || taps < 2 || taps > 64) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "%s: delta-net layers of state %lld, %lld key and %lld value heads, inner width %lld and "
+                        "%lld taps are not supported (the inner width must be state x value heads)",
+                        arch, (long long) state, (long long) groups, (long long) heads, (long long) inner,
+                        (long long) taps);
+    }
+    c->ssm_state = (int32_t) state;
+    c->ssm_groups = (int32_t) groups;
+    c->ssm_heads = (int32_t) heads;
+    c->conv_kernel = (int32_t) taps;
+    return TNN_OK;
+}
+
 
 /* The family's config from its GGUF: the hyper-parameters under the keys
  * its entry names (models/families.c), what differs as its entry says, and
@@ -215,8 +281,7 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     const struct tnn_family * family = tnn_family_find(arch);
     const char * untrainable = tnn_family_untrainable(arch);
     if (family == NULL && untrainable != NULL) {
-        return tnn_fail(TNN_ERR_ARG, "architecture '%s' cannot be trained: %s, which ggml cannot differentiate",
-                        arch, untrainable);
+        return tnn_fail(TNN_ERR_ARG, "architecture '%s' cannot be trained yet: %s", arch, untrainable);
     }
     if (family == NULL) {
         return tnn_fail(TNN_ERR_ARG, "unsupported architecture '%.40s': toy trains %s", arch, tnn_family_names());
@@ -237,9 +302,18 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
                         (long long) n_layers);
     }
     char kinds[TNN_MAX_LAYERS + 1] = "";
-    status = family->hybrid ? read_layer_kinds(g, arch_key(k, kc, arch, keys->n_kv_heads), family, n_layers, kinds,
-                                               &n_kv_heads)
-                            : tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_kv_heads), n_heads, &n_kv_heads);
+    if (family->hybrid && family->recurrent_layers == NULL) {
+        status = read_layer_kinds(g, arch_key(k, kc, arch, keys->n_kv_heads), family, n_layers, kinds,
+                                  &n_kv_heads);
+    } else {
+        status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_kv_heads), n_heads, &n_kv_heads);
+        if (status == TNN_OK && family->recurrent_layers != NULL) {
+            char k2[96];
+            status = read_recurrent_layers(g, arch_key(k, kc, arch, family->recurrent_layers),
+                                           arch_key(k2, sizeof(k2), arch, keys->full_attention_interval), family,
+                                           n_layers, kinds);
+        }
+    }
     if (status != TNN_OK) {
         return status;
     }
@@ -269,6 +343,10 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     memset(c, 0, sizeof(*c));
     c->n_layers = (int32_t) n_layers;
     memcpy(c->layer_kinds, kinds, sizeof(kinds));
+    c->attn_gate = family->attn_gate;
+    if (strchr(kinds, 'd') != NULL && (status = read_delta_net(g, arch, keys, c))) {
+        return status;
+    }
     if (strchr(kinds, 'c') != NULL) {
         int64_t width;
         if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->conv_kernel), -1, &width))) {

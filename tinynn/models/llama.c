@@ -99,15 +99,23 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
         return tnn_fail(TNN_ERR_ARG, "layer_kinds must be empty or one letter for each of the %d layers",
                         c->n_layers);
     }
-    bool convolves = false;
+    bool convolves = false, deltas = false;
     for (size_t i = 0; i < n_kinds; ++i) {
-        if (c->layer_kinds[i] != 'a' && c->layer_kinds[i] != 'c') {
+        if (c->layer_kinds[i] != 'a' && c->layer_kinds[i] != 'c' && c->layer_kinds[i] != 'd') {
             return tnn_fail(TNN_ERR_ARG,
-                            "layer_kinds: layer %zu is '%c': 'a' (attention) or 'c' (short "
-                            "convolution) expected",
+                            "layer_kinds: layer %zu is '%c': 'a' (attention), 'c' (short convolution) or "
+                            "'d' (delta net) expected",
                             i, c->layer_kinds[i]);
         }
-        convolves |= c->layer_kinds[i] == 'c';
+        convolves |= c->layer_kinds[i] != 'a';
+        deltas |= c->layer_kinds[i] == 'd';
+    }
+    if (deltas && (c->ssm_state < 1 || c->ssm_state > 1024 || c->ssm_groups < 1 || c->ssm_heads < 1 ||
+                   c->ssm_heads > 1024 || c->ssm_heads % c->ssm_groups != 0)) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "delta-net layers need ssm_state 1 to 1024 and ssm_groups dividing ssm_heads (1 to "
+                        "1024), got %d, %d, %d",
+                        c->ssm_state, c->ssm_groups, c->ssm_heads);
     }
     if (convolves ? c->conv_kernel < 2 || c->conv_kernel > 64 : c->conv_kernel != 0) {
         return tnn_fail(TNN_ERR_ARG, "conv_kernel must be 2 to 64 with short-convolution layers, else 0; got %d",
@@ -168,7 +176,7 @@ int tnn_llama_create(struct tnn_model * model, struct tnn_tensor_table * tensors
     }
     model->cfg = *cfg;
     struct tnn_llama * m = new_llama(model);
-    model->ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * (21 + TNN_BLOCK_FUSED_VIEWS));
+    model->ctx = tnn_tensor_context(8 + (size_t) cfg->n_layers * (30 + TNN_BLOCK_FUSED_VIEWS));
     if (m == NULL || model->ctx == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the model");
     }
@@ -208,7 +216,16 @@ int tnn_llama_create(struct tnn_model * model, struct tnn_tensor_table * tensors
                                            b->w_gate_up,
                                            b->conv_in,
                                            b->conv,
-                                           b->conv_out };
+                                           b->conv_out,
+                                           b->ssm_qkv,
+                                           b->ssm_gate,
+                                           b->ssm_conv,
+                                           b->ssm_dt,
+                                           b->ssm_a,
+                                           b->ssm_beta,
+                                           b->ssm_alpha,
+                                           b->ssm_norm,
+                                           b->ssm_out };
         for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
             /* a view of a fused weight is trained through it */
             if (weights[i] != NULL && weights[i]->view_src == NULL) {

@@ -111,6 +111,9 @@ enum {
     TNN_LORA_SLOT_DOWN,
     TNN_LORA_SLOT_CONV_IN,
     TNN_LORA_SLOT_CONV_OUT,
+    TNN_LORA_SLOT_SSM_QKV,
+    TNN_LORA_SLOT_SSM_GATE,
+    TNN_LORA_SLOT_SSM_OUT,
     TNN_LORA_SLOTS
 };
 
@@ -142,7 +145,13 @@ struct tnn_block {
      * (rows: B, C, x), the depthwise kernel conv [conv_kernel, d_model], out_proj
      * [d_model, d_model]; such a layer has no attention tensors */
     struct ggml_tensor *conv_in, *conv, *conv_out;
-    char kind;                                        /* 'a' attention, 'c' short convolution */
+    /* a delta-net layer's (kind 'd', Qwen 3.5), or NULL: ssm_qkv (attn_qkv) [d_model, 2 K + V]
+     * (K = ssm_groups S, V = ssm_heads S), ssm_gate (attn_gate) [d_model, V], ssm_conv1d
+     * [conv_kernel, 2 K + V], ssm_dt and ssm_a [ssm_heads], ssm_beta and ssm_alpha [d_model,
+     * ssm_heads], ssm_norm [S], ssm_out [V, d_model] */
+    struct ggml_tensor *ssm_qkv, *ssm_gate, *ssm_conv, *ssm_dt, *ssm_a, *ssm_beta, *ssm_alpha, *ssm_norm, *ssm_out;
+    char kind;                                        /* 'a' attention, 'c' short convolution,
+                                                         'd' delta net */
     /* LoRA adapters per slot, or NULL: A [d_in, rank], B [rank, d_out] */
     struct ggml_tensor * lora_a[TNN_LORA_SLOTS];
     struct ggml_tensor * lora_b[TNN_LORA_SLOTS];
@@ -219,6 +228,11 @@ struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_b
 struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * block,
                                          struct ggml_tensor * h, const tnn_model_config * cfg,
                                          const struct tnn_kv_step * kv);
+/* A delta-net layer ('d', training only): h [d_model, t_seq * t_batch] -> ssm_out(norm(o) *
+ * silu(z)), o the gated delta rule over the convolved, L2-normed q, k and v of attn_qkv, each
+ * sequence from a zero state (as llama.cpp's qwen35 builds it). */
+struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct tnn_block * block,
+                                         struct ggml_tensor * h, const tnn_model_config * cfg);
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
  * kv NULL: training (t_batch sequences of t_seq, causal_mask as for
  * tnn_attention); else one sequence, cached (causal_mask unused). */
@@ -345,6 +359,9 @@ struct tnn_family_keys {
     const char *context_length, *rope_orig_ctx; /* read with LongRoPE's factors: the original
                                                    context (default: the context length) */
     const char * conv_kernel;       /* a hybrid's short convolutions' width (LFM2) */
+    const char *ssm_state, *ssm_groups, *ssm_heads, *ssm_inner;   /* delta-net layers' shape */
+    const char * ssm_conv_kernel;   /* and their convolution's taps */
+    const char * full_attention_interval;   /* without recurrent_layers: every n-th layer attends */
 };
 
 /* llama.cpp's keys, which every family toy reads so far uses. */
@@ -367,6 +384,12 @@ struct tnn_family_keys {
         .context_length = "context_length",                      \
         .rope_orig_ctx = "rope.scaling.original_context_length", \
         .conv_kernel = "shortconv.l_cache",                      \
+        .ssm_state = "ssm.state_size",                           \
+        .ssm_groups = "ssm.group_count",                         \
+        .ssm_heads = "ssm.time_step_rank",                       \
+        .ssm_inner = "ssm.inner_size",                           \
+        .ssm_conv_kernel = "ssm.conv_kernel",                    \
+        .full_attention_interval = "full_attention_interval",    \
     }
 
 /* llama 3's RoPE scaling as llama.cpp stores it: one factor per pair of
@@ -408,7 +431,11 @@ struct tnn_family {
                                             it by that count, the file does not say */
     bool hybrid;                         /* attention.head_count_kv is a per-layer array whose 0s
                                             mark the layers of kind recurrent_kind (LFM2) */
-    char recurrent_kind;                 /* with hybrid: 'c' (short convolutions) */
+    char recurrent_kind;                 /* with hybrid: 'c' (short convolutions) or 'd' (delta net) */
+    const char * recurrent_layers;       /* with hybrid: the key of a per-layer bool array marking the
+                                            recurrent layers (Qwen 3.5), else NULL: the zeros of
+                                            attention.head_count_kv mark them (LFM2) */
+    bool attn_gate;                      /* Qwen 3.5's gated attention (tnn_model_config.attn_gate) */
     const char * output_norm;            /* the final norm's tensor when not output_norm.weight
                                             (LFM2: token_embd_norm.weight), or NULL */
     const char * tokenizer_kinds;        /* tokenizer.ggml.model values its GGUFs carry */

@@ -32,6 +32,10 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
         return tnn_fail(TNN_ERR_ARG, "generation with a KV cache runs llama models only, not %s",
                         s->model.arch->name);
     }
+    if (strchr(s->model.cfg.layer_kinds, 'd') != NULL) {
+        return tnn_fail(TNN_ERR_ARG, "generation does not run delta-net layers (Qwen 3.5) yet: train here, "
+                                     "generate with llama.cpp");
+    }
     if (s->model.cfg.swa_window > 0 && n_ctx > s->model.cfg.swa_window) {
         /* the decode graph has one mask for every layer: within the window a
          * local layer sees what a global one sees */

@@ -66,6 +66,12 @@ class ModelConfig:
     # of conv_kernel taps ("": every layer attends)
     conv_kernel: int = 0
     layer_kinds: str = ""
+    # Qwen 3.5: gated attention layers ('a'), and 'd' layers of the gated delta rule with
+    # ssm_groups key and ssm_heads value heads of ssm_state each
+    attn_gate: bool = False
+    ssm_state: int = 0
+    ssm_groups: int = 0
+    ssm_heads: int = 0
 
     def __post_init__(self):
         if self.arch == "gpt2":

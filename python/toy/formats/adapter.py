@@ -59,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.config import ModelConfig
 from ..core.errors import InputError, refusals_as_input_errors
 from ..native.session import LORA_TARGETS, read_gguf_config
 from .gguf_file import one_line, read_gguf, read_metadata
@@ -75,6 +76,9 @@ SLOTS = {
     "ffn_down": "down",
     "shortconv.in_proj": "conv_in",
     "shortconv.out_proj": "conv_out",
+    "attn_qkv": "ssm_qkv",
+    "attn_gate": "ssm_gate",
+    "ssm_out": "ssm_out",
 }
 # weights a base may store fused (tnn_fused_weights), and the slots whose rows they stack, in order
 FUSED = {"attn_qkv": ("attn_q", "attn_k", "attn_v"), "ffn_up": ("ffn_gate", "ffn_up")}
@@ -93,7 +97,7 @@ class Adapter:
     rank: int
     pairs: dict[str, tuple[np.ndarray, np.ndarray]]  # "blk.3.attn_q.weight" -> (A (rank, d_in), B (d_out, rank))
     n_layers: int  # the base's
-    layer_kinds: str  # the base's (ModelConfig.layer_kinds): which layers have which slots
+    base_config: ModelConfig  # the base's: which layers have which slots
     shapes: dict[str, tuple[int, int]]  # "attn_q" -> the base weight's (d_out, d_in)
     fused: dict[str, tuple[str, ...]]  # the base's fused weights: "attn_qkv" -> ("attn_q", "attn_k", "attn_v")
 
@@ -110,7 +114,7 @@ class Adapter:
         slots = [s for s, t in SLOTS.items() if t in self.targets]
         for layer in range(self.n_layers):
             for slot in slots:
-                if not layer_has(self, layer, slot):
+                if not layer_has(self.base_config, layer, slot):
                     continue
                 name = f"blk.{layer}.{slot}.weight"
                 if name in self.pairs:
@@ -170,8 +174,9 @@ def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
     (tinynn/models/block.c's block_layout, in numpy order)."""
     d, ff = cfg.d_model, cfg.d_ff
     q, kv = cfg.n_heads * cfg.head_width, cfg.n_kv_heads * cfg.head_width
+    keys, values = cfg.ssm_state * cfg.ssm_groups, cfg.ssm_state * cfg.ssm_heads
     return {
-        "attn_q": (q, d),
+        "attn_q": ((2 if cfg.attn_gate else 1) * q, d),  # Qwen 3.5's: each head's query and its gate
         "attn_k": (kv, d),
         "attn_v": (kv, d),
         "attn_output": (d, q),
@@ -180,6 +185,10 @@ def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
         "ffn_down": (d, ff),
         "shortconv.in_proj": (3 * d, d),
         "shortconv.out_proj": (d, d),
+        # a delta-net layer's (Qwen 3.5); a fused attn_qkv (Phi-3) is fused_weights'
+        "attn_qkv": (2 * keys + values, d),
+        "attn_gate": (values, d),
+        "ssm_out": (d, values),
     }
 
 
@@ -187,7 +196,12 @@ def layer_has(cfg, layer: int, slot: str) -> bool:
     """Whether the base's layer has the weight slot (an LFM2 short-convolution
     layer has no attention weights, an attention layer no convolution)."""
     kind = cfg.layer_kinds[layer] if cfg.layer_kinds else "a"
-    return slot.startswith("ffn_") or slot.startswith("shortconv." if kind == "c" else "attn_")
+    by_kind = {
+        "a": ("attn_q", "attn_k", "attn_v", "attn_output", *(("attn_qkv",) if cfg.fused_qkv else ())),
+        "c": ("shortconv.in_proj", "shortconv.out_proj"),
+        "d": ("attn_qkv", "attn_gate", "ssm_out"),
+    }
+    return slot.startswith("ffn_") or slot in by_kind[kind]
 
 
 def read_adapter(adapter_path, base_path) -> Adapter:
@@ -235,7 +249,7 @@ def read_adapter(adapter_path, base_path) -> Adapter:
         pairs, rank = _split_fused(found, fused, shapes)
         if not pairs:
             raise InputError(f"adapter {path} holds only zeros (every lora_b is zero)")
-    return Adapter(path, alpha, rank, pairs, cfg.n_layers, cfg.layer_kinds, shapes, fused)
+    return Adapter(path, alpha, rank, pairs, cfg.n_layers, cfg, shapes, fused)
 
 
 def _layer_and_slot(weight: str) -> tuple[int, str]:

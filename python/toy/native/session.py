@@ -41,6 +41,7 @@ ALL_TARGETS = "all"
 _LAYER_TARGETS = {
     "a": ("q", "k", "v", "o", "gate", "up", "down"),
     "c": ("conv_in", "conv_out", "gate", "up", "down"),
+    "d": ("ssm_qkv", "ssm_gate", "ssm_out", "gate", "up", "down"),
 }
 
 

@@ -512,14 +512,15 @@ def gguf_corpus(args, tokenizer_source):
 
 def packing_for(args, model) -> str:
     """--packing as the model allows it: several samples a row only where
-    every layer sees its own sample alone. A short convolution (LFM2) would
-    carry the end of one sample into the next, so --packing auto is off
-    there and --packing on refused (InputError)."""
-    if "c" not in base_config(model).layer_kinds:
+    every layer sees its own sample alone. A recurrent layer (LFM2's short
+    convolution, Qwen 3.5's delta rule) would carry the end of one sample
+    into the next, so --packing auto is off there and --packing on refused
+    (InputError)."""
+    if set(base_config(model).layer_kinds) <= {"a"}:
         return args.packing
     if args.packing == "on":
         raise InputError(
-            f"--packing on: {Path(model).name}'s short-convolution layers would carry each sample's end "
+            f"--packing on: {Path(model).name}'s recurrent layers would carry each sample's end "
             "into the next; use --packing off (auto does)"
         )
     return "off"
