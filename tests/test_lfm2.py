@@ -169,7 +169,7 @@ def test_a_decode_continues_from_the_state_or_starts_again(lfm2):
     e = recipe.session
     e.kv_init(16)
     e.decode(tokens[:6], 0, VOCAB)
-    with pytest.raises(toy.ToyError, match="short convolutions continue from position 6 .their state., not 3"):
+    with pytest.raises(toy.ToyError, match="recurrent layers continue from position 6 .their state., not 3"):
         e.decode(tokens[3:4], 3, VOCAB)
     # from 0 the states start again from zeros
     again = e.decode(tokens[:8], 0, VOCAB)

@@ -14,7 +14,15 @@ import numpy as np
 import pytest
 
 import toy
-from hf_compare import assert_toy_matches, hf_logits, llama_cpp_logits, randomize, toy_logits, trained_adapter
+from hf_compare import (
+    assert_cached_decoding_matches,
+    assert_toy_matches,
+    hf_logits,
+    llama_cpp_logits,
+    randomize,
+    toy_logits,
+    trained_adapter,
+)
 from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
 
 torch = pytest.importorskip("torch")
@@ -165,12 +173,14 @@ def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind
     assert np.abs(theirs - ours).max() < 0.1 * np.abs(base - ours).max()
 
 
-def test_generation_refuses_the_delta_net_layers_in_one_line(qwen35):
-    _, path = qwen35
-    recipe = toy.recipes.LoRA("cpu", threads=1)
-    recipe.realize(path, None, 1, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q",))
-    with pytest.raises(toy.ToyError, match="generation does not run delta-net layers"):
-        recipe.session.kv_init(T)
+def test_cached_decoding_carries_the_delta_net_and_convolution_states(qwen35):
+    """Generation's decode on ggml's own GATED_DELTA_NET: a prompt at once,
+    then a token at a time, each delta-net layer continuing from its two
+    states (the convolution's last inputs, the delta rule's S), as
+    transformers' logits over the whole sequence."""
+    model, path = qwen35
+    tokens = ids(4)[0]
+    assert_cached_decoding_matches(path, tokens, hf_logits(model, tokens[None]), prefill=5)
 
 
 def test_instruct_and_dpo_run_on_qwen35_from_the_command_line(tmp_path, llama_cpp_models):

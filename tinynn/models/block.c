@@ -312,6 +312,23 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     return linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
 }
 
+/* A sequence's convolution input after the zero state (training) or after
+ * kv's state, whose update it sets: seq [T, channels, B] -> [taps - 1 + T,
+ * channels, B]. LFM2's and Qwen 3.5's convolutions alike. */
+static struct ggml_tensor * after_conv_state(struct ggml_context * ctx, struct ggml_tensor * seq, int32_t taps,
+                                             const struct tnn_kv_step * kv) {
+    if (kv == NULL) {
+        return ggml_pad_ext(ctx, seq, taps - 1, 0, 0, 0, 0, 0, 0, 0);
+    }
+    const int64_t channels = seq->ne[1], n = seq->ne[0];
+    struct ggml_tensor * sx = ggml_concat(ctx, ggml_reshape_3d(ctx, kv->conv_state, taps - 1, channels, 1), seq,
+                                          0);
+    /* the next state: the last taps - 1 inputs */
+    struct ggml_tensor * last = ggml_view_2d(ctx, sx, taps - 1, channels, sx->nb[1], (size_t) n * sx->nb[0]);
+    *kv->conv_update = ggml_cpy(ctx, last, kv->conv_state);
+    return sx;
+}
+
 struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * b,
                                          struct ggml_tensor * h, const tnn_model_config * cfg,
                                          const struct tnn_kv_step * kv) {
@@ -324,16 +341,7 @@ struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct
     struct ggml_tensor * bx = ggml_mul(ctx, x, gate_b);                              /* [d, n] */
     /* each sequence's tokens along dim 0, after its zero state of conv_kernel - 1 */
     struct ggml_tensor * seq = ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_3d(ctx, bx, d, t_seq, t_batch)));
-    struct ggml_tensor * sx;
-    if (kv == NULL) {
-        sx = ggml_pad_ext(ctx, seq, cfg->conv_kernel - 1, 0, 0, 0, 0, 0, 0, 0);
-    } else {
-        /* after the state; its next state: the last conv_kernel - 1 inputs */
-        sx = ggml_concat(ctx, ggml_reshape_3d(ctx, kv->conv_state, cfg->conv_kernel - 1, d, 1), seq, 0);
-        struct ggml_tensor * last = ggml_view_2d(ctx, sx, cfg->conv_kernel - 1, d, sx->nb[1],
-                                                 (size_t) n * sx->nb[0]);
-        *kv->conv_update = ggml_cpy(ctx, last, kv->conv_state);
-    }
+    struct ggml_tensor * sx = after_conv_state(ctx, seq, cfg->conv_kernel, kv);
     struct ggml_tensor * kernel = b->conv->type == GGML_TYPE_F32 ? b->conv
                                                                  : ggml_cast(ctx, b->conv, GGML_TYPE_F32);
     struct ggml_tensor * conv = ggml_ssm_conv(ctx, sx, kernel);                    /* [d, t_seq, t_batch] */
@@ -349,10 +357,11 @@ static struct ggml_tensor * l2_norm(struct ggml_context * ctx, struct ggml_tenso
 }
 
 struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct tnn_block * b,
-                                         struct ggml_tensor * h, const tnn_model_config * cfg) {
+                                         struct ggml_tensor * h, const tnn_model_config * cfg,
+                                         const struct tnn_kv_step * kv) {
     const int64_t s = cfg->ssm_state, groups = cfg->ssm_groups, heads = cfg->ssm_heads;
     const int64_t keys = s * groups, values = s * heads, channels = 2 * keys + values;
-    const int64_t n = h->ne[1], t_seq = cfg->t_seq, t_batch = n / t_seq;
+    const int64_t n = h->ne[1], t_seq = kv != NULL ? n : cfg->t_seq, t_batch = n / t_seq;
     const size_t f = sizeof(float);
     struct ggml_tensor * qkv = linear(ctx, b, TNN_LORA_SLOT_SSM_QKV, NULL, h);   /* [2K + V, n] */
     struct ggml_tensor * z = linear(ctx, b, TNN_LORA_SLOT_SSM_GATE, NULL, h);    /* [V, n] */
@@ -360,10 +369,10 @@ struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct
     /* the log of each head's decay: -exp(A_log) softplus(alpha + dt), ssm_a holding -exp(A_log) */
     struct ggml_tensor * decay = ggml_mul(
         ctx, ggml_softplus(ctx, ggml_add(ctx, ggml_mul_mat(ctx, b->ssm_alpha, h), b->ssm_dt)), b->ssm_a);
-    /* the causal convolution of each sequence from a zero state, then SiLU */
+    /* the causal convolution of each sequence after its state, then SiLU */
     struct ggml_tensor * seq = ggml_cont(ctx,
                                          ggml_transpose(ctx, ggml_reshape_3d(ctx, qkv, channels, t_seq, t_batch)));
-    struct ggml_tensor * sx = ggml_pad_ext(ctx, seq, cfg->conv_kernel - 1, 0, 0, 0, 0, 0, 0, 0);
+    struct ggml_tensor * sx = after_conv_state(ctx, seq, cfg->conv_kernel, kv);
     struct ggml_tensor * kernel = b->ssm_conv->type == GGML_TYPE_F32 ? b->ssm_conv
                                                                      : ggml_cast(ctx, b->ssm_conv, GGML_TYPE_F32);
     struct ggml_tensor * mixed = ggml_silu(ctx, ggml_ssm_conv(ctx, sx, kernel));   /* [2K + V, t_seq, B] */
@@ -380,9 +389,19 @@ struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct
         q = ggml_repeat_4d(ctx, q, s, heads, t_seq, t_batch);
         k = ggml_repeat_4d(ctx, k, s, heads, t_seq, t_batch);
     }
-    struct ggml_tensor * o = tnn_gated_delta_net(ctx, q, k, v,
-                                                 ggml_reshape_4d(ctx, decay, 1, heads, t_seq, t_batch),
-                                                 ggml_reshape_4d(ctx, beta, 1, heads, t_seq, t_batch));
+    struct ggml_tensor * g4 = ggml_reshape_4d(ctx, decay, 1, heads, t_seq, t_batch);
+    struct ggml_tensor * beta4 = ggml_reshape_4d(ctx, beta, 1, heads, t_seq, t_batch);
+    struct ggml_tensor * o;
+    if (kv == NULL) {
+        o = tnn_gated_delta_net(ctx, q, k, v, g4, beta4);
+    } else {
+        /* ggml's op: the outputs [s heads, n], then the final state [s, s, heads] */
+        struct ggml_tensor * all = ggml_gated_delta_net(ctx, q, k, v, g4, beta4,
+                                                        ggml_reshape_4d(ctx, kv->ssm_state, s, s, heads, 1), 1);
+        o = ggml_view_4d(ctx, all, s, heads, n, 1, s * f, values * f, values * n * f, 0);
+        struct ggml_tensor * state = ggml_view_1d(ctx, all, s * s * heads, (size_t) (values * n) * f);
+        *kv->ssm_update = ggml_cpy(ctx, state, kv->ssm_state);
+    }
     /* each head RMS-normed, times silu(z) */
     o = ggml_mul(ctx, tnn_rms_norm(ctx, o, b->ssm_norm, cfg->norm_eps),
                  ggml_silu(ctx, ggml_reshape_4d(ctx, z, s, heads, t_seq, t_batch)));
@@ -404,7 +423,7 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
     /* attention: x [d, n] */
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
     struct ggml_tensor * out = b->kind == 'c'   ? tnn_block_shortconv(ctx, b, h, cfg, kv)
-                               : b->kind == 'd' ? tnn_block_delta_net(ctx, b, h, cfg)
+                               : b->kind == 'd' ? tnn_block_delta_net(ctx, b, h, cfg, kv)
                                                 : tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
     if (b->post_attn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->norm_eps);

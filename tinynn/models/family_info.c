@@ -14,8 +14,7 @@ int tnn_family_info(int32_t index, tnn_family_desc * out) {
     *out = (tnn_family_desc){
         .gguf_arch = f->gguf_arch,
         .arch = f->arch,
-        /* the decoder carries no delta-net state yet (generate.c refuses) */
-        .generates = arch != NULL && arch->forward_cached != NULL && f->recurrent_kind != 'd',
+        .generates = arch != NULL && arch->forward_cached != NULL,
         .rope_neox = f->rope_neox,
         .embd_scale = f->embd_scale,
         .ffn_gelu = f->ffn_gelu,

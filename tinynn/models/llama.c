@@ -266,7 +266,8 @@ static int check_lora_config(const tnn_lora_config * lora) {
     }
     if (lora->targets == 0 || (lora->targets & ~((1u << TNN_LORA_SLOTS) - 1)) != 0) {
         return tnn_fail(TNN_ERR_ARG,
-                        "LoRA targets must be a non-empty set of q,k,v,o,gate,up,down,conv_in,conv_out");
+                        "LoRA targets must be a non-empty set of q,k,v,o,gate,up,down,conv_in,conv_out,ssm_qkv,"
+                        "ssm_gate,ssm_out");
     }
     if (!isfinite(lora->alpha) || !(lora->init_scale >= 0.0f) || !isfinite(lora->init_scale)) {
         return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");
@@ -420,7 +421,9 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
             .n_kv = cached->n_kv,
             .flash = cached->flash,
             .conv_state = cached->conv_states[l],
-            .conv_update = &cached->conv_updates[l],
+            .conv_update = &cached->state_updates[2 * l],
+            .ssm_state = cached->ssm_states[l],
+            .ssm_update = &cached->state_updates[2 * l + 1],
         };
         for (int slot = 0; slot < TNN_LORA_SLOTS && cached->base_only; ++slot) {
             block.lora_a[slot] = block.lora_b[slot] = NULL;

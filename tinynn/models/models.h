@@ -207,9 +207,11 @@ struct tnn_kv_step {
     struct ggml_tensor * kq_mask;              /* F16 [n_kv, n]: 0 or -inf */
     int32_t n_kv;                              /* cache positions attended (the mask's width) */
     bool flash;                                /* ggml_flash_attn_ext, else mul_mat + softmax */
-    struct ggml_tensor * conv_state;           /* a short-convolution layer's [conv_kernel - 1, d]
-                                                  state (one sequence), else NULL */
+    struct ggml_tensor * conv_state;           /* a recurrent layer's convolution state [conv_kernel
+                                                  - 1, channels] (one sequence), else NULL */
     struct ggml_tensor ** conv_update;         /* out: the copy of its new state into conv_state */
+    struct ggml_tensor * ssm_state;            /* a delta-net layer's [S, S, ssm_heads], else NULL */
+    struct ggml_tensor ** ssm_update;          /* out: the copy of its new state into ssm_state */
 };
 
 /* The block's two sub-layers, without norms or residuals, for blocks that
@@ -228,11 +230,14 @@ struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_b
 struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * block,
                                          struct ggml_tensor * h, const tnn_model_config * cfg,
                                          const struct tnn_kv_step * kv);
-/* A delta-net layer ('d', training only): h [d_model, t_seq * t_batch] -> ssm_out(norm(o) *
- * silu(z)), o the gated delta rule over the convolved, L2-normed q, k and v of attn_qkv, each
- * sequence from a zero state (as llama.cpp's qwen35 builds it). */
+/* A delta-net layer ('d'): h [d_model, n] -> ssm_out(norm(o) * silu(z)), o the gated delta
+ * rule over the convolved, L2-normed q, k and v of attn_qkv (as llama.cpp's qwen35 builds it).
+ * kv NULL: training, t_batch sequences of t_seq each from zero states (toy's node); else one
+ * sequence after kv's states (ggml's GATED_DELTA_NET), their updates *kv->conv_update and
+ * *kv->ssm_update. */
 struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct tnn_block * block,
-                                         struct ggml_tensor * h, const tnn_model_config * cfg);
+                                         struct ggml_tensor * h, const tnn_model_config * cfg,
+                                         const struct tnn_kv_step * kv);
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
  * kv NULL: training (t_batch sequences of t_seq, causal_mask as for
  * tnn_attention); else one sequence, cached (causal_mask unused). */
@@ -298,9 +303,10 @@ struct tnn_decode_inputs {
     struct ggml_tensor * rows;                  /* int64 [n]: each token's cache row */
     struct ggml_tensor * mask;                  /* F16 [n_kv, n] */
     struct ggml_tensor **k_caches, **v_caches;/* one per layer (NULL: a short convolution's) */
-    struct ggml_tensor ** conv_states;          /* one per short-convolution layer, else NULL */
-    struct ggml_tensor ** conv_updates;         /* out: per such layer, the copy of its new state
-                                                   (the decoder computes it after the logits) */
+    struct ggml_tensor ** conv_states;          /* one per recurrent layer (a convolution's), else NULL */
+    struct ggml_tensor ** ssm_states;           /* one per delta-net layer, else NULL */
+    struct ggml_tensor ** state_updates;        /* out: 2 a layer, the copies of its new states
+                                                   (the decoder computes them after the logits) */
     int32_t n, n_kv;
     bool flash;                                 /* ggml_flash_attn_ext, else mul_mat + softmax */
     bool base_only;                             /* leave the LoRA adapters out */

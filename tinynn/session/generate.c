@@ -32,10 +32,6 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
         return tnn_fail(TNN_ERR_ARG, "generation with a KV cache runs llama models only, not %s",
                         s->model.arch->name);
     }
-    if (strchr(s->model.cfg.layer_kinds, 'd') != NULL) {
-        return tnn_fail(TNN_ERR_ARG, "generation does not run delta-net layers (Qwen 3.5) yet: train here, "
-                                     "generate with llama.cpp");
-    }
     if (s->model.cfg.swa_window > 0 && n_ctx > s->model.cfg.swa_window) {
         /* the decode graph has one mask for every layer: within the window a
          * local layer sees what a global one sees */
@@ -47,7 +43,7 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
     const tnn_model_config * cfg = &s->model.cfg;
     const int64_t head_dim = tnn_head_dim(cfg);
     struct ggml_init_params ip = {
-        .mem_size = (size_t) (3 * cfg->n_layers + 2) * ggml_tensor_overhead(),
+        .mem_size = (size_t) (4 * cfg->n_layers + 2) * ggml_tensor_overhead(),
         .mem_buffer = NULL,
         .no_alloc = true,
     };
@@ -55,18 +51,27 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
     s->decoder.k_caches = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.k_caches));
     s->decoder.v_caches = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.v_caches));
     s->decoder.conv_states = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.conv_states));
-    s->decoder.conv_updates = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.conv_updates));
+    s->decoder.ssm_states = calloc((size_t) cfg->n_layers, sizeof(*s->decoder.ssm_states));
+    s->decoder.state_updates = calloc(2 * (size_t) cfg->n_layers, sizeof(*s->decoder.state_updates));
     if (s->decoder.ctx_kv == NULL || s->decoder.k_caches == NULL || s->decoder.v_caches == NULL ||
-        s->decoder.conv_states == NULL || s->decoder.conv_updates == NULL) {
+        s->decoder.conv_states == NULL || s->decoder.ssm_states == NULL || s->decoder.state_updates == NULL) {
         return tnn_fail(TNN_ERR_ALLOC, "out of memory creating the KV cache");
     }
     /* [head_dim, n_ctx, n_kv_heads]: the first n_kv positions of every head
      * are a strided view that attention reads in place */
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        if (tnn_layer_kind(cfg, l) == 'c') {
+        const char kind = tnn_layer_kind(cfg, l);
+        if (kind != 'a') {
+            const int64_t s_width = cfg->ssm_state;
+            const int64_t channels = kind == 'c' ? cfg->d_model : s_width * (2 * cfg->ssm_groups + cfg->ssm_heads);
             s->decoder.conv_states[l] = ggml_new_tensor_2d(s->decoder.ctx_kv, GGML_TYPE_F32, cfg->conv_kernel - 1,
-                                                           cfg->d_model);
+                                                           channels);
             ggml_format_name(s->decoder.conv_states[l], "conv_state.%d", l);
+            if (kind == 'd') {
+                s->decoder.ssm_states[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, s_width, s_width,
+                                                              cfg->ssm_heads);
+                ggml_format_name(s->decoder.ssm_states[l], "ssm_state.%d", l);
+            }
             continue;
         }
         s->decoder.k_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx,
@@ -102,7 +107,8 @@ void tnn_decoder_free(struct tnn_decoder * d) {
     free(d->k_caches);
     free(d->v_caches);
     free(d->conv_states);
-    free(d->conv_updates);
+    free(d->ssm_states);
+    free(d->state_updates);
     free(d->mask_host);
 }
 
@@ -125,7 +131,8 @@ static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_sessio
         .k_caches = d->k_caches,
         .v_caches = d->v_caches,
         .conv_states = d->conv_states,
-        .conv_updates = d->conv_updates,
+        .ssm_states = d->ssm_states,
+        .state_updates = d->state_updates,
         .n = n,
         .n_kv = n_kv,
         .flash = d->flash,
@@ -160,9 +167,9 @@ static int decode_graph(tnn_session * s, int32_t n, int32_t n_kv) {
         ggml_set_output(s->decoder.logits);
         ggml_build_forward_expand(graph, s->decoder.logits);
         /* after every read of the states: their copies for the next decode */
-        for (int32_t l = 0; l < s->model.cfg.n_layers; ++l) {
-            if (s->decoder.conv_updates[l] != NULL) {
-                ggml_build_forward_expand(graph, s->decoder.conv_updates[l]);
+        for (int32_t u = 0; u < 2 * s->model.cfg.n_layers; ++u) {
+            if (s->decoder.state_updates[u] != NULL) {
+                ggml_build_forward_expand(graph, s->decoder.state_updates[u]);
             }
         }
         const struct ggml_tensor * unsupported = NULL;
@@ -195,23 +202,27 @@ static int decode_graph(tnn_session * s, int32_t n, int32_t n_kv) {
     return TNN_OK;
 }
 
-/* A short convolution's state holds only the inputs before conv_next: a
+/* A recurrent layer's state holds only what came before conv_next: a
  * decode continues from there, or starts again at 0 from zeros (a KV cache
  * keeps every position, so attention alone could go back anywhere). */
-static int continue_conv_states(tnn_session * s, int32_t n_past) {
+static int continue_states(tnn_session * s, int32_t n_past) {
     const tnn_model_config * cfg = &s->model.cfg;
-    if (strchr(cfg->layer_kinds, 'c') == NULL || n_past == s->decoder.conv_next) {
+    if (cfg->layer_kinds[0] == '\0' || strspn(cfg->layer_kinds, "a") == strlen(cfg->layer_kinds) ||
+        n_past == s->decoder.conv_next) {
         return TNN_OK;
     }
     if (n_past != 0) {
         return tnn_fail(TNN_ERR_ARG,
-                        "this model's short convolutions continue from position %d (their state), not %d: "
+                        "this model's recurrent layers continue from position %d (their state), not %d: "
                         "decode from there or from 0",
                         s->decoder.conv_next, n_past);
     }
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        if (s->decoder.conv_states[l] != NULL) {
-            ggml_backend_tensor_memset(s->decoder.conv_states[l], 0, 0, ggml_nbytes(s->decoder.conv_states[l]));
+        struct ggml_tensor * states[2] = { s->decoder.conv_states[l], s->decoder.ssm_states[l] };
+        for (int i = 0; i < 2; ++i) {
+            if (states[i] != NULL) {
+                ggml_backend_tensor_memset(states[i], 0, 0, ggml_nbytes(states[i]));
+            }
         }
     }
     s->decoder.conv_next = 0;
@@ -245,7 +256,7 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
         }
     }
 
-    int status = continue_conv_states(s, n_past);
+    int status = continue_states(s, n_past);
     if (status != TNN_OK) {
         return status;
     }

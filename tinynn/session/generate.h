@@ -14,10 +14,11 @@ struct tnn_decoder {
     struct ggml_context * ctx_kv;
     ggml_backend_buffer_t buf_kv;
     struct ggml_tensor **k_caches, **v_caches;   /* NULL for a short-convolution layer */
-    /* a short-convolution layer's state, else NULL: the last conv_kernel - 1 inputs of its
-     * convolution [conv_kernel - 1, d_model], as they were after position conv_next - 1 */
-    struct ggml_tensor ** conv_states;
-    struct ggml_tensor ** conv_updates;   /* the decode graph's copies into conv_states */
+    /* a recurrent layer's state, else NULL, as it was after position conv_next - 1: a short
+     * convolution's last conv_kernel - 1 inputs [conv_kernel - 1, channels] (LFM2's and
+     * Qwen 3.5's delta-net layers), a delta-net layer's [S, S, ssm_heads] */
+    struct ggml_tensor **conv_states, **ssm_states;
+    struct ggml_tensor ** state_updates;  /* the decode graph's copies into them, 2 a layer */
     int32_t conv_next;                    /* the position the states continue from */
     int32_t n_ctx;
     ggml_gallocr_t galloc;
