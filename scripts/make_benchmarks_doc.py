@@ -33,6 +33,7 @@ BENCHES = {
     "bench_lora_bf16": "bench_lora --precision bf16: LoRA in bfloat16 against PEFT's autocast",
     "bench_bf16": "bf16: LoRA and full training under --precision bf16",
     "bench_scale": "bench_scale: big models at long context",
+    "bench_qwen35": "bench_qwen35: Qwen 3.5 LoRA against PEFT",
     "bench_drift": "bench_drift: how far bf16's losses drift from f32's",
     "bench_corpus": "bench_corpus: tokenizing a big corpus",
     "bench_packing": "bench_packing: packing instruct's rows",
@@ -106,6 +107,7 @@ bash benchmarks/cpu_levels.sh PORTABLE/bin/python   # the CPU-level sitting (cpu
 pip install trl datasets accelerate           # optional: adds TRL's DPOTrainer
 python benchmarks/bench_preference.py         # a DPO step: toy vs TRL's DPOTrainer + PEFT
 python benchmarks/bench_scale.py --sizes 1b,8b --seqs 1024,4096 --no-torch   # big models, long context
+python benchmarks/bench_qwen35.py             # Qwen 3.5 LoRA (0.8 B widths, 4 of 24 layers) vs PEFT
 python benchmarks/bench_attention.py          # one layer's attention, forward + backward: toy's kernels vs SDPA
 python benchmarks/bench_drift.py              # 100 LoRA steps: how far bf16's losses drift from f32's, toy and PEFT
 ```
