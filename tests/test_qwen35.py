@@ -17,6 +17,7 @@ import toy
 from hf_compare import (
     assert_cached_decoding_matches,
     assert_toy_matches,
+    full_fine_tune,
     hf_logits,
     llama_cpp_logits,
     randomize,
@@ -128,6 +129,16 @@ def test_logits_and_every_gradient_match_transformers(qwen35):
         return grad.reshape(grad.shape[0], -1) if name.endswith("ssm_conv1d.weight") else grad
 
     assert_toy_matches(model, path, ids(), HF_TO_GGUF, to_gguf=as_stored)
+
+
+def test_a_full_fine_tune_saves_a_model_llama_cpp_runs_to_our_logits(qwen35, tmp_path):
+    """Every weight trained (ssm_a itself, as the file stores it) and the
+    model written back: llama.cpp's logits on it are toy's after training."""
+    _, path = qwen35
+    batch = ids(3)
+    ours = full_fine_tune(path, batch, tmp_path / "full.gguf")
+    theirs = llama_cpp_logits(tmp_path / "full.gguf", batch[0, :-1], f32_cache=True)
+    np.testing.assert_allclose(theirs, ours, atol=1e-4 * np.abs(ours).max())
 
 
 def test_more_value_heads_than_key_heads_read_as_llama_cpp_tiles_them(tmp_path):
