@@ -40,7 +40,8 @@ import pytest
 # where scripts/fetch_references.py puts llama.cpp's files ($TOY_LLAMA_CPP_MODELS: its models/)
 MODELS = Path(__file__).parent / ".references" / "llama.cpp" / "models"
 LLAMA_CPP = Path(os.environ.get("TOY_LLAMA_CPP_MODELS", MODELS)).parent
-MISSING = "llama.cpp's converter is not here (python scripts/fetch_references.py)"
+# conftest's own reason, so that under TOY_REQUIRE_REFERENCES=1 (CI) the skip fails
+MISSING = "llama.cpp's reference files are not here (python scripts/fetch_references.py): its converter"
 GPT2_VOCAB = 50257  # GPT-2's tokens, <|endoftext|> the last
 EOT = "<|endoftext|>"
 

@@ -98,15 +98,6 @@ static void backward_node(struct ggml_tensor * dst, int ith, int nth, void * use
     use->cpu->kernels.attention_backward(&args, scratch, ith, nth);
 }
 
-/* x's values as a contiguous tensor of like's shape at offset floats of all. */
-static struct ggml_tensor * shaped_like(struct ggml_context * ctx, struct ggml_tensor * all,
-                                        const struct ggml_tensor * like, int64_t offset) {
-    const size_t f = sizeof(float);
-    const int64_t * ne = like->ne;
-    return ggml_view_4d(ctx, all, ne[0], ne[1], ne[2], ne[3], ne[0] * f, ne[0] * ne[1] * f,
-                        ne[0] * ne[1] * ne[2] * f, (size_t) offset * f);
-}
-
 /* The forward node's backward (ggml_custom_backward_t): the gradients of
  * q, k and v, each in its own layout. */
 static void attention_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
@@ -118,8 +109,8 @@ static void attention_backward(struct ggml_context * ctx, struct ggml_tensor * f
     struct ggml_tensor * srcs[6] = { q, k, v, lse, forward, grad };
     struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 2 * kv_values + use->dq_parts * part, 1, 1, 1,
                                               srcs, 6, backward_node, GGML_N_TASKS_MAX, (void *) use);
-    src_grads[1] = shaped_like(ctx, all, k, 0);
-    src_grads[2] = shaped_like(ctx, all, v, kv_values);
+    src_grads[1] = tnn_view_like(ctx, all, k, 0);
+    src_grads[2] = tnn_view_like(ctx, all, v, kv_values);
     /* each part [H * B][tp][hd] read as [hd, H, T, B]: dims, heads, tokens, sequences */
     const size_t f = sizeof(float);
     struct ggml_tensor * dq = NULL;

@@ -89,6 +89,10 @@ struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x)
 struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_tensor * logits,
                                        struct ggml_tensor * labels);
 
+/* A contiguous view of like's shape at offset floats of all (F32): a
+ * custom backward node's output, one source's gradient after another. */
+struct ggml_tensor * tnn_view_like(struct ggml_context * ctx, struct ggml_tensor * all,
+                                   const struct ggml_tensor * like, int64_t offset);
 /* The gated delta rule (Qwen 3.5's linear attention), each head of each
  * sequence from a zero state: q, k, v [n, heads, T, B] (q and k repeated
  * to v's heads beforehand), g (the log of the state's decay) and beta

@@ -258,8 +258,8 @@ static void delta_net_backward_node(struct ggml_tensor * dst, int ith, int nth, 
     tnn_delta_net_backward(&args, ith, nth);
 }
 
-static struct ggml_tensor * part_like(struct ggml_context * ctx, struct ggml_tensor * all,
-                                      const struct ggml_tensor * like, int64_t offset) {
+struct ggml_tensor * tnn_view_like(struct ggml_context * ctx, struct ggml_tensor * all,
+                                   const struct ggml_tensor * like, int64_t offset) {
     const size_t f = sizeof(float);
     const int64_t * ne = like->ne;
     return ggml_view_4d(ctx, all, ne[0], ne[1], ne[2], ne[3], ne[0] * f, ne[0] * ne[1] * f,
@@ -274,10 +274,10 @@ static void delta_net_backward(struct ggml_context * ctx, struct ggml_tensor * f
     struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 3 * values + 2 * gates, 1, 1, 1, srcs, 6,
                                               delta_net_backward_node, GGML_N_TASKS_MAX, NULL);
     for (int i = 0; i < 3; ++i) {
-        src_grads[i] = part_like(ctx, all, srcs[i], i * values);
+        src_grads[i] = tnn_view_like(ctx, all, srcs[i], i * values);
     }
-    src_grads[3] = part_like(ctx, all, srcs[3], 3 * values);
-    src_grads[4] = part_like(ctx, all, srcs[4], 3 * values + gates);
+    src_grads[3] = tnn_view_like(ctx, all, srcs[3], 3 * values);
+    src_grads[4] = tnn_view_like(ctx, all, srcs[4], 3 * values + gates);
 }
 
 struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
