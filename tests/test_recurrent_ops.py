@@ -149,6 +149,61 @@ def test_gated_delta_net_is_refused_in_one_line_where_the_backend_lacks_it():
     assert status != 0 and message.startswith("the vulkan backend cannot run") and "\n" not in message
 
 
+def scan_inputs(n_t: int, head_dim: int, heads: int, groups: int, state: int, n_s: int, seed: int = 0):
+    """The scan's inputs as a Mamba-2 layer makes them: dt around the
+    softplus's knee (with one past ggml's linear cut at 20), A below 0."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n_s, n_t, heads, head_dim))
+    dt = rng.standard_normal((n_s, n_t, heads))
+    dt.flat[0] = 21.0 if n_t > 1 else dt.flat[0]
+    a = -np.exp(rng.standard_normal((heads, 1)) * 0.5)
+    b, c = rng.standard_normal((2, n_s, n_t, groups, state))
+    dy = rng.standard_normal(x.shape)
+    return [x, dt, a, b, c], dy
+
+
+SCAN_INPUTS = ("x", "dt", "a", "b", "c")
+
+
+def test_ssm_scan_reference_gradients_are_finite_differences():
+    inputs, dy = scan_inputs(n_t=4, head_dim=3, heads=4, groups=2, state=2, n_s=2)
+    inputs[1].flat[0] = 0.3  # finite differences across ggml's cut at 20 would see its kink
+    grads = ref.ssm_scan_backward(*inputs, dy)
+    for i, name in enumerate(SCAN_INPUTS):
+
+        def f(x, i=i):
+            return ref.ssm_scan(*inputs[:i], x, *inputs[i + 1 :])
+
+        np.testing.assert_allclose(grads[i], ref.finite_differences(f, inputs[i], dy), atol=1e-7, err_msg=name)
+
+
+@pytest.mark.parametrize("n_t", LENGTHS)
+def test_ssm_scan_forward_and_backward_match_the_reference(n_t):
+    """toy's custom node (cpu/ssm_scan.c): its backward remakes each chunk
+    of 64 tokens' states from the one before it, and sums B's and C's
+    gradients over each group's heads (two groups of two heads here)."""
+    head_dim, heads, groups, state, n_s = (8, 2, 1, 16, 1) if n_t == 1024 else (4, 4, 2, 8, 2)
+    inputs, dy = scan_inputs(n_t, head_dim, heads, groups, state, n_s, seed=n_t)
+    status, message, y, grads = op_check("cpu", "ssm_scan", inputs, dy)
+    assert status == 0, message
+    assert_close(y, ref.ssm_scan(*inputs), "y")
+    for ours, expected, name in zip(grads, ref.ssm_scan_backward(*inputs, dy), SCAN_INPUTS):
+        np.testing.assert_allclose(ours, expected, atol=1e-4 * max(1.0, np.abs(expected).max()), err_msg=name)
+
+
+def test_ssm_scan_refuses_mismatched_shapes_in_one_line():
+    inputs, dy = scan_inputs(4, 4, 4, 3, 8, 1)  # 3 groups do not divide 4 heads
+    status, message, *_ = op_check("cpu", "ssm_scan", inputs, dy)
+    assert status != 0 and message.startswith("ssm_scan:") and "\n" not in message
+
+
+@pytest.mark.vulkan
+def test_ssm_scan_is_refused_in_one_line_where_the_backend_lacks_it():
+    inputs, dy = scan_inputs(4, 4, 2, 1, 8, 1)
+    status, message, *_ = op_check("vulkan", "ssm_scan", inputs, dy)
+    assert status != 0 and message.startswith("the vulkan backend cannot run") and "\n" not in message
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_sigmoid_passes_back_s_times_one_minus_s(device):
     """ggml_sigmoid's backward (patch 0017): Qwen 3.5's gates."""

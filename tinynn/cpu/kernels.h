@@ -506,6 +506,28 @@ void tnn_delta_net_forward(const struct tnn_delta_net_args * args, int ith, int 
 void tnn_delta_net_backward(const struct tnn_delta_net_args * args, int ith, int nth);
 size_t tnn_delta_net_backward_floats(int64_t n, int64_t t_seq);
 
+/* ---- Mamba-2's selective scan (ssm_scan.c) -----------------------------
+ * Portable C, no variants: ggml's GGML_OP_SSM_SCAN with a scalar decay per
+ * head, each (head, sequence) from a zero state (the module comment says
+ * the scan). Every array contiguous: x, y and their gradients [head_dim,
+ * heads, t_seq, n_seqs] (ggml's order), dt [heads, t_seq, n_seqs] (before
+ * its softplus), a [heads] (A, below 0), b and c [state, groups, t_seq,
+ * n_seqs]. Work items (head, sequence) are shared out between nth threads.
+ * The backward writes dx and ddt whole, da [heads, n_seqs] (each
+ * sequence's share of dA) and db, dc [heads / groups, state, groups,
+ * t_seq, n_seqs] (each head's share of its group's); it keeps
+ * tnn_ssm_scan_backward_floats a thread, malloc'ed. */
+struct tnn_ssm_scan_args {
+    int64_t head_dim, heads, state, groups, t_seq, n_seqs;
+    const float *x, *dt, *a, *b, *c;
+    float * y;                                /* forward */
+    const float * dy;                         /* backward: in */
+    float *dx, *ddt, *da, *db, *dc;           /* backward: out */
+};
+void tnn_ssm_scan_forward(const struct tnn_ssm_scan_args * args, int ith, int nth);
+void tnn_ssm_scan_backward(const struct tnn_ssm_scan_args * args, int ith, int nth);
+size_t tnn_ssm_scan_backward_floats(int64_t head_dim, int64_t state, int64_t t_seq);
+
 /* Update parameters [i0, i1) of w, m and v in place from the gradient g. */
 void tnn_adamw_avx512(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);
 void tnn_adamw_avx2(float * w, const float * g, float * m, float * v, const float * hp, int64_t i0, int64_t i1);

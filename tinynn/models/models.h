@@ -101,6 +101,14 @@ struct ggml_tensor * tnn_view_like(struct ggml_context * ctx, struct ggml_tensor
 struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                          struct ggml_tensor * v, struct ggml_tensor * g,
                                          struct ggml_tensor * beta);
+/* Mamba-2's selective scan, each head of each sequence from a zero state:
+ * x [head_dim, heads, T, B], dt [heads, T, B] (before its softplus), a
+ * [1, heads] (A, below 0), b and c [state, groups, T, B] (groups dividing
+ * heads) -> y [head_dim, heads, T, B], without the D skip (ggml's
+ * GGML_OP_SSM_SCAN's y). One custom node each way on the CPU kernels
+ * (cpu/ssm_scan.c); a device backend refuses it. */
+struct ggml_tensor * tnn_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * dt,
+                                  struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
 
 /* ---- one transformer block (block.c) ----------------------------------- */
 

@@ -294,3 +294,105 @@ struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_
     ggml_custom_set_backward(out, delta_net_backward);
     return out;
 }
+
+/* ---- Mamba-2's selective scan: one custom node each way (cpu/ssm_scan.c) ---- */
+
+/* The kernels' arguments from a node's sources x, dt, a, b, c. */
+static struct tnn_ssm_scan_args ssm_scan_args(const struct ggml_tensor * node) {
+    const struct ggml_tensor *x = node->src[0], *b = node->src[3];
+    return (struct tnn_ssm_scan_args){
+        .head_dim = x->ne[0],
+        .heads = x->ne[1],
+        .t_seq = x->ne[2],
+        .n_seqs = x->ne[3],
+        .state = b->ne[0],
+        .groups = b->ne[1],
+        .x = x->data,
+        .dt = node->src[1]->data,
+        .a = node->src[2]->data,
+        .b = b->data,
+        .c = node->src[4]->data,
+    };
+}
+
+static void ssm_scan_forward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    struct tnn_ssm_scan_args args = ssm_scan_args(dst);
+    args.y = dst->data;
+    tnn_ssm_scan_forward(&args, ith, nth);
+}
+
+/* The backward node's output, flat: dx, ddt, then each sequence's share of
+ * dA [heads, n_seqs] and each head's of dB and dC [heads / groups, state,
+ * groups, T, B]. */
+struct ssm_scan_grads {
+    int64_t dx, ddt, da, db, dc, total;   /* offsets, in floats */
+};
+
+static struct ssm_scan_grads ssm_scan_grads(const struct ggml_tensor * x, const struct ggml_tensor * b) {
+    const int64_t tokens = x->ne[2] * x->ne[3], heads = x->ne[1];
+    const int64_t shares = heads * b->ne[0] * tokens;
+    struct ssm_scan_grads g = { .dx = 0, .ddt = ggml_nelements(x) };
+    g.da = g.ddt + heads * tokens;
+    g.db = g.da + heads * x->ne[3];
+    g.dc = g.db + shares;
+    g.total = g.dc + shares;
+    return g;
+}
+
+static void ssm_scan_backward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    struct tnn_ssm_scan_args args = ssm_scan_args(dst);
+    const struct ssm_scan_grads at = ssm_scan_grads(dst->src[0], dst->src[3]);
+    float * out = dst->data;
+    args.dy = dst->src[5]->data;
+    args.dx = out + at.dx;
+    args.ddt = out + at.ddt;
+    args.da = out + at.da;
+    args.db = out + at.db;
+    args.dc = out + at.dc;
+    tnn_ssm_scan_backward(&args, ith, nth);
+}
+
+/* The sum over the group's heads of each head's share of dB (or dC). */
+static struct ggml_tensor * sum_head_shares(struct ggml_context * ctx, struct ggml_tensor * all,
+                                            const struct ggml_tensor * like, int64_t heads, int64_t offset) {
+    const int64_t share = heads / like->ne[1];
+    struct ggml_tensor * shares = ggml_view_2d(ctx, all, share, ggml_nelements(like),
+                                               (size_t) share * sizeof(float), (size_t) offset * sizeof(float));
+    return ggml_reshape_4d(ctx, ggml_sum_rows(ctx, shares), like->ne[0], like->ne[1], like->ne[2], like->ne[3]);
+}
+
+static void ssm_scan_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
+                              struct ggml_tensor ** src_grads) {
+    struct ggml_tensor * srcs[6] = { forward->src[0], forward->src[1], forward->src[2],
+                                     forward->src[3], forward->src[4], ggml_cont(ctx, grad) };
+    const struct ssm_scan_grads at = ssm_scan_grads(srcs[0], srcs[3]);
+    const int64_t heads = srcs[0]->ne[1], n_seqs = srcs[0]->ne[3];
+    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, at.total, 1, 1, 1, srcs, 6,
+                                              ssm_scan_backward_node, GGML_N_TASKS_MAX, NULL);
+    src_grads[0] = tnn_view_like(ctx, all, srcs[0], at.dx);
+    src_grads[1] = tnn_view_like(ctx, all, srcs[1], at.ddt);
+    /* dA: the sequences' shares summed, [heads, n_seqs] -> [n_seqs, heads] -> [1, heads] */
+    struct ggml_tensor * da = ggml_view_2d(ctx, all, heads, n_seqs, (size_t) heads * sizeof(float),
+                                           (size_t) at.da * sizeof(float));
+    const int64_t * a_ne = srcs[2]->ne;
+    src_grads[2] = ggml_reshape_4d(ctx, ggml_sum_rows(ctx, ggml_cont(ctx, ggml_transpose(ctx, da))), a_ne[0],
+                                   a_ne[1], a_ne[2], a_ne[3]);
+    src_grads[3] = sum_head_shares(ctx, all, srcs[3], heads, at.db);
+    src_grads[4] = sum_head_shares(ctx, all, srcs[4], heads, at.dc);
+}
+
+struct ggml_tensor * tnn_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * dt,
+                                  struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) {
+    struct ggml_tensor * srcs[5] = { x, dt, a, b, c };
+    for (int i = 0; i < 5; ++i) {
+        if (!ggml_is_contiguous(srcs[i])) {
+            srcs[i] = ggml_cont(ctx, srcs[i]);
+        }
+    }
+    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[1], x->ne[2], x->ne[3], srcs, 5,
+                                              ssm_scan_forward_node, GGML_N_TASKS_MAX, NULL);
+    ggml_custom_set_backward(out, ssm_scan_backward);
+    return out;
+}

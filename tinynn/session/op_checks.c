@@ -43,6 +43,22 @@ static struct ggml_tensor * build_gated_delta_net(struct ggml_context * ctx, str
     return tnn_gated_delta_net(ctx, in[0], in[1], in[2], in[3], in[4]);
 }
 
+/* x [head_dim, heads, T, B], dt [heads, T, B], a [1, heads], b and c
+ * [state, groups, T, B] */
+static struct ggml_tensor * build_ssm_scan(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    const struct ggml_tensor *x = in[0], *dt = in[1], *a = in[2], *b = in[3], *c = in[4];
+    const bool fits = dt->ne[0] == x->ne[1] && dt->ne[1] == x->ne[2] && dt->ne[2] == x->ne[3] && dt->ne[3] == 1 &&
+                      a->ne[0] == 1 && a->ne[1] == x->ne[1] && a->ne[2] == 1 && a->ne[3] == 1 &&
+                      ggml_are_same_shape(b, c) && x->ne[1] % b->ne[1] == 0 && b->ne[2] == x->ne[2] &&
+                      b->ne[3] == x->ne[3];
+    if (!fits) {
+        tnn_fail(TNN_ERR_ARG, "ssm_scan: x must be [head_dim, heads, T, B], dt [heads, T, B], a [1, heads] and "
+                              "b, c [state, groups, T, B] with groups dividing heads");
+        return NULL;
+    }
+    return tnn_ssm_scan(ctx, in[0], in[1], in[2], in[3], in[4]);
+}
+
 static struct ggml_tensor * build_sigmoid(struct ggml_context * ctx, struct ggml_tensor ** in) {
     return ggml_sigmoid(ctx, in[0]);
 }
@@ -52,10 +68,9 @@ static const struct {
     int32_t n_inputs;
     op_builder build;
 } OPS[] = {
-    { "ssm_conv", 2, build_ssm_conv },
-    { "pad", 1, build_pad },
-    { "sigmoid", 1, build_sigmoid },
-    { "gated_delta_net", 5, build_gated_delta_net },
+    { "ssm_conv", 2, build_ssm_conv }, { "pad", 1, build_pad },
+    { "sigmoid", 1, build_sigmoid },   { "gated_delta_net", 5, build_gated_delta_net },
+    { "ssm_scan", 5, build_ssm_scan },
 };
 
 /* The index of the check named name in OPS, or -1 (tnn_fail said why). */
