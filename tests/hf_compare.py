@@ -40,9 +40,17 @@ GEMMA_NAMES = {
 
 def gguf_name(hf_name: str, table: dict) -> str:
     """table maps transformers names to GGUF names, with {i} for the layer."""
+    return gguf_names(hf_name, table)[0]
+
+
+def gguf_names(hf_name: str, table: dict) -> tuple[str, ...]:
+    """As gguf_name, where a table entry may be a tuple of GGUF names: the
+    transformers weight's rows are theirs, stacked in that order, equally
+    many each (Granite's shared_mlp.input_linear: ffn_gate, then ffn_up)."""
     layer = hf_name.split(".")[2] if hf_name.startswith("model.layers.") else None
     key = hf_name.replace(f".{layer}.", ".{i}.", 1) if layer else hf_name
-    return table[key].format(i=layer)
+    names = table[key] if isinstance(table[key], tuple) else (table[key],)
+    return tuple(name.format(i=layer) for name in names)
 
 
 def llama_cpp_rows(name: str, rows, n_heads: int, n_kv_heads: int):
@@ -191,7 +199,10 @@ def assert_step_matches(recipe, batch, model, hf_logits, hf_loss, table, skip=()
     e = recipe.session
     e.reset()
     e.compute_gradients()
-    grads = {gguf_name(n, table): p.grad.numpy() for n, p in model.named_parameters()}
+    grads = {}
+    for n, p in model.named_parameters():
+        names = gguf_names(n, table)
+        grads.update(zip(names, np.split(p.grad.numpy(), len(names))))
     if to_gguf is not None:
         grads = {name: to_gguf(name, grad) for name, grad in grads.items()}
     for name in skip:

@@ -29,6 +29,7 @@ check tensor_types.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -121,7 +122,9 @@ def convert(model_dir: Path, out_path: Path, outtype: str, gpt2_cut: bool, extra
         raise RuntimeError(f"convert_hf_to_gguf.py failed ({done.returncode}) on {model_dir}:\n{tail}")
 
 
-def hf_to_gguf(model, out_path, tokenizer=None, outtype: str = "f32", converter_args=(), chat_template=None) -> Path:
+def hf_to_gguf(
+    model, out_path, tokenizer=None, outtype: str = "f32", converter_args=(), chat_template=None, config_json=None
+) -> Path:
     """The transformers model as llama.cpp's converter writes it (outtype:
     f32, f16, bf16 or q8_0) at out_path. tokenizer: a transformers tokenizer
     of model.config.vocab_size tokens at most; by default GPT-2's, cut to that
@@ -129,7 +132,10 @@ def hf_to_gguf(model, out_path, tokenizer=None, outtype: str = "f32", converter_
     convert_hf_to_gguf.py's options; Qwen3.5 needs ("--no-mtp",), as its
     converter expects the released checkpoints' multi-token-prediction
     layers, which transformers does not build. chat_template: Jinja the
-    tokenizer carries (written as tokenizer.chat_template)."""
+    tokenizer carries (written as tokenizer.chat_template). config_json:
+    keys to write over the saved config.json, where transformers saves a
+    field otherwise than the released checkpoints the converter reads
+    (Granite 4's layer_types)."""
     out_path = Path(out_path)
     vocab_size = model.config.get_text_config().vocab_size
     gpt2_cut = tokenizer is None and vocab_size < GPT2_VOCAB
@@ -140,6 +146,9 @@ def hf_to_gguf(model, out_path, tokenizer=None, outtype: str = "f32", converter_
         model_dir = Path(tmp) / "model"
         # float32 safetensors: the converter keeps f32 as it is
         model.float().save_pretrained(model_dir, safe_serialization=True)
+        if config_json:
+            saved = json.loads((model_dir / "config.json").read_text())
+            (model_dir / "config.json").write_text(json.dumps({**saved, **config_json}))
         tokenizer.save_pretrained(model_dir)
         convert(model_dir, out_path, outtype, gpt2_cut, converter_args)
     return out_path

@@ -86,7 +86,8 @@ enum tnn_lora_target {
     TNN_LORA_SSM_QKV = 1 << 9,   /* a delta-net layer's attn_qkv (Qwen 3.5: q, k, v before the
                                     convolution) */
     TNN_LORA_SSM_GATE = 1 << 10, /* its attn_gate (the output gate z) */
-    TNN_LORA_SSM_OUT = 1 << 11   /* its ssm_out */
+    TNN_LORA_SSM_OUT = 1 << 11,  /* its ssm_out (and a Mamba-2 layer's) */
+    TNN_LORA_SSM_IN = 1 << 12    /* a Mamba-2 layer's ssm_in */
 };
 
 /* The most layers a token model may have; layer_kinds holds one letter a
@@ -165,14 +166,25 @@ typedef struct tnn_model_config {
                               [d_model, 3 d_model] -> B, C, x; C * conv(B * x);
                               out_proj), 'd' the gated delta rule (Qwen 3.5's linear
                               attention: attn_qkv, a short convolution of conv_kernel
-                              taps, ssm_* as below), each followed by the feed-forward */
+                              taps, ssm_* as below), 'm' Mamba-2 (ssm_in -> z, x B C, dt;
+                              a short convolution of x B C, conv_kernel taps, with a bias;
+                              the selective scan; the D skip; a grouped RMS norm of y
+                              silu(z); ssm_out), each followed by the feed-forward */
     int32_t attn_gate;    /* 1: Qwen 3.5's attention: attn_q [d_model, 2 n_heads head_dim]
                              holds each head's query and then its output gate, the output
                              times sigmoid(gate); the feed-forward's norm is
                              post_attention_norm */
     int32_t ssm_state;    /* 'd' layers: the width of a key and of a value head (S) */
     int32_t ssm_groups;   /* 'd' layers: key heads (q and k), repeated to ssm_heads */
-    int32_t ssm_heads;    /* 'd' layers: value heads; the state is [S, S] each */
+    int32_t ssm_heads;    /* 'd' layers: value heads; the state is [S, S] each. 'm' layers:
+                             the scan's heads, ssm_groups groups of B and C of width
+                             ssm_state, each head's state [ssm_inner / ssm_heads, S] */
+    int32_t ssm_inner;    /* 'd' and 'm' layers: the inner width (what ssm_out reads):
+                             ssm_state x ssm_heads for 'd' */
+    float embd_multiplier;    /* 0: 1; else the embeddings are multiplied by it (Granite) */
+    float residual_multiplier;/* 0: 1; else each block's two outputs are multiplied by it
+                                 before their residual adds (Granite) */
+    float logit_scaling;      /* 0: 1; else the logits are divided by it (Granite) */
     int32_t attn_split;   /* set by the trainer, not the caller: how training attention is
                              split (models/models.h, enum tnn_attention_split). 0: the whole
                              batch, or a sequence at a time where its scores outgrow a core's

@@ -21,7 +21,7 @@
  * bfloat16 copy under --precision bf16 with a bfloat16 base), so only the
  * softmax's summation order differs from the unfused graph. Runs when the
  * session's kernels have head_loss, the head has such copies and its logits
- * are not capped (Gemma 2); the forward graph (tnn_compute_forward) keeps
+ * are not capped (Gemma 2) or scaled (Granite); the forward graph (tnn_compute_forward) keeps
  * the logits. */
 #include "graph/graph.h"
 
@@ -40,9 +40,9 @@ static const struct tnn_frozen_pair * packed_head(const struct tnn_cpu_state * c
 
 bool tnn_head_loss_fusable(const struct tnn_step * step, const struct tnn_cpu_state * cpu,
                            const struct tnn_frozen_base * base) {
-    /* capped logits (Gemma 2) are not the head's products */
+    /* capped (Gemma 2) or scaled (Granite) logits are not the head's products */
     return cpu->kernels.head_loss != NULL && packed_head(cpu, base) != NULL &&
-           step->model->cfg.final_softcap == 0.0f;
+           step->model->cfg.final_softcap == 0.0f && step->model->cfg.logit_scaling == 0.0f;
 }
 
 /* dst [d + 1, n]: per token, dL/dh and the loss (see the top of the file).

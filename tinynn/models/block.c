@@ -4,7 +4,8 @@
  * (Qwen2), per-head q/k norms (Qwen3, Gemma 3), NEOX RoPE, a GELU gate, norms
  * after attention and MLP and sliding-window local layers (Gemma 2, 3),
  * soft-capped attention scores (Gemma 2), layers without RoPE (SmolLM3),
- * gated short convolutions in place of attention (LFM2's 'c' layers). */
+ * gated short convolutions in place of attention (LFM2's 'c' layers), the
+ * gated delta rule (Qwen 3.5's 'd') and Mamba-2 (Granite 4's 'm'). */
 #include "models/models.h"
 
 #include <math.h>
@@ -23,22 +24,23 @@ static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
     "attn_qkv",
     "attn_gate",
     "ssm_out",
+    "ssm_in",
 };
 
 const char * tnn_lora_slot_name(int slot) { return SLOT_NAMES[slot]; }
 
 struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
     struct ggml_tensor * const weights[TNN_LORA_SLOTS] = {
-        b->wq,     b->wk,      b->wv,       b->wo,      b->w_gate,   b->w_up,
-        b->w_down, b->conv_in, b->conv_out, b->ssm_qkv, b->ssm_gate, b->ssm_out,
+        b->wq,      b->wk,       b->wv,      b->wo,       b->w_gate,  b->w_up,   b->w_down,
+        b->conv_in, b->conv_out, b->ssm_qkv, b->ssm_gate, b->ssm_out, b->ssm_in,
     };
     return weights[slot];
 }
 
 struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
     struct ggml_tensor ** const fields[TNN_LORA_SLOTS] = {
-        &b->wq,     &b->wk,      &b->wv,       &b->wo,      &b->w_gate,   &b->w_up,
-        &b->w_down, &b->conv_in, &b->conv_out, &b->ssm_qkv, &b->ssm_gate, &b->ssm_out,
+        &b->wq,      &b->wk,       &b->wv,      &b->wo,       &b->w_gate,  &b->w_up,   &b->w_down,
+        &b->conv_in, &b->conv_out, &b->ssm_qkv, &b->ssm_gate, &b->ssm_out, &b->ssm_in,
     };
     return fields[slot];
 }
@@ -55,6 +57,7 @@ static bool kind_has_slot(char kind, int slot) {
     switch (kind) {
         case 'c': return slot == TNN_LORA_SLOT_CONV_IN || slot == TNN_LORA_SLOT_CONV_OUT;
         case 'd': return slot >= TNN_LORA_SLOT_SSM_QKV && slot <= TNN_LORA_SLOT_SSM_OUT;
+        case 'm': return slot == TNN_LORA_SLOT_SSM_IN || slot == TNN_LORA_SLOT_SSM_OUT;
         default: return slot <= TNN_LORA_SLOT_O;
     }
 }
@@ -78,7 +81,6 @@ static bool is_local(const tnn_model_config * cfg, int32_t layer) {
     return cfg->swa_window > 0 && cfg->swa_period > 0 && layer % cfg->swa_period != cfg->swa_period - 1;
 }
 
-#define MAX_BLOCK_TENSORS 32
 
 /* The shape every block tensor must have, ggml order (ne1 = 0: a vector). */
 struct block_tensor {
@@ -92,8 +94,9 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
                         struct block_tensor * out) {
     const int64_t d = cfg->d_model;
     const char kind = tnn_layer_kind(cfg, layer);
-    const bool attends = kind == 'a', convolves = kind == 'c', deltas = kind == 'd';
+    const bool attends = kind == 'a', convolves = kind == 'c', deltas = kind == 'd', mamba = kind == 'm';
     const int64_t s = cfg->ssm_state, keys = s * cfg->ssm_groups, values = s * cfg->ssm_heads;
+    const int64_t inner = cfg->ssm_inner, heads = cfg->ssm_heads, scanned = inner + 2 * keys;
     const int64_t q_rows = (cfg->attn_gate ? 2 : 1) * tnn_head_dim(cfg) * cfg->n_heads;
     const int64_t head_dim = tnn_head_dim(cfg);
     const int64_t q_width = head_dim * cfg->n_heads;
@@ -125,6 +128,14 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->ssm_alpha, "ssm_alpha.weight", d, cfg->ssm_heads, deltas },
         { &b->ssm_norm, "ssm_norm.weight", s, 0, deltas },
         { &b->ssm_out, "ssm_out.weight", values, d, deltas },
+        { &b->ssm_in, "ssm_in.weight", d, inner + scanned + heads, mamba },
+        { &b->ssm_conv, "ssm_conv1d.weight", cfg->conv_kernel, scanned, mamba },
+        { &b->ssm_conv_b, "ssm_conv1d.bias", scanned, 0, mamba },
+        { &b->ssm_dt, "ssm_dt.bias", heads, 0, mamba },
+        { &b->ssm_a, "ssm_a", 1, heads, mamba },
+        { &b->ssm_d, "ssm_d", 1, heads, mamba },
+        { &b->ssm_norm, "ssm_norm.weight", mamba ? inner / cfg->ssm_groups : 0, cfg->ssm_groups, mamba },
+        { &b->ssm_out, "ssm_out.weight", inner, d, mamba },
         { &b->post_attn_norm, "post_attention_norm.weight", d, 0, post },
         { &b->ffn_norm, cfg->attn_gate ? "post_attention_norm.weight" : "ffn_norm.weight", d, 0, true },
         { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, !fused_ffn },
@@ -133,6 +144,7 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->w_down, "ffn_down.weight", cfg->d_ff, d, true },
         { &b->post_ffn_norm, "post_ffw_norm.weight", d, 0, post },
     };
+    _Static_assert(sizeof(layout) / sizeof(layout[0]) <= TNN_BLOCK_MAX_TENSORS, "TNN_BLOCK_MAX_TENSORS");
     const int n = (int) (sizeof(layout) / sizeof(layout[0]));
     for (int i = 0; i < n; ++i) out[i] = layout[i];
     return n;
@@ -172,14 +184,22 @@ void tnn_block_fused_views(struct ggml_context * views, struct tnn_block * b, in
     }
 }
 
+/* Every field of the layout NULL, before the present ones are set: a field
+ * may appear in several kinds' rows (ssm_out in 'd' and 'm' layers). */
+static void clear_fields(const struct block_tensor * layout, int n) {
+    for (int i = 0; i < n; ++i) {
+        *layout[i].field = NULL;
+    }
+}
+
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t layer,
                       const tnn_model_config * cfg) {
-    struct block_tensor layout[MAX_BLOCK_TENSORS];
+    struct block_tensor layout[TNN_BLOCK_MAX_TENSORS];
     const int n = block_layout(b, cfg, layer, layout);
+    clear_fields(layout, n);
     for (int i = 0; i < n; ++i) {
         struct block_tensor * e = &layout[i];
         if (!e->present) {
-            *e->field = NULL;
             continue;
         }
         *e->field = e->ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, e->ne0, e->ne1)
@@ -193,18 +213,33 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t l
     b->rope = has_rope(cfg, layer);
 }
 
-int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer, const tnn_model_config * cfg) {
-    struct block_tensor layout[MAX_BLOCK_TENSORS];
+int tnn_block_tensors(struct tnn_block * b, const tnn_model_config * cfg, int32_t layer,
+                      struct ggml_tensor ** out) {
+    struct block_tensor layout[TNN_BLOCK_MAX_TENSORS];
     const int n = block_layout(b, cfg, layer, layout);
+    int count = 0;
+    for (int i = 0; i < n; ++i) {
+        struct ggml_tensor * t = layout[i].present ? *layout[i].field : NULL;
+        if (t != NULL && t->view_src == NULL) {   /* a view of a fused weight is trained through it */
+            out[count++] = t;
+        }
+    }
+    return count;
+}
+
+int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer, const tnn_model_config * cfg) {
+    struct block_tensor layout[TNN_BLOCK_MAX_TENSORS];
+    const int n = block_layout(b, cfg, layer, layout);
+    clear_fields(layout, n);
     char name[GGML_MAX_NAME + 16];
     for (int i = 0; i < n; ++i) {
         struct block_tensor * e = &layout[i];
-        snprintf(name, sizeof(name), "blk.%d.%s", layer, e->name);
-        struct ggml_tensor * t = e->present ? ggml_get_tensor(ctx, name) : NULL;
-        *e->field = t;
         if (!e->present) {
             continue;
         }
+        snprintf(name, sizeof(name), "blk.%d.%s", layer, e->name);
+        struct ggml_tensor * t = ggml_get_tensor(ctx, name);
+        *e->field = t;
         if (t == NULL) {
             return tnn_fail(TNN_ERR_ARG, "tensor %s is missing", name);
         }
@@ -408,12 +443,69 @@ struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct
     return linear(ctx, b, TNN_LORA_SLOT_SSM_OUT, NULL, ggml_reshape_2d(ctx, o, values, n));
 }
 
+/* A small weight (a kernel, a bias, A, D) in float32 for the ops that take no other type. */
+static struct ggml_tensor * as_f32(struct ggml_context * ctx, struct ggml_tensor * w) {
+    return w->type == GGML_TYPE_F32 ? w : ggml_cast(ctx, w, GGML_TYPE_F32);
+}
+
+struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tnn_block * b,
+                                      struct ggml_tensor * h, const tnn_model_config * cfg,
+                                      const struct tnn_kv_step * kv) {
+    const int64_t s = cfg->ssm_state, groups = cfg->ssm_groups, heads = cfg->ssm_heads;
+    const int64_t inner = cfg->ssm_inner, width = inner / heads, channels = inner + 2 * s * groups;
+    const int64_t n = h->ne[1], t_seq = kv != NULL ? n : cfg->t_seq, t_batch = n / t_seq;
+    const size_t f = sizeof(float);
+    struct ggml_tensor * zxbcdt = linear(ctx, b, TNN_LORA_SLOT_SSM_IN, NULL, h);   /* [I + C + H, n] */
+    const size_t row = zxbcdt->nb[1];
+    struct ggml_tensor * z = ggml_view_2d(ctx, zxbcdt, inner, n, row, 0);
+    /* x B C contiguous and then reshaped: ggml's backward of a view takes a contiguous
+     * gradient, which the reshape's backward makes of the transpose's */
+    struct ggml_tensor * xbc = ggml_reshape_3d(
+        ctx, ggml_cont(ctx, ggml_view_2d(ctx, zxbcdt, channels, n, row, inner * f)), channels, t_seq, t_batch);
+    struct ggml_tensor * dt = ggml_cont(ctx, ggml_view_2d(ctx, zxbcdt, heads, n, row, (inner + channels) * f));
+    dt = ggml_reshape_3d(ctx, ggml_add(ctx, dt, as_f32(ctx, b->ssm_dt)), heads, t_seq, t_batch);
+    /* the causal convolution of each sequence after its state, its bias, then SiLU */
+    struct ggml_tensor * sx = after_conv_state(ctx, ggml_cont(ctx, ggml_transpose(ctx, xbc)), cfg->conv_kernel,
+                                               kv);
+    struct ggml_tensor * conv = ggml_ssm_conv(ctx, sx, as_f32(ctx, b->ssm_conv));   /* [C, t_seq, B] */
+    conv = ggml_silu(ctx, ggml_add(ctx, conv, as_f32(ctx, b->ssm_conv_b)));
+    const size_t step = channels * f, seq = channels * t_seq * f;
+    struct ggml_tensor * x = ggml_view_4d(ctx, conv, width, heads, t_seq, t_batch, width * f, step, seq, 0);
+    struct ggml_tensor * bs = ggml_view_4d(ctx, conv, s, groups, t_seq, t_batch, s * f, step, seq, inner * f);
+    struct ggml_tensor * cs = ggml_view_4d(ctx, conv, s, groups, t_seq, t_batch, s * f, step, seq,
+                                           (inner + s * groups) * f);
+    struct ggml_tensor * a = as_f32(ctx, b->ssm_a);
+    struct ggml_tensor * y;
+    if (kv == NULL) {
+        y = tnn_ssm_scan(ctx, x, dt, a, bs, cs);
+    } else {
+        /* ggml's op: y [width, heads, n], then the final state [s, width, heads] */
+        x = ggml_cont(ctx, x);
+        struct ggml_tensor * all = ggml_ssm_scan(ctx, ggml_reshape_4d(ctx, kv->ssm_state, s, width, heads, 1), x,
+                                                 dt, a, ggml_cont(ctx, bs), ggml_cont(ctx, cs), kv->state_slot, 1);
+        y = ggml_view_4d(ctx, all, width, heads, n, 1, width * f, inner * f, inner * n * f, 0);
+        struct ggml_tensor * state = ggml_view_1d(ctx, all, s * inner, (size_t) (inner * n) * f);
+        *kv->ssm_update = ggml_cpy(ctx, state, kv->ssm_state);
+    }
+    /* the D skip, the gate silu(z), then each group's RMS norm */
+    y = ggml_add(ctx, y, ggml_mul(ctx, x, as_f32(ctx, b->ssm_d)));
+    y = ggml_mul(ctx, ggml_reshape_2d(ctx, y, inner, n), ggml_silu(ctx, ggml_cont(ctx, z)));
+    y = tnn_rms_norm(ctx, ggml_reshape_3d(ctx, y, inner / groups, groups, n), b->ssm_norm, cfg->norm_eps);
+    return linear(ctx, b, TNN_LORA_SLOT_SSM_OUT, NULL, ggml_reshape_2d(ctx, y, inner, n));
+}
+
 struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b, struct ggml_tensor * h,
                                    const tnn_model_config * cfg) {
     struct ggml_tensor * gate = linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h);
     struct ggml_tensor * up = linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h);
     struct ggml_tensor * ff = cfg->ffn_gelu ? tnn_geglu(ctx, gate, up) : tnn_swiglu(ctx, gate, up); /* [d_ff, n] */
     return linear(ctx, b, TNN_LORA_SLOT_DOWN, NULL, ff);
+}
+
+/* A sub-layer's output as it joins the residual stream (Granite scales it). */
+static struct ggml_tensor * residual_share(struct ggml_context * ctx, struct ggml_tensor * out,
+                                           const tnn_model_config * cfg) {
+    return cfg->residual_multiplier > 0.0f ? ggml_scale(ctx, out, cfg->residual_multiplier) : out;
 }
 
 struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct tnn_block * b,
@@ -424,11 +516,12 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
     struct ggml_tensor * out = b->kind == 'c'   ? tnn_block_shortconv(ctx, b, h, cfg, kv)
                                : b->kind == 'd' ? tnn_block_delta_net(ctx, b, h, cfg, kv)
+                               : b->kind == 'm' ? tnn_block_mamba2(ctx, b, h, cfg, kv)
                                                 : tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
     if (b->post_attn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->norm_eps);
     }
-    x = ggml_add(ctx, x, out);
+    x = ggml_add(ctx, x, residual_share(ctx, out, cfg));
 
     /* feed-forward */
     h = tnn_rms_norm(ctx, x, b->ffn_norm, cfg->norm_eps);
@@ -436,5 +529,5 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
     if (b->post_ffn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_ffn_norm, cfg->norm_eps);
     }
-    return ggml_add(ctx, x, out);
+    return ggml_add(ctx, x, residual_share(ctx, out, cfg));
 }

@@ -238,11 +238,13 @@ static int read_recurrent_layers(struct gguf_context * g, const char * key, cons
     return TNN_OK;
 }
 
-/* A delta-net layer's shape (Qwen 3.5's ssm.* keys): S, the key heads and
- * the value heads, the convolution's taps; its inner width must be S value
- * heads (ggml's delta rule takes square states). */
-static int read_delta_net(struct gguf_context * g, const char * arch, const struct tnn_family_keys * keys,
-                          tnn_model_config * c) {
+/* The shape of delta-net ('d', Qwen 3.5) or Mamba-2 ('m', Granite 4)
+ * layers from the ssm.* keys: S, the groups (key heads) and heads, the
+ * inner width, the convolution's taps. A delta net's inner width must be S
+ * value heads (ggml's delta rule takes square states), Mamba-2's a
+ * multiple of its heads. */
+static int read_ssm(struct gguf_context * g, const char * arch, const struct tnn_family_keys * keys, char kind,
+                    tnn_model_config * c) {
     char k[96];
     int64_t state, groups, heads, inner, taps;
     int status;
@@ -253,21 +255,72 @@ static int read_delta_net(struct gguf_context * g, const char * arch, const stru
         (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, keys->ssm_conv_kernel), -1, &taps))) {
         return status;
     }
+    const bool inner_fits = kind == 'd' ? inner == state * heads
+                                        : inner >= 1 && inner <= (1 << 18) && inner % heads == 0;
     if (state < 1 || state > 1024 || groups < 1 || heads < 1 || heads > 1024 || heads % groups != 0 ||
-        inner != state * heads || taps < 2 || taps > 64) {
+        !inner_fits || taps < 2 || taps > 64) {
         return tnn_fail(TNN_ERR_ARG,
-                        "%s: delta-net layers of state %lld, %lld key and %lld value heads, inner width %lld and "
-                        "%lld taps are not supported (the inner width must be state x value heads)",
-                        arch, (long long) state, (long long) groups, (long long) heads, (long long) inner,
-                        (long long) taps);
+                        "%s: %s layers of state %lld, %lld groups and %lld heads, inner width %lld and %lld taps "
+                        "are not supported (%s)",
+                        arch, kind == 'd' ? "delta-net" : "Mamba-2", (long long) state, (long long) groups,
+                        (long long) heads, (long long) inner, (long long) taps,
+                        kind == 'd' ? "the inner width must be state x value heads"
+                                    : "the inner width must be a multiple of the heads");
     }
     c->ssm_state = (int32_t) state;
     c->ssm_groups = (int32_t) groups;
     c->ssm_heads = (int32_t) heads;
+    c->ssm_inner = (int32_t) inner;
     c->conv_kernel = (int32_t) taps;
     return TNN_OK;
 }
 
+/* Granite's multipliers (each optional: 0, which means 1) and its switch
+ * for RoPE: rope.scaling.finetuned false (Granite 4's hybrids) turns RoPE
+ * off in every layer, as llama.cpp reads it. */
+static int read_granite_scales(struct gguf_context * g, const char * arch, tnn_model_config * c) {
+    char k[96];
+    int status;
+    if ((status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "embedding_scale"), 0.0f,
+                                     &c->embd_multiplier)) ||
+        (status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "residual_scale"), 0.0f,
+                                     &c->residual_multiplier)) ||
+        (status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "logit_scale"), 0.0f, &c->logit_scaling)) ||
+        (status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "attention.scale"), 0.0f, &c->attn_scale))) {
+        return status;
+    }
+    const float scales[] = { c->embd_multiplier, c->residual_multiplier, c->logit_scaling, c->attn_scale };
+    for (size_t i = 0; i < sizeof(scales) / sizeof(scales[0]); ++i) {
+        if (!(scales[i] >= 0.0f) || !isfinite(scales[i])) {
+            return tnn_fail(TNN_ERR_ARG, "%s: a multiplier of %g is not supported (finite, 0 or above)", arch,
+                            scales[i]);
+        }
+    }
+    const int64_t id = gguf_find_key(g, arch_key(k, sizeof(k), arch, "rope.scaling.finetuned"));
+    if (id >= 0 && gguf_get_kv_type(g, id) != GGUF_TYPE_BOOL) {
+        return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' is not a bool", k);
+    }
+    if (id >= 0 && !gguf_get_val_bool(g, id)) {
+        c->no_rope_period = 1;   /* (l + 1) % 1 == 0: no layer rotates */
+    }
+    return TNN_OK;
+}
+
+/* A family read here may come in mixture-of-experts sizes (Granite 4's
+ * tiny and small): refused by name, before any tensor is bound. */
+static int refuse_experts(struct ggml_context * tensors, const char * arch, int64_t n_layers) {
+    char name[64];
+    for (int64_t l = 0; l < n_layers; ++l) {
+        snprintf(name, sizeof(name), "blk.%lld.ffn_gate_inp.weight", (long long) l);
+        if (ggml_get_tensor(tensors, name) != NULL) {
+            return tnn_fail(TNN_ERR_ARG,
+                            "%s: this file's mixture-of-experts layers (%s) cannot be trained yet: toy has no "
+                            "expert path (its dense sizes train)",
+                            arch, name);
+        }
+    }
+    return TNN_OK;
+}
 
 /* The family's config from its GGUF: the hyper-parameters under the keys
  * its entry names (models/families.c), what differs as its entry says, and
@@ -344,7 +397,8 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->n_layers = (int32_t) n_layers;
     memcpy(c->layer_kinds, kinds, sizeof(kinds));
     c->attn_gate = family->attn_gate;
-    if (strchr(kinds, 'd') != NULL && (status = read_delta_net(g, arch, keys, c))) {
+    const char ssm_kind = strchr(kinds, 'd') != NULL ? 'd' : strchr(kinds, 'm') != NULL ? 'm' : 0;
+    if (ssm_kind != 0 && (status = read_ssm(g, arch, keys, ssm_kind, c))) {
         return status;
     }
     if (strchr(kinds, 'c') != NULL) {
@@ -374,6 +428,9 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         return status;
     }
     c->vocab = (int32_t) vocab;
+    if ((status = refuse_experts(tensors, arch, n_layers))) {
+        return status;
+    }
     c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
     /* what the attention layers have, seen in the first of them */
     const int32_t attends = tnn_first_layer_with(c, TNN_LORA_SLOT_Q);
@@ -414,6 +471,9 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->no_rope_period = family->no_rope_period;
     if (family->wide_query_layers > 0 && n_layers == family->wide_query_layers) {
         c->attn_scale = 1.0f / sqrtf((float) (d_model / n_heads));
+    }
+    if (family->granite_scales && (status = read_granite_scales(g, arch, c))) {
+        return status;
     }
     c->t_seq = 1;
     c->t_batch = 1;

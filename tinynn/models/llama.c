@@ -86,6 +86,9 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
         { "attn_scale", c->attn_scale },
         { "attn_softcap", c->attn_softcap },
         { "final_softcap", c->final_softcap },
+        { "embd_multiplier", c->embd_multiplier },
+        { "residual_multiplier", c->residual_multiplier },
+        { "logit_scaling", c->logit_scaling },
     };
     for (size_t i = 0; i < sizeof(non_negative) / sizeof(non_negative[0]); ++i) {
         if (!(non_negative[i].value >= 0.0f) || !isfinite(non_negative[i].value)) {
@@ -99,23 +102,35 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
         return tnn_fail(TNN_ERR_ARG, "layer_kinds must be empty or one letter for each of the %d layers",
                         c->n_layers);
     }
-    bool convolves = false, deltas = false;
+    bool convolves = false, deltas = false, mambas = false;
     for (size_t i = 0; i < n_kinds; ++i) {
-        if (c->layer_kinds[i] != 'a' && c->layer_kinds[i] != 'c' && c->layer_kinds[i] != 'd') {
+        if (strchr("acdm", c->layer_kinds[i]) == NULL) {
             return tnn_fail(TNN_ERR_ARG,
-                            "layer_kinds: layer %zu is '%c': 'a' (attention), 'c' (short convolution) or "
-                            "'d' (delta net) expected",
+                            "layer_kinds: layer %zu is '%c': 'a' (attention), 'c' (short convolution), "
+                            "'d' (delta net) or 'm' (Mamba-2) expected",
                             i, c->layer_kinds[i]);
         }
         convolves |= c->layer_kinds[i] != 'a';
         deltas |= c->layer_kinds[i] == 'd';
+        mambas |= c->layer_kinds[i] == 'm';
     }
-    if (deltas && (c->ssm_state < 1 || c->ssm_state > 1024 || c->ssm_groups < 1 || c->ssm_heads < 1 ||
-                   c->ssm_heads > 1024 || c->ssm_heads % c->ssm_groups != 0)) {
+    if (deltas && mambas) {
+        return tnn_fail(TNN_ERR_ARG, "layer_kinds: delta-net and Mamba-2 layers in one model are not supported");
+    }
+    if ((deltas || mambas) && (c->ssm_state < 1 || c->ssm_state > 1024 || c->ssm_groups < 1 || c->ssm_heads < 1 ||
+                               c->ssm_heads > 1024 || c->ssm_heads % c->ssm_groups != 0)) {
         return tnn_fail(TNN_ERR_ARG,
-                        "delta-net layers need ssm_state 1 to 1024 and ssm_groups dividing ssm_heads (1 to "
-                        "1024), got %d, %d, %d",
+                        "delta-net and Mamba-2 layers need ssm_state 1 to 1024 and ssm_groups dividing ssm_heads "
+                        "(1 to 1024), got %d, %d, %d",
                         c->ssm_state, c->ssm_groups, c->ssm_heads);
+    }
+    if (deltas && c->ssm_inner != 0 && c->ssm_inner != c->ssm_state * c->ssm_heads) {
+        return tnn_fail(TNN_ERR_ARG, "delta-net layers' ssm_inner must be 0 or ssm_state x ssm_heads (%d), got %d",
+                        c->ssm_state * c->ssm_heads, c->ssm_inner);
+    }
+    if (mambas && (c->ssm_inner < 1 || c->ssm_inner > (1 << 18) || c->ssm_inner % c->ssm_heads != 0)) {
+        return tnn_fail(TNN_ERR_ARG, "Mamba-2 layers need ssm_inner 1 to %d, a multiple of ssm_heads (%d); got %d",
+                        1 << 18, c->ssm_heads, c->ssm_inner);
     }
     if (convolves ? c->conv_kernel < 2 || c->conv_kernel > 64 : c->conv_kernel != 0) {
         return tnn_fail(TNN_ERR_ARG, "conv_kernel must be 2 to 64 with short-convolution layers, else 0; got %d",
@@ -196,41 +211,10 @@ int tnn_llama_create(struct tnn_model * model, struct tnn_tensor_table * tensors
     for (int32_t l = 0; l < cfg->n_layers && status == TNN_OK; ++l) {
         struct tnn_block * b = &m->blocks[l];
         tnn_block_create(ctx, b, l, cfg);
-        struct ggml_tensor * weights[] = { b->attn_norm,
-                                           b->wq,
-                                           b->wk,
-                                           b->wv,
-                                           b->bq,
-                                           b->bk,
-                                           b->bv,
-                                           b->q_norm,
-                                           b->k_norm,
-                                           b->wo,
-                                           b->post_attn_norm,
-                                           b->ffn_norm,
-                                           b->w_gate,
-                                           b->w_up,
-                                           b->w_down,
-                                           b->post_ffn_norm,
-                                           b->wqkv,
-                                           b->w_gate_up,
-                                           b->conv_in,
-                                           b->conv,
-                                           b->conv_out,
-                                           b->ssm_qkv,
-                                           b->ssm_gate,
-                                           b->ssm_conv,
-                                           b->ssm_dt,
-                                           b->ssm_a,
-                                           b->ssm_beta,
-                                           b->ssm_alpha,
-                                           b->ssm_norm,
-                                           b->ssm_out };
-        for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]) && status == TNN_OK; ++i) {
-            /* a view of a fused weight is trained through it */
-            if (weights[i] != NULL && weights[i]->view_src == NULL) {
-                status = tnn_add_param(tensors, weights[i]);
-            }
+        struct ggml_tensor * weights[TNN_BLOCK_MAX_TENSORS];
+        const int n_weights = tnn_block_tensors(b, cfg, l, weights);
+        for (int i = 0; i < n_weights && status == TNN_OK; ++i) {
+            status = tnn_add_param(tensors, weights[i]);
         }
     }
     m->output_norm = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, cfg->d_model);
@@ -391,6 +375,9 @@ struct ggml_tensor * tnn_llama_embed(struct ggml_context * ctx, const struct tnn
     if (m->cfg->embd_scale) {
         x = ggml_scale(ctx, x, sqrtf((float) m->cfg->d_model));
     }
+    if (m->cfg->embd_multiplier > 0.0f) {
+        x = ggml_scale(ctx, x, m->cfg->embd_multiplier);
+    }
     if (m->embd_proj) {
         x = ggml_mul_mat(ctx, m->embd_proj, x);                            /* [d, n] */
     }
@@ -424,6 +411,7 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
             .conv_update = &cached->state_updates[2 * l],
             .ssm_state = cached->ssm_states[l],
             .ssm_update = &cached->state_updates[2 * l + 1],
+            .state_slot = cached->state_slot,
         };
         for (int slot = 0; slot < TNN_LORA_SLOTS && cached->base_only; ++slot) {
             block.lora_a[slot] = block.lora_b[slot] = NULL;
@@ -438,6 +426,9 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
     }
     x = tnn_rms_norm(ctx, x, m->output_norm, cfg->norm_eps);
     struct ggml_tensor * logits = ggml_mul_mat(ctx, m->head, x);          /* [vocab, n - first] */
+    if (cfg->logit_scaling > 0.0f) {
+        logits = ggml_scale(ctx, logits, 1.0f / cfg->logit_scaling);
+    }
     return cfg->final_softcap > 0.0f ? tnn_softcap(ctx, logits, cfg->final_softcap) : logits;
 }
 

@@ -126,6 +126,7 @@ enum {
     TNN_LORA_SLOT_SSM_QKV,
     TNN_LORA_SLOT_SSM_GATE,
     TNN_LORA_SLOT_SSM_OUT,
+    TNN_LORA_SLOT_SSM_IN,
     TNN_LORA_SLOTS
 };
 
@@ -162,8 +163,13 @@ struct tnn_block {
      * [conv_kernel, 2 K + V], ssm_dt and ssm_a [ssm_heads], ssm_beta and ssm_alpha [d_model,
      * ssm_heads], ssm_norm [S], ssm_out [V, d_model] */
     struct ggml_tensor *ssm_qkv, *ssm_gate, *ssm_conv, *ssm_dt, *ssm_a, *ssm_beta, *ssm_alpha, *ssm_norm, *ssm_out;
+    /* a Mamba-2 layer's (kind 'm', Granite 4), or NULL: ssm_in [d_model, 2 I + 2 G S + H]
+     * (rows: z [I], x [I], B, C [G S each], dt [H]; I = ssm_inner, G = ssm_groups, S =
+     * ssm_state, H = ssm_heads), ssm_conv1d [conv_kernel, I + 2 G S] and its bias ssm_conv_b,
+     * ssm_dt [H], ssm_a and ssm_d [1, H], ssm_norm [I / G, G], ssm_out [I, d_model] */
+    struct ggml_tensor *ssm_in, *ssm_conv_b, *ssm_d;
     char kind;                                        /* 'a' attention, 'c' short convolution,
-                                                         'd' delta net */
+                                                         'd' delta net, 'm' Mamba-2 */
     /* LoRA adapters per slot, or NULL: A [d_in, rank], B [rank, d_out] */
     struct ggml_tensor * lora_a[TNN_LORA_SLOTS];
     struct ggml_tensor * lora_b[TNN_LORA_SLOTS];
@@ -208,6 +214,11 @@ void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * block, int
 /* Create the block's weight tensors (named blk.<layer>.*) in ctx. */
 void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32_t layer,
                       const tnn_model_config * cfg);
+/* The block's own weight tensors (those that are not views of a fused one:
+ * what training updates), in its layout's order, into out; returns how many. */
+#define TNN_BLOCK_MAX_TENSORS 48
+int tnn_block_tensors(struct tnn_block * block, const tnn_model_config * cfg, int32_t layer,
+                      struct ggml_tensor ** out);
 /* For generation: this layer's KV cache and the decode graph's inputs. The
  * graph does not depend on where the new tokens go: their cache rows, the
  * mask and the positions are inputs, so one graph serves every decode step
@@ -222,8 +233,11 @@ struct tnn_kv_step {
     struct ggml_tensor * conv_state;           /* a recurrent layer's convolution state [conv_kernel
                                                   - 1, channels] (one sequence), else NULL */
     struct ggml_tensor ** conv_update;         /* out: the copy of its new state into conv_state */
-    struct ggml_tensor * ssm_state;            /* a delta-net layer's [S, S, ssm_heads], else NULL */
+    struct ggml_tensor * ssm_state;            /* a delta-net layer's [S, S, ssm_heads], a Mamba-2
+                                                  layer's [S, ssm_inner / ssm_heads, ssm_heads],
+                                                  else NULL */
     struct ggml_tensor ** ssm_update;          /* out: the copy of its new state into ssm_state */
+    struct ggml_tensor * state_slot;           /* I32 [1] holding 0 (ggml_ssm_scan's ids) */
 };
 
 /* The block's two sub-layers, without norms or residuals, for blocks that
@@ -250,6 +264,12 @@ struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct
 struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct tnn_block * block,
                                          struct ggml_tensor * h, const tnn_model_config * cfg,
                                          const struct tnn_kv_step * kv);
+/* A Mamba-2 layer ('m'): h [d_model, n] -> ssm_out(norm(y silu(z))), y the selective scan
+ * of the convolved x, B, C of ssm_in plus D x (as llama.cpp's build_mamba2_layer). kv as for
+ * tnn_block_delta_net (training on toy's scan node, decoding on ggml's SSM_SCAN). */
+struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tnn_block * block,
+                                      struct ggml_tensor * h, const tnn_model_config * cfg,
+                                      const struct tnn_kv_step * kv);
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
  * kv NULL: training (t_batch sequences of t_seq, causal_mask as for
  * tnn_attention); else one sequence, cached (causal_mask unused). */
@@ -316,7 +336,8 @@ struct tnn_decode_inputs {
     struct ggml_tensor * mask;                  /* F16 [n_kv, n] */
     struct ggml_tensor **k_caches, **v_caches;/* one per layer (NULL: a short convolution's) */
     struct ggml_tensor ** conv_states;          /* one per recurrent layer (a convolution's), else NULL */
-    struct ggml_tensor ** ssm_states;           /* one per delta-net layer, else NULL */
+    struct ggml_tensor ** ssm_states;           /* one per delta-net or Mamba-2 layer, else NULL */
+    struct ggml_tensor * state_slot;            /* I32 [1] holding 0: the states' one sequence */
     struct ggml_tensor ** state_updates;        /* out: 2 a layer, the copies of its new states
                                                    (the decoder computes them after the logits) */
     int32_t n, n_kv;
@@ -377,7 +398,7 @@ struct tnn_family_keys {
     const char *context_length, *rope_orig_ctx; /* read with LongRoPE's factors: the original
                                                    context (default: the context length) */
     const char * conv_kernel;       /* a hybrid's short convolutions' width (LFM2) */
-    const char *ssm_state, *ssm_groups, *ssm_heads, *ssm_inner;   /* delta-net layers' shape */
+    const char *ssm_state, *ssm_groups, *ssm_heads, *ssm_inner;   /* delta-net and Mamba-2 layers' shape */
     const char * ssm_conv_kernel;   /* and their convolution's taps */
     const char * full_attention_interval;   /* without recurrent_layers: every n-th layer attends */
 };
@@ -449,11 +470,15 @@ struct tnn_family {
                                             it by that count, the file does not say */
     bool hybrid;                         /* attention.head_count_kv is a per-layer array whose 0s
                                             mark the layers of kind recurrent_kind (LFM2) */
-    char recurrent_kind;                 /* with hybrid: 'c' (short convolutions) or 'd' (delta net) */
+    char recurrent_kind;                 /* with hybrid: 'c' (short convolutions), 'd' (delta net)
+                                            or 'm' (Mamba-2) */
     const char * recurrent_layers;       /* with hybrid: the key of a per-layer bool array marking the
                                             recurrent layers (Qwen 3.5), else NULL: the zeros of
                                             attention.head_count_kv mark them (LFM2) */
     bool attn_gate;                      /* Qwen 3.5's gated attention (tnn_model_config.attn_gate) */
+    bool granite_scales;                 /* Granite's embedding, residual, attention and logit
+                                            multipliers (optional keys) and its RoPE switch
+                                            rope.scaling.finetuned */
     const char * output_norm;            /* the final norm's tensor when not output_norm.weight
                                             (LFM2: token_embd_norm.weight), or NULL */
     const char * tokenizer_kinds;        /* tokenizer.ggml.model values its GGUFs carry */

@@ -43,7 +43,7 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
     const tnn_model_config * cfg = &s->model.cfg;
     const int64_t head_dim = tnn_head_dim(cfg);
     struct ggml_init_params ip = {
-        .mem_size = (size_t) (4 * cfg->n_layers + 2) * ggml_tensor_overhead(),
+        .mem_size = (size_t) (4 * cfg->n_layers + 3) * ggml_tensor_overhead(),
         .mem_buffer = NULL,
         .no_alloc = true,
     };
@@ -62,13 +62,17 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         const char kind = tnn_layer_kind(cfg, l);
         if (kind != 'a') {
-            const int64_t s_width = cfg->ssm_state;
-            const int64_t channels = kind == 'c' ? cfg->d_model : s_width * (2 * cfg->ssm_groups + cfg->ssm_heads);
+            const int64_t s_width = cfg->ssm_state, keys = s_width * cfg->ssm_groups;
+            const int64_t channels = kind == 'c'   ? cfg->d_model
+                                     : kind == 'd' ? 2 * keys + s_width * cfg->ssm_heads
+                                                   : cfg->ssm_inner + 2 * keys;
             s->decoder.conv_states[l] = ggml_new_tensor_2d(s->decoder.ctx_kv, GGML_TYPE_F32, cfg->conv_kernel - 1,
                                                            channels);
             ggml_format_name(s->decoder.conv_states[l], "conv_state.%d", l);
-            if (kind == 'd') {
-                s->decoder.ssm_states[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, s_width, s_width,
+            if (kind != 'c') {
+                /* the delta rule's [S, S] a head, the scan's [S, head width] */
+                const int64_t rows = kind == 'd' ? s_width : cfg->ssm_inner / cfg->ssm_heads;
+                s->decoder.ssm_states[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, s_width, rows,
                                                               cfg->ssm_heads);
                 ggml_format_name(s->decoder.ssm_states[l], "ssm_state.%d", l);
             }
@@ -81,6 +85,8 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
         ggml_format_name(s->decoder.k_caches[l], "cache_k.%d", l);
         ggml_format_name(s->decoder.v_caches[l], "cache_v.%d", l);
     }
+    s->decoder.state_slot = ggml_new_tensor_1d(s->decoder.ctx_kv, GGML_TYPE_I32, 1);   /* 0 once cleared */
+    ggml_set_name(s->decoder.state_slot, "state_slot");
     s->decoder.buf_kv = ggml_backend_alloc_ctx_tensors(s->decoder.ctx_kv, s->backend);
     s->decoder.galloc = ggml_gallocr_new(ggml_backend_get_default_buffer_type(s->backend));
     if (s->decoder.buf_kv == NULL || s->decoder.galloc == NULL) {
@@ -132,6 +138,7 @@ static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_sessio
         .v_caches = d->v_caches,
         .conv_states = d->conv_states,
         .ssm_states = d->ssm_states,
+        .state_slot = d->state_slot,
         .state_updates = d->state_updates,
         .n = n,
         .n_kv = n_kv,
@@ -229,6 +236,14 @@ static int continue_states(tnn_session * s, int32_t n_past) {
     return TNN_OK;
 }
 
+/* A decode graph input's values; none where the graph does not read it
+ * (positions, where no layer rotates: Granite 4's hybrids). */
+static void set_input(tnn_session * s, struct ggml_tensor * input, const void * data, size_t nbytes) {
+    if (input->buffer != NULL) {
+        tnn_tensor_set(&s->tensors, input, data, 0, nbytes);
+    }
+}
+
 int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_past, float * logits_out,
                size_t n_logits) {
     if (tnn_refuse_measuring(s, "decode") != TNN_OK) {
@@ -294,10 +309,10 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
             mask_row[i] = i < seen ? zero : minus_inf;
         }
     }
-    tnn_tensor_set(&s->tensors, s->decoder.tokens, tokens, 0, (size_t) n * sizeof(int32_t));
-    tnn_tensor_set(&s->tensors, s->decoder.positions, positions, 0, (size_t) n * sizeof(int32_t));
-    tnn_tensor_set(&s->tensors, s->decoder.rows, rows, 0, (size_t) n * sizeof(int64_t));
-    tnn_tensor_set(&s->tensors, s->decoder.mask, s->decoder.mask_host, 0, n_mask * sizeof(uint16_t));
+    set_input(s, s->decoder.tokens, tokens, (size_t) n * sizeof(int32_t));
+    set_input(s, s->decoder.positions, positions, (size_t) n * sizeof(int32_t));
+    set_input(s, s->decoder.rows, rows, (size_t) n * sizeof(int64_t));
+    set_input(s, s->decoder.mask, s->decoder.mask_host, n_mask * sizeof(uint16_t));
     free(rows);
     if (ggml_backend_graph_compute(s->backend, s->decoder.graph) != GGML_STATUS_SUCCESS) {
         return tnn_fail(TNN_ERR_BACKEND, "the %s backend failed to run the decode graph", tnn_backend_name());

@@ -16,8 +16,10 @@ struct tnn_decoder {
     struct ggml_tensor **k_caches, **v_caches;   /* NULL for a short-convolution layer */
     /* a recurrent layer's state, else NULL, as it was after position conv_next - 1: a short
      * convolution's last conv_kernel - 1 inputs [conv_kernel - 1, channels] (LFM2's and
-     * Qwen 3.5's delta-net layers), a delta-net layer's [S, S, ssm_heads] */
+     * Qwen 3.5's delta-net layers), a delta-net layer's [S, S, ssm_heads], a Mamba-2 layer's
+     * [S, ssm_inner / ssm_heads, ssm_heads] */
     struct ggml_tensor **conv_states, **ssm_states;
+    struct ggml_tensor * state_slot;      /* I32 [1], 0: the states' one sequence (ggml_ssm_scan's ids) */
     struct ggml_tensor ** state_updates;  /* the decode graph's copies into them, 2 a layer */
     int32_t conv_next;                    /* the position the states continue from */
     int32_t n_ctx;

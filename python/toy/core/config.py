@@ -62,8 +62,9 @@ class ModelConfig:
     rope_attn_factor: float = 0.0  # 0: 1; else RoPE's cos and sin times it (LongRoPE)
     untied: bool = False  # a separate output projection instead of the embedding
     qkv_bias: bool = False  # q, k and v projections with biases (Qwen2)
-    # hybrids (LFM2): a letter per layer, 'a' attention, 'c' a gated short convolution
-    # of conv_kernel taps ("": every layer attends)
+    # hybrids: a letter per layer, 'a' attention, 'c' a gated short convolution of
+    # conv_kernel taps (LFM2), 'd' a delta net (Qwen 3.5), 'm' Mamba-2 (Granite 4)
+    # ("": every layer attends)
     conv_kernel: int = 0
     layer_kinds: str = ""
     # Qwen 3.5: gated attention layers ('a'), and 'd' layers of the gated delta rule with
@@ -72,6 +73,12 @@ class ModelConfig:
     ssm_state: int = 0
     ssm_groups: int = 0
     ssm_heads: int = 0
+    # Granite 4 ('m': Mamba-2 layers): ssm_heads scan heads over an inner width of ssm_inner
+    # ('d' too: ssm_state x ssm_heads), and Granite's multipliers (0: 1)
+    ssm_inner: int = 0
+    embd_multiplier: float = 0.0
+    residual_multiplier: float = 0.0
+    logit_scaling: float = 0.0  # the logits divided by it
 
     def __post_init__(self):
         if self.arch == "gpt2":

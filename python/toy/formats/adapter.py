@@ -79,6 +79,7 @@ SLOTS = {
     "attn_qkv": "ssm_qkv",
     "attn_gate": "ssm_gate",
     "ssm_out": "ssm_out",
+    "ssm_in": "ssm_in",
 }
 # weights a base may store fused (tnn_fused_weights), and the slots whose rows they stack, in order
 FUSED = {"attn_qkv": ("attn_q", "attn_k", "attn_v"), "ffn_up": ("ffn_gate", "ffn_up")}
@@ -175,6 +176,7 @@ def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
     d, ff = cfg.d_model, cfg.d_ff
     q, kv = cfg.n_heads * cfg.head_width, cfg.n_kv_heads * cfg.head_width
     keys, values = cfg.ssm_state * cfg.ssm_groups, cfg.ssm_state * cfg.ssm_heads
+    inner = cfg.ssm_inner or values  # what ssm_out reads (Mamba-2's inner width)
     return {
         "attn_q": ((2 if cfg.attn_gate else 1) * q, d),  # Qwen 3.5's: each head's query and its gate
         "attn_k": (kv, d),
@@ -188,7 +190,9 @@ def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
         # a delta-net layer's (Qwen 3.5); a fused attn_qkv (Phi-3) is fused_weights'
         "attn_qkv": (2 * keys + values, d),
         "attn_gate": (values, d),
-        "ssm_out": (d, values),
+        "ssm_out": (d, inner),
+        # a Mamba-2 layer's (Granite 4): z, x, B, C, dt
+        "ssm_in": (2 * inner + 2 * keys + cfg.ssm_heads, d),
     }
 
 
@@ -200,6 +204,7 @@ def layer_has(cfg, layer: int, slot: str) -> bool:
         "a": ("attn_q", "attn_k", "attn_v", "attn_output", *(("attn_qkv",) if cfg.fused_qkv else ())),
         "c": ("shortconv.in_proj", "shortconv.out_proj"),
         "d": ("attn_qkv", "attn_gate", "ssm_out"),
+        "m": ("ssm_in", "ssm_out"),
     }
     return slot.startswith("ffn_") or slot in by_kind[kind]
 

@@ -42,6 +42,7 @@ _LAYER_TARGETS = {
     "a": ("q", "k", "v", "o", "gate", "up", "down"),
     "c": ("conv_in", "conv_out", "gate", "up", "down"),
     "d": ("ssm_qkv", "ssm_gate", "ssm_out", "gate", "up", "down"),
+    "m": ("ssm_in", "ssm_out", "gate", "up", "down"),
 }
 
 

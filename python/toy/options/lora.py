@@ -45,7 +45,8 @@ def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
         default=defaults.targets,
         help="comma-separated projections to adapt: q,k,v,o,gate,up,down (attention layers), "
         "conv_in,conv_out (LFM2's short convolutions), ssm_qkv,ssm_gate,ssm_out (Qwen 3.5's "
-        "delta-net layers), or all (every one the model has); "
+        "delta-net layers), ssm_in,ssm_out (Granite 4's Mamba-2 layers), or all (every one the "
+        "model has); "
         "PEFT's names (q_proj, ..., all-linear) too",
     )
     lora.add_argument(
