@@ -1,12 +1,13 @@
 """Big models on a small machine: toy's LoRA from 135 M to 8 B parameters at
 long context, beside PyTorch + PEFT in bf16 with gradient checkpointing.
 
-    python benchmarks/bench_scale.py [--sizes 135m,1b,3b,8b] [--seqs 256,1024,4096]
+    python benchmarks/bench_scale.py [--sizes 135m,1b,3b,8b,qwen35-0.8b,qwen35-2b,qwen35-9b]
+                                     [--seqs 256,1024,4096]
                                      [--steps 2] [--threads 2] [--no-torch] [--torch-seqs 256,1024]
                                      [--precision f32|bf16] [--stored-from 8b] [--keep DIR]
                                      [--recompute auto|off|blocks]
 
-Each size is a llama-shaped GGUF with random weights in Q4_K_M's types
+Each llama size is a llama-shaped GGUF with random weights in Q4_K_M's types
 (Q4_K matrices; Q6_K for the untied output and for attn_v and ffn_down in
 every other layer, as llama.cpp's Q4_K_M mixes them; Q5_0 and Q8_0 where
 the rows are not a multiple of 256, as llama.cpp falls back for SmolLM2), written here with
@@ -27,6 +28,11 @@ process's start (loading or initialising the model included), and for toy
 the memory its plan printed before the run. Each row is printed as it comes,
 one markdown row a cell, starting `| 8 B | 1024 |` with toy's tokens/s and
 peak RSS in MB in the next two columns. Take the figures on an idle machine.
+
+The qwen35-* sizes are Qwen 3.5 files of the released shapes written the
+same way (write_random_qwen35_gguf), trained on every projection
+(--targets all); their PyTorch cells point at bench_qwen35.py, which builds
+transformers' model and llama.cpp's file of it.
 """
 
 from __future__ import annotations
@@ -68,11 +74,53 @@ class Shape:
         return self.vocab * self.d_model * (1 if self.tied else 2) + self.layers * per_layer + self.d_model
 
 
+@dataclass(frozen=True)
+class Qwen35Shape:
+    """Qwen 3.5 dense: every fourth layer gated attention (heads of head_dim,
+    RoPE on rope_dim of them), the rest Gated DeltaNet (key_heads query/key
+    heads and value_heads value heads of 128, a convolution of 4 taps)."""
+
+    label: str
+    d_model: int
+    layers: int
+    heads: int
+    kv_heads: int
+    d_ff: int
+    key_heads: int
+    value_heads: int
+    tied: bool
+    vocab: int = 248320
+    head_dim: int = 256
+    rope_dim: int = 64
+    delta_dim: int = 128
+    rope_base: float = 10000000.0
+    context: int = 262144
+
+    def params(self) -> int:
+        d, attn_layers = self.d_model, self.layers // 4
+        keys, values = self.key_heads * self.delta_dim, self.value_heads * self.delta_dim
+        attention = (
+            d * (2 * self.heads * self.head_dim + 2 * self.kv_heads * self.head_dim) + self.heads * self.head_dim * d
+        )
+        delta = d * (2 * keys + values) + 2 * d * values + 2 * d * self.value_heads
+        per_layer = 3 * d * self.d_ff
+        return (
+            self.vocab * d * (1 if self.tied else 2)
+            + self.layers * per_layer
+            + attn_layers * attention
+            + (self.layers - attn_layers) * delta
+        )
+
+
 SHAPES = {
     "135m": Shape("135 M", 576, 30, 9, 3, 1536, 49152, True, 100000.0, 8192),
     "1b": Shape("1 B", 2048, 16, 32, 8, 8192, 128256, True, 500000.0, 131072),
     "3b": Shape("3 B", 3072, 28, 24, 8, 8192, 128256, True, 500000.0, 131072),
     "8b": Shape("8 B", 4096, 32, 32, 8, 14336, 128256, False, 500000.0, 131072),
+    # Qwen 3.5's released sizes (9 B: its model card's; 0.8 B and 2 B: the same heads, narrower)
+    "qwen35-0.8b": Qwen35Shape("Qwen 3.5 0.8 B", 1024, 24, 8, 2, 3584, 16, 16, True),
+    "qwen35-2b": Qwen35Shape("Qwen 3.5 2 B", 2048, 24, 8, 2, 6144, 16, 16, True),
+    "qwen35-9b": Qwen35Shape("Qwen 3.5 9 B", 4096, 32, 16, 4, 12288, 16, 32, False),
 }
 
 
@@ -133,19 +181,34 @@ def write_random_gguf(path: Path, s: Shape, seed: int = 0) -> None:
 
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(f"random llama {s.label}")
+    common_keys(writer, s)
+    writer.add_head_count_kv(s.kv_heads)
+    write_tensors(writer, rng, tensors)
+
+
+def common_keys(writer, s) -> None:
+    """The hyper-parameters a llama and a Qwen 3.5 file share."""
     writer.add_block_count(s.layers)
     writer.add_context_length(s.context)
     writer.add_embedding_length(s.d_model)
     writer.add_feed_forward_length(s.d_ff)
     writer.add_head_count(s.heads)
-    writer.add_head_count_kv(s.kv_heads)
     writer.add_rope_freq_base(s.rope_base)
-    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_layer_norm_rms_eps(1e-6)
     writer.add_tokenizer_model("none")
     writer.add_vocab_size(s.vocab)
+
+
+def write_tensors(writer, rng, tensors, f32_values=None) -> None:
+    """tensors [(name, numpy shape, type)] after the keys: quantized ones
+    random (random_blocks), F32 ones f32_values(name) or ones."""
+    import gguf
+    import numpy as np
+
+    f32 = gguf.GGMLQuantizationType.F32
     for name, shape, qtype in tensors:
         if qtype == f32:
-            writer.add_tensor_info(name, shape, np.dtype(np.float32), 4 * shape[0])
+            writer.add_tensor_info(name, shape, np.dtype(np.float32), 4 * int(np.prod(shape)))
         else:
             values, size = gguf.GGML_QUANT_SIZES[qtype]
             byte_shape = (shape[0], shape[1] // values * size)
@@ -153,12 +216,89 @@ def write_random_gguf(path: Path, s: Shape, seed: int = 0) -> None:
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_ti_data_to_file()
-    for _name, shape, qtype in tensors:
+    for name, shape, qtype in tensors:
         if qtype == f32:
-            writer.write_tensor_data(np.ones(shape, dtype=np.float32))
+            value = f32_values(name) if f32_values else 1.0
+            writer.write_tensor_data(np.full(shape, value, dtype=np.float32))
         else:
             writer.write_tensor_data(random_blocks(rng, int(np.prod(shape)), qtype))
     writer.close()
+
+
+def write_random_qwen35_gguf(path: Path, s: Qwen35Shape, seed: int = 0) -> None:
+    """A qwen35 GGUF of shape s, its weights random, in the types llama.cpp's
+    Q4_K_M gives Qwen 3.5 (Q4_K; Q6_K for half the attn_v and ffn_down and
+    the untied output; Q5_K for attn_qkv and ssm_out; Q8_0 for the narrow
+    ssm_alpha and ssm_beta), a tensor at a time. A below 0, so that each
+    delta-net state decays as a trained one does."""
+    import gguf
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    T = gguf.GGMLQuantizationType
+    d, hd = s.d_model, s.head_dim
+    keys, values = s.key_heads * s.delta_dim, s.value_heads * s.delta_dim
+    tensors = [("token_embd.weight", (s.vocab, d), T.Q4_K)]
+    kinds = [(i + 1) % 4 == 0 for i in range(s.layers)]  # attention every fourth layer
+    for i, attends in enumerate(kinds):
+        mixed = T.Q6_K if i % 2 == 0 else T.Q4_K
+        b = f"blk.{i}."
+        tensors.append((b + "attn_norm.weight", (d,), T.F32))
+        if attends:
+            tensors += [
+                (b + "attn_q.weight", (2 * s.heads * hd, d), T.Q4_K),
+                (b + "attn_k.weight", (s.kv_heads * hd, d), T.Q4_K),
+                (b + "attn_v.weight", (s.kv_heads * hd, d), mixed),
+                (b + "attn_output.weight", (d, s.heads * hd), T.Q4_K),
+                (b + "attn_q_norm.weight", (hd,), T.F32),
+                (b + "attn_k_norm.weight", (hd,), T.F32),
+            ]
+        else:
+            tensors += [
+                (b + "attn_qkv.weight", (2 * keys + values, d), T.Q5_K),
+                (b + "attn_gate.weight", (values, d), T.Q4_K),
+                (b + "ssm_conv1d.weight", (2 * keys + values, 4), T.F32),
+                (b + "ssm_dt.bias", (s.value_heads,), T.F32),
+                (b + "ssm_a", (s.value_heads,), T.F32),
+                (b + "ssm_beta.weight", (s.value_heads, d), T.Q8_0),
+                (b + "ssm_alpha.weight", (s.value_heads, d), T.Q8_0),
+                (b + "ssm_norm.weight", (s.delta_dim,), T.F32),
+                (b + "ssm_out.weight", (d, values), T.Q5_K),
+            ]
+        tensors += [
+            (b + "post_attention_norm.weight", (d,), T.F32),
+            (b + "ffn_gate.weight", (s.d_ff, d), T.Q4_K),
+            (b + "ffn_up.weight", (s.d_ff, d), T.Q4_K),
+            (b + "ffn_down.weight", (d, s.d_ff), mixed),
+        ]
+    tensors.append(("output_norm.weight", (d,), T.F32))
+    if not s.tied:
+        tensors.append(("output.weight", (s.vocab, d), T.Q6_K))
+
+    writer = gguf.GGUFWriter(str(path), "qwen35")
+    writer.add_name(f"random qwen35 {s.label}")
+    common_keys(writer, s)
+    writer.add_head_count_kv(s.kv_heads)
+    writer.add_key_length(hd)
+    writer.add_value_length(hd)
+    writer.add_rope_dimension_count(s.rope_dim)
+    writer.add_uint32("qwen35.full_attention_interval", 4)
+    writer.add_ssm_conv_kernel(4)
+    writer.add_ssm_state_size(s.delta_dim)
+    writer.add_ssm_group_count(s.key_heads)
+    writer.add_ssm_time_step_rank(s.value_heads)
+    writer.add_ssm_inner_size(values)
+    write_tensors(writer, rng, tensors, qwen35_f32_value)
+
+
+def qwen35_f32_value(name: str) -> float:
+    """The value of every entry of a Qwen 3.5 F32 tensor: A = -exp(A_log)
+    below 0 (each state decays), no dt bias, a mild convolution, norms 1."""
+    if name.endswith(".ssm_a"):
+        return -1.0
+    if name.endswith(".ssm_dt.bias"):
+        return 0.0
+    return 0.25 if name.endswith(".ssm_conv1d.weight") else 1.0
 
 
 # ---- the workers: one cell each, in a process of its own ---------------------
@@ -168,7 +308,15 @@ RECOMPUTE = {"auto": -1, "off": 0, "blocks": 1}
 
 
 def run_toy(
-    model: str, seq: int, steps: int, threads: int, base_compute: str, precision: str, recompute: int, started: float
+    model: str,
+    seq: int,
+    steps: int,
+    threads: int,
+    base_compute: str,
+    precision: str,
+    recompute: int,
+    started: float,
+    targets: tuple[str, ...] = SEVEN,
 ) -> dict:
     import numpy as np
 
@@ -177,7 +325,7 @@ def run_toy(
 
     recipe = LoRA("cpu", threads)
     opts = toy.RecipeOptions(t_seq=seq, t_batch=1, recompute=recompute, evaluates=False, precision=precision)
-    recipe.realize(model, None, RANK, opts, alpha=ALPHA, targets=SEVEN, base_compute=base_compute)
+    recipe.realize(model, None, RANK, opts, alpha=ALPHA, targets=targets, base_compute=base_compute)
     plan = recipe.session.plan
     rng = np.random.default_rng(0)
     positions = np.arange(seq, dtype=np.int32)[None, :]
@@ -294,6 +442,7 @@ def main() -> None:
     p.add_argument("--size")
     p.add_argument("--seq", type=int)
     p.add_argument("--base-compute", default="fast")
+    p.add_argument("--targets", default=",".join(SEVEN))
     p.add_argument("--started", type=float)
     args = p.parse_args()
     if args.worker == "toy":
@@ -306,6 +455,7 @@ def main() -> None:
             args.precision,
             RECOMPUTE[args.recompute],
             args.started,
+            tuple(args.targets.split(",")),
         )
         print(json.dumps(r))
         return
@@ -333,15 +483,15 @@ def main() -> None:
         f"| {peft} tokens/s | {peft} peak RSS (MB) | {peft} first step (s) |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    order = list(SHAPES)
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_scale_"))
     folder.mkdir(parents=True, exist_ok=True)
     for size in sizes:
         shape = SHAPES[size]
-        model = folder / f"random-llama-{size}-q4_k_m.gguf"
+        qwen35 = isinstance(shape, Qwen35Shape)
+        model = folder / f"random-{'' if qwen35 else 'llama-'}{size}-q4_k_m.gguf"
         if not model.is_file():
-            write_random_gguf(model, shape)
-        stored = order.index(size) >= order.index(args.stored_from)
+            (write_random_qwen35_gguf if qwen35 else write_random_gguf)(model, shape)
+        stored = shape.params() >= SHAPES[args.stored_from].params()
         for seq in seqs:
             common = ["--steps", str(args.steps), "--threads", str(args.threads), "--seq", str(seq)]
             toy_r = run_worker(
@@ -356,12 +506,16 @@ def main() -> None:
                 args.precision,
                 "--recompute",
                 args.recompute,
+                "--targets",
+                "all" if qwen35 else ",".join(SEVEN),
                 "--started",
                 repr(time.time()),
                 *common,
             )
             torch_r = None
-            if with_torch and seq not in torch_seqs:
+            if with_torch and qwen35:
+                torch_r = {"error": "bench_qwen35"}  # transformers' Qwen 3.5 from llama.cpp's converter
+            elif with_torch and seq not in torch_seqs:
                 torch_r = {"error": "not run"}
             elif with_torch:
                 need = torch_bytes(shape, seq)
