@@ -33,7 +33,18 @@ def families():
 
 def test_the_table_lists_the_families_toy_reads():
     table = families()
-    assert list(table) == ["llama", "qwen2", "qwen3", "gemma3", "gemma2", "smollm3", "phi3", "lfm2", "qwen35"]
+    assert list(table) == [
+        "llama",
+        "qwen2",
+        "qwen3",
+        "gemma3",
+        "gemma2",
+        "smollm3",
+        "phi3",
+        "lfm2",
+        "qwen35",
+        "granitehybrid",
+    ]
     assert all(f["arch"] == "llama" and f["generates"] for f in table.values())
     neox = ["qwen2", "qwen3", "gemma3", "gemma2", "phi3", "lfm2", "qwen35"]
     assert [name for name, f in table.items() if f["rope_neox"]] == neox

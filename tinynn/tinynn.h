@@ -293,6 +293,14 @@ int tnn_gguf_model_config(const char * path, tnn_model_config * config);
  * loop without end on a corrupt file. */
 int tnn_gguf_check(const char * path);
 
+/* The LoRA targets (a mask of enum tnn_lora_target) whose weights layer
+ * `layer` of a model of `config` has, by its kind (layer_kinds): an
+ * attention layer's q, k, v, o, a short-convolution layer's conv_in and
+ * conv_out, a delta-net layer's ssm_qkv, ssm_gate, ssm_out, a Mamba-2
+ * layer's ssm_in, ssm_out, and every layer's gate, up, down. 0 with a
+ * one-line reason (tnn_last_error) for a layer the config does not have. */
+uint32_t tnn_layer_targets(const tnn_model_config * config, int32_t layer);
+
 /* A model family toy reads from GGUF: the table entry (tinynn/models/
  * families.c) of a general.architecture, as tnn_family_info gives it. The
  * strings are the library's own, valid while it is loaded. */

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
     "attn_q",
@@ -60,6 +61,27 @@ static bool kind_has_slot(char kind, int slot) {
         case 'm': return slot == TNN_LORA_SLOT_SSM_IN || slot == TNN_LORA_SLOT_SSM_OUT;
         default: return slot <= TNN_LORA_SLOT_O;
     }
+}
+
+uint32_t tnn_layer_targets(const tnn_model_config * cfg, int32_t layer) {
+    if (cfg == NULL || cfg->n_layers < 1 || cfg->n_layers > TNN_MAX_LAYERS || layer < 0 ||
+        layer >= cfg->n_layers) {
+        tnn_fail(TNN_ERR_ARG, "tnn_layer_targets: no layer %d in a config of %d layers", layer,
+                 cfg != NULL ? cfg->n_layers : 0);
+        return 0;
+    }
+    const size_t n_kinds = strnlen(cfg->layer_kinds, sizeof(cfg->layer_kinds));
+    if (n_kinds != 0 && n_kinds != (size_t) cfg->n_layers) {
+        tnn_fail(TNN_ERR_ARG,
+                 "tnn_layer_targets: layer_kinds must be empty or one letter for each of the %d layers",
+                 cfg->n_layers);
+        return 0;
+    }
+    uint32_t targets = 0;
+    for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
+        targets |= kind_has_slot(tnn_layer_kind(cfg, layer), slot) ? 1u << slot : 0;
+    }
+    return targets;
 }
 
 int32_t tnn_first_layer_with(const tnn_model_config * cfg, int slot) {

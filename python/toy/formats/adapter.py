@@ -61,7 +61,7 @@ import numpy as np
 
 from ..core.config import ModelConfig
 from ..core.errors import InputError, refusals_as_input_errors
-from ..native.session import LORA_TARGETS, read_gguf_config
+from ..native.session import LORA_TARGETS, layer_targets, read_gguf_config
 from .gguf_file import one_line, read_gguf, read_metadata
 
 # the base weights an adapter may adapt (tinynn/models/block.c's SLOT_NAMES), by their
@@ -198,15 +198,10 @@ def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
 
 def layer_has(cfg, layer: int, slot: str) -> bool:
     """Whether the base's layer has the weight slot (an LFM2 short-convolution
-    layer has no attention weights, an attention layer no convolution)."""
-    kind = cfg.layer_kinds[layer] if cfg.layer_kinds else "a"
-    by_kind = {
-        "a": ("attn_q", "attn_k", "attn_v", "attn_output", *(("attn_qkv",) if cfg.fused_qkv else ())),
-        "c": ("shortconv.in_proj", "shortconv.out_proj"),
-        "d": ("attn_qkv", "attn_gate", "ssm_out"),
-        "m": ("ssm_in", "ssm_out"),
-    }
-    return slot.startswith("ffn_") or slot in by_kind[kind]
+    layer has no attention weights, an attention layer no convolution), as
+    the C core binds it; a fused attn_qkv (Phi-3) is an attention layer's."""
+    targets = layer_targets(cfg)[layer]
+    return "q" in targets if slot == "attn_qkv" and cfg.fused_qkv else SLOTS[slot] in targets
 
 
 def read_adapter(adapter_path, base_path) -> Adapter:

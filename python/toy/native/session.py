@@ -37,18 +37,23 @@ LORA_TARGETS = {
 
 # every projection the model has (LoRA's targets), resolved by lora_targets_of
 ALL_TARGETS = "all"
-# the targets a layer of each kind (tnn_model_config.layer_kinds) has
-_LAYER_TARGETS = {
-    "a": ("q", "k", "v", "o", "gate", "up", "down"),
-    "c": ("conv_in", "conv_out", "gate", "up", "down"),
-    "d": ("ssm_qkv", "ssm_gate", "ssm_out", "gate", "up", "down"),
-    "m": ("ssm_in", "ssm_out", "gate", "up", "down"),
-}
+
+
+def layer_targets(cfg: ModelConfig) -> list[tuple[str, ...]]:
+    """Each layer's LoRA targets (the weights its kind has), as the C core
+    binds them (tnn_layer_targets), in the core's order."""
+    lib = library("cpu")
+    c = ffi.new("tnn_model_config *")
+    config_to_c(cfg, c)
+    masks = [lib.tnn_layer_targets(c, layer) for layer in range(cfg.n_layers)]
+    if 0 in masks:
+        check(lib, TNN_ERR_ARG)
+    return [tuple(t for t, bit in LORA_TARGETS.items() if mask & bit) for mask in masks]
 
 
 def lora_targets_of(cfg: ModelConfig) -> tuple[str, ...]:
     """The LoRA targets whose weights some layer of the model has, in the C core's order."""
-    have = {t for kind in set(cfg.layer_kinds or "a") for t in _LAYER_TARGETS.get(kind, ())}
+    have = {t for targets in layer_targets(cfg) for t in targets}
     return tuple(t for t in LORA_TARGETS if t in have)
 
 
