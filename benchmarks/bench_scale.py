@@ -474,7 +474,8 @@ def main() -> None:
 
     name, _ = cpu_model()
     print(
-        f"CPU: {name}, {args.threads} threads; LoRA r{RANK} on all seven projections, batch 1, random tokens; "
+        f"CPU: {name}, {args.threads} threads; LoRA r{RANK} on all seven projections (Qwen 3.5: every one), "
+        "batch 1, random tokens; "
         f"toy --precision {args.precision}"
     )
     peft = f"PEFT {args.torch_dtype}"

@@ -107,7 +107,7 @@ bash benchmarks/cpu_levels.sh PORTABLE/bin/python   # the CPU-level sitting (cpu
 pip install trl datasets accelerate           # optional: adds TRL's DPOTrainer
 python benchmarks/bench_preference.py         # a DPO step: toy vs TRL's DPOTrainer + PEFT
 python benchmarks/bench_scale.py --sizes 1b,8b --seqs 1024,4096 --no-torch   # big models, long context
-python benchmarks/bench_qwen35.py             # Qwen 3.5 LoRA (0.8 B widths, 4 of 24 layers) vs PEFT
+python benchmarks/bench_qwen35.py             # Qwen 3.5 LoRA (0.8 B widths, 4 of 24 layers; --layers 24: all) vs PEFT
 python benchmarks/bench_attention.py          # one layer's attention, forward + backward: toy's kernels vs SDPA
 python benchmarks/bench_drift.py              # 100 LoRA steps: how far bf16's losses drift from f32's, toy and PEFT
 ```
