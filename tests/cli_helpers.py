@@ -21,6 +21,21 @@ def toy_train(*args, cwd=None, timeout=600):
     )
 
 
+def instruct_and_dpo(model, out: Path, seq: int) -> dict:
+    """toy-train instruct (tests/data/instruct-tiny.jsonl) and dpo
+    (preferences-small.jsonl) on the GGUF model, one epoch each at --seq
+    seq on 2 threads, into out/instruct and out/dpo; both must succeed.
+    Returns the instruct run's config.json."""
+    import json
+
+    data = Path(__file__).parent / "data"
+    common = ("--model", str(model), "--seq", str(seq), "--threads", "2", "--epochs", "1")
+    for recipe, file in (("instruct", "instruct-tiny.jsonl"), ("dpo", "preferences-small.jsonl")):
+        result = toy_train(recipe, "--data", str(data / file), *common, "--out", str(out / recipe))
+        assert result.returncode == 0, result.stderr
+    return json.loads((out / "instruct" / "config.json").read_text())
+
+
 def _cpu_has_avx512() -> bool:
     """Whether this CPU reports AVX-512F (Linux; elsewhere assumed, as the goldens were recorded)."""
     try:

@@ -133,6 +133,27 @@ def trained_adapter(path, ids, out, targets=ALL_SEVEN, steps=10):
     return recipe, recipe.evaluate(ids[:, :-1], positions)[0][0]
 
 
+def assert_adapter_runs_in_llama_cpp(path, batch, out, targets, exact: bool):
+    """A rank-4 LoRA trained on batch [1, T+1] over the GGUF at path (on
+    every one of targets), written to out: it learned the batch, and
+    llama.cpp runs it to toy's logits. exact (an f32 file): to float
+    rounding. Else (quantized), where llama.cpp rounds each quantized
+    product's activations to 8 bits and toy not always, and a recurrent
+    layer carries that along the sequence: correlated, and ten times closer
+    to toy's than llama.cpp's own logits without the adapter."""
+    t = batch.shape[1] - 1
+    recipe, ours = trained_adapter(path, batch, out, targets=targets)
+    positions = np.arange(t, dtype=np.int32)[None]
+    assert recipe.evaluate(batch[:, :-1], positions, batch[:, 1:])[1] < 0.9 * np.log(recipe.cfg.vocab)
+    theirs = llama_cpp_logits(path, batch[0, :-1], out, f32_cache=True)
+    if exact:
+        np.testing.assert_allclose(theirs, ours, atol=1e-5 * np.abs(ours).max())
+        return
+    base = llama_cpp_logits(path, batch[0, :-1], f32_cache=True)
+    assert np.corrcoef(theirs.ravel(), ours.ravel())[0, 1] > 0.99
+    assert np.abs(theirs - ours).max() < 0.1 * np.abs(base - ours).max()
+
+
 def assert_cached_decoding_matches(path, tokens, expected, prefill, n_ctx=None, targets=("q",)):
     """Generation's KV-cache decode on the GGUF at path (a cache of n_ctx
     positions, len(tokens) by default): tokens[:prefill] at once, then one

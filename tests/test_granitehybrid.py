@@ -15,6 +15,7 @@ import pytest
 
 import toy
 from hf_compare import (
+    assert_adapter_runs_in_llama_cpp,
     assert_cached_decoding_matches,
     assert_toy_matches,
     full_fine_tune,
@@ -22,7 +23,6 @@ from hf_compare import (
     llama_cpp_logits,
     llama_cpp_rows,
     randomize,
-    trained_adapter,
 )
 from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
 
@@ -152,12 +152,9 @@ def test_a_full_fine_tune_saves_a_model_llama_cpp_runs_to_our_logits(granite, tm
 
 @pytest.mark.parametrize("kind", ["F32", "Q8_0", "Q4_K"])
 def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind):
-    """Every projection a layer has. On the f32 file llama.cpp's logits with
-    our adapter are ours to float rounding; on quantized copies, where
-    llama.cpp rounds each quantized product's activations to 8 bits and the
-    scan carries that along, they correlate, and llama.cpp's with the
-    adapter are far closer to ours than its own without. Q4_K at a width of
-    256 (tensor_types shows the k-quants), one group as Granite 4 has."""
+    """Every projection a layer has (assert_adapter_runs_in_llama_cpp says
+    how close on each kind of file). Q4_K at a width of 256 (tensor_types
+    shows the k-quants), one group as Granite 4 has."""
     wide = kind == "Q4_K"
     model = hf_model(hidden=256, mamba_heads=8, groups=1, state=32) if wide else hf_model()
     f32 = write(model, tmp_path / "f32.gguf")
@@ -165,17 +162,7 @@ def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind
     if wide:
         types = tensor_types(path)  # llama.cpp's Q4_K mix keeps some matrices at Q5_K and Q6_K
         assert types["blk.0.ssm_in.weight"] in ("Q4_K", "Q5_K") and types["blk.0.ssm_out.weight"] == "Q4_K"
-    batch = ids(2)
-    recipe, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=EVERY_TARGET)
-    positions = np.arange(T, dtype=np.int32)[None]
-    assert recipe.evaluate(batch[:, :-1], positions, batch[:, 1:])[1] < 0.9 * np.log(VOCAB)
-    theirs = llama_cpp_logits(path, batch[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)
-    if kind == "F32":
-        np.testing.assert_allclose(theirs, ours, atol=1e-5 * np.abs(ours).max())
-        return
-    base = llama_cpp_logits(path, batch[0, :-1], f32_cache=True)
-    assert np.corrcoef(theirs.ravel(), ours.ravel())[0, 1] > 0.99
-    assert np.abs(theirs - ours).max() < 0.1 * np.abs(base - ours).max()
+    assert_adapter_runs_in_llama_cpp(path, ids(2), tmp_path / "adapter.gguf", EVERY_TARGET, exact=kind == "F32")
 
 
 def test_cached_decoding_carries_the_scan_and_convolution_states(granite):
@@ -203,22 +190,12 @@ def test_instruct_and_dpo_run_on_granite_from_the_command_line(tmp_path, llama_c
     """instruct with Granite 4's own chat template (every projection by
     default, rows unpacked: the scan would carry one sample into the next)
     and DPO, on a Q8_0 copy."""
-    import json
-    from pathlib import Path
-
-    from cli_helpers import toy_train
+    from cli_helpers import instruct_and_dpo
 
     template = (llama_cpp_models / "templates" / "ibm-granite-granite-4.0.jinja").read_text(encoding="utf-8")
     f32 = write(hf_model(), tmp_path / "f32.gguf", chat_template=template)
     model = quantize(f32, tmp_path / "granite-chat-q8_0.gguf", "Q8_0")
-    data = Path(__file__).parent / "data"
     # Granite 4's template opens with a system turn of its own: 233 tokens of GPT-2's cut
-    common = ("--model", str(model), "--seq", "384", "--threads", "2", "--epochs", "1")
-    run = tmp_path / "instruct"
-    result = toy_train("instruct", "--data", str(data / "instruct-tiny.jsonl"), *common, "--out", str(run))
-    assert result.returncode == 0, result.stderr
-    config = json.loads((run / "config.json").read_text())
+    config = instruct_and_dpo(model, tmp_path, seq=384)
     assert config["lora"]["targets"] == ["q", "k", "v", "o", "gate", "up", "down", "ssm_out", "ssm_in"]
     assert config["packed_rows"] is None
-    dpo = toy_train("dpo", "--data", str(data / "preferences-small.jsonl"), *common, "--out", str(tmp_path / "dpo"))
-    assert dpo.returncode == 0, dpo.stderr

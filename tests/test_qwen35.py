@@ -15,6 +15,7 @@ import pytest
 
 import toy
 from hf_compare import (
+    assert_adapter_runs_in_llama_cpp,
     assert_cached_decoding_matches,
     assert_toy_matches,
     full_fine_tune,
@@ -22,7 +23,6 @@ from hf_compare import (
     llama_cpp_logits,
     randomize,
     toy_logits,
-    trained_adapter,
 )
 from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
 
@@ -171,17 +171,7 @@ def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind
     if wide:
         types = tensor_types(path)  # llama.cpp's Q4_K mix keeps some matrices at Q5_K and Q6_K
         assert types["blk.0.ssm_out.weight"] == "Q4_K" and types["blk.0.attn_qkv.weight"] in ("Q4_K", "Q5_K")
-    batch = ids(2)
-    recipe, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=EVERY_TARGET)
-    positions = np.arange(T, dtype=np.int32)[None]
-    assert recipe.evaluate(batch[:, :-1], positions, batch[:, 1:])[1] < 0.9 * np.log(VOCAB)
-    theirs = llama_cpp_logits(path, batch[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)
-    if kind == "F32":
-        np.testing.assert_allclose(theirs, ours, atol=1e-5 * np.abs(ours).max())
-        return
-    base = llama_cpp_logits(path, batch[0, :-1], f32_cache=True)
-    assert np.corrcoef(theirs.ravel(), ours.ravel())[0, 1] > 0.99
-    assert np.abs(theirs - ours).max() < 0.1 * np.abs(base - ours).max()
+    assert_adapter_runs_in_llama_cpp(path, ids(2), tmp_path / "adapter.gguf", EVERY_TARGET, exact=kind == "F32")
 
 
 def test_cached_decoding_carries_the_delta_net_and_convolution_states(qwen35):
@@ -198,20 +188,10 @@ def test_instruct_and_dpo_run_on_qwen35_from_the_command_line(tmp_path, llama_cp
     """instruct with Qwen 3.5's own chat template (every projection by
     default, rows unpacked: the delta rule would carry one sample into the
     next) and DPO, on a Q8_0 copy."""
-    import json
-    from pathlib import Path
-
-    from cli_helpers import toy_train
+    from cli_helpers import instruct_and_dpo
 
     template = (llama_cpp_models / "templates" / "Qwen3.5-4B.jinja").read_text(encoding="utf-8")
     f32 = hf_to_gguf(hf_model(), tmp_path / "f32.gguf", converter_args=("--no-mtp",), chat_template=template)
     model = quantize(f32, tmp_path / "qwen35-chat-q8_0.gguf", "Q8_0")
-    data = Path(__file__).parent / "data"
-    common = ("--model", str(model), "--seq", "128", "--threads", "2", "--epochs", "1")
-    run = tmp_path / "instruct"
-    result = toy_train("instruct", "--data", str(data / "instruct-tiny.jsonl"), *common, "--out", str(run))
-    assert result.returncode == 0, result.stderr
-    config = json.loads((run / "config.json").read_text())
+    config = instruct_and_dpo(model, tmp_path, seq=128)
     assert config["lora"]["targets"] == list(EVERY_TARGET) and config["packed_rows"] is None
-    dpo = toy_train("dpo", "--data", str(data / "preferences-small.jsonl"), *common, "--out", str(tmp_path / "dpo"))
-    assert dpo.returncode == 0, dpo.stderr

@@ -12,18 +12,14 @@
  * compiler vectorizes both at the baseline instruction set (the sums'
  * order differs from ggml's SIMD dot products by float rounding only).
  *
- * The backward goes through time backwards. It needs each token's state
- * before and after; keeping them all would take T S^2 floats a head, so
- * the states are kept every TNN_DELTA_CHUNK tokens from a first forward
- * pass, and each chunk's are made again from its first when the backward
- * reaches it: (T / chunk + chunk + 1) S^2 floats a head at a time. */
+ * The backward goes through time backwards (cpu/recurrence.c: each
+ * chunk of 64 tokens' states made again from the one kept before it):
+ * (T / 64 + 66) S^2 floats a head at a time, not T S^2. */
 #include "cpu/kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TNN_DELTA_CHUNK 64
 
 #define LANES 8
 
@@ -147,48 +143,48 @@ static void step_back(const struct tnn_delta_net_args * a, int64_t x, int64_t x1
 }
 
 size_t tnn_delta_net_backward_floats(int64_t n, int64_t t_seq) {
-    const int64_t chunks = (t_seq + TNN_DELTA_CHUNK - 1) / TNN_DELTA_CHUNK;
-    return (size_t) ((chunks + TNN_DELTA_CHUNK + 2) * n * n + 4 * n);
+    return tnn_recurrence_floats(n * n, t_seq) + (size_t) (n * n + 4 * n);
+}
+
+/* One (head, sequence) pair's walk back through time (cpu/recurrence.c). */
+struct delta_walk {
+    const struct tnn_delta_net_args * a;
+    int64_t head, seq;
+    float *dm, *work;   /* the state's gradient [n, n]; 4 n scratch */
+};
+
+static void delta_step(float * m, int64_t t, void * ctx) {
+    const struct delta_walk * w = ctx;
+    const struct tnn_delta_net_args * a = w->a;
+    const int64_t x = at(a, w->head, t, w->seq), x1 = at1(a, w->head, t, w->seq);
+    step_state(m, a->n, a->k + x, a->v + x, a->g[x1], a->beta[x1], w->work);
+}
+
+static void delta_back(const float * before, const float * after, int64_t t, void * ctx) {
+    const struct delta_walk * w = ctx;
+    step_back(w->a, at(w->a, w->head, t, w->seq), at1(w->a, w->head, t, w->seq), before, after, w->dm, w->work);
 }
 
 void tnn_delta_net_backward(const struct tnn_delta_net_args * a, int ith, int nth) {
-    const int64_t n = a->n, s2 = n * n, t_seq = a->t_seq;
-    const int64_t chunks = (t_seq + TNN_DELTA_CHUNK - 1) / TNN_DELTA_CHUNK;
-    float * mem = malloc(tnn_delta_net_backward_floats(n, t_seq) * sizeof(float));
+    const int64_t n = a->n;
+    float * mem = malloc(tnn_delta_net_backward_floats(n, a->t_seq) * sizeof(float));
     if (mem == NULL) {
         return;
     }
-    float * marks = mem;                           /* the state before each chunk */
-    float * states = marks + chunks * s2;          /* a chunk's: before its first token, after each */
-    float * dm = states + (TNN_DELTA_CHUNK + 1) * s2;
-    float * work = dm + s2;                        /* 4 n; also delta for the forward passes */
+    struct delta_walk w = { .a = a, .dm = mem + tnn_recurrence_floats(n * n, a->t_seq) };
+    w.work = w.dm + n * n;
+    const struct tnn_recurrence walk = {
+        .state_floats = n * n,
+        .t_seq = a->t_seq,
+        .step = delta_step,
+        .back = delta_back,
+        .ctx = &w,
+    };
     for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
-        const int64_t head = item % a->heads, seq = item / a->heads;
-        float * m = states;
-        memset(m, 0, (size_t) s2 * sizeof(float));
-        for (int64_t t = 0; t < t_seq; ++t) {
-            if (t % TNN_DELTA_CHUNK == 0) {
-                memcpy(marks + (t / TNN_DELTA_CHUNK) * s2, m, (size_t) s2 * sizeof(float));
-            }
-            const int64_t x = at(a, head, t, seq), x1 = at1(a, head, t, seq);
-            step_state(m, n, a->k + x, a->v + x, a->g[x1], a->beta[x1], work);
-        }
-        memset(dm, 0, (size_t) s2 * sizeof(float));
-        for (int64_t c = chunks - 1; c >= 0; --c) {
-            const int64_t t0 = c * TNN_DELTA_CHUNK;
-            const int64_t t1 = t0 + TNN_DELTA_CHUNK < t_seq ? t0 + TNN_DELTA_CHUNK : t_seq;
-            memcpy(states, marks + c * s2, (size_t) s2 * sizeof(float));
-            for (int64_t t = t0; t < t1; ++t) {
-                float * next = states + (t - t0 + 1) * s2;
-                memcpy(next, next - s2, (size_t) s2 * sizeof(float));
-                const int64_t x = at(a, head, t, seq), x1 = at1(a, head, t, seq);
-                step_state(next, n, a->k + x, a->v + x, a->g[x1], a->beta[x1], work);
-            }
-            for (int64_t t = t1 - 1; t >= t0; --t) {
-                const float * cur = states + (t - t0 + 1) * s2;
-                step_back(a, at(a, head, t, seq), at1(a, head, t, seq), cur - s2, cur, dm, work);
-            }
-        }
+        w.head = item % a->heads;
+        w.seq = item / a->heads;
+        memset(w.dm, 0, (size_t) (n * n) * sizeof(float));
+        tnn_recurrence_backward(&walk, mem);
     }
     free(mem);
 }

@@ -486,6 +486,22 @@ void tnn_attention_bf16_backward_amx(const struct tnn_attention_args * args, voi
  *     w = keep w - alpha (beta1h m) / (sqrt(beta2h v) + eps)   (FMA)
  * with keep = 1 - alpha wd (FMA). */
 
+/* ---- backward through time (recurrence.c) --------------------------------
+ * A recurrence on a state of state_floats floats from zero, t_seq tokens:
+ * step(state, t) turns the state before token t into the one after it;
+ * back(before, after, t) is token t's backward, given both states.
+ * tnn_recurrence_backward runs step forward, then back from the last token
+ * to the first, each chunk of 64 tokens' states made again from the one
+ * kept before it, in mem (tnn_recurrence_floats floats). */
+struct tnn_recurrence {
+    int64_t state_floats, t_seq;
+    void (*step)(float * state, int64_t t, void * ctx);
+    void (*back)(const float * before, const float * after, int64_t t, void * ctx);
+    void * ctx;
+};
+size_t tnn_recurrence_floats(int64_t state_floats, int64_t t_seq);
+void tnn_recurrence_backward(const struct tnn_recurrence * recurrence, float * mem);
+
 /* ---- the gated delta rule (delta_net.c) ---------------------------------
  * Portable C, no variants: Qwen 3.5's linear attention with a scalar gate
  * per head and token, each (head, sequence) from a zero state (the module

@@ -15,9 +15,8 @@
  * with respect to S after the token:
  *   dS += dy_t C_t^T;  dC_t += S^T dy_t;  du = dS B_t (u = dts x_t);
  *   dB_t += dS^T u;  d decay = <dS, S_before>;  dS = decay dS.
- * It needs each token's state before and after, kept every
- * TNN_SCAN_CHUNK tokens from a first forward pass and made again per chunk
- * (as cpu/delta_net.c does): (T / chunk + chunk + 2) head_dim x state
+ * It needs each token's state before and after, kept every 64 tokens and
+ * made again per chunk (cpu/recurrence.c): (T / 64 + 66) head_dim x state
  * floats a thread, not T of them. B's and C's gradients are a sum over the
  * group's heads: each head writes its own share (the node's caller sums
  * them), so that threads never add into the same floats. */
@@ -26,8 +25,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TNN_SCAN_CHUNK 64
 
 /* ggml's softplus (ggml-impl.h), and its derivative */
 static float softplus(float x) { return x > 20.0f ? x : logf(1.0f + expf(x)); }
@@ -97,11 +94,6 @@ void tnn_ssm_scan_forward(const struct tnn_ssm_scan_args * a, int ith, int nth) 
     free(s);
 }
 
-size_t tnn_ssm_scan_backward_floats(int64_t head_dim, int64_t state, int64_t t_seq) {
-    const int64_t chunks = (t_seq + TNN_SCAN_CHUNK - 1) / TNN_SCAN_CHUNK;
-    return (size_t) ((chunks + TNN_SCAN_CHUNK + 2) * head_dim * state + head_dim);
-}
-
 /* The backward of one token: prev the state before it, cur after it, ds
  * the state's gradient after it in, before it out; du [head_dim] scratch.
  * Returns d loss / d decay. */
@@ -141,46 +133,52 @@ static float step_back(const struct tnn_ssm_scan_args * a, const struct scan_tok
     return ddecay * k->decay * k->dts;   /* d loss / d A_h, this token's share */
 }
 
+size_t tnn_ssm_scan_backward_floats(int64_t head_dim, int64_t state, int64_t t_seq) {
+    return tnn_recurrence_floats(head_dim * state, t_seq) + (size_t) (head_dim * state + head_dim);
+}
+
+/* One (head, sequence) pair's walk back through time (cpu/recurrence.c). */
+struct scan_walk {
+    const struct tnn_ssm_scan_args * a;
+    int64_t head, seq;
+    float *ds, *du;   /* the state's gradient [head_dim, state]; head_dim scratch */
+    float da;         /* d loss / d A_h, summed over the walk */
+};
+
+static void scan_step(float * s, int64_t t, void * ctx) {
+    const struct scan_walk * w = ctx;
+    const struct scan_token k = token_at(w->a, w->head, w->seq, t);
+    step_state(s, &k, w->a->head_dim, w->a->state);
+}
+
+static void scan_back(const float * before, const float * after, int64_t t, void * ctx) {
+    struct scan_walk * w = ctx;
+    const struct scan_token k = token_at(w->a, w->head, w->seq, t);
+    w->da += step_back(w->a, &k, w->head, before, after, w->ds, w->du);
+}
+
 void tnn_ssm_scan_backward(const struct tnn_ssm_scan_args * a, int ith, int nth) {
-    const int64_t hd = a->head_dim, ns = a->state, s2 = hd * ns, t_seq = a->t_seq;
-    const int64_t chunks = (t_seq + TNN_SCAN_CHUNK - 1) / TNN_SCAN_CHUNK;
-    float * mem = malloc(tnn_ssm_scan_backward_floats(hd, ns, t_seq) * sizeof(float));
+    const int64_t s2 = a->head_dim * a->state;
+    float * mem = malloc(tnn_ssm_scan_backward_floats(a->head_dim, a->state, a->t_seq) * sizeof(float));
     if (mem == NULL) {
         return;
     }
-    float * marks = mem;                        /* the state before each chunk */
-    float * states = marks + chunks * s2;       /* a chunk's: before its first token, after each */
-    float * ds = states + (TNN_SCAN_CHUNK + 1) * s2;
-    float * du = ds + s2;
+    struct scan_walk w = { .a = a, .ds = mem + tnn_recurrence_floats(s2, a->t_seq) };
+    w.du = w.ds + s2;
+    const struct tnn_recurrence walk = {
+        .state_floats = s2,
+        .t_seq = a->t_seq,
+        .step = scan_step,
+        .back = scan_back,
+        .ctx = &w,
+    };
     for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
-        const int64_t head = item % a->heads, seq = item / a->heads;
-        memset(states, 0, (size_t) s2 * sizeof(float));
-        for (int64_t t = 0; t < t_seq; ++t) {
-            if (t % TNN_SCAN_CHUNK == 0) {
-                memcpy(marks + (t / TNN_SCAN_CHUNK) * s2, states, (size_t) s2 * sizeof(float));
-            }
-            const struct scan_token k = token_at(a, head, seq, t);
-            step_state(states, &k, hd, ns);
-        }
-        memset(ds, 0, (size_t) s2 * sizeof(float));
-        float da = 0.0f;
-        for (int64_t c = chunks - 1; c >= 0; --c) {
-            const int64_t t0 = c * TNN_SCAN_CHUNK;
-            const int64_t t1 = t0 + TNN_SCAN_CHUNK < t_seq ? t0 + TNN_SCAN_CHUNK : t_seq;
-            memcpy(states, marks + c * s2, (size_t) s2 * sizeof(float));
-            for (int64_t t = t0; t < t1; ++t) {
-                float * next = states + (t - t0 + 1) * s2;
-                memcpy(next, next - s2, (size_t) s2 * sizeof(float));
-                const struct scan_token k = token_at(a, head, seq, t);
-                step_state(next, &k, hd, ns);
-            }
-            for (int64_t t = t1 - 1; t >= t0; --t) {
-                const float * cur = states + (t - t0 + 1) * s2;
-                const struct scan_token k = token_at(a, head, seq, t);
-                da += step_back(a, &k, head, cur - s2, cur, ds, du);
-            }
-        }
-        a->da[head + a->heads * seq] = da;
+        w.head = item % a->heads;
+        w.seq = item / a->heads;
+        w.da = 0.0f;
+        memset(w.ds, 0, (size_t) s2 * sizeof(float));
+        tnn_recurrence_backward(&walk, mem);
+        a->da[w.head + a->heads * w.seq] = w.da;
     }
     free(mem);
 }

@@ -1,0 +1,45 @@
+/* Backward through time of a recurrence on a state from zero, for
+ * the gated delta rule (delta_net.c) and Mamba-2's scan (ssm_scan.c): the
+ * backward of token t needs the state before it and after it, and keeping
+ * all T states would take T state sizes. So the states are kept every
+ * TNN_RECURRENCE_CHUNK tokens from a first forward pass, and each chunk's
+ * are made again from its first when the backward walk reaches it:
+ * (T / chunk + chunk + 1) states at a time. */
+#include "cpu/kernels.h"
+
+#include <string.h>
+
+#define TNN_RECURRENCE_CHUNK 64
+
+static int64_t chunks_of(int64_t t_seq) { return (t_seq + TNN_RECURRENCE_CHUNK - 1) / TNN_RECURRENCE_CHUNK; }
+
+size_t tnn_recurrence_floats(int64_t state_floats, int64_t t_seq) {
+    return (size_t) ((chunks_of(t_seq) + TNN_RECURRENCE_CHUNK + 1) * state_floats);
+}
+
+void tnn_recurrence_backward(const struct tnn_recurrence * r, float * mem) {
+    const int64_t s = r->state_floats, chunks = chunks_of(r->t_seq);
+    float * marks = mem;                      /* the state before each chunk */
+    float * states = marks + chunks * s;      /* a chunk's: before its first token, after each */
+    memset(states, 0, (size_t) s * sizeof(float));
+    for (int64_t t = 0; t < r->t_seq; ++t) {
+        if (t % TNN_RECURRENCE_CHUNK == 0) {
+            memcpy(marks + (t / TNN_RECURRENCE_CHUNK) * s, states, (size_t) s * sizeof(float));
+        }
+        r->step(states, t, r->ctx);
+    }
+    for (int64_t c = chunks - 1; c >= 0; --c) {
+        const int64_t t0 = c * TNN_RECURRENCE_CHUNK;
+        const int64_t t1 = t0 + TNN_RECURRENCE_CHUNK < r->t_seq ? t0 + TNN_RECURRENCE_CHUNK : r->t_seq;
+        memcpy(states, marks + c * s, (size_t) s * sizeof(float));
+        for (int64_t t = t0; t < t1; ++t) {
+            float * next = states + (t - t0 + 1) * s;
+            memcpy(next, next - s, (size_t) s * sizeof(float));
+            r->step(next, t, r->ctx);
+        }
+        for (int64_t t = t1 - 1; t >= t0; --t) {
+            const float * after = states + (t - t0 + 1) * s;
+            r->back(after - s, after, t, r->ctx);
+        }
+    }
+}
