@@ -20,7 +20,7 @@ from toy.native.library import ffi, library
 
 lib = library("cpu")
 
-KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16", "attention_bf16", "activations"]
+KERNELS = ["qgemm", "fgemm", "head_loss", "adamw", "fgemm_bf16", "attention_bf16", "activations", "recurrent"]
 # the variants of each kernel, in order of preference (kernels.h)
 VARIANTS = {
     "qgemm": ["avx2", "avxvnni", "avx512", "amx"],
@@ -30,6 +30,7 @@ VARIANTS = {
     "fgemm_bf16": ["avx512", "amx"],
     "attention_bf16": ["avx512", "amx"],
     "activations": ["avx512"],
+    "recurrent": ["avx2", "avx512"],
 }
 # the /proc/cpuinfo flags each variant is compiled for (kernels.c asks the CPU)
 AVX2 = {"avx2", "fma", "f16c"}
@@ -183,7 +184,7 @@ def test_realize_refuses_a_setting_it_cannot_read(monkeypatch, setting, ok):
             message = ffi.string(lib.tnn_last_error()).decode()
             assert (
                 "TNN_CPU_KERNELS" in message
-                and "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, activations" in message
+                and "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, activations, recurrent" in message
             )
     finally:
         lib.tnn_session_free(session[0])

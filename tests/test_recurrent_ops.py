@@ -19,9 +19,9 @@ LENGTHS = [1, 2, 63, 64, 65, 1024]
 DEVICES = ["cpu", pytest.param("vulkan", marks=pytest.mark.vulkan)]
 
 
-def op_check(device: str, op: str, inputs: list[np.ndarray], dy: np.ndarray):
+def op_check(device: str, op: str, inputs: list[np.ndarray], dy: np.ndarray, threads: int = 2):
     """op's output and every input's gradient from tnn_op_check, in float64."""
-    session = Session(device, threads=2)
+    session = Session(device, threads=threads)
     lib = session.lib
     arrays = [np.ascontiguousarray(a, dtype=np.float32) for a in inputs]
     shapes = np.ones((len(arrays), 4), dtype=np.int64)
@@ -76,6 +76,44 @@ def test_ssm_conv_forward_and_backward_match_the_reference(device, n_t, d_conv, 
     expected_dsx, expected_dc = ref.ssm_conv_backward(sx, c, dy)
     assert_close(dsx, expected_dsx, "d sx")
     assert_close(dc, expected_dc, "d c")
+
+
+@pytest.mark.parametrize("n_t", LENGTHS)
+@pytest.mark.parametrize("taps,n_s", [(2, 1), (4, 2)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_causal_conv_is_ssm_conv_on_the_padded_transposed_input(n_t, taps, n_s, threads):
+    """toy's node for training (cpu/causal_conv.c) reads the token-major
+    input as the layer makes it: ggml's ssm_conv after a zero state, values
+    and both gradients; 80 channels cross its blocks of 32, and one thread
+    or two give the same bits."""
+    rng = np.random.default_rng(n_t)
+    x = rng.standard_normal((n_s, n_t, 80))
+    w = rng.standard_normal((80, taps))
+    dy = rng.standard_normal((n_s, n_t, 80))
+    sx = np.pad(x.transpose(0, 2, 1), ((0, 0), (0, 0), (taps - 1, 0)))
+    status, message, y, (dx, dw) = op_check("cpu", "causal_conv", [x, w], dy, threads)
+    assert status == 0, message
+    assert_close(y, ref.ssm_conv(sx, w), "y")
+    expected_dsx, expected_dw = ref.ssm_conv_backward(sx, w, dy)
+    assert_close(dx, expected_dsx[:, :, taps - 1 :].transpose(0, 2, 1), "dx")
+    assert_close(dw, expected_dw, "dw")
+    if threads == 2:
+        _, _, y1, (dx1, dw1) = op_check("cpu", "causal_conv", [x, w], dy, 1)
+        for ours, one in ((y, y1), (dx, dx1), (dw, dw1)):
+            np.testing.assert_array_equal(ours, one)
+
+
+def test_causal_conv_refuses_mismatched_shapes_in_one_line():
+    x, w, dy = np.ones((1, 4, 8)), np.ones((8, 3)), np.ones((1, 4, 8))
+    status, message, *_ = op_check("cpu", "causal_conv", [x, w[:4]], dy)
+    assert status != 0 and message.startswith("causal_conv: x must be") and "\n" not in message
+
+
+@pytest.mark.vulkan
+def test_causal_conv_is_refused_in_one_line_where_the_backend_lacks_it():
+    x, w, dy = np.ones((1, 4, 8)), np.ones((8, 3)), np.ones((1, 4, 8))
+    status, message, *_ = op_check("vulkan", "causal_conv", [x, w], dy)
+    assert status != 0 and message.startswith("the vulkan backend cannot run") and "\n" not in message
 
 
 def test_op_check_refuses_what_it_does_not_know():
@@ -140,6 +178,35 @@ def test_gated_delta_net_forward_and_backward_match_the_reference(n_t):
     for ours, expected, name in zip(grads, ref.gated_delta_net_backward(*inputs, dy), ("q", "k", "v", "g", "beta")):
         # a sum over up to 1024 tokens of float32 steps: 1e-4 of the largest
         np.testing.assert_allclose(ours, expected, atol=1e-4 * max(1.0, np.abs(expected).max()), err_msg=name)
+
+
+@pytest.mark.parametrize("n", [128, 40])
+def test_gated_delta_net_variants_give_the_same_bits(monkeypatch, n):
+    """The "recurrent" kernel's variants (cpu/delta_net.c, its AVX2 and
+    AVX-512 files) keep one order of operations: portable C, AVX2 and
+    AVX-512 give the same bits, at Qwen 3.5's head width and at one with a
+    tail past the last whole 16 lanes (40), with rows past the last whole
+    block of 16."""
+    lib = Session("cpu", threads=1).lib
+    inputs, dy = delta_inputs(70, n, 3, 2, seed=n)
+    monkeypatch.delenv("TNN_CPU_VARIANT", raising=False)
+    monkeypatch.setenv("TNN_CPU_KERNELS", "off")
+    _, _, y0, grads0 = op_check("cpu", "gated_delta_net", inputs, dy)
+    monkeypatch.delenv("TNN_CPU_KERNELS")
+    ran = []
+    for variant, level in (("avx2", "haswell"), ("avx512", "skylakex")):
+        if not lib.tnn_cpu_kernel_runs(b"recurrent", variant.encode()):
+            continue
+        monkeypatch.setenv("TNN_CPU_VARIANT", level)
+        assert ffi.string(lib.tnn_cpu_kernel_choice(b"recurrent")).decode() == variant
+        status, message, y, grads = op_check("cpu", "gated_delta_net", inputs, dy)
+        assert status == 0, message
+        np.testing.assert_array_equal(y, y0, err_msg=variant)
+        for ours, portable in zip(grads, grads0):
+            np.testing.assert_array_equal(ours, portable, err_msg=variant)
+        ran.append(variant)
+    if not ran:
+        pytest.skip("this CPU runs no variant of the recurrent kernel but the portable one")
 
 
 @pytest.mark.vulkan

@@ -738,6 +738,12 @@ int tnn_kernel_check_attention_bf16(const char * variant, const float * q, const
  *   "gated_delta_net": q, k, v [n, heads, T, B], g, beta [1, heads, T, B];
  *               out [n, heads, T, B] (the gated delta rule from a zero state,
  *               toy's custom node: the CPU's alone).
+ *   "ssm_scan": x [head_dim, heads, T, B], dt [heads, T, B], a [1, heads],
+ *               b, c [state, groups, T, B]; out [head_dim, heads, T, B]
+ *               (Mamba-2's scan from a zero state, toy's custom node).
+ *   "causal_conv": x [channels, T, B] (token-major), w [taps, channels];
+ *               out [channels, T, B]: ssm_conv of each sequence from a zero
+ *               state, on x as it is (toy's custom node: the CPU's alone).
  * grad_out has out's shape; the loss is sum(out * grad_out), so grads[i]
  * (input i's shape, or NULL: not wanted) is d loss / d input i. TNN_OK;
  * TNN_ERR_ARG for an unknown op or shapes that do not fit it; TNN_ERR_BACKEND

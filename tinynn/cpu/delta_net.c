@@ -6,62 +6,115 @@
  * token t does
  *   A = exp(g_t) S;  u = A^T k_t;  delta = beta_t (v_t - u);
  *   S = A + k_t delta^T;  o_t = S^T q_t / sqrt(S_v).
- * The state is held transposed, M[j][i] = S[i][j], so that every product
- * runs along contiguous rows (as ggml's CPU op holds it). Sums over a row
- * run in 8 lanes, and sums down a column as row updates, so that the
- * compiler vectorizes both at the baseline instruction set (the sums'
- * order differs from ggml's SIMD dot products by float rounding only).
+ * The state is held transposed, M[j][i] = S[i][j]. Row j of M is then a
+ * recurrence of its own: its update reads only itself, k, q and v's
+ * element j. So the rows are taken 16 at a time (8 KB at S_k = 128, kept
+ * in L1) through every token, and a token's step does all of a row's work
+ * while the row is at hand: u_j = exp(g) (b . k) for the row b before the
+ * token, the row after it exp(g) b + k delta_j, its product with q. The
+ * backward's step the same, its sums over rows (dq, dk, the gate's and
+ * beta's) added up row by row.
+ *
+ * The "recurrent" kernel (kernels.h) is a token's step each way on a block
+ * of rows. Its variants give the same bits: this file's portable C is the
+ * reference order (every sum over a row in 16 lanes, i mod 16, added up as
+ * the tree of lanes_sum, then the tail past the last whole 16; no
+ * multiply-add contracted: CMakeLists gives these files -ffp-contract=off),
+ * and delta_net_avx2.c and delta_net_avx512.c hold the same operations in
+ * registers (delta_net_rows.h).
  *
  * The backward goes through time backwards (cpu/recurrence.c: each
  * chunk of 64 tokens' states made again from the one kept before it):
- * (T / 64 + 66) S^2 floats a head at a time, not T S^2. */
+ * (T / 64 + 66) x 16 rows of state a thread, not T states. */
 #include "cpu/kernels.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LANES 8
+#define LANES 16
 
-static float dot(const float * a, const float * b, int64_t n) {
-    float lane[LANES] = { 0.0f };
-    int64_t i = 0;
-    for (; i + LANES <= n; i += LANES) {
+/* x . y in the reference order (module comment). */
+static float dot(const float * x, const float * y, int64_t n) {
+    const int64_t whole = n - n % LANES;
+    float lane[LANES] = { 0.0f }, tail = 0.0f;
+    for (int64_t i = 0; i < whole; i += LANES) {
         for (int l = 0; l < LANES; ++l) {
-            lane[l] += a[i + l] * b[i + l];
+            lane[l] += x[i + l] * y[i + l];
         }
     }
-    float sum = 0.0f;
-    for (; i < n; ++i) {
-        sum += a[i] * b[i];
+    for (int64_t i = whole; i < n; ++i) {
+        tail += x[i] * y[i];
     }
-    for (int l = 0; l < LANES; ++l) {
-        sum += lane[l];
+    float half[LANES / 2], quarter[LANES / 4];
+    for (int l = 0; l < LANES / 2; ++l) {
+        half[l] = lane[l] + lane[l + LANES / 2];
     }
-    return sum;
+    for (int l = 0; l < LANES / 4; ++l) {
+        quarter[l] = half[l] + half[l + LANES / 4];
+    }
+    return ((quarter[0] + quarter[2]) + (quarter[1] + quarter[3])) + tail;
 }
 
-/* y += c x, n values */
-static void add_scaled(float * y, const float * x, float c, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-        y[i] += c * x[i];
+/* A token's step of rows rows of M [rows, n], in place; v and out are
+ * those rows' elements; where out is not NULL, out_j = q_scale (S^T q)_j. */
+static void step_portable(float * m, int64_t rows, int64_t n, const float * k, const float * v, float decay,
+                          float beta, const float * q, float q_scale, float * out) {
+    for (int64_t j = 0; j < rows; ++j) {
+        float * b = m + j * n;
+        const float delta = (v[j] - decay * dot(b, k, n)) * beta;
+        for (int64_t i = 0; i < n; ++i) {
+            b[i] = decay * b[i] + k[i] * delta;
+        }
+        if (out != NULL) {
+            out[j] = dot(b, q, n) * q_scale;
+        }
     }
 }
 
-/* One token's step of the state M [S_v rows of S_k]; writes delta [S_v]. */
-static void step_state(float * m, int64_t n, const float * k, const float * v, float gate, float beta,
-                       float * delta) {
-    const float decay = expf(gate);
-    for (int64_t x = 0; x < n * n; ++x) {
-        m[x] *= decay;
+/* The backward of a token's step on rows rows of M, from their state
+ * before it, prev: dm, their gradient after the token, in; before it, out.
+ * v, dout and dv are those rows' elements: dv written; their shares of the
+ * token's dq, dk [n], and the gate's and beta's gradients added, row by
+ * row. */
+static void back_portable(const float * prev, float * dm, int64_t rows, int64_t n, const float * q,
+                          const float * k, const float * v, const float * dout, float decay, float beta,
+                          float scale, float * dq, float * dk, float * dv, float * dgate, float * dbeta) {
+    float gate_sum = 0.0f, beta_sum = 0.0f;
+    for (int64_t j = 0; j < rows; ++j) {
+        const float * p = prev + j * n;
+        float * d = dm + j * n;
+        /* the forward's u and delta, as step_portable made them */
+        const float u = decay * dot(p, k, n), delta = (v[j] - u) * beta;
+        /* o = scale S^T q: dq += c (row j after the token, made again),
+         * dm_j += c q */
+        const float c = scale * dout[j];
+        for (int64_t i = 0; i < n; ++i) {
+            dq[i] += c * (decay * p[i] + k[i] * delta);
+            d[i] += c * q[i];
+        }
+        /* S = A + k delta^T, delta = beta (v - u), u = A^T k, A = exp(g) S_prev */
+        const float ddelta = dot(d, k, n), du = -beta * ddelta, decay_du = decay * du;
+        dv[j] = beta * ddelta;
+        beta_sum += ddelta * (v[j] - u);
+        /* dk += delta dm_j + exp(g) du p; dm_j += du k; the gate's share
+         * dm_j . p; then dm_j, through A, times exp(g) */
+        for (int64_t i = 0; i < n; ++i) {
+            dk[i] += delta * d[i] + decay_du * p[i];
+            d[i] += du * k[i];
+        }
+        gate_sum += dot(d, p, n);
+        for (int64_t i = 0; i < n; ++i) {
+            d[i] *= decay;
+        }
     }
-    for (int64_t j = 0; j < n; ++j) {
-        delta[j] = (v[j] - dot(m + j * n, k, n)) * beta;
-    }
-    for (int64_t j = 0; j < n; ++j) {
-        add_scaled(m + j * n, k, delta[j], n);
-    }
+    *dgate += decay * gate_sum;
+    *dbeta += beta_sum;
 }
+
+const struct tnn_recurrent_kernels tnn_recurrent_portable = { step_portable, back_portable };
+
+/* ---- the nodes' entry points ---------------------------------------------- */
 
 /* Element (i, head, t, seq) of a [S, H, T, B] array, and (head, t, seq) of [1, H, T, B]. */
 static inline int64_t at(const struct tnn_delta_net_args * a, int64_t head, int64_t t, int64_t seq) {
@@ -72,97 +125,67 @@ static inline int64_t at1(const struct tnn_delta_net_args * a, int64_t head, int
     return head + a->heads * (t + a->t_seq * seq);
 }
 
+static const struct tnn_recurrent_kernels * rows_of(const struct tnn_delta_net_args * a) {
+    return a->rows != NULL ? a->rows : &tnn_recurrent_portable;
+}
+
+/* Rows of M at a time (module comment): a block's state, 16 x 128 floats,
+ * stays in L1 through all the tokens. */
+#define ROW_BLOCK 16
+
+static int64_t block_rows(int64_t n, int64_t j0) { return n - j0 < ROW_BLOCK ? n - j0 : ROW_BLOCK; }
+
 void tnn_delta_net_forward(const struct tnn_delta_net_args * a, int ith, int nth) {
     const int64_t n = a->n;
-    const float scale = 1.0f / sqrtf((float) n);
-    float * m = malloc((size_t) (n * n + n) * sizeof(float));
+    const float q_scale = 1.0f / sqrtf((float) n);
+    const struct tnn_recurrent_kernels * kernels = rows_of(a);
+    float * m = malloc((size_t) (ROW_BLOCK * n) * sizeof(float));
     if (m == NULL) {
         return;   /* (the node's caller checked the memory it plans; nothing to report here) */
     }
-    float * delta = m + n * n;
     for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
         const int64_t head = item % a->heads, seq = item / a->heads;
-        memset(m, 0, (size_t) (n * n) * sizeof(float));
-        for (int64_t t = 0; t < a->t_seq; ++t) {
-            const int64_t x = at(a, head, t, seq), x1 = at1(a, head, t, seq);
-            step_state(m, n, a->k + x, a->v + x, a->g[x1], a->beta[x1], delta);
-            for (int64_t j = 0; j < n; ++j) {
-                a->out[x + j] = dot(m + j * n, a->q + x, n) * scale;
+        for (int64_t j0 = 0; j0 < n; j0 += ROW_BLOCK) {
+            const int64_t rows = block_rows(n, j0);
+            memset(m, 0, (size_t) (rows * n) * sizeof(float));
+            for (int64_t t = 0; t < a->t_seq; ++t) {
+                const int64_t x = at(a, head, t, seq), x1 = at1(a, head, t, seq);
+                kernels->delta_step(m, rows, n, a->k + x, a->v + x + j0, expf(a->g[x1]), a->beta[x1], a->q + x,
+                                    q_scale, a->out + x + j0);
             }
         }
     }
     free(m);
 }
 
-/* The backward of one token (module comment): prev the state before it,
- * cur after it, dm the state's gradient after it in, before it out. */
-static void step_back(const struct tnn_delta_net_args * a, int64_t x, int64_t x1, const float * prev,
-                      const float * cur, float * dm, float * work) {
-    const int64_t n = a->n;
-    const float scale = 1.0f / sqrtf((float) n);
-    const float decay = expf(a->g[x1]), beta = a->beta[x1];
-    const float *q = a->q + x, *k = a->k + x, *v = a->v + x, *dout = a->dout + x;
-    float *dq = a->dq + x, *dk = a->dk + x, *dv = a->dv + x;
-    float *u = work, *delta = work + n, *ddelta = work + 2 * n, *du = work + 3 * n;
-    for (int64_t j = 0; j < n; ++j) {
-        u[j] = decay * dot(prev + j * n, k, n);
-        delta[j] = (v[j] - u[j]) * beta;
-    }
-    /* o = scale S^T q: dq = scale S dout, a sum of S's columns (M's rows) */
-    memset(dq, 0, (size_t) n * sizeof(float));
-    for (int64_t j = 0; j < n; ++j) {
-        add_scaled(dq, cur + j * n, scale * dout[j], n);
-        add_scaled(dm + j * n, q, scale * dout[j], n);
-    }
-    /* S = A + k delta^T */
-    float dbeta = 0.0f;
-    for (int64_t j = 0; j < n; ++j) {
-        ddelta[j] = dot(dm + j * n, k, n);
-        dv[j] = beta * ddelta[j];
-        dbeta += ddelta[j] * (v[j] - u[j]);
-        du[j] = -beta * ddelta[j];
-    }
-    /* dk = dS delta + exp(g) S_prev du, sums of M's rows */
-    memset(dk, 0, (size_t) n * sizeof(float));
-    for (int64_t j = 0; j < n; ++j) {
-        add_scaled(dk, dm + j * n, delta[j], n);
-        add_scaled(dk, prev + j * n, decay * du[j], n);
-    }
-    /* u = A^T k, A = exp(g) S_prev */
-    float dgate = 0.0f;
-    for (int64_t j = 0; j < n; ++j) {
-        float * row = dm + j * n;
-        add_scaled(row, k, du[j], n);
-        dgate += dot(row, prev + j * n, n);
-        for (int64_t i = 0; i < n; ++i) {
-            row[i] *= decay;
-        }
-    }
-    a->dg[x1] = decay * dgate;
-    a->dbeta[x1] = dbeta;
-}
-
 size_t tnn_delta_net_backward_floats(int64_t n, int64_t t_seq) {
-    return tnn_recurrence_floats(n * n, t_seq) + (size_t) (n * n + 4 * n);
+    return tnn_recurrence_floats(ROW_BLOCK * n, t_seq) + (size_t) (ROW_BLOCK * n);
 }
 
-/* One (head, sequence) pair's walk back through time (cpu/recurrence.c). */
+/* One (head, sequence, row block)'s walk back through time (cpu/recurrence.c). */
 struct delta_walk {
     const struct tnn_delta_net_args * a;
-    int64_t head, seq;
-    float *dm, *work;   /* the state's gradient [n, n]; 4 n scratch */
+    const struct tnn_recurrent_kernels * kernels;
+    int64_t head, seq, j0, rows;
+    float * dm;   /* the block's state gradient [rows, n] */
 };
 
 static void delta_step(float * m, int64_t t, void * ctx) {
     const struct delta_walk * w = ctx;
     const struct tnn_delta_net_args * a = w->a;
     const int64_t x = at(a, w->head, t, w->seq), x1 = at1(a, w->head, t, w->seq);
-    step_state(m, a->n, a->k + x, a->v + x, a->g[x1], a->beta[x1], w->work);
+    w->kernels->delta_step(m, w->rows, a->n, a->k + x, a->v + x + w->j0, expf(a->g[x1]), a->beta[x1], a->q + x,
+                           0.0f, NULL);
 }
 
 static void delta_back(const float * before, const float * after, int64_t t, void * ctx) {
+    (void) after;   /* made again row by row from before */
     const struct delta_walk * w = ctx;
-    step_back(w->a, at(w->a, w->head, t, w->seq), at1(w->a, w->head, t, w->seq), before, after, w->dm, w->work);
+    const struct tnn_delta_net_args * a = w->a;
+    const int64_t x = at(a, w->head, t, w->seq), x1 = at1(a, w->head, t, w->seq);
+    w->kernels->delta_back(before, w->dm, w->rows, a->n, a->q + x, a->k + x, a->v + x + w->j0, a->dout + x + w->j0,
+                           expf(a->g[x1]), a->beta[x1], 1.0f / sqrtf((float) a->n), a->dq + x, a->dk + x,
+                           a->dv + x + w->j0, a->dg + x1, a->dbeta + x1);
 }
 
 void tnn_delta_net_backward(const struct tnn_delta_net_args * a, int ith, int nth) {
@@ -171,20 +194,32 @@ void tnn_delta_net_backward(const struct tnn_delta_net_args * a, int ith, int nt
     if (mem == NULL) {
         return;
     }
-    struct delta_walk w = { .a = a, .dm = mem + tnn_recurrence_floats(n * n, a->t_seq) };
-    w.work = w.dm + n * n;
-    const struct tnn_recurrence walk = {
-        .state_floats = n * n,
-        .t_seq = a->t_seq,
-        .step = delta_step,
-        .back = delta_back,
-        .ctx = &w,
-    };
+    struct delta_walk w = { .a = a,
+                            .kernels = rows_of(a),
+                            .dm = mem + tnn_recurrence_floats(ROW_BLOCK * n, a->t_seq) };
     for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
         w.head = item % a->heads;
         w.seq = item / a->heads;
-        memset(w.dm, 0, (size_t) (n * n) * sizeof(float));
-        tnn_recurrence_backward(&walk, mem);
+        /* the sums over rows start from zero; each row block adds its share */
+        for (int64_t t = 0; t < a->t_seq; ++t) {
+            const int64_t x = at(a, w.head, t, w.seq), x1 = at1(a, w.head, t, w.seq);
+            memset(a->dq + x, 0, (size_t) n * sizeof(float));
+            memset(a->dk + x, 0, (size_t) n * sizeof(float));
+            a->dg[x1] = 0.0f;
+            a->dbeta[x1] = 0.0f;
+        }
+        for (w.j0 = 0; w.j0 < n; w.j0 += ROW_BLOCK) {
+            w.rows = block_rows(n, w.j0);
+            const struct tnn_recurrence walk = {
+                .state_floats = w.rows * n,
+                .t_seq = a->t_seq,
+                .step = delta_step,
+                .back = delta_back,
+                .ctx = &w,
+            };
+            memset(w.dm, 0, (size_t) (w.rows * n) * sizeof(float));
+            tnn_recurrence_backward(&walk, mem);
+        }
     }
     free(mem);
 }

@@ -13,9 +13,9 @@
 #endif
 #endif
 
-static const char * const kernel_names[TNN_CPU_KERNEL_COUNT] = { "qgemm",      "fgemm",      "head_loss",
-                                                                 "adamw",      "fgemm_bf16", "attention_bf16",
-                                                                 "activations" };
+static const char * const kernel_names[TNN_CPU_KERNEL_COUNT] = { "qgemm",       "fgemm",      "head_loss",
+                                                                 "adamw",       "fgemm_bf16", "attention_bf16",
+                                                                 "activations", "recurrent" };
 static const char * const variant_names[TNN_CPU_VARIANT_COUNT] = { "none", "avx2", "avxvnni", "avx512", "amx" };
 
 const char * tnn_cpu_kernel_name(enum tnn_cpu_kernel kernel) {
@@ -173,6 +173,9 @@ static void activations_avx512(struct tnn_cpu_kernels * k) {
     k->rms_norm_back = tnn_rms_norm_back_avx512;
 }
 
+static void recurrent_avx2(struct tnn_cpu_kernels * k) { k->recurrent = &tnn_recurrent_avx2; }
+static void recurrent_avx512(struct tnn_cpu_kernels * k) { k->recurrent = &tnn_recurrent_avx512; }
+
 static const struct variant_entry variants[] = {
     { TNN_KERNEL_QGEMM, TNN_CPU_AVX2, AVX2, qgemm_avx2 },
     { TNN_KERNEL_QGEMM, TNN_CPU_AVXVNNI, AVX2 | TNN_FEATURE_AVXVNNI, qgemm_avxvnni },
@@ -190,6 +193,8 @@ static const struct variant_entry variants[] = {
     { TNN_KERNEL_ATTENTION_BF16, TNN_CPU_AMX, AVX512 | TNN_FEATURE_AVX512BF16 | TNN_FEATURE_AMX,
       attention_bf16_amx },
     { TNN_KERNEL_ACTIVATIONS, TNN_CPU_AVX512, AVX512, activations_avx512 },
+    { TNN_KERNEL_RECURRENT, TNN_CPU_AVX2, AVX2, recurrent_avx2 },
+    { TNN_KERNEL_RECURRENT, TNN_CPU_AVX512, AVX512, recurrent_avx512 },
 };
 
 static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enum tnn_cpu_variant variant) {
@@ -243,6 +248,7 @@ static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
             k->rms_norm = NULL;
             k->rms_norm_back = NULL;
             break;
+        case TNN_KERNEL_RECURRENT: k->recurrent = NULL; break;
         default: break;
     }
 }

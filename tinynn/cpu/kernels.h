@@ -95,14 +95,16 @@ enum tnn_cpu_kernel {
     TNN_KERNEL_FGEMM_BF16, /* fgemm's products in bfloat16: --precision bf16 only */
     TNN_KERNEL_ATTENTION_BF16, /* causal attention in blocks, bfloat16 products: --precision bf16 only */
     TNN_KERNEL_ACTIVATIONS,    /* swiglu_back, rms_norm, rms_norm_back: --precision bf16 only */
+    TNN_KERNEL_RECURRENT,      /* the gated delta rule's steps: every variant the same bits */
     TNN_CPU_KERNEL_COUNT
 };
 
 /* The names TNN_CPU_KERNELS lists. */
-#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, activations"
+#define TNN_CPU_KERNEL_NAMES "qgemm, fgemm, head_loss, adamw, fgemm_bf16, attention_bf16, activations, recurrent"
 
 struct tnn_fgemm_operand;
 struct tnn_attention_args;
+struct tnn_recurrent_kernels;
 
 /* qgemm's entry point (see tnn_qgemm_avx512 below). */
 typedef void (*tnn_qgemm_fn)(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
@@ -141,6 +143,7 @@ struct tnn_cpu_kernels {
                      int64_t r0, int64_t r1);
     void (*rms_norm_back)(const float * dz, int64_t ldz, const float * x, int64_t ldx, float eps, float * dx,
                           int64_t lddx, int64_t d, int64_t r0, int64_t r1);
+    const struct tnn_recurrent_kernels * recurrent;   /* NULL: tnn_recurrent_portable */
 };
 
 /* The features this CPU (and its OS) offers: a set of enum tnn_cpu_feature. */
@@ -503,24 +506,58 @@ size_t tnn_recurrence_floats(int64_t state_floats, int64_t t_seq);
 void tnn_recurrence_backward(const struct tnn_recurrence * recurrence, float * mem);
 
 /* ---- the gated delta rule (delta_net.c) ---------------------------------
- * Portable C, no variants: Qwen 3.5's linear attention with a scalar gate
- * per head and token, each (head, sequence) from a zero state (the module
- * comment says the rule). Every array contiguous: q, k, v, out and their
- * gradients [n, heads, t_seq, n_seqs] (ggml's order: n the fastest), g and
- * beta [heads, t_seq, n_seqs]. Work items (head, sequence) are shared out
- * between nth threads. The backward writes every input's gradient from
- * dout; it keeps (t_seq / 64 + 66) n^2 + 4 n floats a thread
- * (tnn_delta_net_backward_floats), malloc'ed. */
+ * Qwen 3.5's linear attention with a scalar gate per head and token, each
+ * (head, sequence) from a zero state (the module comment says the rule).
+ * Every array contiguous: q, k, v, out and their gradients [n, heads,
+ * t_seq, n_seqs] (ggml's order: n the fastest), g and beta [heads, t_seq,
+ * n_seqs]. Work items (head, sequence) are shared out between nth threads.
+ * The backward writes every input's gradient from dout; it keeps
+ * (t_seq / 64 + 66) n^2 floats a thread (tnn_delta_net_backward_floats),
+ * malloc'ed.
+ *
+ * The "recurrent" kernel is a token's step over the state's rows, each way
+ * (delta_step: the state after the token, in place, and the output;
+ * delta_back: the step's backward); its variants portable, avx2
+ * and avx512 are one C body compiled for each, the same bits. */
+struct tnn_recurrent_kernels {
+    void (*delta_step)(float * m, int64_t rows, int64_t n, const float * k, const float * v, float decay,
+                       float beta, const float * q, float q_scale, float * out);
+    void (*delta_back)(const float * prev, float * dm, int64_t rows, int64_t n, const float * q, const float * k,
+                       const float * v, const float * dout, float decay, float beta, float scale, float * dq,
+                       float * dk, float * dv, float * dgate, float * dbeta);
+};
+extern const struct tnn_recurrent_kernels tnn_recurrent_portable;
+extern const struct tnn_recurrent_kernels tnn_recurrent_avx2;
+extern const struct tnn_recurrent_kernels tnn_recurrent_avx512;
+
 struct tnn_delta_net_args {
     int64_t n, heads, t_seq, n_seqs;
     const float *q, *k, *v, *g, *beta;
     float * out;                              /* forward */
     const float * dout;                       /* backward: in */
     float *dq, *dk, *dv, *dg, *dbeta;         /* backward: out */
+    const struct tnn_recurrent_kernels * rows;   /* NULL: tnn_recurrent_portable */
 };
 void tnn_delta_net_forward(const struct tnn_delta_net_args * args, int ith, int nth);
 void tnn_delta_net_backward(const struct tnn_delta_net_args * args, int ith, int nth);
 size_t tnn_delta_net_backward_floats(int64_t n, int64_t t_seq);
+
+/* ---- the causal depthwise convolution (causal_conv.c) --------------------
+ * Portable C: ggml's GGML_OP_SSM_CONV of each sequence from a zero state,
+ * on the token-major input. x, y and their gradients [channels, t_seq,
+ * n_seqs] (channels fastest), w and dw [taps, channels] (taps fastest),
+ * taps at most TNN_CAUSAL_CONV_TAPS_MAX. Blocks of channels are shared out
+ * between nth threads; any nth gives the same bits. */
+#define TNN_CAUSAL_CONV_TAPS_MAX 64
+struct tnn_causal_conv_args {
+    int64_t channels, taps, t_seq, n_seqs;
+    const float *x, *w;
+    float * y;                                /* forward */
+    const float * dy;                         /* backward: in */
+    float *dx, *dw;                           /* backward: out */
+};
+void tnn_causal_conv_forward(const struct tnn_causal_conv_args * args, int ith, int nth);
+void tnn_causal_conv_backward(const struct tnn_causal_conv_args * args, int ith, int nth);
 
 /* ---- Mamba-2's selective scan (ssm_scan.c) -----------------------------
  * Portable C, no variants: ggml's GGML_OP_SSM_SCAN with a scalar decay per

@@ -369,6 +369,11 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     return linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
 }
 
+/* A small weight (a kernel, a bias, A, D) in float32 for the ops that take no other type. */
+static struct ggml_tensor * as_f32(struct ggml_context * ctx, struct ggml_tensor * w) {
+    return w->type == GGML_TYPE_F32 ? w : ggml_cast(ctx, w, GGML_TYPE_F32);
+}
+
 /* A sequence's convolution input after the zero state (training) or after
  * kv's state, whose update it sets: seq [T, channels, B] -> [taps - 1 + T,
  * channels, B]. LFM2's and Qwen 3.5's convolutions alike. */
@@ -384,6 +389,20 @@ static struct ggml_tensor * after_conv_state(struct ggml_context * ctx, struct g
     struct ggml_tensor * last = ggml_view_2d(ctx, sx, taps - 1, channels, sx->nb[1], (size_t) n * sx->nb[0]);
     *kv->conv_update = ggml_cpy(ctx, last, kv->conv_state);
     return sx;
+}
+
+/* The causal convolution of x [channels, T, B] (token-major) by kernel
+ * [taps, channels] after kv's state, whose update it sets: [channels, T,
+ * B]. In training (kv NULL: a zero state) toy's node on x as it is, which
+ * needs no transposed and padded copy; decoding takes ggml's op. */
+static struct ggml_tensor * causal_conv(struct ggml_context * ctx, struct ggml_tensor * x,
+                                        struct ggml_tensor * kernel, const struct tnn_kv_step * kv) {
+    if (kv == NULL) {
+        return tnn_causal_conv(ctx, x, kernel);
+    }
+    struct ggml_tensor * sx = after_conv_state(ctx, ggml_cont(ctx, ggml_transpose(ctx, x)),
+                                               (int32_t) kernel->ne[0], kv);
+    return ggml_ssm_conv(ctx, sx, kernel);
 }
 
 struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * b,
@@ -427,12 +446,9 @@ struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct
     struct ggml_tensor * decay = ggml_mul(
         ctx, ggml_softplus(ctx, ggml_add(ctx, ggml_mul_mat(ctx, b->ssm_alpha, h), b->ssm_dt)), b->ssm_a);
     /* the causal convolution of each sequence after its state, then SiLU */
-    struct ggml_tensor * seq = ggml_cont(ctx,
-                                         ggml_transpose(ctx, ggml_reshape_3d(ctx, qkv, channels, t_seq, t_batch)));
-    struct ggml_tensor * sx = after_conv_state(ctx, seq, cfg->conv_kernel, kv);
-    struct ggml_tensor * kernel = b->ssm_conv->type == GGML_TYPE_F32 ? b->ssm_conv
-                                                                     : ggml_cast(ctx, b->ssm_conv, GGML_TYPE_F32);
-    struct ggml_tensor * mixed = ggml_silu(ctx, ggml_ssm_conv(ctx, sx, kernel));   /* [2K + V, t_seq, B] */
+    struct ggml_tensor * mixed = ggml_silu(ctx,
+                                           causal_conv(ctx, ggml_reshape_3d(ctx, qkv, channels, t_seq, t_batch),
+                                                       as_f32(ctx, b->ssm_conv), kv));   /* [2K + V, t_seq, B] */
     struct ggml_tensor * q = ggml_view_4d(ctx, mixed, s, groups, t_seq, t_batch, s * f, channels * f,
                                           channels * t_seq * f, 0);
     struct ggml_tensor * k = ggml_view_4d(ctx, mixed, s, groups, t_seq, t_batch, s * f, channels * f,
@@ -465,10 +481,6 @@ struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct
     return linear(ctx, b, TNN_LORA_SLOT_SSM_OUT, NULL, ggml_reshape_2d(ctx, o, values, n));
 }
 
-/* A small weight (a kernel, a bias, A, D) in float32 for the ops that take no other type. */
-static struct ggml_tensor * as_f32(struct ggml_context * ctx, struct ggml_tensor * w) {
-    return w->type == GGML_TYPE_F32 ? w : ggml_cast(ctx, w, GGML_TYPE_F32);
-}
 
 struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tnn_block * b,
                                       struct ggml_tensor * h, const tnn_model_config * cfg,
@@ -487,9 +499,7 @@ struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tn
     struct ggml_tensor * dt = ggml_cont(ctx, ggml_view_2d(ctx, zxbcdt, heads, n, row, (inner + channels) * f));
     dt = ggml_reshape_3d(ctx, ggml_add(ctx, dt, as_f32(ctx, b->ssm_dt)), heads, t_seq, t_batch);
     /* the causal convolution of each sequence after its state, its bias, then SiLU */
-    struct ggml_tensor * sx = after_conv_state(ctx, ggml_cont(ctx, ggml_transpose(ctx, xbc)), cfg->conv_kernel,
-                                               kv);
-    struct ggml_tensor * conv = ggml_ssm_conv(ctx, sx, as_f32(ctx, b->ssm_conv));   /* [C, t_seq, B] */
+    struct ggml_tensor * conv = causal_conv(ctx, xbc, as_f32(ctx, b->ssm_conv), kv);   /* [C, t_seq, B] */
     conv = ggml_silu(ctx, ggml_add(ctx, conv, as_f32(ctx, b->ssm_conv_b)));
     const size_t step = channels * f, seq = channels * t_seq * f;
     struct ggml_tensor * x = ggml_view_4d(ctx, conv, width, heads, t_seq, t_batch, width * f, step, seq, 0);

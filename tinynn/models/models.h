@@ -110,6 +110,14 @@ struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_
 struct ggml_tensor * tnn_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * dt,
                                   struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
 
+/* The causal depthwise convolution of each sequence from a zero state (in
+ * training: ggml's GGML_OP_SSM_CONV on the zero-padded, transposed input),
+ * on the token-major input: x [channels, T, B], w [taps, channels] (F32,
+ * taps up to TNN_CAUSAL_CONV_TAPS_MAX) -> y [channels, T, B]. One custom
+ * node each way on the CPU (cpu/causal_conv.c); a device backend refuses
+ * it. */
+struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * w);
+
 /* ---- one transformer block (block.c) ----------------------------------- */
 
 /* LoRA target slots, in enum tnn_lora_target bit order */

@@ -217,7 +217,22 @@ struct ggml_tensor * tnn_cross_entropy(struct ggml_context * ctx, struct ggml_te
     return ggml_cross_entropy_loss(ctx, logits, labels);
 }
 
+/* t, or a contiguous copy of it: the custom nodes read their sources as
+ * plain arrays. */
+static struct ggml_tensor * contiguous(struct ggml_context * ctx, struct ggml_tensor * t) {
+    return ggml_is_contiguous(t) ? t : ggml_cont(ctx, t);
+}
+
 /* ---- the gated delta rule: one custom node each way (cpu/delta_net.c) ---- */
+
+/* The "recurrent" kernel's variant as the session chooses its kernels
+ * (TNN_CPU_KERNELS, TNN_CPU_VARIANT: csrc's tnn_backend_cpu_kernels), for
+ * the nodes' userdata; NULL, the portable variant, where none is chosen.
+ * Every variant gives the same bits, so the choice is speed alone. */
+static void * delta_net_rows(void) {
+    struct tnn_cpu_kernels kernels;
+    return tnn_backend_cpu_kernels(&kernels) == TNN_OK ? (void *) kernels.recurrent : NULL;
+}
 
 /* The kernels' arguments from a node's sources q, k, v, g, beta. */
 static struct tnn_delta_net_args delta_net_args(const struct ggml_tensor * node) {
@@ -235,9 +250,10 @@ static struct tnn_delta_net_args delta_net_args(const struct ggml_tensor * node)
     };
 }
 
+/* userdata: the session's "recurrent" kernel (delta_net_rows). */
 static void delta_net_forward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    (void) userdata;
     struct tnn_delta_net_args args = delta_net_args(dst);
+    args.rows = userdata;
     args.out = dst->data;
     tnn_delta_net_forward(&args, ith, nth);
 }
@@ -245,8 +261,8 @@ static void delta_net_forward_node(struct ggml_tensor * dst, int ith, int nth, v
 /* dst, flat: dq, dk, dv (q's layout each), then dg and dbeta (g's); srcs:
  * the forward's five and the output's gradient. */
 static void delta_net_backward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    (void) userdata;
     struct tnn_delta_net_args args = delta_net_args(dst);
+    args.rows = userdata;
     const int64_t values = ggml_nelements(dst->src[0]), gates = ggml_nelements(dst->src[3]);
     float * out = dst->data;
     args.dout = dst->src[5]->data;
@@ -269,10 +285,10 @@ struct ggml_tensor * tnn_view_like(struct ggml_context * ctx, struct ggml_tensor
 static void delta_net_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                                struct ggml_tensor ** src_grads) {
     struct ggml_tensor * srcs[6] = { forward->src[0], forward->src[1], forward->src[2],
-                                     forward->src[3], forward->src[4], ggml_cont(ctx, grad) };
+                                     forward->src[3], forward->src[4], contiguous(ctx, grad) };
     const int64_t values = ggml_nelements(srcs[0]), gates = ggml_nelements(srcs[3]);
     struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 3 * values + 2 * gates, 1, 1, 1, srcs, 6,
-                                              delta_net_backward_node, GGML_N_TASKS_MAX, NULL);
+                                              delta_net_backward_node, GGML_N_TASKS_MAX, delta_net_rows());
     for (int i = 0; i < 3; ++i) {
         src_grads[i] = tnn_view_like(ctx, all, srcs[i], i * values);
     }
@@ -285,13 +301,61 @@ struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_
                                          struct ggml_tensor * beta) {
     struct ggml_tensor * srcs[5] = { q, k, v, g, beta };
     for (int i = 0; i < 5; ++i) {
-        if (!ggml_is_contiguous(srcs[i])) {
-            srcs[i] = ggml_cont(ctx, srcs[i]);
-        }
+        srcs[i] = contiguous(ctx, srcs[i]);
     }
     struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, q->ne[0], q->ne[1], q->ne[2], q->ne[3], srcs, 5,
-                                              delta_net_forward_node, GGML_N_TASKS_MAX, NULL);
+                                              delta_net_forward_node, GGML_N_TASKS_MAX, delta_net_rows());
     ggml_custom_set_backward(out, delta_net_backward);
+    return out;
+}
+
+/* ---- the causal convolution: one custom node each way (cpu/causal_conv.c) ---- */
+
+/* The kernel's arguments from a node's sources x, w. */
+static struct tnn_causal_conv_args causal_conv_args(const struct ggml_tensor * node) {
+    const struct ggml_tensor * x = node->src[0];
+    return (struct tnn_causal_conv_args){
+        .channels = x->ne[0],
+        .taps = node->src[1]->ne[0],
+        .t_seq = x->ne[1],
+        .n_seqs = x->ne[2],
+        .x = x->data,
+        .w = node->src[1]->data,
+    };
+}
+
+static void causal_conv_forward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    struct tnn_causal_conv_args args = causal_conv_args(dst);
+    args.y = dst->data;
+    tnn_causal_conv_forward(&args, ith, nth);
+}
+
+/* dst, flat: dx (x's layout), then dw (w's); srcs: x, w and y's gradient. */
+static void causal_conv_backward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    struct tnn_causal_conv_args args = causal_conv_args(dst);
+    args.dy = dst->src[2]->data;
+    args.dx = dst->data;
+    args.dw = (float *) dst->data + ggml_nelements(dst->src[0]);
+    tnn_causal_conv_backward(&args, ith, nth);
+}
+
+static void causal_conv_backward(struct ggml_context * ctx, struct ggml_tensor * forward,
+                                 struct ggml_tensor * grad, struct ggml_tensor ** src_grads) {
+    struct ggml_tensor * srcs[3] = { forward->src[0], forward->src[1], contiguous(ctx, grad) };
+    const int64_t values = ggml_nelements(srcs[0]);
+    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, values + ggml_nelements(srcs[1]), 1, 1, 1, srcs,
+                                              3, causal_conv_backward_node, GGML_N_TASKS_MAX, NULL);
+    src_grads[0] = tnn_view_like(ctx, all, srcs[0], 0);
+    src_grads[1] = tnn_view_like(ctx, all, srcs[1], values);
+}
+
+struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * w) {
+    struct ggml_tensor * srcs[2] = { contiguous(ctx, x), contiguous(ctx, w) };
+    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[1], x->ne[2], 1, srcs, 2,
+                                              causal_conv_forward_node, GGML_N_TASKS_MAX, NULL);
+    ggml_custom_set_backward(out, causal_conv_backward);
     return out;
 }
 
@@ -366,7 +430,7 @@ static struct ggml_tensor * sum_head_shares(struct ggml_context * ctx, struct gg
 static void ssm_scan_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                               struct ggml_tensor ** src_grads) {
     struct ggml_tensor * srcs[6] = { forward->src[0], forward->src[1], forward->src[2],
-                                     forward->src[3], forward->src[4], ggml_cont(ctx, grad) };
+                                     forward->src[3], forward->src[4], contiguous(ctx, grad) };
     const struct ssm_scan_grads at = ssm_scan_grads(srcs[0], srcs[3]);
     const int64_t heads = srcs[0]->ne[1], n_seqs = srcs[0]->ne[3];
     struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, at.total, 1, 1, 1, srcs, 6,
@@ -387,9 +451,7 @@ struct ggml_tensor * tnn_ssm_scan(struct ggml_context * ctx, struct ggml_tensor 
                                   struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) {
     struct ggml_tensor * srcs[5] = { x, dt, a, b, c };
     for (int i = 0; i < 5; ++i) {
-        if (!ggml_is_contiguous(srcs[i])) {
-            srcs[i] = ggml_cont(ctx, srcs[i]);
-        }
+        srcs[i] = contiguous(ctx, srcs[i]);
     }
     struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[1], x->ne[2], x->ne[3], srcs, 5,
                                               ssm_scan_forward_node, GGML_N_TASKS_MAX, NULL);

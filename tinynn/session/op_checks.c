@@ -59,6 +59,18 @@ static struct ggml_tensor * build_ssm_scan(struct ggml_context * ctx, struct ggm
     return tnn_ssm_scan(ctx, in[0], in[1], in[2], in[3], in[4]);
 }
 
+/* x [channels, T, B], w [taps, channels] */
+static struct ggml_tensor * build_causal_conv(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    const struct ggml_tensor *x = in[0], *w = in[1];
+    if (x->ne[3] != 1 || w->ne[1] != x->ne[0] || w->ne[2] != 1 || w->ne[3] != 1 || w->ne[0] < 1 ||
+        w->ne[0] > TNN_CAUSAL_CONV_TAPS_MAX) {
+        tnn_fail(TNN_ERR_ARG, "causal_conv: x must be [channels, T, B] and w [taps, channels], 1 to %d taps",
+                 TNN_CAUSAL_CONV_TAPS_MAX);
+        return NULL;
+    }
+    return tnn_causal_conv(ctx, in[0], in[1]);
+}
+
 static struct ggml_tensor * build_sigmoid(struct ggml_context * ctx, struct ggml_tensor ** in) {
     return ggml_sigmoid(ctx, in[0]);
 }
@@ -70,7 +82,7 @@ static const struct {
 } OPS[] = {
     { "ssm_conv", 2, build_ssm_conv }, { "pad", 1, build_pad },
     { "sigmoid", 1, build_sigmoid },   { "gated_delta_net", 5, build_gated_delta_net },
-    { "ssm_scan", 5, build_ssm_scan },
+    { "ssm_scan", 5, build_ssm_scan }, { "causal_conv", 2, build_causal_conv },
 };
 
 /* The index of the check named name in OPS, or -1 (tnn_fail said why). */
