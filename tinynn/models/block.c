@@ -393,11 +393,12 @@ static struct ggml_tensor * after_conv_state(struct ggml_context * ctx, struct g
 
 /* The causal convolution of x [channels, T, B] (token-major) by kernel
  * [taps, channels] after kv's state, whose update it sets: [channels, T,
- * B]. In training (kv NULL: a zero state) toy's node on x as it is, which
- * needs no transposed and padded copy; decoding takes ggml's op. */
+ * B]. Training on the CPU (kv NULL: a zero state) takes toy's node on x as
+ * it is, which needs no transposed and padded copy; decoding, and the
+ * device backends (which run no custom node), ggml's op. */
 static struct ggml_tensor * causal_conv(struct ggml_context * ctx, struct ggml_tensor * x,
                                         struct ggml_tensor * kernel, const struct tnn_kv_step * kv) {
-    if (kv == NULL) {
+    if (kv == NULL && tnn_backend_uses_host_memory()) {
         return tnn_causal_conv(ctx, x, kernel);
     }
     struct ggml_tensor * sx = after_conv_state(ctx, ggml_cont(ctx, ggml_transpose(ctx, x)),
@@ -415,12 +416,8 @@ struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct
     struct ggml_tensor * gate_c = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], (size_t) d * bcx->nb[0]);
     struct ggml_tensor * x = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], (size_t) (2 * d) * bcx->nb[0]);
     struct ggml_tensor * bx = ggml_mul(ctx, x, gate_b);                              /* [d, n] */
-    /* each sequence's tokens along dim 0, after its zero state of conv_kernel - 1 */
-    struct ggml_tensor * seq = ggml_cont(ctx, ggml_transpose(ctx, ggml_reshape_3d(ctx, bx, d, t_seq, t_batch)));
-    struct ggml_tensor * sx = after_conv_state(ctx, seq, cfg->conv_kernel, kv);
-    struct ggml_tensor * kernel = b->conv->type == GGML_TYPE_F32 ? b->conv
-                                                                 : ggml_cast(ctx, b->conv, GGML_TYPE_F32);
-    struct ggml_tensor * conv = ggml_ssm_conv(ctx, sx, kernel);                    /* [d, t_seq, t_batch] */
+    struct ggml_tensor * conv = causal_conv(ctx, ggml_reshape_3d(ctx, bx, d, t_seq, t_batch), as_f32(ctx, b->conv),
+                                            kv);                                    /* [d, t_seq, t_batch] */
     struct ggml_tensor * y = ggml_mul(ctx, ggml_reshape_2d(ctx, conv, d, n), gate_c);
     return linear(ctx, b, TNN_LORA_SLOT_CONV_OUT, NULL, y);
 }
