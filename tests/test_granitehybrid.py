@@ -188,7 +188,7 @@ def test_a_mixture_of_experts_granite_is_refused_in_one_line(tmp_path):
 
 def test_instruct_and_dpo_run_on_granite_from_the_command_line(tmp_path, llama_cpp_models):
     """instruct with Granite 4's own chat template (every projection by
-    default, rows unpacked: the scan would carry one sample into the next)
+    default, rows as --packing auto lays them)
     and DPO, on a Q8_0 copy."""
     from cli_helpers import instruct_and_dpo
 
@@ -198,4 +198,3 @@ def test_instruct_and_dpo_run_on_granite_from_the_command_line(tmp_path, llama_c
     # Granite 4's template opens with a system turn of its own: 233 tokens of GPT-2's cut
     config = instruct_and_dpo(model, tmp_path, seq=384)
     assert config["lora"]["targets"] == ["q", "k", "v", "o", "gate", "up", "down", "ssm_out", "ssm_in"]
-    assert config["packed_rows"] is None

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -189,19 +190,29 @@ def lfm2_chat(tmp_path_factory, llama_cpp_models):
 
 
 def test_instruct_dpo_and_generation_run_on_lfm2_from_the_command_line(lfm2_chat, tmp_path):
-    """instruct with its chat template (every projection by default, rows
-    unpacked: a short convolution would carry one sample into the next),
-    DPO on top of nothing, and toy-generate with the adapter."""
+    """instruct with its chat template (every projection by default), again
+    with --packing on (each sample's convolution starts from zeros), DPO on
+    top of nothing, and toy-generate with the adapter."""
     common = ("--model", str(lfm2_chat), "--seq", "128", "--threads", "2", "--epochs", "1")
     run = tmp_path / "instruct"
     result = toy_train("instruct", "--data", str(DATA / "instruct-tiny.jsonl"), *common, "--out", str(run))
     assert result.returncode == 0, result.stderr
     config = json.loads((run / "config.json").read_text())
-    assert config["lora"]["targets"] == list(EVERY_TARGET) and config["packed_rows"] is None
+    assert config["lora"]["targets"] == list(EVERY_TARGET)
     losses = [json.loads(line)["loss"] for line in (run / "events.jsonl").read_text().splitlines() if '"loss"' in line]
     assert losses and all(np.isfinite(losses))
-    packed = toy_train("instruct", "--data", str(DATA / "instruct-tiny.jsonl"), *common, "--packing", "on")
-    assert packed.returncode == 2 and "recurrent layers would carry" in packed.stderr
+    packed = toy_train(
+        "instruct",
+        "--data",
+        str(DATA / "instruct-tiny.jsonl"),
+        *common,
+        "--packing",
+        "on",
+        "--out",
+        str(tmp_path / "p"),
+    )
+    assert packed.returncode == 0, packed.stderr
+    assert json.loads((tmp_path / "p" / "config.json").read_text())["packed_rows"] is not None
     dpo = toy_train("dpo", "--data", str(DATA / "preferences-small.jsonl"), *common, "--out", str(tmp_path / "dpo"))
     assert dpo.returncode == 0, dpo.stderr
     generated = subprocess.run(
@@ -210,6 +221,19 @@ def test_instruct_dpo_and_generation_run_on_lfm2_from_the_command_line(lfm2_chat
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert generated.returncode == 0, generated.stderr
+
+
+def test_packing_on_a_device_is_refused_for_recurrent_layers(lfm2):
+    """Only the CPU's nodes start a packed row's next sample from zeros:
+    on a device, --packing auto is off and --packing on one line."""
+    from toy.core.errors import InputError
+    from toy.options.common import packing_for
+
+    _, model = lfm2
+    assert packing_for(SimpleNamespace(packing="auto", device="cpu"), model) == "auto"
+    assert packing_for(SimpleNamespace(packing="auto", device="vulkan"), model) == "off"
+    with pytest.raises(InputError, match="start each sample anew on the CPU only"):
+        packing_for(SimpleNamespace(packing="on", device="vulkan"), model)
 
 
 @pytest.mark.vulkan

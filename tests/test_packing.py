@@ -31,8 +31,18 @@ def samples_of(lengths, seed=0) -> list[Sample]:
     return out
 
 
-def session_for(t_seq: int, t_batch: int, packed: bool, recompute: int = 0, arch: str = "llama") -> Session:
-    cfg = toy.ModelConfig(**{**TINY.__dict__, "arch": arch})
+# recurrent layers ('c' LFM2's short convolution, 'd' Qwen 3.5's delta net,
+# 'm' Mamba-2), each with an attention layer after it
+HYBRIDS = {
+    "conv+delta": dict(n_layers=3, layer_kinds="cda", conv_kernel=3, ssm_state=4, ssm_groups=1, ssm_heads=2),
+    "mamba": dict(n_layers=2, layer_kinds="ma", conv_kernel=4, ssm_state=4, ssm_groups=1, ssm_heads=2, ssm_inner=8),
+}
+
+
+def session_for(
+    t_seq: int, t_batch: int, packed: bool, recompute: int = 0, arch: str = "llama", hybrid: str | None = None
+) -> Session:
+    cfg = toy.ModelConfig(**{**TINY.__dict__, "arch": arch, **HYBRIDS.get(hybrid, {})})
     opts = toy.RecipeOptions(t_seq=t_seq, t_batch=t_batch, seed=3, init_scale=0.5)
     session = Session("cpu", threads=1)
     session.realize(ModelDesc.from_scratch(cfg, opts))
@@ -59,15 +69,15 @@ def gradients(session: Session, batch, params=None) -> tuple[float, np.ndarray, 
     return loss, session.download(session.logits).reshape(*ids.shape, -1), grads
 
 
-def packed_and_alone(arch="llama", recompute=0):
+def packed_and_alone(arch="llama", recompute=0, hybrid=None):
     samples = samples_of([n for row in ROWS for n in row])
     rows, at = [], 0
     for row in ROWS:
         rows.append(samples[at : at + len(row)])
         at += len(row)
-    packed = session_for(T_PACKED, len(ROWS), True, recompute, arch)
+    packed = session_for(T_PACKED, len(ROWS), True, recompute, arch, hybrid)
     params = {name: packed.download(h) for name, h in packed.params().items()}
-    alone = session_for(T_ALONE, len(samples), False, arch=arch)
+    alone = session_for(T_ALONE, len(samples), False, arch=arch, hybrid=hybrid)
     return (
         samples,
         gradients(packed, packed_rows(rows, T_PACKED, 0)),
@@ -98,6 +108,24 @@ def test_each_packed_sample_has_the_logits_loss_and_gradients_it_has_alone(arch)
         if name == "position_embd.weight":  # GPT-2's: no sample reaches position 7
             assert not grad[T_ALONE:].any()
             grad = grad[:T_ALONE]
+        scale = np.abs(grads_alone[name]).max()
+        np.testing.assert_allclose(grad, grads_alone[name], rtol=0, atol=1e-5 * scale, err_msg=name)
+
+
+@pytest.mark.parametrize("hybrid", HYBRIDS)
+@pytest.mark.parametrize("recompute", [0, 1])
+def test_each_packed_sample_of_a_recurrent_model_starts_from_a_zero_state(hybrid, recompute):
+    """A convolution, a delta net or a scan carries a state from token to
+    token: in a packed row each sample must start from zeros, as it does
+    alone (toy's CPU nodes restart at each token at position 0), or the
+    later samples' logits and every gradient would take the earlier ones'."""
+    _, (loss, logits, grads), (loss_alone, logits_alone, grads_alone), _ = packed_and_alone(
+        recompute=recompute, hybrid=hybrid
+    )
+    for i, got in enumerate(each_sample(logits, ROWS, T_PACKED)):
+        np.testing.assert_allclose(got, logits_alone[i, : len(got)], rtol=1e-5, atol=1e-5, err_msg=f"sample {i}")
+    assert loss == pytest.approx(loss_alone, rel=1e-5)
+    for name, grad in grads.items():
         scale = np.abs(grads_alone[name]).max()
         np.testing.assert_allclose(grad, grads_alone[name], rtol=0, atol=1e-5 * scale, err_msg=name)
 

@@ -186,12 +186,12 @@ def test_cached_decoding_carries_the_delta_net_and_convolution_states(qwen35):
 
 def test_instruct_and_dpo_run_on_qwen35_from_the_command_line(tmp_path, llama_cpp_models):
     """instruct with Qwen 3.5's own chat template (every projection by
-    default, rows unpacked: the delta rule would carry one sample into the
-    next) and DPO, on a Q8_0 copy."""
+    default, rows as
+    --packing auto lays them) and DPO, on a Q8_0 copy."""
     from cli_helpers import instruct_and_dpo
 
     template = (llama_cpp_models / "templates" / "Qwen3.5-4B.jinja").read_text(encoding="utf-8")
     f32 = hf_to_gguf(hf_model(), tmp_path / "f32.gguf", converter_args=("--no-mtp",), chat_template=template)
     model = quantize(f32, tmp_path / "qwen35-chat-q8_0.gguf", "Q8_0")
     config = instruct_and_dpo(model, tmp_path, seq=128)
-    assert config["lora"]["targets"] == list(EVERY_TARGET) and config["packed_rows"] is None
+    assert config["lora"]["targets"] == list(EVERY_TARGET)

@@ -4,7 +4,8 @@
  * ggml's GGML_OP_SSM_CONV on the zero-padded, channel-major copy of the
  * input, computed on the token-major input itself:
  *   y[c, t] = sum over j < taps of w[j, c] x[c, t - (taps - 1) + j]
- * (the sum in j's order, terms before the sequence's start left out), so
+ * (the sum in j's order, terms before the sample's start left out: a
+ * packed row's samples each start from zeros, tnn_starts_sample), so
  * the layer needs neither the transposed copy nor the padded one, nor
  * their gradients. Channels run along rows, so every loop is over
  * contiguous channels; threads take blocks of channels, and each writes
@@ -40,11 +41,14 @@ void tnn_causal_conv_forward(const struct tnn_causal_conv_args * a, int ith, int
         block_range(C, b, &c0, &width);
         gather_taps(a, c0, width, wt);
         for (int64_t s = 0; s < a->n_seqs; ++s) {
+            const int32_t * positions = a->positions != NULL ? a->positions + a->t_seq * s : NULL;
+            int64_t start = 0;   /* the first token of t's sample */
             for (int64_t t = 0; t < a->t_seq; ++t) {
+                start = tnn_starts_sample(positions, t) ? t : start;
                 float acc[CHANNEL_BLOCK] = { 0.0f };
                 for (int64_t j = 0; j < taps; ++j) {
                     const int64_t from = t - (taps - 1) + j;
-                    if (from < 0) {
+                    if (from < start) {
                         continue;
                     }
                     const float * x = a->x + c0 + C * (from + a->t_seq * s);
@@ -75,13 +79,15 @@ void tnn_causal_conv_backward(const struct tnn_causal_conv_args * a, int ith, in
             }
         }
         for (int64_t s = 0; s < a->n_seqs; ++s) {
-            for (int64_t t = 0; t < T; ++t) {
-                /* x[t] fed y[t + (taps - 1) - j] through tap j */
+            const int32_t * positions = a->positions != NULL ? a->positions + T * s : NULL;
+            int64_t end = T;   /* the first token after t's sample */
+            for (int64_t t = T - 1; t >= 0; --t) {
+                /* x[t] fed y[t + (taps - 1) - j] through tap j, within its sample */
                 const float * x = a->x + c0 + C * (t + T * s);
                 float acc[CHANNEL_BLOCK] = { 0.0f };
                 for (int64_t j = 0; j < taps; ++j) {
                     const int64_t to = t + (taps - 1) - j;
-                    if (to >= T) {
+                    if (to >= end) {
                         continue;
                     }
                     const float * dy = a->dy + c0 + C * (to + T * s);
@@ -94,6 +100,7 @@ void tnn_causal_conv_backward(const struct tnn_causal_conv_args * a, int ith, in
                 for (int64_t c = 0; c < width; ++c) {
                     dx[c] = acc[c];
                 }
+                end = tnn_starts_sample(positions, t) ? t : end;
             }
         }
         for (int64_t j = 0; j < taps; ++j) {

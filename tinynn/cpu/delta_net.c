@@ -25,7 +25,7 @@
  *
  * The backward goes through time backwards (cpu/recurrence.c: each
  * chunk of 64 tokens' states made again from the one kept before it):
- * (T / 64 + 66) x 16 rows of state a thread, not T states. */
+ * (T / 64 + 67) x 16 rows of state a thread, not T states. */
 #include "cpu/kernels.h"
 
 #include <math.h>
@@ -125,6 +125,11 @@ static inline int64_t at1(const struct tnn_delta_net_args * a, int64_t head, int
     return head + a->heads * (t + a->t_seq * seq);
 }
 
+/* The positions of sequence seq's tokens, or NULL (one sample a sequence). */
+static const int32_t * sequence_positions(const struct tnn_delta_net_args * a, int64_t seq) {
+    return a->positions != NULL ? a->positions + a->t_seq * seq : NULL;
+}
+
 static const struct tnn_recurrent_kernels * rows_of(const struct tnn_delta_net_args * a) {
     return a->rows != NULL ? a->rows : &tnn_recurrent_portable;
 }
@@ -150,6 +155,9 @@ void tnn_delta_net_forward(const struct tnn_delta_net_args * a, int ith, int nth
             memset(m, 0, (size_t) (rows * n) * sizeof(float));
             for (int64_t t = 0; t < a->t_seq; ++t) {
                 const int64_t x = at(a, head, t, seq), x1 = at1(a, head, t, seq);
+                if (tnn_starts_sample(sequence_positions(a, seq), t)) {
+                    memset(m, 0, (size_t) (rows * n) * sizeof(float));
+                }
                 kernels->delta_step(m, rows, n, a->k + x, a->v + x + j0, expf(a->g[x1]), a->beta[x1], a->q + x,
                                     q_scale, a->out + x + j0);
             }
@@ -216,6 +224,8 @@ void tnn_delta_net_backward(const struct tnn_delta_net_args * a, int ith, int nt
                 .step = delta_step,
                 .back = delta_back,
                 .ctx = &w,
+                .positions = sequence_positions(a, w.seq),
+                .grad = w.dm,
             };
             memset(w.dm, 0, (size_t) (w.rows * n) * sizeof(float));
             tnn_recurrence_backward(&walk, mem);

@@ -492,16 +492,31 @@ void tnn_attention_bf16_backward_amx(const struct tnn_attention_args * args, voi
 /* ---- backward through time (recurrence.c) --------------------------------
  * A recurrence on a state of state_floats floats from zero, t_seq tokens:
  * step(state, t) turns the state before token t into the one after it;
- * back(before, after, t) is token t's backward, given both states.
- * tnn_recurrence_backward runs step forward, then back from the last token
- * to the first, each chunk of 64 tokens' states made again from the one
- * kept before it, in mem (tnn_recurrence_floats floats). */
+ * back(before, after, t) is token t's backward, given both states, and
+ * turns grad (state_floats: the loss's gradient with respect to the state
+ * after the token) into the one before it. Where tnn_starts_sample says
+ * so, a token starts from a zero state (a packed row's next sample): step
+ * and back are given zeros for the state before it, and the gradient
+ * before it is dropped. tnn_recurrence_backward runs step forward, then
+ * back from the last token to the first, each chunk of 64 tokens' states
+ * made again from the one kept before it, in mem (tnn_recurrence_floats
+ * floats). */
 struct tnn_recurrence {
     int64_t state_floats, t_seq;
     void (*step)(float * state, int64_t t, void * ctx);
     void (*back)(const float * before, const float * after, int64_t t, void * ctx);
     void * ctx;
+    const int32_t * positions;   /* the sequence's [t_seq], or NULL (tnn_starts_sample) */
+    float * grad;
 };
+
+/* Whether token t of a sequence whose positions these are starts a sample
+ * from a zero state: a packed row's later samples begin at position 0, as
+ * its attention mask does (positions NULL: one sample). */
+static inline bool tnn_starts_sample(const int32_t * positions, int64_t t) {
+    return positions != NULL && t > 0 && positions[t] == 0;
+}
+
 size_t tnn_recurrence_floats(int64_t state_floats, int64_t t_seq);
 void tnn_recurrence_backward(const struct tnn_recurrence * recurrence, float * mem);
 
@@ -512,7 +527,8 @@ void tnn_recurrence_backward(const struct tnn_recurrence * recurrence, float * m
  * t_seq, n_seqs] (ggml's order: n the fastest), g and beta [heads, t_seq,
  * n_seqs]. Work items (head, sequence) are shared out between nth threads.
  * The backward writes every input's gradient from dout; it keeps
- * (t_seq / 64 + 66) n^2 floats a thread (tnn_delta_net_backward_floats),
+ * (t_seq / 64 + 67) x 16 rows of n floats a thread
+ * (tnn_delta_net_backward_floats),
  * malloc'ed.
  *
  * The "recurrent" kernel is a token's step over the state's rows, each way
@@ -537,6 +553,7 @@ struct tnn_delta_net_args {
     const float * dout;                       /* backward: in */
     float *dq, *dk, *dv, *dg, *dbeta;         /* backward: out */
     const struct tnn_recurrent_kernels * rows;   /* NULL: tnn_recurrent_portable */
+    const int32_t * positions;                /* [t_seq, n_seqs], or NULL (tnn_starts_sample) */
 };
 void tnn_delta_net_forward(const struct tnn_delta_net_args * args, int ith, int nth);
 void tnn_delta_net_backward(const struct tnn_delta_net_args * args, int ith, int nth);
@@ -555,6 +572,7 @@ struct tnn_causal_conv_args {
     float * y;                                /* forward */
     const float * dy;                         /* backward: in */
     float *dx, *dw;                           /* backward: out */
+    const int32_t * positions;                /* [t_seq, n_seqs], or NULL (tnn_starts_sample) */
 };
 void tnn_causal_conv_forward(const struct tnn_causal_conv_args * args, int ith, int nth);
 void tnn_causal_conv_backward(const struct tnn_causal_conv_args * args, int ith, int nth);
@@ -576,6 +594,7 @@ struct tnn_ssm_scan_args {
     float * y;                                /* forward */
     const float * dy;                         /* backward: in */
     float *dx, *ddt, *da, *db, *dc;           /* backward: out */
+    const int32_t * positions;                /* [t_seq, n_seqs], or NULL (tnn_starts_sample) */
 };
 void tnn_ssm_scan_forward(const struct tnn_ssm_scan_args * args, int ith, int nth);
 void tnn_ssm_scan_backward(const struct tnn_ssm_scan_args * args, int ith, int nth);

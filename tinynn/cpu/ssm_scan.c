@@ -16,7 +16,7 @@
  *   dS += dy_t C_t^T;  dC_t += S^T dy_t;  du = dS B_t (u = dts x_t);
  *   dB_t += dS^T u;  d decay = <dS, S_before>;  dS = decay dS.
  * It needs each token's state before and after, kept every 64 tokens and
- * made again per chunk (cpu/recurrence.c): (T / 64 + 66) head_dim x state
+ * made again per chunk (cpu/recurrence.c): (T / 64 + 67) head_dim x state
  * floats a thread, not T of them. B's and C's gradients are a sum over the
  * group's heads: each head writes its own share (the node's caller sums
  * them), so that threads never add into the same floats. */
@@ -74,6 +74,11 @@ static float dot(const float * a, const float * b, int64_t n) {
     return sum;
 }
 
+/* The positions of sequence seq's tokens, or NULL (one sample a sequence). */
+static const int32_t * sequence_positions(const struct tnn_ssm_scan_args * a, int64_t seq) {
+    return a->positions != NULL ? a->positions + a->t_seq * seq : NULL;
+}
+
 void tnn_ssm_scan_forward(const struct tnn_ssm_scan_args * a, int ith, int nth) {
     const int64_t hd = a->head_dim, ns = a->state;
     float * s = malloc((size_t) (hd * ns) * sizeof(float));
@@ -85,6 +90,9 @@ void tnn_ssm_scan_forward(const struct tnn_ssm_scan_args * a, int ith, int nth) 
         memset(s, 0, (size_t) (hd * ns) * sizeof(float));
         for (int64_t t = 0; t < a->t_seq; ++t) {
             const struct scan_token k = token_at(a, head, seq, t);
+            if (tnn_starts_sample(sequence_positions(a, seq), t)) {
+                memset(s, 0, (size_t) (hd * ns) * sizeof(float));
+            }
             step_state(s, &k, hd, ns);
             for (int64_t i = 0; i < hd; ++i) {
                 a->y[k.at_x + i] = dot(s + i * ns, k.c, ns);
@@ -165,17 +173,19 @@ void tnn_ssm_scan_backward(const struct tnn_ssm_scan_args * a, int ith, int nth)
     }
     struct scan_walk w = { .a = a, .ds = mem + tnn_recurrence_floats(s2, a->t_seq) };
     w.du = w.ds + s2;
-    const struct tnn_recurrence walk = {
-        .state_floats = s2,
-        .t_seq = a->t_seq,
-        .step = scan_step,
-        .back = scan_back,
-        .ctx = &w,
-    };
     for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
         w.head = item % a->heads;
         w.seq = item / a->heads;
         w.da = 0.0f;
+        const struct tnn_recurrence walk = {
+            .state_floats = s2,
+            .t_seq = a->t_seq,
+            .step = scan_step,
+            .back = scan_back,
+            .ctx = &w,
+            .positions = sequence_positions(a, w.seq),
+            .grad = w.ds,
+        };
         memset(w.ds, 0, (size_t) s2 * sizeof(float));
         tnn_recurrence_backward(&walk, mem);
         a->da[w.head + a->heads * w.seq] = w.da;

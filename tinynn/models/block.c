@@ -393,13 +393,15 @@ static struct ggml_tensor * after_conv_state(struct ggml_context * ctx, struct g
 
 /* The causal convolution of x [channels, T, B] (token-major) by kernel
  * [taps, channels] after kv's state, whose update it sets: [channels, T,
- * B]. Training on the CPU (kv NULL: a zero state) takes toy's node on x as
- * it is, which needs no transposed and padded copy; decoding, and the
+ * B]. Training on the CPU (kv NULL: a zero state, again at each token at
+ * position 0) takes toy's node on x as it is, which needs no transposed
+ * and padded copy; decoding, and the
  * device backends (which run no custom node), ggml's op. */
 static struct ggml_tensor * causal_conv(struct ggml_context * ctx, struct ggml_tensor * x,
-                                        struct ggml_tensor * kernel, const struct tnn_kv_step * kv) {
+                                        struct ggml_tensor * kernel, struct ggml_tensor * positions,
+                                        const struct tnn_kv_step * kv) {
     if (kv == NULL && tnn_backend_uses_host_memory()) {
-        return tnn_causal_conv(ctx, x, kernel);
+        return tnn_causal_conv(ctx, x, kernel, positions);
     }
     struct ggml_tensor * sx = after_conv_state(ctx, ggml_cont(ctx, ggml_transpose(ctx, x)),
                                                (int32_t) kernel->ne[0], kv);
@@ -407,8 +409,8 @@ static struct ggml_tensor * causal_conv(struct ggml_context * ctx, struct ggml_t
 }
 
 struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * b,
-                                         struct ggml_tensor * h, const tnn_model_config * cfg,
-                                         const struct tnn_kv_step * kv) {
+                                         struct ggml_tensor * h, struct ggml_tensor * positions,
+                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
     const int64_t d = cfg->d_model, n = h->ne[1];
     const int64_t t_seq = kv != NULL ? n : cfg->t_seq, t_batch = n / t_seq;
     struct ggml_tensor * bcx = linear(ctx, b, TNN_LORA_SLOT_CONV_IN, NULL, h);     /* [3d, n] */
@@ -417,7 +419,7 @@ struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct
     struct ggml_tensor * x = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], (size_t) (2 * d) * bcx->nb[0]);
     struct ggml_tensor * bx = ggml_mul(ctx, x, gate_b);                              /* [d, n] */
     struct ggml_tensor * conv = causal_conv(ctx, ggml_reshape_3d(ctx, bx, d, t_seq, t_batch), as_f32(ctx, b->conv),
-                                            kv);                                    /* [d, t_seq, t_batch] */
+                                            positions, kv); /* [d, t_seq, t_batch] */
     struct ggml_tensor * y = ggml_mul(ctx, ggml_reshape_2d(ctx, conv, d, n), gate_c);
     return linear(ctx, b, TNN_LORA_SLOT_CONV_OUT, NULL, y);
 }
@@ -430,22 +432,22 @@ static struct ggml_tensor * l2_norm(struct ggml_context * ctx, struct ggml_tenso
 }
 
 struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct tnn_block * b,
-                                         struct ggml_tensor * h, const tnn_model_config * cfg,
-                                         const struct tnn_kv_step * kv) {
+                                         struct ggml_tensor * h, struct ggml_tensor * positions,
+                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
     const int64_t s = cfg->ssm_state, groups = cfg->ssm_groups, heads = cfg->ssm_heads;
     const int64_t keys = s * groups, values = s * heads, channels = 2 * keys + values;
     const int64_t n = h->ne[1], t_seq = kv != NULL ? n : cfg->t_seq, t_batch = n / t_seq;
     const size_t f = sizeof(float);
-    struct ggml_tensor * qkv = linear(ctx, b, TNN_LORA_SLOT_SSM_QKV, NULL, h);   /* [2K + V, n] */
-    struct ggml_tensor * z = linear(ctx, b, TNN_LORA_SLOT_SSM_GATE, NULL, h);    /* [V, n] */
-    struct ggml_tensor * beta = ggml_sigmoid(ctx, ggml_mul_mat(ctx, b->ssm_beta, h));   /* [heads, n] */
+    struct ggml_tensor * qkv = linear(ctx, b, TNN_LORA_SLOT_SSM_QKV, NULL, h); /* [2K + V, n] */
+    struct ggml_tensor * z = linear(ctx, b, TNN_LORA_SLOT_SSM_GATE, NULL, h); /* [V, n] */
+    struct ggml_tensor * beta = ggml_sigmoid(ctx, ggml_mul_mat(ctx, b->ssm_beta, h)); /* [heads, n] */
     /* the log of each head's decay: -exp(A_log) softplus(alpha + dt), ssm_a holding -exp(A_log) */
     struct ggml_tensor * decay = ggml_mul(
         ctx, ggml_softplus(ctx, ggml_add(ctx, ggml_mul_mat(ctx, b->ssm_alpha, h), b->ssm_dt)), b->ssm_a);
     /* the causal convolution of each sequence after its state, then SiLU */
-    struct ggml_tensor * mixed = ggml_silu(ctx,
-                                           causal_conv(ctx, ggml_reshape_3d(ctx, qkv, channels, t_seq, t_batch),
-                                                       as_f32(ctx, b->ssm_conv), kv));   /* [2K + V, t_seq, B] */
+    struct ggml_tensor * mixed = ggml_silu(
+        ctx, causal_conv(ctx, ggml_reshape_3d(ctx, qkv, channels, t_seq, t_batch), as_f32(ctx, b->ssm_conv),
+                         positions, kv)); /* [2K + V, t_seq, B] */
     struct ggml_tensor * q = ggml_view_4d(ctx, mixed, s, groups, t_seq, t_batch, s * f, channels * f,
                                           channels * t_seq * f, 0);
     struct ggml_tensor * k = ggml_view_4d(ctx, mixed, s, groups, t_seq, t_batch, s * f, channels * f,
@@ -463,7 +465,7 @@ struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct
     struct ggml_tensor * beta4 = ggml_reshape_4d(ctx, beta, 1, heads, t_seq, t_batch);
     struct ggml_tensor * o;
     if (kv == NULL) {
-        o = tnn_gated_delta_net(ctx, q, k, v, g4, beta4);
+        o = tnn_gated_delta_net(ctx, q, k, v, g4, beta4, positions);
     } else {
         /* ggml's op: the outputs [s heads, n], then the final state [s, s, heads] */
         struct ggml_tensor * all = ggml_gated_delta_net(ctx, q, k, v, g4, beta4,
@@ -480,13 +482,13 @@ struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct
 
 
 struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tnn_block * b,
-                                      struct ggml_tensor * h, const tnn_model_config * cfg,
-                                      const struct tnn_kv_step * kv) {
+                                      struct ggml_tensor * h, struct ggml_tensor * positions,
+                                      const tnn_model_config * cfg, const struct tnn_kv_step * kv) {
     const int64_t s = cfg->ssm_state, groups = cfg->ssm_groups, heads = cfg->ssm_heads;
     const int64_t inner = cfg->ssm_inner, width = inner / heads, channels = inner + 2 * s * groups;
     const int64_t n = h->ne[1], t_seq = kv != NULL ? n : cfg->t_seq, t_batch = n / t_seq;
     const size_t f = sizeof(float);
-    struct ggml_tensor * zxbcdt = linear(ctx, b, TNN_LORA_SLOT_SSM_IN, NULL, h);   /* [I + C + H, n] */
+    struct ggml_tensor * zxbcdt = linear(ctx, b, TNN_LORA_SLOT_SSM_IN, NULL, h); /* [I + C + H, n] */
     const size_t row = zxbcdt->nb[1];
     struct ggml_tensor * z = ggml_view_2d(ctx, zxbcdt, inner, n, row, 0);
     /* x B C contiguous and then reshaped: ggml's backward of a view takes a contiguous
@@ -496,7 +498,7 @@ struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tn
     struct ggml_tensor * dt = ggml_cont(ctx, ggml_view_2d(ctx, zxbcdt, heads, n, row, (inner + channels) * f));
     dt = ggml_reshape_3d(ctx, ggml_add(ctx, dt, as_f32(ctx, b->ssm_dt)), heads, t_seq, t_batch);
     /* the causal convolution of each sequence after its state, its bias, then SiLU */
-    struct ggml_tensor * conv = causal_conv(ctx, xbc, as_f32(ctx, b->ssm_conv), kv);   /* [C, t_seq, B] */
+    struct ggml_tensor * conv = causal_conv(ctx, xbc, as_f32(ctx, b->ssm_conv), positions, kv); /* [C, t_seq, B] */
     conv = ggml_silu(ctx, ggml_add(ctx, conv, as_f32(ctx, b->ssm_conv_b)));
     const size_t step = channels * f, seq = channels * t_seq * f;
     struct ggml_tensor * x = ggml_view_4d(ctx, conv, width, heads, t_seq, t_batch, width * f, step, seq, 0);
@@ -506,7 +508,7 @@ struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tn
     struct ggml_tensor * a = as_f32(ctx, b->ssm_a);
     struct ggml_tensor * y;
     if (kv == NULL) {
-        y = tnn_ssm_scan(ctx, x, dt, a, bs, cs);
+        y = tnn_ssm_scan(ctx, x, dt, a, bs, cs, positions);
     } else {
         /* ggml's op: y [width, heads, n], then the final state [s, width, heads] */
         x = ggml_cont(ctx, x);
@@ -543,9 +545,9 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
                                        const struct tnn_kv_step * kv) {
     /* attention: x [d, n] */
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
-    struct ggml_tensor * out = b->kind == 'c'   ? tnn_block_shortconv(ctx, b, h, cfg, kv)
-                               : b->kind == 'd' ? tnn_block_delta_net(ctx, b, h, cfg, kv)
-                               : b->kind == 'm' ? tnn_block_mamba2(ctx, b, h, cfg, kv)
+    struct ggml_tensor * out = b->kind == 'c'   ? tnn_block_shortconv(ctx, b, h, positions, cfg, kv)
+                               : b->kind == 'd' ? tnn_block_delta_net(ctx, b, h, positions, cfg, kv)
+                               : b->kind == 'm' ? tnn_block_mamba2(ctx, b, h, positions, cfg, kv)
                                                 : tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
     if (b->post_attn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->norm_eps);

@@ -96,27 +96,33 @@ struct ggml_tensor * tnn_view_like(struct ggml_context * ctx, struct ggml_tensor
 /* The gated delta rule (Qwen 3.5's linear attention), each head of each
  * sequence from a zero state: q, k, v [n, heads, T, B] (q and k repeated
  * to v's heads beforehand), g (the log of the state's decay) and beta
- * [1, heads, T, B] -> out [n, heads, T, B]. One custom node each way on the
- * CPU kernels (cpu/delta_net.c); a device backend refuses it. */
+ * [1, heads, T, B] -> out [n, heads, T, B]; positions (I32 [T x B], or
+ * NULL) restart the state at each token at position 0 (a packed row's
+ * samples). One custom node each way on the CPU kernels (cpu/delta_net.c);
+ * a device backend refuses it. */
 struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
-                                         struct ggml_tensor * v, struct ggml_tensor * g,
-                                         struct ggml_tensor * beta);
+                                         struct ggml_tensor * v, struct ggml_tensor * g, struct ggml_tensor * beta,
+                                         struct ggml_tensor * positions);
 /* Mamba-2's selective scan, each head of each sequence from a zero state:
  * x [head_dim, heads, T, B], dt [heads, T, B] (before its softplus), a
  * [1, heads] (A, below 0), b and c [state, groups, T, B] (groups dividing
  * heads) -> y [head_dim, heads, T, B], without the D skip (ggml's
- * GGML_OP_SSM_SCAN's y). One custom node each way on the CPU kernels
- * (cpu/ssm_scan.c); a device backend refuses it. */
+ * GGML_OP_SSM_SCAN's y); positions as tnn_gated_delta_net's. One custom
+ * node each way on the CPU kernels (cpu/ssm_scan.c); a device backend
+ * refuses it. */
 struct ggml_tensor * tnn_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * dt,
-                                  struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
+                                  struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                  struct ggml_tensor * positions);
 
 /* The causal depthwise convolution of each sequence from a zero state (in
  * training: ggml's GGML_OP_SSM_CONV on the zero-padded, transposed input),
  * on the token-major input: x [channels, T, B], w [taps, channels] (F32,
- * taps up to TNN_CAUSAL_CONV_TAPS_MAX) -> y [channels, T, B]. One custom
- * node each way on the CPU (cpu/causal_conv.c); a device backend refuses
- * it. */
-struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * w);
+ * taps up to TNN_CAUSAL_CONV_TAPS_MAX) -> y [channels, T, B]; positions as
+ * tnn_gated_delta_net's (a sample's first tokens see zeros before them).
+ * One custom node each way on the CPU (cpu/causal_conv.c); a device backend
+ * refuses it. */
+struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * w,
+                                     struct ggml_tensor * positions);
 
 /* ---- one transformer block (block.c) ----------------------------------- */
 
@@ -262,22 +268,22 @@ struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_b
  * x = in_proj h. kv NULL: training, t_batch sequences of t_seq each convolved from a zero
  * state; else one sequence after kv->conv_state, whose update *kv->conv_update is. */
 struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct tnn_block * block,
-                                         struct ggml_tensor * h, const tnn_model_config * cfg,
-                                         const struct tnn_kv_step * kv);
+                                         struct ggml_tensor * h, struct ggml_tensor * positions,
+                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv);
 /* A delta-net layer ('d'): h [d_model, n] -> ssm_out(norm(o) * silu(z)), o the gated delta
  * rule over the convolved, L2-normed q, k and v of attn_qkv (as llama.cpp's qwen35 builds it).
  * kv NULL: training, t_batch sequences of t_seq each from zero states (toy's node); else one
  * sequence after kv's states (ggml's GATED_DELTA_NET), their updates *kv->conv_update and
  * *kv->ssm_update. */
 struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct tnn_block * block,
-                                         struct ggml_tensor * h, const tnn_model_config * cfg,
-                                         const struct tnn_kv_step * kv);
+                                         struct ggml_tensor * h, struct ggml_tensor * positions,
+                                         const tnn_model_config * cfg, const struct tnn_kv_step * kv);
 /* A Mamba-2 layer ('m'): h [d_model, n] -> ssm_out(norm(y silu(z))), y the selective scan
  * of the convolved x, B, C of ssm_in plus D x (as llama.cpp's build_mamba2_layer). kv as for
  * tnn_block_delta_net (training on toy's scan node, decoding on ggml's SSM_SCAN). */
 struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tnn_block * block,
-                                      struct ggml_tensor * h, const tnn_model_config * cfg,
-                                      const struct tnn_kv_step * kv);
+                                      struct ggml_tensor * h, struct ggml_tensor * positions,
+                                      const tnn_model_config * cfg, const struct tnn_kv_step * kv);
 /* x [d_model, n_tokens] -> x after attention and feed-forward residuals.
  * kv NULL: training (t_batch sequences of t_seq, causal_mask as for
  * tnn_attention); else one sequence, cached (causal_mask unused). */

@@ -223,6 +223,20 @@ static struct ggml_tensor * contiguous(struct ggml_context * ctx, struct ggml_te
     return ggml_is_contiguous(t) ? t : ggml_cont(ctx, t);
 }
 
+/* The tokens' positions a recurrent node was given as its source i (I32
+ * [T x B]: a token at position 0 starts its sample from zeros), or NULL. */
+static const int32_t * positions_at(const struct ggml_tensor * node, int i) {
+    return node->src[i] != NULL ? (const int32_t *) node->src[i]->data : NULL;
+}
+
+/* srcs[n] = positions where there are any: the count of sources. */
+static int with_positions(struct ggml_tensor ** srcs, int n, struct ggml_tensor * positions) {
+    if (positions != NULL) {
+        srcs[n++] = positions;
+    }
+    return n;
+}
+
 /* ---- the gated delta rule: one custom node each way (cpu/delta_net.c) ---- */
 
 /* The "recurrent" kernel's variant as the session chooses its kernels
@@ -254,15 +268,17 @@ static struct tnn_delta_net_args delta_net_args(const struct ggml_tensor * node)
 static void delta_net_forward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     struct tnn_delta_net_args args = delta_net_args(dst);
     args.rows = userdata;
+    args.positions = positions_at(dst, 5);
     args.out = dst->data;
     tnn_delta_net_forward(&args, ith, nth);
 }
 
 /* dst, flat: dq, dk, dv (q's layout each), then dg and dbeta (g's); srcs:
- * the forward's five and the output's gradient. */
+ * the forward's five, the output's gradient, the positions if any. */
 static void delta_net_backward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     struct tnn_delta_net_args args = delta_net_args(dst);
     args.rows = userdata;
+    args.positions = positions_at(dst, 6);
     const int64_t values = ggml_nelements(dst->src[0]), gates = ggml_nelements(dst->src[3]);
     float * out = dst->data;
     args.dout = dst->src[5]->data;
@@ -284,10 +300,11 @@ struct ggml_tensor * tnn_view_like(struct ggml_context * ctx, struct ggml_tensor
 
 static void delta_net_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                                struct ggml_tensor ** src_grads) {
-    struct ggml_tensor * srcs[6] = { forward->src[0], forward->src[1], forward->src[2],
+    struct ggml_tensor * srcs[7] = { forward->src[0], forward->src[1], forward->src[2],
                                      forward->src[3], forward->src[4], contiguous(ctx, grad) };
+    const int n_srcs = with_positions(srcs, 6, forward->src[5]);
     const int64_t values = ggml_nelements(srcs[0]), gates = ggml_nelements(srcs[3]);
-    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 3 * values + 2 * gates, 1, 1, 1, srcs, 6,
+    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 3 * values + 2 * gates, 1, 1, 1, srcs, n_srcs,
                                               delta_net_backward_node, GGML_N_TASKS_MAX, delta_net_rows());
     for (int i = 0; i < 3; ++i) {
         src_grads[i] = tnn_view_like(ctx, all, srcs[i], i * values);
@@ -297,14 +314,15 @@ static void delta_net_backward(struct ggml_context * ctx, struct ggml_tensor * f
 }
 
 struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
-                                         struct ggml_tensor * v, struct ggml_tensor * g,
-                                         struct ggml_tensor * beta) {
-    struct ggml_tensor * srcs[5] = { q, k, v, g, beta };
+                                         struct ggml_tensor * v, struct ggml_tensor * g, struct ggml_tensor * beta,
+                                         struct ggml_tensor * positions) {
+    struct ggml_tensor * srcs[6] = { q, k, v, g, beta };
     for (int i = 0; i < 5; ++i) {
         srcs[i] = contiguous(ctx, srcs[i]);
     }
-    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, q->ne[0], q->ne[1], q->ne[2], q->ne[3], srcs, 5,
-                                              delta_net_forward_node, GGML_N_TASKS_MAX, delta_net_rows());
+    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, q->ne[0], q->ne[1], q->ne[2], q->ne[3], srcs,
+                                              with_positions(srcs, 5, positions), delta_net_forward_node,
+                                              GGML_N_TASKS_MAX, delta_net_rows());
     ggml_custom_set_backward(out, delta_net_backward);
     return out;
 }
@@ -327,14 +345,17 @@ static struct tnn_causal_conv_args causal_conv_args(const struct ggml_tensor * n
 static void causal_conv_forward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     (void) userdata;
     struct tnn_causal_conv_args args = causal_conv_args(dst);
+    args.positions = positions_at(dst, 2);
     args.y = dst->data;
     tnn_causal_conv_forward(&args, ith, nth);
 }
 
-/* dst, flat: dx (x's layout), then dw (w's); srcs: x, w and y's gradient. */
+/* dst, flat: dx (x's layout), then dw (w's); srcs: x, w, y's gradient, the
+ * positions if any. */
 static void causal_conv_backward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     (void) userdata;
     struct tnn_causal_conv_args args = causal_conv_args(dst);
+    args.positions = positions_at(dst, 3);
     args.dy = dst->src[2]->data;
     args.dx = dst->data;
     args.dw = (float *) dst->data + ggml_nelements(dst->src[0]);
@@ -343,18 +364,21 @@ static void causal_conv_backward_node(struct ggml_tensor * dst, int ith, int nth
 
 static void causal_conv_backward(struct ggml_context * ctx, struct ggml_tensor * forward,
                                  struct ggml_tensor * grad, struct ggml_tensor ** src_grads) {
-    struct ggml_tensor * srcs[3] = { forward->src[0], forward->src[1], contiguous(ctx, grad) };
+    struct ggml_tensor * srcs[4] = { forward->src[0], forward->src[1], contiguous(ctx, grad) };
+    const int n_srcs = with_positions(srcs, 3, forward->src[2]);
     const int64_t values = ggml_nelements(srcs[0]);
     struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, values + ggml_nelements(srcs[1]), 1, 1, 1, srcs,
-                                              3, causal_conv_backward_node, GGML_N_TASKS_MAX, NULL);
+                                              n_srcs, causal_conv_backward_node, GGML_N_TASKS_MAX, NULL);
     src_grads[0] = tnn_view_like(ctx, all, srcs[0], 0);
     src_grads[1] = tnn_view_like(ctx, all, srcs[1], values);
 }
 
-struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * w) {
-    struct ggml_tensor * srcs[2] = { contiguous(ctx, x), contiguous(ctx, w) };
-    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[1], x->ne[2], 1, srcs, 2,
-                                              causal_conv_forward_node, GGML_N_TASKS_MAX, NULL);
+struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * w,
+                                     struct ggml_tensor * positions) {
+    struct ggml_tensor * srcs[3] = { contiguous(ctx, x), contiguous(ctx, w) };
+    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[1], x->ne[2], 1, srcs,
+                                              with_positions(srcs, 2, positions), causal_conv_forward_node,
+                                              GGML_N_TASKS_MAX, NULL);
     ggml_custom_set_backward(out, causal_conv_backward);
     return out;
 }
@@ -382,6 +406,7 @@ static struct tnn_ssm_scan_args ssm_scan_args(const struct ggml_tensor * node) {
 static void ssm_scan_forward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     (void) userdata;
     struct tnn_ssm_scan_args args = ssm_scan_args(dst);
+    args.positions = positions_at(dst, 5);
     args.y = dst->data;
     tnn_ssm_scan_forward(&args, ith, nth);
 }
@@ -407,6 +432,7 @@ static struct ssm_scan_grads ssm_scan_grads(const struct ggml_tensor * x, const 
 static void ssm_scan_backward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     (void) userdata;
     struct tnn_ssm_scan_args args = ssm_scan_args(dst);
+    args.positions = positions_at(dst, 6);
     const struct ssm_scan_grads at = ssm_scan_grads(dst->src[0], dst->src[3]);
     float * out = dst->data;
     args.dy = dst->src[5]->data;
@@ -429,11 +455,12 @@ static struct ggml_tensor * sum_head_shares(struct ggml_context * ctx, struct gg
 
 static void ssm_scan_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                               struct ggml_tensor ** src_grads) {
-    struct ggml_tensor * srcs[6] = { forward->src[0], forward->src[1], forward->src[2],
+    struct ggml_tensor * srcs[7] = { forward->src[0], forward->src[1], forward->src[2],
                                      forward->src[3], forward->src[4], contiguous(ctx, grad) };
+    const int n_srcs = with_positions(srcs, 6, forward->src[5]);
     const struct ssm_scan_grads at = ssm_scan_grads(srcs[0], srcs[3]);
     const int64_t heads = srcs[0]->ne[1], n_seqs = srcs[0]->ne[3];
-    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, at.total, 1, 1, 1, srcs, 6,
+    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, at.total, 1, 1, 1, srcs, n_srcs,
                                               ssm_scan_backward_node, GGML_N_TASKS_MAX, NULL);
     src_grads[0] = tnn_view_like(ctx, all, srcs[0], at.dx);
     src_grads[1] = tnn_view_like(ctx, all, srcs[1], at.ddt);
@@ -448,13 +475,15 @@ static void ssm_scan_backward(struct ggml_context * ctx, struct ggml_tensor * fo
 }
 
 struct ggml_tensor * tnn_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * dt,
-                                  struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c) {
-    struct ggml_tensor * srcs[5] = { x, dt, a, b, c };
+                                  struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                  struct ggml_tensor * positions) {
+    struct ggml_tensor * srcs[6] = { x, dt, a, b, c };
     for (int i = 0; i < 5; ++i) {
         srcs[i] = contiguous(ctx, srcs[i]);
     }
-    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[1], x->ne[2], x->ne[3], srcs, 5,
-                                              ssm_scan_forward_node, GGML_N_TASKS_MAX, NULL);
+    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[1], x->ne[2], x->ne[3], srcs,
+                                              with_positions(srcs, 5, positions), ssm_scan_forward_node,
+                                              GGML_N_TASKS_MAX, NULL);
     ggml_custom_set_backward(out, ssm_scan_backward);
     return out;
 }

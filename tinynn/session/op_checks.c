@@ -40,7 +40,7 @@ static struct ggml_tensor * build_gated_delta_net(struct ggml_context * ctx, str
             return NULL;
         }
     }
-    return tnn_gated_delta_net(ctx, in[0], in[1], in[2], in[3], in[4]);
+    return tnn_gated_delta_net(ctx, in[0], in[1], in[2], in[3], in[4], NULL);
 }
 
 /* x [head_dim, heads, T, B], dt [heads, T, B], a [1, heads], b and c
@@ -56,7 +56,7 @@ static struct ggml_tensor * build_ssm_scan(struct ggml_context * ctx, struct ggm
                               "b, c [state, groups, T, B] with groups dividing heads");
         return NULL;
     }
-    return tnn_ssm_scan(ctx, in[0], in[1], in[2], in[3], in[4]);
+    return tnn_ssm_scan(ctx, in[0], in[1], in[2], in[3], in[4], NULL);
 }
 
 /* x [channels, T, B], w [taps, channels] */
@@ -68,7 +68,7 @@ static struct ggml_tensor * build_causal_conv(struct ggml_context * ctx, struct 
                  TNN_CAUSAL_CONV_TAPS_MAX);
         return NULL;
     }
-    return tnn_causal_conv(ctx, in[0], in[1]);
+    return tnn_causal_conv(ctx, in[0], in[1], NULL);
 }
 
 static struct ggml_tensor * build_sigmoid(struct ggml_context * ctx, struct ggml_tensor ** in) {

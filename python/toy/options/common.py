@@ -511,17 +511,19 @@ def gguf_corpus(args, tokenizer_source):
 
 
 def packing_for(args, model) -> str:
-    """--packing as the model allows it: several samples a row only where
-    every layer sees its own sample alone. A recurrent layer (LFM2's short
-    convolution, Qwen 3.5's delta rule) would carry the end of one sample
-    into the next, so --packing auto is off there and --packing on refused
-    (InputError)."""
-    if set(base_config(model).layer_kinds) <= {"a"}:
+    """--packing as the model and device allow it: several samples a row
+    only where every layer sees its own sample alone. A recurrent layer
+    (LFM2's short convolution, Qwen 3.5's delta rule, Mamba-2's scan)
+    starts each sample from a zero state on the CPU alone; elsewhere it
+    would carry the end of one sample into the next, so there --packing
+    auto is off and --packing on refused (InputError)."""
+    device = getattr(args, "device", "cpu")
+    if set(base_config(model).layer_kinds) <= {"a"} or device == "cpu":
         return args.packing
     if args.packing == "on":
         raise InputError(
-            f"--packing on: {Path(model).name}'s recurrent layers would carry each sample's end "
-            "into the next; use --packing off (auto does)"
+            f"--packing on: {Path(model).name}'s recurrent layers start each sample anew on the CPU only; "
+            f"use --packing off on {device} (auto does)"
         )
     return "off"
 
