@@ -140,13 +140,32 @@ static const struct tnn_recurrent_kernels * rows_of(const struct tnn_delta_net_a
 
 static int64_t block_rows(int64_t n, int64_t j0) { return n - j0 < ROW_BLOCK ? n - j0 : ROW_BLOCK; }
 
+/* Where a node's scratch could not be had: NaN in the thread's items of
+ * values [n, heads, T, B] and of gates [heads, T, B] (either NULL), so
+ * that the step's loss says so (not finite) rather than being silently
+ * wrong. */
+static void poison(const struct tnn_delta_net_args * a, float * values, float * gates, int ith, int nth) {
+    for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
+        const int64_t head = item % a->heads, seq = item / a->heads;
+        for (int64_t t = 0; t < a->t_seq; ++t) {
+            for (int64_t i = 0; values != NULL && i < a->n; ++i) {
+                values[at(a, head, t, seq) + i] = NAN;
+            }
+            if (gates != NULL) {
+                gates[at1(a, head, t, seq)] = NAN;
+            }
+        }
+    }
+}
+
 void tnn_delta_net_forward(const struct tnn_delta_net_args * a, int ith, int nth) {
     const int64_t n = a->n;
     const float q_scale = 1.0f / sqrtf((float) n);
     const struct tnn_recurrent_kernels * kernels = rows_of(a);
     float * m = malloc((size_t) (ROW_BLOCK * n) * sizeof(float));
     if (m == NULL) {
-        return;   /* (the node's caller checked the memory it plans; nothing to report here) */
+        poison(a, a->out, NULL, ith, nth);
+        return;
     }
     for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
         const int64_t head = item % a->heads, seq = item / a->heads;
@@ -200,6 +219,9 @@ void tnn_delta_net_backward(const struct tnn_delta_net_args * a, int ith, int nt
     const int64_t n = a->n;
     float * mem = malloc(tnn_delta_net_backward_floats(n, a->t_seq) * sizeof(float));
     if (mem == NULL) {
+        poison(a, a->dq, a->dg, ith, nth);
+        poison(a, a->dk, a->dbeta, ith, nth);
+        poison(a, a->dv, NULL, ith, nth);
         return;
     }
     struct delta_walk w = { .a = a,

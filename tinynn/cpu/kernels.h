@@ -529,7 +529,8 @@ void tnn_recurrence_backward(const struct tnn_recurrence * recurrence, float * m
  * The backward writes every input's gradient from dout; it keeps
  * (t_seq / 64 + 67) x 16 rows of n floats a thread
  * (tnn_delta_net_backward_floats),
- * malloc'ed.
+ * malloc'ed (where that fails, the thread's outputs are NaN: the loss then
+ * says so).
  *
  * The "recurrent" kernel is a token's step over the state's rows, each way
  * (delta_step: the state after the token, in place, and the output;
@@ -587,7 +588,8 @@ void tnn_causal_conv_backward(const struct tnn_causal_conv_args * args, int ith,
  * The backward writes dx and ddt whole, da [heads, n_seqs] (each
  * sequence's share of dA) and db, dc [heads / groups, state, groups,
  * t_seq, n_seqs] (each head's share of its group's); it keeps
- * tnn_ssm_scan_backward_floats a thread, malloc'ed. */
+ * tnn_ssm_scan_backward_floats a thread, malloc'ed (where that fails, the
+ * thread's outputs are NaN).  */
 struct tnn_ssm_scan_args {
     int64_t head_dim, heads, state, groups, t_seq, n_seqs;
     const float *x, *dt, *a, *b, *c;

@@ -74,6 +74,25 @@ static float dot(const float * a, const float * b, int64_t n) {
     return sum;
 }
 
+/* Where a node's scratch could not be had: NaN in the thread's items of
+ * values [head_dim, heads, T, B] and of per_head [heads, T, B] (either
+ * NULL), so that the step's loss says so (not finite) rather than being
+ * silently wrong. */
+static void poison(const struct tnn_ssm_scan_args * a, float * values, float * per_head, int ith, int nth) {
+    for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
+        const int64_t head = item % a->heads, seq = item / a->heads;
+        for (int64_t t = 0; t < a->t_seq; ++t) {
+            const int64_t step = t + a->t_seq * seq;
+            for (int64_t i = 0; values != NULL && i < a->head_dim; ++i) {
+                values[a->head_dim * (head + a->heads * step) + i] = NAN;
+            }
+            if (per_head != NULL) {
+                per_head[head + a->heads * step] = NAN;
+            }
+        }
+    }
+}
+
 /* The positions of sequence seq's tokens, or NULL (one sample a sequence). */
 static const int32_t * sequence_positions(const struct tnn_ssm_scan_args * a, int64_t seq) {
     return a->positions != NULL ? a->positions + a->t_seq * seq : NULL;
@@ -83,7 +102,8 @@ void tnn_ssm_scan_forward(const struct tnn_ssm_scan_args * a, int ith, int nth) 
     const int64_t hd = a->head_dim, ns = a->state;
     float * s = malloc((size_t) (hd * ns) * sizeof(float));
     if (s == NULL) {
-        return;   /* (the node's caller checked the memory it plans; nothing to report here) */
+        poison(a, a->y, NULL, ith, nth);
+        return;
     }
     for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
         const int64_t head = item % a->heads, seq = item / a->heads;
@@ -169,6 +189,7 @@ void tnn_ssm_scan_backward(const struct tnn_ssm_scan_args * a, int ith, int nth)
     const int64_t s2 = a->head_dim * a->state;
     float * mem = malloc(tnn_ssm_scan_backward_floats(a->head_dim, a->state, a->t_seq) * sizeof(float));
     if (mem == NULL) {
+        poison(a, a->dx, a->ddt, ith, nth);   /* the weights' next values, then the loss, say so */
         return;
     }
     struct scan_walk w = { .a = a, .ds = mem + tnn_recurrence_floats(s2, a->t_seq) };
