@@ -65,48 +65,59 @@ void tnn_causal_conv_forward(const struct tnn_causal_conv_args * a, int ith, int
     }
 }
 
-void tnn_causal_conv_backward(const struct tnn_causal_conv_args * a, int ith, int nth) {
+/* The gradients of a block of channels [c0, c0 + width): dx where a->dx is
+ * not NULL (from w and dy), dw where a->dw is not NULL (from x and dy). */
+static void backward_block(const struct tnn_causal_conv_args * a, int64_t c0, int64_t width) {
     const int64_t C = a->channels, taps = a->taps, T = a->t_seq;
     float wt[TNN_CAUSAL_CONV_TAPS_MAX][CHANNEL_BLOCK];
-    float dw[TNN_CAUSAL_CONV_TAPS_MAX][CHANNEL_BLOCK];
-    for (int64_t b = ith; b < blocks_of(C); b += nth) {
-        int64_t c0, width;
-        block_range(C, b, &c0, &width);
+    float dw[TNN_CAUSAL_CONV_TAPS_MAX][CHANNEL_BLOCK] = { { 0.0f } };
+    if (a->dx != NULL) {
         gather_taps(a, c0, width, wt);
-        for (int64_t j = 0; j < taps; ++j) {
-            for (int64_t c = 0; c < width; ++c) {
-                dw[j][c] = 0.0f;
-            }
-        }
-        for (int64_t s = 0; s < a->n_seqs; ++s) {
-            const int32_t * positions = a->positions != NULL ? a->positions + T * s : NULL;
-            int64_t end = T;   /* the first token after t's sample */
-            for (int64_t t = T - 1; t >= 0; --t) {
-                /* x[t] fed y[t + (taps - 1) - j] through tap j, within its sample */
-                const float * x = a->x + c0 + C * (t + T * s);
-                float acc[CHANNEL_BLOCK] = { 0.0f };
-                for (int64_t j = 0; j < taps; ++j) {
-                    const int64_t to = t + (taps - 1) - j;
-                    if (to >= end) {
-                        continue;
-                    }
-                    const float * dy = a->dy + c0 + C * (to + T * s);
+    }
+    for (int64_t s = 0; s < a->n_seqs; ++s) {
+        const int32_t * positions = a->positions != NULL ? a->positions + T * s : NULL;
+        int64_t end = T;   /* the first token after t's sample */
+        for (int64_t t = T - 1; t >= 0; --t) {
+            /* x[t] fed y[t + (taps - 1) - j] through tap j, within its sample */
+            float acc[CHANNEL_BLOCK] = { 0.0f };
+            for (int64_t j = 0; j < taps; ++j) {
+                const int64_t to = t + (taps - 1) - j;
+                if (to >= end) {
+                    continue;
+                }
+                const float * dy = a->dy + c0 + C * (to + T * s);
+                if (a->dx != NULL) {
                     for (int64_t c = 0; c < width; ++c) {
                         acc[c] += wt[j][c] * dy[c];
+                    }
+                }
+                if (a->dw != NULL) {
+                    const float * x = a->x + c0 + C * (t + T * s);
+                    for (int64_t c = 0; c < width; ++c) {
                         dw[j][c] += dy[c] * x[c];
                     }
                 }
+            }
+            if (a->dx != NULL) {
                 float * dx = a->dx + c0 + C * (t + T * s);
                 for (int64_t c = 0; c < width; ++c) {
                     dx[c] = acc[c];
                 }
-                end = tnn_starts_sample(positions, t) ? t : end;
             }
+            end = tnn_starts_sample(positions, t) ? t : end;
         }
-        for (int64_t j = 0; j < taps; ++j) {
-            for (int64_t c = 0; c < width; ++c) {
-                a->dw[j + taps * (c0 + c)] = dw[j][c];
-            }
+    }
+    for (int64_t j = 0; a->dw != NULL && j < taps; ++j) {
+        for (int64_t c = 0; c < width; ++c) {
+            a->dw[j + taps * (c0 + c)] = dw[j][c];
         }
+    }
+}
+
+void tnn_causal_conv_backward(const struct tnn_causal_conv_args * a, int ith, int nth) {
+    for (int64_t b = ith; b < blocks_of(a->channels); b += nth) {
+        int64_t c0, width;
+        block_range(a->channels, b, &c0, &width);
+        backward_block(a, c0, width);
     }
 }

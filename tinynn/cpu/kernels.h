@@ -565,7 +565,9 @@ size_t tnn_delta_net_backward_floats(int64_t n, int64_t t_seq);
  * on the token-major input. x, y and their gradients [channels, t_seq,
  * n_seqs] (channels fastest), w and dw [taps, channels] (taps fastest),
  * taps at most TNN_CAUSAL_CONV_TAPS_MAX. Blocks of channels are shared out
- * between nth threads; any nth gives the same bits. */
+ * between nth threads; any nth gives the same bits. The backward writes dx
+ * and dw where they are not NULL: dx reads w and dy, dw x and dy (apart, so
+ * that LoRA, which wants no dw, keeps no x for it). */
 #define TNN_CAUSAL_CONV_TAPS_MAX 64
 struct tnn_causal_conv_args {
     int64_t channels, taps, t_seq, n_seqs;

@@ -350,27 +350,48 @@ static void causal_conv_forward_node(struct ggml_tensor * dst, int ith, int nth,
     tnn_causal_conv_forward(&args, ith, nth);
 }
 
-/* dst, flat: dx (x's layout), then dw (w's); srcs: x, w, y's gradient, the
- * positions if any. */
-static void causal_conv_backward_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+/* dst: dx (x's layout) from srcs w, y's gradient and the positions if any. */
+static void causal_conv_dx_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const struct ggml_tensor * w = dst->src[0];
+    const struct tnn_causal_conv_args args = {
+        .channels = dst->ne[0],
+        .taps = w->ne[0],
+        .t_seq = dst->ne[1],
+        .n_seqs = dst->ne[2],
+        .w = w->data,
+        .dy = dst->src[1]->data,
+        .dx = dst->data,
+        .positions = positions_at(dst, 2),
+    };
     (void) userdata;
-    struct tnn_causal_conv_args args = causal_conv_args(dst);
-    args.positions = positions_at(dst, 3);
-    args.dy = dst->src[2]->data;
-    args.dx = dst->data;
-    args.dw = (float *) dst->data + ggml_nelements(dst->src[0]);
     tnn_causal_conv_backward(&args, ith, nth);
 }
 
+/* dst: dw (w's layout) from srcs x, y's gradient and the positions if any. */
+static void causal_conv_dw_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    struct tnn_causal_conv_args args = causal_conv_args(dst);
+    (void) userdata;
+    args.taps = dst->ne[0];
+    args.w = NULL;
+    args.dy = dst->src[1]->data;
+    args.dw = dst->data;
+    args.positions = positions_at(dst, 2);
+    tnn_causal_conv_backward(&args, ith, nth);
+}
+
+/* dx and dw as two nodes: ggml computes only the gradients it needs, so
+ * LoRA (a frozen kernel) runs no dw node and keeps no x for one. */
 static void causal_conv_backward(struct ggml_context * ctx, struct ggml_tensor * forward,
                                  struct ggml_tensor * grad, struct ggml_tensor ** src_grads) {
-    struct ggml_tensor * srcs[4] = { forward->src[0], forward->src[1], contiguous(ctx, grad) };
-    const int n_srcs = with_positions(srcs, 3, forward->src[2]);
-    const int64_t values = ggml_nelements(srcs[0]);
-    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, values + ggml_nelements(srcs[1]), 1, 1, 1, srcs,
-                                              n_srcs, causal_conv_backward_node, GGML_N_TASKS_MAX, NULL);
-    src_grads[0] = tnn_view_like(ctx, all, srcs[0], 0);
-    src_grads[1] = tnn_view_like(ctx, all, srcs[1], values);
+    struct ggml_tensor *x = forward->src[0], *w = forward->src[1], *dy = contiguous(ctx, grad);
+    struct ggml_tensor * dx_srcs[3] = { w, dy };
+    struct ggml_tensor * dw_srcs[3] = { x, dy };
+    src_grads[0] = ggml_custom_4d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[1], x->ne[2], 1, dx_srcs,
+                                  with_positions(dx_srcs, 2, forward->src[2]), causal_conv_dx_node,
+                                  GGML_N_TASKS_MAX, NULL);
+    src_grads[1] = ggml_custom_4d(ctx, GGML_TYPE_F32, w->ne[0], w->ne[1], 1, 1, dw_srcs,
+                                  with_positions(dw_srcs, 2, forward->src[2]), causal_conv_dw_node,
+                                  GGML_N_TASKS_MAX, NULL);
 }
 
 struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * w,
