@@ -41,7 +41,7 @@ void tnn_causal_conv_forward(const struct tnn_causal_conv_args * a, int ith, int
         block_range(C, b, &c0, &width);
         gather_taps(a, c0, width, wt);
         for (int64_t s = 0; s < a->n_seqs; ++s) {
-            const int32_t * positions = a->positions != NULL ? a->positions + a->t_seq * s : NULL;
+            const int32_t * positions = tnn_sequence_positions(a->positions, a->t_seq, s);
             int64_t start = 0;   /* the first token of t's sample */
             for (int64_t t = 0; t < a->t_seq; ++t) {
                 start = tnn_starts_sample(positions, t) ? t : start;
@@ -75,7 +75,7 @@ static void backward_block(const struct tnn_causal_conv_args * a, int64_t c0, in
         gather_taps(a, c0, width, wt);
     }
     for (int64_t s = 0; s < a->n_seqs; ++s) {
-        const int32_t * positions = a->positions != NULL ? a->positions + T * s : NULL;
+        const int32_t * positions = tnn_sequence_positions(a->positions, T, s);
         int64_t end = T;   /* the first token after t's sample */
         for (int64_t t = T - 1; t >= 0; --t) {
             /* x[t] fed y[t + (taps - 1) - j] through tap j, within its sample */

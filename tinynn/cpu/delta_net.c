@@ -125,11 +125,6 @@ static inline int64_t at1(const struct tnn_delta_net_args * a, int64_t head, int
     return head + a->heads * (t + a->t_seq * seq);
 }
 
-/* The positions of sequence seq's tokens, or NULL (one sample a sequence). */
-static const int32_t * sequence_positions(const struct tnn_delta_net_args * a, int64_t seq) {
-    return a->positions != NULL ? a->positions + a->t_seq * seq : NULL;
-}
-
 static const struct tnn_recurrent_kernels * rows_of(const struct tnn_delta_net_args * a) {
     return a->rows != NULL ? a->rows : &tnn_recurrent_portable;
 }
@@ -140,31 +135,13 @@ static const struct tnn_recurrent_kernels * rows_of(const struct tnn_delta_net_a
 
 static int64_t block_rows(int64_t n, int64_t j0) { return n - j0 < ROW_BLOCK ? n - j0 : ROW_BLOCK; }
 
-/* Where a node's scratch could not be had: NaN in the thread's items of
- * values [n, heads, T, B] and of gates [heads, T, B] (either NULL), so
- * that the step's loss says so (not finite) rather than being silently
- * wrong. */
-static void poison(const struct tnn_delta_net_args * a, float * values, float * gates, int ith, int nth) {
-    for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
-        const int64_t head = item % a->heads, seq = item / a->heads;
-        for (int64_t t = 0; t < a->t_seq; ++t) {
-            for (int64_t i = 0; values != NULL && i < a->n; ++i) {
-                values[at(a, head, t, seq) + i] = NAN;
-            }
-            if (gates != NULL) {
-                gates[at1(a, head, t, seq)] = NAN;
-            }
-        }
-    }
-}
-
 void tnn_delta_net_forward(const struct tnn_delta_net_args * a, int ith, int nth) {
     const int64_t n = a->n;
     const float q_scale = 1.0f / sqrtf((float) n);
     const struct tnn_recurrent_kernels * kernels = rows_of(a);
     float * m = malloc((size_t) (ROW_BLOCK * n) * sizeof(float));
     if (m == NULL) {
-        poison(a, a->out, NULL, ith, nth);
+        tnn_recurrence_poison(a->out, NULL, a->n, a->heads, a->t_seq, a->n_seqs, ith, nth);
         return;
     }
     for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
@@ -174,7 +151,7 @@ void tnn_delta_net_forward(const struct tnn_delta_net_args * a, int ith, int nth
             memset(m, 0, (size_t) (rows * n) * sizeof(float));
             for (int64_t t = 0; t < a->t_seq; ++t) {
                 const int64_t x = at(a, head, t, seq), x1 = at1(a, head, t, seq);
-                if (tnn_starts_sample(sequence_positions(a, seq), t)) {
+                if (tnn_starts_sample(tnn_sequence_positions(a->positions, a->t_seq, seq), t)) {
                     memset(m, 0, (size_t) (rows * n) * sizeof(float));
                 }
                 kernels->delta_step(m, rows, n, a->k + x, a->v + x + j0, expf(a->g[x1]), a->beta[x1], a->q + x,
@@ -219,9 +196,9 @@ void tnn_delta_net_backward(const struct tnn_delta_net_args * a, int ith, int nt
     const int64_t n = a->n;
     float * mem = malloc(tnn_delta_net_backward_floats(n, a->t_seq) * sizeof(float));
     if (mem == NULL) {
-        poison(a, a->dq, a->dg, ith, nth);
-        poison(a, a->dk, a->dbeta, ith, nth);
-        poison(a, a->dv, NULL, ith, nth);
+        tnn_recurrence_poison(a->dq, a->dg, a->n, a->heads, a->t_seq, a->n_seqs, ith, nth);
+        tnn_recurrence_poison(a->dk, a->dbeta, a->n, a->heads, a->t_seq, a->n_seqs, ith, nth);
+        tnn_recurrence_poison(a->dv, NULL, a->n, a->heads, a->t_seq, a->n_seqs, ith, nth);
         return;
     }
     struct delta_walk w = { .a = a,
@@ -246,7 +223,7 @@ void tnn_delta_net_backward(const struct tnn_delta_net_args * a, int ith, int nt
                 .step = delta_step,
                 .back = delta_back,
                 .ctx = &w,
-                .positions = sequence_positions(a, w.seq),
+                .positions = tnn_sequence_positions(a->positions, a->t_seq, w.seq),
                 .grad = w.dm,
             };
             memset(w.dm, 0, (size_t) (w.rows * n) * sizeof(float));

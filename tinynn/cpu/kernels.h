@@ -517,6 +517,18 @@ static inline bool tnn_starts_sample(const int32_t * positions, int64_t t) {
     return positions != NULL && t > 0 && positions[t] == 0;
 }
 
+/* Sequence seq's positions in positions [t_seq, n_seqs], or NULL for none. */
+static inline const int32_t * tnn_sequence_positions(const int32_t * positions, int64_t t_seq, int64_t seq) {
+    return positions != NULL ? positions + t_seq * seq : NULL;
+}
+
+/* Where a recurrent node's scratch could not be had: NaN in this thread's
+ * (head, sequence) items of values [width, heads, t_seq, n_seqs] and of
+ * per_head [heads, t_seq, n_seqs] (either NULL), so that the step's loss
+ * says so (not finite) rather than being silently wrong. */
+void tnn_recurrence_poison(float * values, float * per_head, int64_t width, int64_t heads, int64_t t_seq,
+                           int64_t n_seqs, int ith, int nth);
+
 size_t tnn_recurrence_floats(int64_t state_floats, int64_t t_seq);
 void tnn_recurrence_backward(const struct tnn_recurrence * recurrence, float * mem);
 

@@ -8,6 +8,7 @@
  * tokens that start a sample. */
 #include "cpu/kernels.h"
 
+#include <math.h>
 #include <string.h>
 
 #define TNN_RECURRENCE_CHUNK 64
@@ -51,6 +52,22 @@ void tnn_recurrence_backward(const struct tnn_recurrence * r, float * mem) {
                 memset(r->grad, 0, (size_t) s * sizeof(float));
             } else {
                 r->back(after - s, after, t, r->ctx);
+            }
+        }
+    }
+}
+
+void tnn_recurrence_poison(float * values, float * per_head, int64_t width, int64_t heads, int64_t t_seq,
+                           int64_t n_seqs, int ith, int nth) {
+    for (int64_t item = ith; item < heads * n_seqs; item += nth) {
+        const int64_t head = item % heads, seq = item / heads;
+        for (int64_t t = 0; t < t_seq; ++t) {
+            const int64_t at = head + heads * (t + t_seq * seq);
+            for (int64_t i = 0; values != NULL && i < width; ++i) {
+                values[width * at + i] = NAN;
+            }
+            if (per_head != NULL) {
+                per_head[at] = NAN;
             }
         }
     }

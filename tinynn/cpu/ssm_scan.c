@@ -74,35 +74,11 @@ static float dot(const float * a, const float * b, int64_t n) {
     return sum;
 }
 
-/* Where a node's scratch could not be had: NaN in the thread's items of
- * values [head_dim, heads, T, B] and of per_head [heads, T, B] (either
- * NULL), so that the step's loss says so (not finite) rather than being
- * silently wrong. */
-static void poison(const struct tnn_ssm_scan_args * a, float * values, float * per_head, int ith, int nth) {
-    for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
-        const int64_t head = item % a->heads, seq = item / a->heads;
-        for (int64_t t = 0; t < a->t_seq; ++t) {
-            const int64_t step = t + a->t_seq * seq;
-            for (int64_t i = 0; values != NULL && i < a->head_dim; ++i) {
-                values[a->head_dim * (head + a->heads * step) + i] = NAN;
-            }
-            if (per_head != NULL) {
-                per_head[head + a->heads * step] = NAN;
-            }
-        }
-    }
-}
-
-/* The positions of sequence seq's tokens, or NULL (one sample a sequence). */
-static const int32_t * sequence_positions(const struct tnn_ssm_scan_args * a, int64_t seq) {
-    return a->positions != NULL ? a->positions + a->t_seq * seq : NULL;
-}
-
 void tnn_ssm_scan_forward(const struct tnn_ssm_scan_args * a, int ith, int nth) {
     const int64_t hd = a->head_dim, ns = a->state;
     float * s = malloc((size_t) (hd * ns) * sizeof(float));
     if (s == NULL) {
-        poison(a, a->y, NULL, ith, nth);
+        tnn_recurrence_poison(a->y, NULL, a->head_dim, a->heads, a->t_seq, a->n_seqs, ith, nth);
         return;
     }
     for (int64_t item = ith; item < a->heads * a->n_seqs; item += nth) {
@@ -110,7 +86,7 @@ void tnn_ssm_scan_forward(const struct tnn_ssm_scan_args * a, int ith, int nth) 
         memset(s, 0, (size_t) (hd * ns) * sizeof(float));
         for (int64_t t = 0; t < a->t_seq; ++t) {
             const struct scan_token k = token_at(a, head, seq, t);
-            if (tnn_starts_sample(sequence_positions(a, seq), t)) {
+            if (tnn_starts_sample(tnn_sequence_positions(a->positions, a->t_seq, seq), t)) {
                 memset(s, 0, (size_t) (hd * ns) * sizeof(float));
             }
             step_state(s, &k, hd, ns);
@@ -189,7 +165,8 @@ void tnn_ssm_scan_backward(const struct tnn_ssm_scan_args * a, int ith, int nth)
     const int64_t s2 = a->head_dim * a->state;
     float * mem = malloc(tnn_ssm_scan_backward_floats(a->head_dim, a->state, a->t_seq) * sizeof(float));
     if (mem == NULL) {
-        poison(a, a->dx, a->ddt, ith, nth);   /* the weights' next values, then the loss, say so */
+        tnn_recurrence_poison(a->dx, a->ddt, a->head_dim, a->heads, a->t_seq, a->n_seqs, ith,
+                              nth);   /* the weights' next values, then the loss, say so */
         return;
     }
     struct scan_walk w = { .a = a, .ds = mem + tnn_recurrence_floats(s2, a->t_seq) };
@@ -204,7 +181,7 @@ void tnn_ssm_scan_backward(const struct tnn_ssm_scan_args * a, int ith, int nth)
             .step = scan_step,
             .back = scan_back,
             .ctx = &w,
-            .positions = sequence_positions(a, w.seq),
+            .positions = tnn_sequence_positions(a->positions, a->t_seq, w.seq),
             .grad = w.ds,
         };
         memset(w.ds, 0, (size_t) s2 * sizeof(float));

@@ -237,6 +237,36 @@ static int with_positions(struct ggml_tensor ** srcs, int n, struct ggml_tensor 
     return n;
 }
 
+/* A recurrent op's forward node (the delta rule's, the scan's): five
+ * sources made contiguous, then the positions if any; out shaped like the
+ * first; backward its backward. */
+static struct ggml_tensor * recurrent_node(struct ggml_context * ctx, struct ggml_tensor * sources[5],
+                                           struct ggml_tensor * positions, ggml_custom_op_t forward,
+                                           void * userdata, ggml_custom_backward_t backward) {
+    struct ggml_tensor * srcs[6];
+    for (int i = 0; i < 5; ++i) {
+        srcs[i] = contiguous(ctx, sources[i]);
+    }
+    const int64_t * ne = srcs[0]->ne;
+    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, ne[0], ne[1], ne[2], ne[3], srcs,
+                                              with_positions(srcs, 5, positions), forward, GGML_N_TASKS_MAX,
+                                              userdata);
+    ggml_custom_set_backward(out, backward);
+    return out;
+}
+
+/* The sources of a recurrent op's backward node into srcs: its forward's
+ * five, the output's gradient (contiguous), the positions if any; their
+ * count. */
+static int recurrent_backward_sources(struct ggml_context * ctx, const struct ggml_tensor * forward,
+                                      struct ggml_tensor * grad, struct ggml_tensor * srcs[7]) {
+    for (int i = 0; i < 5; ++i) {
+        srcs[i] = forward->src[i];
+    }
+    srcs[5] = contiguous(ctx, grad);
+    return with_positions(srcs, 6, forward->src[5]);
+}
+
 /* ---- the gated delta rule: one custom node each way (cpu/delta_net.c) ---- */
 
 /* The "recurrent" kernel's variant as the session chooses its kernels
@@ -300,9 +330,8 @@ struct ggml_tensor * tnn_view_like(struct ggml_context * ctx, struct ggml_tensor
 
 static void delta_net_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                                struct ggml_tensor ** src_grads) {
-    struct ggml_tensor * srcs[7] = { forward->src[0], forward->src[1], forward->src[2],
-                                     forward->src[3], forward->src[4], contiguous(ctx, grad) };
-    const int n_srcs = with_positions(srcs, 6, forward->src[5]);
+    struct ggml_tensor * srcs[7];
+    const int n_srcs = recurrent_backward_sources(ctx, forward, grad, srcs);
     const int64_t values = ggml_nelements(srcs[0]), gates = ggml_nelements(srcs[3]);
     struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 3 * values + 2 * gates, 1, 1, 1, srcs, n_srcs,
                                               delta_net_backward_node, GGML_N_TASKS_MAX, delta_net_rows());
@@ -316,15 +345,8 @@ static void delta_net_backward(struct ggml_context * ctx, struct ggml_tensor * f
 struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
                                          struct ggml_tensor * v, struct ggml_tensor * g, struct ggml_tensor * beta,
                                          struct ggml_tensor * positions) {
-    struct ggml_tensor * srcs[6] = { q, k, v, g, beta };
-    for (int i = 0; i < 5; ++i) {
-        srcs[i] = contiguous(ctx, srcs[i]);
-    }
-    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, q->ne[0], q->ne[1], q->ne[2], q->ne[3], srcs,
-                                              with_positions(srcs, 5, positions), delta_net_forward_node,
-                                              GGML_N_TASKS_MAX, delta_net_rows());
-    ggml_custom_set_backward(out, delta_net_backward);
-    return out;
+    struct ggml_tensor * sources[5] = { q, k, v, g, beta };
+    return recurrent_node(ctx, sources, positions, delta_net_forward_node, delta_net_rows(), delta_net_backward);
 }
 
 /* ---- the causal convolution: one custom node each way (cpu/causal_conv.c) ---- */
@@ -369,13 +391,18 @@ static void causal_conv_dx_node(struct ggml_tensor * dst, int ith, int nth, void
 
 /* dst: dw (w's layout) from srcs x, y's gradient and the positions if any. */
 static void causal_conv_dw_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    struct tnn_causal_conv_args args = causal_conv_args(dst);
+    const struct ggml_tensor * x = dst->src[0];
+    const struct tnn_causal_conv_args args = {
+        .channels = x->ne[0],
+        .taps = dst->ne[0],
+        .t_seq = x->ne[1],
+        .n_seqs = x->ne[2],
+        .x = x->data,
+        .dy = dst->src[1]->data,
+        .dw = dst->data,
+        .positions = positions_at(dst, 2),
+    };
     (void) userdata;
-    args.taps = dst->ne[0];
-    args.w = NULL;
-    args.dy = dst->src[1]->data;
-    args.dw = dst->data;
-    args.positions = positions_at(dst, 2);
     tnn_causal_conv_backward(&args, ith, nth);
 }
 
@@ -476,9 +503,8 @@ static struct ggml_tensor * sum_head_shares(struct ggml_context * ctx, struct gg
 
 static void ssm_scan_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                               struct ggml_tensor ** src_grads) {
-    struct ggml_tensor * srcs[7] = { forward->src[0], forward->src[1], forward->src[2],
-                                     forward->src[3], forward->src[4], contiguous(ctx, grad) };
-    const int n_srcs = with_positions(srcs, 6, forward->src[5]);
+    struct ggml_tensor * srcs[7];
+    const int n_srcs = recurrent_backward_sources(ctx, forward, grad, srcs);
     const struct ssm_scan_grads at = ssm_scan_grads(srcs[0], srcs[3]);
     const int64_t heads = srcs[0]->ne[1], n_seqs = srcs[0]->ne[3];
     struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, at.total, 1, 1, 1, srcs, n_srcs,
@@ -498,13 +524,6 @@ static void ssm_scan_backward(struct ggml_context * ctx, struct ggml_tensor * fo
 struct ggml_tensor * tnn_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * dt,
                                   struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                   struct ggml_tensor * positions) {
-    struct ggml_tensor * srcs[6] = { x, dt, a, b, c };
-    for (int i = 0; i < 5; ++i) {
-        srcs[i] = contiguous(ctx, srcs[i]);
-    }
-    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, x->ne[0], x->ne[1], x->ne[2], x->ne[3], srcs,
-                                              with_positions(srcs, 5, positions), ssm_scan_forward_node,
-                                              GGML_N_TASKS_MAX, NULL);
-    ggml_custom_set_backward(out, ssm_scan_backward);
-    return out;
+    struct ggml_tensor * sources[5] = { x, dt, a, b, c };
+    return recurrent_node(ctx, sources, positions, ssm_scan_forward_node, NULL, ssm_scan_backward);
 }
