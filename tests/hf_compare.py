@@ -65,6 +65,27 @@ def llama_cpp_rows(name: str, rows, n_heads: int, n_kv_heads: int):
     return rows.reshape(heads, 2, half, *rows.shape[1:]).swapaxes(1, 2).reshape(rows.shape)
 
 
+def mamba2_as_stored(model, groups: int, n_heads: int, n_kv_heads: int):
+    """to_gguf for a Mamba-2 hybrid's gradients (Granite 4, Nemotron-H) as
+    llama.cpp's converter stores their weights: A_log as ssm_a = -exp(A_log)
+    (so its gradient is A_log's over ssm_a), A and D as [H, 1], conv1d
+    [C, 1, K] as [C, K], the grouped norm as [groups, I / groups], q and k
+    permuted as for llama (a reordering of each head's dims that leaves the
+    scores alone where, as here, there is no RoPE)."""
+    a_logs = {n.split(".")[2]: p.detach().numpy() for n, p in model.named_parameters() if n.endswith("A_log")}
+
+    def as_stored(name: str, grad):
+        if name.endswith(".ssm_a"):
+            return (grad / -np.exp(a_logs[name.split(".")[1]]))[:, None]
+        if name.endswith((".ssm_d", "ssm_conv1d.weight")):
+            return grad.reshape(grad.shape[0], -1)
+        if name.endswith("ssm_norm.weight"):
+            return grad.reshape(groups, -1)
+        return llama_cpp_rows(name, grad, n_heads, n_kv_heads)
+
+    return as_stored
+
+
 def randomize(model, norm_offset=1.0):
     """Weights larger than transformers' init, so that logits differ enough
     to compare: matrices N(0, 0.1), vectors N(0, 0.3), norms shifted by
@@ -187,6 +208,14 @@ def full_fine_tune(path, ids, out, steps=5) -> np.ndarray:
     assert np.abs(after - before).max() > 1e-2 * np.abs(before).max()
     recipe.save_model(out)
     return after[0]
+
+
+def assert_full_fine_tune_runs_in_llama_cpp(path, ids, out) -> None:
+    """full_fine_tune's model, written to out, gives llama.cpp (its KV cache
+    in F32) toy's logits after training."""
+    ours = full_fine_tune(path, ids, out)
+    theirs = llama_cpp_logits(out, ids[0, :-1], f32_cache=True)
+    np.testing.assert_allclose(theirs, ours, atol=1e-4 * np.abs(ours).max())
 
 
 def assert_toy_matches(model, path, ids, table, skip=(), to_gguf=None):

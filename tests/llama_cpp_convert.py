@@ -135,7 +135,8 @@ def hf_to_gguf(
     tokenizer carries (written as tokenizer.chat_template). config_json:
     keys to write over the saved config.json, where transformers saves a
     field otherwise than the released checkpoints the converter reads
-    (Granite 4's layer_types)."""
+    (Granite 4's layer_types); a key given None is removed (Nemotron-H's
+    num_experts_per_tok, which makes the converter write the MoE family)."""
     out_path = Path(out_path)
     vocab_size = model.config.get_text_config().vocab_size
     gpt2_cut = tokenizer is None and vocab_size < GPT2_VOCAB
@@ -148,7 +149,8 @@ def hf_to_gguf(
         model.float().save_pretrained(model_dir, safe_serialization=True)
         if config_json:
             saved = json.loads((model_dir / "config.json").read_text())
-            (model_dir / "config.json").write_text(json.dumps({**saved, **config_json}))
+            merged = {k: v for k, v in {**saved, **config_json}.items() if v is not None or k not in config_json}
+            (model_dir / "config.json").write_text(json.dumps(merged))
         tokenizer.save_pretrained(model_dir)
         convert(model_dir, out_path, outtype, gpt2_cut, converter_args)
     return out_path

@@ -44,6 +44,7 @@ def test_the_table_lists_the_families_toy_reads():
         "lfm2",
         "qwen35",
         "granitehybrid",
+        "nemotron_h",
     ]
     assert all(f["arch"] == "llama" and f["generates"] for f in table.values())
     neox = ["qwen2", "qwen3", "gemma3", "gemma2", "phi3", "lfm2", "qwen35"]

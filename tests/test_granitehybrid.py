@@ -17,11 +17,10 @@ import toy
 from hf_compare import (
     assert_adapter_runs_in_llama_cpp,
     assert_cached_decoding_matches,
+    assert_full_fine_tune_runs_in_llama_cpp,
     assert_toy_matches,
-    full_fine_tune,
     hf_logits,
-    llama_cpp_logits,
-    llama_cpp_rows,
+    mamba2_as_stored,
     randomize,
 )
 from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
@@ -121,33 +120,16 @@ def test_the_config_read_from_the_file_marks_the_mamba_layers(granite):
 
 
 def test_logits_and_every_gradient_match_transformers(granite):
-    """The converter stores A_log as ssm_a = -exp(A_log) (its gradient is
-    A_log's over ssm_a), A and D as [H, 1], conv1d [C, 1, K] as [C, K], the
-    grouped norm as [G, I / G], and permutes q and k as for llama (a
-    reordering of each head's dims that leaves the scores alone: there is no
-    RoPE)."""
+    """Each gradient in the layout llama.cpp's converter stores its weight
+    (mamba2_as_stored says how)."""
     model, path = granite
-    a_logs = {n: p.detach().numpy() for n, p in model.named_parameters() if n.endswith("A_log")}
-
-    def as_stored(name: str, grad: np.ndarray) -> np.ndarray:
-        if name.endswith(".ssm_a"):
-            a_log = a_logs[f"model.layers.{name.split('.')[1]}.mamba.A_log"]
-            return (grad / -np.exp(a_log))[:, None]
-        if name.endswith((".ssm_d", "ssm_conv1d.weight")):
-            return grad.reshape(grad.shape[0], -1)
-        if name.endswith("ssm_norm.weight"):
-            return grad.reshape(2, -1)
-        return llama_cpp_rows(name, grad, HEADS, KV_HEADS)
-
-    assert_toy_matches(model, path, ids(), HF_TO_GGUF, to_gguf=as_stored)
+    assert_toy_matches(model, path, ids(), HF_TO_GGUF, to_gguf=mamba2_as_stored(model, 2, HEADS, KV_HEADS))
 
 
 def test_a_full_fine_tune_saves_a_model_llama_cpp_runs_to_our_logits(granite, tmp_path):
     _, path = granite
     batch = ids(3)
-    ours = full_fine_tune(path, batch, tmp_path / "full.gguf")
-    theirs = llama_cpp_logits(tmp_path / "full.gguf", batch[0, :-1], f32_cache=True)
-    np.testing.assert_allclose(theirs, ours, atol=1e-4 * np.abs(ours).max())
+    assert_full_fine_tune_runs_in_llama_cpp(path, batch, tmp_path / "full.gguf")
 
 
 @pytest.mark.parametrize("kind", ["F32", "Q8_0", "Q4_K"])

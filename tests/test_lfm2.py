@@ -22,8 +22,8 @@ import toy
 from cli_helpers import toy_train
 from hf_compare import (
     assert_cached_decoding_matches,
+    assert_full_fine_tune_runs_in_llama_cpp,
     assert_toy_matches,
-    full_fine_tune,
     hf_logits,
     llama_cpp_logits,
     randomize,
@@ -111,9 +111,7 @@ def test_a_full_fine_tune_saves_a_model_llama_cpp_runs_to_our_logits(lfm2, tmp_p
     model toy's after training."""
     _, path = lfm2
     batch = ids(3)
-    ours = full_fine_tune(path, batch, tmp_path / "full.gguf")
-    theirs = llama_cpp_logits(tmp_path / "full.gguf", batch[0, :-1], f32_cache=True)
-    np.testing.assert_allclose(theirs, ours, atol=1e-4 * np.abs(ours).max())
+    assert_full_fine_tune_runs_in_llama_cpp(path, batch, tmp_path / "full.gguf")
 
 
 def test_lora_targets_name_what_the_layers_have(lfm2, tmp_path):

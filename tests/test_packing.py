@@ -36,6 +36,18 @@ def samples_of(lengths, seed=0) -> list[Sample]:
 HYBRIDS = {
     "conv+delta": dict(n_layers=3, layer_kinds="cda", conv_kernel=3, ssm_state=4, ssm_groups=1, ssm_heads=2),
     "mamba": dict(n_layers=2, layer_kinds="ma", conv_kernel=4, ssm_state=4, ssm_groups=1, ssm_heads=2, ssm_inner=8),
+    # Nemotron-H's: each layer one sub-layer, the feed-forward one relu squared
+    "one-sublayer": dict(
+        n_layers=3,
+        layer_kinds="mfa",
+        one_sublayer=True,
+        ffn_relu_sq=True,
+        conv_kernel=4,
+        ssm_state=4,
+        ssm_groups=1,
+        ssm_heads=2,
+        ssm_inner=8,
+    ),
 }
 
 

@@ -17,10 +17,9 @@ import toy
 from hf_compare import (
     assert_adapter_runs_in_llama_cpp,
     assert_cached_decoding_matches,
+    assert_full_fine_tune_runs_in_llama_cpp,
     assert_toy_matches,
-    full_fine_tune,
     hf_logits,
-    llama_cpp_logits,
     randomize,
     toy_logits,
 )
@@ -136,9 +135,7 @@ def test_a_full_fine_tune_saves_a_model_llama_cpp_runs_to_our_logits(qwen35, tmp
     model written back: llama.cpp's logits on it are toy's after training."""
     _, path = qwen35
     batch = ids(3)
-    ours = full_fine_tune(path, batch, tmp_path / "full.gguf")
-    theirs = llama_cpp_logits(tmp_path / "full.gguf", batch[0, :-1], f32_cache=True)
-    np.testing.assert_allclose(theirs, ours, atol=1e-4 * np.abs(ours).max())
+    assert_full_fine_tune_runs_in_llama_cpp(path, batch, tmp_path / "full.gguf")
 
 
 def test_more_value_heads_than_key_heads_read_as_llama_cpp_tiles_them(tmp_path):

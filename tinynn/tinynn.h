@@ -169,7 +169,8 @@ typedef struct tnn_model_config {
                               taps, ssm_* as below), 'm' Mamba-2 (ssm_in -> z, x B C, dt;
                               a short convolution of x B C, conv_kernel taps, with a bias;
                               the selective scan; the D skip; a grouped RMS norm of y
-                              silu(z); ssm_out), each followed by the feed-forward */
+                              silu(z); ssm_out), each followed by the feed-forward; with
+                              one_sublayer also 'f', the feed-forward alone */
     int32_t attn_gate;    /* 1: Qwen 3.5's attention: attn_q [d_model, 2 n_heads head_dim]
                              holds each head's query and then its output gate, the output
                              times sigmoid(gate); the feed-forward's norm is
@@ -185,6 +186,11 @@ typedef struct tnn_model_config {
     float residual_multiplier;/* 0: 1; else each block's two outputs are multiplied by it
                                  before their residual adds (Granite) */
     float logit_scaling;      /* 0: 1; else the logits are divided by it (Granite) */
+    int32_t one_sublayer; /* 1: each layer is one sub-layer after its attn_norm, by its kind:
+                             'a' attention or 'm' Mamba-2 with no feed-forward, 'f' the
+                             feed-forward alone; no ffn_norm (Nemotron-H) */
+    int32_t ffn_relu_sq;  /* 1: the feed-forward is ffn_down(relu(ffn_up x)^2), no gate
+                             (Nemotron-H) */
     int32_t attn_split;   /* set by the trainer, not the caller: how training attention is
                              split (models/models.h, enum tnn_attention_split). 0: the whole
                              batch, or a sequence at a time where its scores outgrow a core's
@@ -297,7 +303,8 @@ int tnn_gguf_check(const char * path);
  * `layer` of a model of `config` has, by its kind (layer_kinds): an
  * attention layer's q, k, v, o, a short-convolution layer's conv_in and
  * conv_out, a delta-net layer's ssm_qkv, ssm_gate, ssm_out, a Mamba-2
- * layer's ssm_in, ssm_out, and every layer's gate, up, down. 0 with a
+ * layer's ssm_in, ssm_out, and every layer's gate, up, down (with
+ * one_sublayer: an 'f' layer's up and down, or gate too). 0 with a
  * one-line reason (tnn_last_error) for a layer the config does not have. */
 uint32_t tnn_layer_targets(const tnn_model_config * config, int32_t layer);
 

@@ -50,15 +50,34 @@ char tnn_layer_kind(const tnn_model_config * cfg, int32_t layer) {
     return cfg->layer_kinds[0] == '\0' ? 'a' : cfg->layer_kinds[layer];
 }
 
+bool tnn_layer_recurrent(const tnn_model_config * cfg, int32_t layer) {
+    const char kind = tnn_layer_kind(cfg, layer);
+    return kind == 'c' || kind == 'd' || kind == 'm';
+}
+
+bool tnn_model_recurrent(const tnn_model_config * cfg) {
+    for (int32_t l = 0; l < cfg->n_layers; ++l) {
+        if (tnn_layer_recurrent(cfg, l)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether a layer of kind has a feed-forward: every layer, but with
+ * one_sublayer (Nemotron-H) only the 'f' layers. */
+static bool kind_has_ffn(const tnn_model_config * cfg, char kind) { return !cfg->one_sublayer || kind == 'f'; }
+
 /* Whether a layer of kind has the slot's weight. */
-static bool kind_has_slot(char kind, int slot) {
+static bool kind_has_slot(const tnn_model_config * cfg, char kind, int slot) {
     if (slot >= TNN_LORA_SLOT_GATE && slot <= TNN_LORA_SLOT_DOWN) {
-        return true;   /* every layer's feed-forward */
+        return kind_has_ffn(cfg, kind) && (slot != TNN_LORA_SLOT_GATE || !cfg->ffn_relu_sq);
     }
     switch (kind) {
         case 'c': return slot == TNN_LORA_SLOT_CONV_IN || slot == TNN_LORA_SLOT_CONV_OUT;
         case 'd': return slot >= TNN_LORA_SLOT_SSM_QKV && slot <= TNN_LORA_SLOT_SSM_OUT;
         case 'm': return slot == TNN_LORA_SLOT_SSM_IN || slot == TNN_LORA_SLOT_SSM_OUT;
+        case 'f': return false;
         default: return slot <= TNN_LORA_SLOT_O;
     }
 }
@@ -79,14 +98,14 @@ uint32_t tnn_layer_targets(const tnn_model_config * cfg, int32_t layer) {
     }
     uint32_t targets = 0;
     for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
-        targets |= kind_has_slot(tnn_layer_kind(cfg, layer), slot) ? 1u << slot : 0;
+        targets |= kind_has_slot(cfg, tnn_layer_kind(cfg, layer), slot) ? 1u << slot : 0;
     }
     return targets;
 }
 
 int32_t tnn_first_layer_with(const tnn_model_config * cfg, int slot) {
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        if (kind_has_slot(tnn_layer_kind(cfg, l), slot)) {
+        if (kind_has_slot(cfg, tnn_layer_kind(cfg, l), slot)) {
             return l;
         }
     }
@@ -124,6 +143,7 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
     const int64_t q_width = head_dim * cfg->n_heads;
     const int64_t kv_width = head_dim * cfg->n_kv_heads;
     const bool bias = attends && cfg->qkv_bias, qk_norm = attends && cfg->qk_norm, post = cfg->post_norms;
+    const bool ffn = kind_has_ffn(cfg, kind), gated = ffn && !cfg->ffn_relu_sq;
     const bool fused_qkv = attends && cfg->fused_qkv, fused_ffn = cfg->fused_gate_up;
     const bool separate_qkv = attends && !cfg->fused_qkv;
     const struct block_tensor layout[] = {
@@ -159,11 +179,12 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->ssm_norm, "ssm_norm.weight", mamba ? inner / cfg->ssm_groups : 0, cfg->ssm_groups, mamba },
         { &b->ssm_out, "ssm_out.weight", inner, d, mamba },
         { &b->post_attn_norm, "post_attention_norm.weight", d, 0, post },
-        { &b->ffn_norm, cfg->attn_gate ? "post_attention_norm.weight" : "ffn_norm.weight", d, 0, true },
-        { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, !fused_ffn },
-        { &b->w_up, "ffn_up.weight", d, cfg->d_ff, !fused_ffn },
-        { &b->w_gate_up, "ffn_up.weight", d, 2 * (int64_t) cfg->d_ff, fused_ffn },
-        { &b->w_down, "ffn_down.weight", cfg->d_ff, d, true },
+        { &b->ffn_norm, cfg->attn_gate ? "post_attention_norm.weight" : "ffn_norm.weight", d, 0,
+          !cfg->one_sublayer },
+        { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, gated && !fused_ffn },
+        { &b->w_up, "ffn_up.weight", d, cfg->d_ff, ffn && !fused_ffn },
+        { &b->w_gate_up, "ffn_up.weight", d, 2 * (int64_t) cfg->d_ff, gated && fused_ffn },
+        { &b->w_down, "ffn_down.weight", cfg->d_ff, d, ffn },
         { &b->post_ffn_norm, "post_ffw_norm.weight", d, 0, post },
     };
     _Static_assert(sizeof(layout) / sizeof(layout[0]) <= TNN_BLOCK_MAX_TENSORS, "TNN_BLOCK_MAX_TENSORS");
@@ -527,6 +548,11 @@ struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tn
 
 struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b, struct ggml_tensor * h,
                                    const tnn_model_config * cfg) {
+    if (cfg->ffn_relu_sq) {
+        /* Nemotron-H: no gate, the square of a ReLU */
+        struct ggml_tensor * up = ggml_relu(ctx, linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h));
+        return linear(ctx, b, TNN_LORA_SLOT_DOWN, NULL, ggml_sqr(ctx, up));
+    }
     struct ggml_tensor * gate = linear(ctx, b, TNN_LORA_SLOT_GATE, NULL, h);
     struct ggml_tensor * up = linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h);
     struct ggml_tensor * ff = cfg->ffn_gelu ? tnn_geglu(ctx, gate, up) : tnn_swiglu(ctx, gate, up); /* [d_ff, n] */
@@ -543,16 +569,20 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
                                        struct ggml_tensor * x, struct ggml_tensor * positions,
                                        struct ggml_tensor * causal_mask, const tnn_model_config * cfg,
                                        const struct tnn_kv_step * kv) {
-    /* attention: x [d, n] */
+    /* attention or its stand-in: x [d, n] */
     struct ggml_tensor * h = tnn_rms_norm(ctx, x, b->attn_norm, cfg->norm_eps);
     struct ggml_tensor * out = b->kind == 'c'   ? tnn_block_shortconv(ctx, b, h, positions, cfg, kv)
                                : b->kind == 'd' ? tnn_block_delta_net(ctx, b, h, positions, cfg, kv)
                                : b->kind == 'm' ? tnn_block_mamba2(ctx, b, h, positions, cfg, kv)
+                               : b->kind == 'f' ? tnn_block_ffn(ctx, b, h, cfg)
                                                 : tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
     if (b->post_attn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->norm_eps);
     }
     x = ggml_add(ctx, x, residual_share(ctx, out, cfg));
+    if (cfg->one_sublayer) {
+        return x; /* Nemotron-H: that was the whole layer */
+    }
 
     /* feed-forward */
     h = tnn_rms_norm(ctx, x, b->ffn_norm, cfg->norm_eps);

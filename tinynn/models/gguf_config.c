@@ -171,11 +171,9 @@ static const char * arch_key(char * buf, size_t cap, const char * arch, const ch
     return buf;
 }
 
-/* A hybrid's per-layer attention.head_count_kv (key): its zeros mark the
- * layers of the family's recurrent kind, the rest attend with that many kv
- * heads, the same in every attention layer (as llama.cpp's LFM2 asserts). */
-static int read_layer_kinds(struct gguf_context * g, const char * key, const struct tnn_family * family,
-                            int64_t n_layers, char * kinds, int64_t * n_kv_heads) {
+/* A per-layer array of 32-bit counts at key, each 0 to most. */
+static int read_layer_counts(struct gguf_context * g, const char * key, int64_t n_layers, int32_t most,
+                             const int32_t ** counts) {
     const int64_t id = gguf_find_key(g, key);
     if (id < 0 || gguf_get_kv_type(g, id) != GGUF_TYPE_ARRAY ||
         (gguf_get_arr_type(g, id) != GGUF_TYPE_UINT32 && gguf_get_arr_type(g, id) != GGUF_TYPE_INT32) ||
@@ -183,11 +181,29 @@ static int read_layer_kinds(struct gguf_context * g, const char * key, const str
         return tnn_fail(TNN_ERR_ARG, "%s must be an array of %lld 32-bit integers, one for each layer", key,
                         (long long) n_layers);
     }
-    const int32_t * counts = gguf_get_arr_data(g, id);   /* INT32 and UINT32 alike: 0 to 1024 checked */
+    *counts = gguf_get_arr_data(g, id);   /* INT32 and UINT32 alike: 0 to most checked */
+    for (int64_t l = 0; l < n_layers; ++l) {
+        if ((*counts)[l] < 0 || (*counts)[l] > most) {
+            return tnn_fail(TNN_ERR_ARG, "%s[%lld] = %d: 0 to %d expected", key, (long long) l, (*counts)[l],
+                            most);
+        }
+    }
+    return TNN_OK;
+}
+
+/* A hybrid's per-layer attention.head_count_kv (key): its zeros mark the
+ * layers of the family's recurrent kind, the rest attend with that many kv
+ * heads, the same in every attention layer (as llama.cpp's LFM2 asserts). */
+static int read_layer_kinds(struct gguf_context * g, const char * key, const struct tnn_family * family,
+                            int64_t n_layers, char * kinds, int64_t * n_kv_heads) {
+    const int32_t * counts;
+    int status = read_layer_counts(g, key, n_layers, 1024, &counts);
+    if (status != TNN_OK) {
+        return status;
+    }
     *n_kv_heads = 0;
     for (int64_t l = 0; l < n_layers; ++l) {
-        if (counts[l] < 0 || counts[l] > 1024 ||
-            (counts[l] != 0 && *n_kv_heads != 0 && counts[l] != *n_kv_heads)) {
+        if (counts[l] != 0 && *n_kv_heads != 0 && counts[l] != *n_kv_heads) {
             return tnn_fail(TNN_ERR_ARG,
                             "%s[%lld] = %d: a layer's kv heads must be 0 (a %s layer) or the same "
                             "count in every attention layer",
@@ -200,6 +216,37 @@ static int read_layer_kinds(struct gguf_context * g, const char * key, const str
         }
     }
     kinds[n_layers] = '\0';
+    return TNN_OK;
+}
+
+/* Nemotron-H's layers, each one sub-layer: the per-layer
+ * feed_forward_length (key) marks the feed-forward layers ('f', all of
+ * one width, d_ff), among the others as read_layer_kinds tells them
+ * apart (as llama.cpp reads them: recurrent where both counts are 0). */
+static int read_sublayer_kinds(struct gguf_context * g, const char * key, int64_t n_layers, char * kinds,
+                               int64_t * d_ff) {
+    const int32_t * widths;
+    int status = read_layer_counts(g, key, n_layers, 1 << 20, &widths);
+    if (status != TNN_OK) {
+        return status;
+    }
+    *d_ff = 0;
+    for (int64_t l = 0; l < n_layers; ++l) {
+        if (widths[l] == 0) {
+            continue;
+        }
+        if (kinds[l] == 'a' || (*d_ff != 0 && widths[l] != *d_ff)) {
+            return tnn_fail(TNN_ERR_ARG,
+                            "%s[%lld] = %d: a feed-forward layer has no attention heads, and every one the "
+                            "same width",
+                            key, (long long) l, widths[l]);
+        }
+        kinds[l] = 'f';
+        *d_ff = widths[l];
+    }
+    if (*d_ff == 0) {
+        return tnn_fail(TNN_ERR_ARG, "%s: no layer is a feed-forward layer", key);
+    }
     return TNN_OK;
 }
 
@@ -346,7 +393,8 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     int status;
     if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_layers), -1, &n_layers)) ||
         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_model), -1, &d_model)) ||
-        (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_ff), -1, &d_ff)) ||
+        (!family->one_sublayer &&   /* else a width a layer, read with the kinds */
+         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_ff), -1, &d_ff))) ||
         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_heads), -1, &n_heads))) {
         return status;
     }
@@ -358,6 +406,9 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     if (family->hybrid && family->recurrent_layers == NULL) {
         status = read_layer_kinds(g, arch_key(k, kc, arch, keys->n_kv_heads), family, n_layers, kinds,
                                   &n_kv_heads);
+        if (status == TNN_OK && family->one_sublayer) {
+            status = read_sublayer_kinds(g, arch_key(k, kc, arch, keys->d_ff), n_layers, kinds, &d_ff);
+        }
     } else {
         status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_kv_heads), n_heads, &n_kv_heads);
         if (status == TNN_OK && family->recurrent_layers != NULL) {
@@ -397,6 +448,8 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->n_layers = (int32_t) n_layers;
     memcpy(c->layer_kinds, kinds, sizeof(kinds));
     c->attn_gate = family->attn_gate;
+    c->one_sublayer = family->one_sublayer;
+    c->ffn_relu_sq = family->ffn_relu_sq;
     const char ssm_kind = strchr(kinds, 'd') != NULL ? 'd' : strchr(kinds, 'm') != NULL ? 'm' : 0;
     if (ssm_kind != 0 && (status = read_ssm(g, arch, keys, ssm_kind, c))) {
         return status;
@@ -420,7 +473,8 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->rope_dim = rope_dim == head_dim ? 0 : (int32_t) rope_dim;
     c->rope_neox = family->rope_neox;
     if ((status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->rope_base), 10000.0f, &c->rope_base)) ||
-        (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->norm_eps), 1e-5f, &c->norm_eps))) {
+        (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->norm_eps_layernorm), 1e-5f, &c->norm_eps)) ||
+        (status = tnn_gguf_get_float(g, arch_key(k, kc, arch, keys->norm_eps), c->norm_eps, &c->norm_eps))) {
         return status;
     }
     int64_t vocab = 0;

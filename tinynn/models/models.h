@@ -199,6 +199,10 @@ struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * block, int slot)
 const char * tnn_lora_slot_name(int slot);
 /* What layer does: 'a' (attention) where cfg->layer_kinds is "", else its letter. */
 char tnn_layer_kind(const tnn_model_config * cfg, int32_t layer);
+/* Whether the layer carries a state from token to token ('c', 'd', 'm'). */
+bool tnn_layer_recurrent(const tnn_model_config * cfg, int32_t layer);
+/* Whether any layer does. */
+bool tnn_model_recurrent(const tnn_model_config * cfg);
 /* The first layer with the slot's weight, or -1 where no layer has it. */
 int32_t tnn_first_layer_with(const tnn_model_config * cfg, int slot);
 
@@ -406,6 +410,8 @@ struct tnn_family_keys {
     const char * head_dim;          /* optional: d_model / n_heads */
     const char * rope_dim;          /* optional: the head width (fewer: partial RoPE) */
     const char *rope_base, *norm_eps;
+    const char * norm_eps_layernorm;  /* where norm_eps is absent (Nemotron-H), as llama.cpp
+                                         reads it; else 1e-5 */
     const char *swa_window, *rope_base_swa;   /* read where swa_period > 0 */
     const char *attn_softcap, *final_softcap; /* optional: the family's defaults */
     const char * rope_attn_factor;  /* optional: 1 */
@@ -429,6 +435,7 @@ struct tnn_family_keys {
         .rope_dim = "rope.dimension_count",                      \
         .rope_base = "rope.freq_base",                           \
         .norm_eps = "attention.layer_norm_rms_epsilon",          \
+        .norm_eps_layernorm = "attention.layer_norm_epsilon",    \
         .swa_window = "attention.sliding_window",                \
         .rope_base_swa = "rope.freq_base_swa",                   \
         .attn_softcap = "attn_logit_softcapping",                \
@@ -486,6 +493,10 @@ struct tnn_family {
                                             mark the layers of kind recurrent_kind (LFM2) */
     char recurrent_kind;                 /* with hybrid: 'c' (short convolutions), 'd' (delta net)
                                             or 'm' (Mamba-2) */
+    bool one_sublayer;                   /* with hybrid: each layer one sub-layer (Nemotron-H), the
+                                            feed-forward ones ('f') marked by the per-layer
+                                            feed_forward_length (tnn_model_config.one_sublayer) */
+    bool ffn_relu_sq;                    /* the feed-forward ungated, relu squared */
     const char * recurrent_layers;       /* with hybrid: the key of a per-layer bool array marking the
                                             recurrent layers (Qwen 3.5), else NULL: the zeros of
                                             attention.head_count_kv mark them (LFM2) */

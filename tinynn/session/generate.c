@@ -61,6 +61,9 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
      * are a strided view that attention reads in place */
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         const char kind = tnn_layer_kind(cfg, l);
+        if (kind == 'f') {
+            continue;   /* a feed-forward alone keeps nothing */
+        }
         if (kind != 'a') {
             const int64_t s_width = cfg->ssm_state, keys = s_width * cfg->ssm_groups;
             const int64_t channels = kind == 'c'   ? cfg->d_model
@@ -214,8 +217,7 @@ static int decode_graph(tnn_session * s, int32_t n, int32_t n_kv) {
  * keeps every position, so attention alone could go back anywhere). */
 static int continue_states(tnn_session * s, int32_t n_past) {
     const tnn_model_config * cfg = &s->model.cfg;
-    if (cfg->layer_kinds[0] == '\0' || strspn(cfg->layer_kinds, "a") == strlen(cfg->layer_kinds) ||
-        n_past == s->decoder.conv_next) {
+    if (!tnn_model_recurrent(cfg) || n_past == s->decoder.conv_next) {
         return TNN_OK;
     }
     if (n_past != 0) {

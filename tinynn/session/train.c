@@ -774,10 +774,7 @@ int tnn_set_packed_rows(tnn_session * s, int32_t packed) {
         return tnn_fail(TNN_ERR_ARG, "packed rows need a token model (%s takes no tokens)", s->model.arch->name);
     }
     const tnn_model_config * cfg = &s->model.cfg;
-    bool recurrent = false;
-    for (int32_t l = 0; l < cfg->n_layers; ++l) {
-        recurrent = recurrent || tnn_layer_kind(cfg, l) != 'a';
-    }
+    const bool recurrent = tnn_model_recurrent(cfg);
     if (packed != 0 && recurrent && !tnn_backend_uses_host_memory()) {
         /* only the CPU's nodes restart a recurrent state at a sample's start */
         return tnn_fail(TNN_ERR_ARG, "packed rows with recurrent layers train on the CPU only: leave packing off");

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 ARCHITECTURES = ("llama", "gpt2")
+# the layer kinds that carry a state from token to token (tinynn's tnn_layer_recurrent)
+RECURRENT_KINDS = "cdm"
 
 
 @dataclass
@@ -63,8 +65,8 @@ class ModelConfig:
     untied: bool = False  # a separate output projection instead of the embedding
     qkv_bias: bool = False  # q, k and v projections with biases (Qwen2)
     # hybrids: a letter per layer, 'a' attention, 'c' a gated short convolution of
-    # conv_kernel taps (LFM2), 'd' a delta net (Qwen 3.5), 'm' Mamba-2 (Granite 4)
-    # ("": every layer attends)
+    # conv_kernel taps (LFM2), 'd' a delta net (Qwen 3.5), 'm' Mamba-2 (Granite 4),
+    # 'f' a feed-forward alone (with one_sublayer) ("": every layer attends)
     conv_kernel: int = 0
     layer_kinds: str = ""
     # Qwen 3.5: gated attention layers ('a'), and 'd' layers of the gated delta rule with
@@ -79,6 +81,10 @@ class ModelConfig:
     embd_multiplier: float = 0.0
     residual_multiplier: float = 0.0
     logit_scaling: float = 0.0  # the logits divided by it
+    # Nemotron-H: each layer one sub-layer after attn_norm ('a', 'm' without a feed-forward;
+    # 'f' the feed-forward alone), and a feed-forward of ffn_down(relu(ffn_up x)^2)
+    one_sublayer: bool = False
+    ffn_relu_sq: bool = False
 
     def __post_init__(self):
         if self.arch == "gpt2":
@@ -91,6 +97,13 @@ class ModelConfig:
     def head_width(self) -> int:
         """The width of one attention head."""
         return self.head_dim or self.d_model // self.n_heads
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether a layer carries a state from token to token (a convolution,
+        a delta net, Mamba-2): such models decode only forward from where their
+        state stands, and pack rows on the CPU only."""
+        return bool(set(self.layer_kinds) & set(RECURRENT_KINDS))
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -137,7 +137,7 @@ def generate_ids(
     if reuse_cache and isinstance(model, GGUFModel) and cached:
         while start < min(len(cached), len(ids) - 1) and cached[start] == ids[start]:
             start += 1
-        if set(model.cfg.layer_kinds) - {"a"} and start < len(cached):
+        if model.cfg.recurrent and start < len(cached):
             start = 0  # a recurrent layer's state is that of the cache's end: continue from there or anew
     model._kv_ids = None  # unknown until this call has decoded
     # the prompt in pieces: one piece's attention scores grow with its length

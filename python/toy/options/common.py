@@ -518,7 +518,7 @@ def packing_for(args, model) -> str:
     would carry the end of one sample into the next, so there --packing
     auto is off and --packing on refused (InputError)."""
     device = getattr(args, "device", "cpu")
-    if set(base_config(model).layer_kinds) <= {"a"} or device == "cpu":
+    if not base_config(model).recurrent or device == "cpu":
         return args.packing
     if args.packing == "on":
         raise InputError(
