@@ -65,6 +65,23 @@ def llama_cpp_rows(name: str, rows, n_heads: int, n_kv_heads: int):
     return rows.reshape(heads, 2, half, *rows.shape[1:]).swapaxes(1, 2).reshape(rows.shape)
 
 
+def mamba2_names(mixer: str) -> dict:
+    """HF_TO_GGUF's rows for a Mamba-2 mixer whose transformers weights are
+    model.layers.{i}.<mixer>.* (Granite 4's and Falcon-H1's "mamba",
+    Nemotron-H's "mixer"), as llama.cpp's converter names them."""
+    stored = {
+        "in_proj.weight": "ssm_in.weight",
+        "conv1d.weight": "ssm_conv1d.weight",
+        "conv1d.bias": "ssm_conv1d.bias",
+        "dt_bias": "ssm_dt.bias",
+        "A_log": "ssm_a",
+        "D": "ssm_d",
+        "norm.weight": "ssm_norm.weight",
+        "out_proj.weight": "ssm_out.weight",
+    }
+    return {f"model.layers.{{i}}.{mixer}.{hf}": f"blk.{{i}}.{gguf}" for hf, gguf in stored.items()}
+
+
 def mamba2_as_stored(model, groups: int, n_heads: int, n_kv_heads: int):
     """to_gguf for a Mamba-2 hybrid's gradients (Granite 4, Nemotron-H) as
     llama.cpp's converter stores their weights: A_log as ssm_a = -exp(A_log)

@@ -21,6 +21,7 @@ from hf_compare import (
     assert_toy_matches,
     hf_logits,
     mamba2_as_stored,
+    mamba2_names,
     randomize,
 )
 from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
@@ -43,14 +44,7 @@ HF_TO_GGUF = {
     "model.layers.{i}.self_attn.k_proj.weight": "blk.{i}.attn_k.weight",
     "model.layers.{i}.self_attn.v_proj.weight": "blk.{i}.attn_v.weight",
     "model.layers.{i}.self_attn.o_proj.weight": "blk.{i}.attn_output.weight",
-    "model.layers.{i}.mamba.in_proj.weight": "blk.{i}.ssm_in.weight",
-    "model.layers.{i}.mamba.conv1d.weight": "blk.{i}.ssm_conv1d.weight",
-    "model.layers.{i}.mamba.conv1d.bias": "blk.{i}.ssm_conv1d.bias",
-    "model.layers.{i}.mamba.dt_bias": "blk.{i}.ssm_dt.bias",
-    "model.layers.{i}.mamba.A_log": "blk.{i}.ssm_a",
-    "model.layers.{i}.mamba.D": "blk.{i}.ssm_d",
-    "model.layers.{i}.mamba.norm.weight": "blk.{i}.ssm_norm.weight",
-    "model.layers.{i}.mamba.out_proj.weight": "blk.{i}.ssm_out.weight",
+    **mamba2_names("mamba"),
 }
 EVERY_TARGET = ("q", "k", "v", "o", "gate", "up", "down", "ssm_out", "ssm_in")
 HEADS, KV_HEADS = 4, 2

@@ -21,6 +21,7 @@ from hf_compare import (
     assert_toy_matches,
     hf_logits,
     mamba2_as_stored,
+    mamba2_names,
     randomize,
 )
 from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
@@ -42,14 +43,7 @@ HF_TO_GGUF = {
     "model.layers.{i}.mixer.k_proj.weight": "blk.{i}.attn_k.weight",
     "model.layers.{i}.mixer.v_proj.weight": "blk.{i}.attn_v.weight",
     "model.layers.{i}.mixer.o_proj.weight": "blk.{i}.attn_output.weight",
-    "model.layers.{i}.mixer.in_proj.weight": "blk.{i}.ssm_in.weight",
-    "model.layers.{i}.mixer.conv1d.weight": "blk.{i}.ssm_conv1d.weight",
-    "model.layers.{i}.mixer.conv1d.bias": "blk.{i}.ssm_conv1d.bias",
-    "model.layers.{i}.mixer.dt_bias": "blk.{i}.ssm_dt.bias",
-    "model.layers.{i}.mixer.A_log": "blk.{i}.ssm_a",
-    "model.layers.{i}.mixer.D": "blk.{i}.ssm_d",
-    "model.layers.{i}.mixer.norm.weight": "blk.{i}.ssm_norm.weight",
-    "model.layers.{i}.mixer.out_proj.weight": "blk.{i}.ssm_out.weight",
+    **mamba2_names("mixer"),
 }
 EVERY_TARGET = ("q", "k", "v", "o", "up", "down", "ssm_out", "ssm_in")
 HEADS, KV_HEADS = 4, 2

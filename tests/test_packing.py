@@ -36,6 +36,17 @@ def samples_of(lengths, seed=0) -> list[Sample]:
 HYBRIDS = {
     "conv+delta": dict(n_layers=3, layer_kinds="cda", conv_kernel=3, ssm_state=4, ssm_groups=1, ssm_heads=2),
     "mamba": dict(n_layers=2, layer_kinds="ma", conv_kernel=4, ssm_state=4, ssm_groups=1, ssm_heads=2, ssm_inner=8),
+    # Falcon-H1's: attention and Mamba-2 side by side in each layer, no grouped norm
+    "side-by-side": dict(
+        n_layers=2,
+        layer_kinds="pp",
+        mamba_no_norm=True,
+        conv_kernel=4,
+        ssm_state=4,
+        ssm_groups=1,
+        ssm_heads=2,
+        ssm_inner=8,
+    ),
     # Nemotron-H's: each layer one sub-layer, the feed-forward one relu squared
     "one-sublayer": dict(
         n_layers=3,

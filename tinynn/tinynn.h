@@ -169,8 +169,10 @@ typedef struct tnn_model_config {
                               taps, ssm_* as below), 'm' Mamba-2 (ssm_in -> z, x B C, dt;
                               a short convolution of x B C, conv_kernel taps, with a bias;
                               the selective scan; the D skip; a grouped RMS norm of y
-                              silu(z); ssm_out), each followed by the feed-forward; with
-                              one_sublayer also 'f', the feed-forward alone */
+                              silu(z); ssm_out), 'p' attention and Mamba-2 side by side on
+                              the same normed input, their outputs summed (Falcon-H1), each
+                              followed by the feed-forward; with one_sublayer also 'f', the
+                              feed-forward alone */
     int32_t attn_gate;    /* 1: Qwen 3.5's attention: attn_q [d_model, 2 n_heads head_dim]
                              holds each head's query and then its output gate, the output
                              times sigmoid(gate); the feed-forward's norm is
@@ -191,6 +193,9 @@ typedef struct tnn_model_config {
                              feed-forward alone; no ffn_norm (Nemotron-H) */
     int32_t ffn_relu_sq;  /* 1: the feed-forward is ffn_down(relu(ffn_up x)^2), no gate
                              (Nemotron-H) */
+    int32_t mamba_no_norm;/* 1: Mamba-2's y silu(z) goes to ssm_out without the grouped RMS
+                             norm, and the layers have no ssm_norm (Falcon-H1's files
+                             without one) */
     int32_t attn_split;   /* set by the trainer, not the caller: how training attention is
                              split (models/models.h, enum tnn_attention_split). 0: the whole
                              batch, or a sequence at a time where its scores outgrow a core's

@@ -5,7 +5,9 @@
  * after attention and MLP and sliding-window local layers (Gemma 2, 3),
  * soft-capped attention scores (Gemma 2), layers without RoPE (SmolLM3),
  * gated short convolutions in place of attention (LFM2's 'c' layers), the
- * gated delta rule (Qwen 3.5's 'd') and Mamba-2 (Granite 4's 'm'). */
+ * gated delta rule (Qwen 3.5's 'd'), Mamba-2 (Granite 4's 'm'), both
+ * attention and Mamba-2 on one input (Falcon-H1's 'p'), and layers of one
+ * sub-layer each (Nemotron-H: one_sublayer, 'f' a feed-forward alone). */
 #include "models/models.h"
 
 #include <math.h>
@@ -52,7 +54,7 @@ char tnn_layer_kind(const tnn_model_config * cfg, int32_t layer) {
 
 bool tnn_layer_recurrent(const tnn_model_config * cfg, int32_t layer) {
     const char kind = tnn_layer_kind(cfg, layer);
-    return kind == 'c' || kind == 'd' || kind == 'm';
+    return kind == 'c' || kind == 'd' || kind == 'm' || kind == 'p';
 }
 
 bool tnn_model_recurrent(const tnn_model_config * cfg) {
@@ -77,6 +79,7 @@ static bool kind_has_slot(const tnn_model_config * cfg, char kind, int slot) {
         case 'c': return slot == TNN_LORA_SLOT_CONV_IN || slot == TNN_LORA_SLOT_CONV_OUT;
         case 'd': return slot >= TNN_LORA_SLOT_SSM_QKV && slot <= TNN_LORA_SLOT_SSM_OUT;
         case 'm': return slot == TNN_LORA_SLOT_SSM_IN || slot == TNN_LORA_SLOT_SSM_OUT;
+        case 'p': return slot <= TNN_LORA_SLOT_O || slot == TNN_LORA_SLOT_SSM_IN || slot == TNN_LORA_SLOT_SSM_OUT;
         case 'f': return false;
         default: return slot <= TNN_LORA_SLOT_O;
     }
@@ -131,11 +134,19 @@ struct block_tensor {
     bool present;     /* false: the config has none (biases, q/k norms) */
 };
 
+/* The feed-forward's norm as llama.cpp names it: Qwen 3.5's is
+ * post_attention_norm, Falcon-H1's has no .weight. */
+static const char * ffn_norm_name(const tnn_model_config * cfg, char kind) {
+    return cfg->attn_gate ? "post_attention_norm.weight" : kind == 'p' ? "ffn_norm" : "ffn_norm.weight";
+}
+
 static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int32_t layer,
                         struct block_tensor * out) {
     const int64_t d = cfg->d_model;
     const char kind = tnn_layer_kind(cfg, layer);
-    const bool attends = kind == 'a', convolves = kind == 'c', deltas = kind == 'd', mamba = kind == 'm';
+    /* a 'p' layer (Falcon-H1) has attention's tensors and Mamba-2's */
+    const bool attends = kind == 'a' || kind == 'p', convolves = kind == 'c', deltas = kind == 'd';
+    const bool mamba = kind == 'm' || kind == 'p';
     const int64_t s = cfg->ssm_state, keys = s * cfg->ssm_groups, values = s * cfg->ssm_heads;
     const int64_t inner = cfg->ssm_inner, heads = cfg->ssm_heads, scanned = inner + 2 * keys;
     const int64_t q_rows = (cfg->attn_gate ? 2 : 1) * tnn_head_dim(cfg) * cfg->n_heads;
@@ -176,11 +187,11 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->ssm_dt, "ssm_dt.bias", heads, 0, mamba },
         { &b->ssm_a, "ssm_a", 1, heads, mamba },
         { &b->ssm_d, "ssm_d", 1, heads, mamba },
-        { &b->ssm_norm, "ssm_norm.weight", mamba ? inner / cfg->ssm_groups : 0, cfg->ssm_groups, mamba },
+        { &b->ssm_norm, "ssm_norm.weight", mamba ? inner / cfg->ssm_groups : 0, cfg->ssm_groups,
+          mamba && !cfg->mamba_no_norm },
         { &b->ssm_out, "ssm_out.weight", inner, d, mamba },
         { &b->post_attn_norm, "post_attention_norm.weight", d, 0, post },
-        { &b->ffn_norm, cfg->attn_gate ? "post_attention_norm.weight" : "ffn_norm.weight", d, 0,
-          !cfg->one_sublayer },
+        { &b->ffn_norm, ffn_norm_name(cfg, kind), d, 0, !cfg->one_sublayer },
         { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, gated && !fused_ffn },
         { &b->w_up, "ffn_up.weight", d, cfg->d_ff, ffn && !fused_ffn },
         { &b->w_gate_up, "ffn_up.weight", d, 2 * (int64_t) cfg->d_ff, gated && fused_ffn },
@@ -539,10 +550,12 @@ struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tn
         struct ggml_tensor * state = ggml_view_1d(ctx, all, s * inner, (size_t) (inner * n) * f);
         *kv->ssm_update = ggml_cpy(ctx, state, kv->ssm_state);
     }
-    /* the D skip, the gate silu(z), then each group's RMS norm */
+    /* the D skip, the gate silu(z), then each group's RMS norm (where there is one) */
     y = ggml_add(ctx, y, ggml_mul(ctx, x, as_f32(ctx, b->ssm_d)));
     y = ggml_mul(ctx, ggml_reshape_2d(ctx, y, inner, n), ggml_silu(ctx, ggml_cont(ctx, z)));
-    y = tnn_rms_norm(ctx, ggml_reshape_3d(ctx, y, inner / groups, groups, n), b->ssm_norm, cfg->norm_eps);
+    if (b->ssm_norm != NULL) { /* Falcon-H1's files may have none */
+        y = tnn_rms_norm(ctx, ggml_reshape_3d(ctx, y, inner / groups, groups, n), b->ssm_norm, cfg->norm_eps);
+    }
     return linear(ctx, b, TNN_LORA_SLOT_SSM_OUT, NULL, ggml_reshape_2d(ctx, y, inner, n));
 }
 
@@ -576,6 +589,10 @@ struct ggml_tensor * tnn_block_forward(struct ggml_context * ctx, const struct t
                                : b->kind == 'm' ? tnn_block_mamba2(ctx, b, h, positions, cfg, kv)
                                : b->kind == 'f' ? tnn_block_ffn(ctx, b, h, cfg)
                                                 : tnn_block_attention(ctx, b, h, positions, causal_mask, cfg, kv);
+    if (b->kind == 'p') {
+        /* Falcon-H1: Mamba-2 beside attention, on the same input */
+        out = ggml_add(ctx, out, tnn_block_mamba2(ctx, b, h, positions, cfg, kv));
+    }
     if (b->post_attn_norm) {
         out = tnn_rms_norm(ctx, out, b->post_attn_norm, cfg->norm_eps);
     }

@@ -11,12 +11,12 @@
 /* each defined in the family's own file */
 extern const struct tnn_family tnn_family_llama, tnn_family_qwen2, tnn_family_qwen3, tnn_family_gemma3,
     tnn_family_gemma2, tnn_family_smollm3, tnn_family_phi3, tnn_family_lfm2, tnn_family_qwen35,
-    tnn_family_granitehybrid, tnn_family_nemotron_h;
+    tnn_family_granitehybrid, tnn_family_nemotron_h, tnn_family_falcon_h1;
 
 static const struct tnn_family * const FAMILIES[] = {
     &tnn_family_llama,  &tnn_family_qwen2,         &tnn_family_qwen3,      &tnn_family_gemma3,
     &tnn_family_gemma2, &tnn_family_smollm3,       &tnn_family_phi3,       &tnn_family_lfm2,
-    &tnn_family_qwen35, &tnn_family_granitehybrid, &tnn_family_nemotron_h,
+    &tnn_family_qwen35, &tnn_family_granitehybrid, &tnn_family_nemotron_h, &tnn_family_falcon_h1,
 };
 
 #define N_FAMILIES ((int32_t) (sizeof(FAMILIES) / sizeof(FAMILIES[0])))
@@ -45,7 +45,6 @@ static const struct {
     { "mamba", "its state-space layers use GGML_OP_SSM_SCAN, which ggml cannot differentiate" },
     { "mamba2", "its state-space layers use GGML_OP_SSM_SCAN, which ggml cannot differentiate" },
     { "jamba", "its Mamba layers use GGML_OP_SSM_SCAN, which ggml cannot differentiate" },
-    { "falcon-h1", "its Mamba-2 layers use GGML_OP_SSM_SCAN, which ggml cannot differentiate" },
     { "nemotron_h_moe", "its mixture-of-experts layers (GGML_OP_MUL_MAT_ID) have no backward in toy yet (the "
                         "dense Nemotron-H, nemotron_h, trains)" },
     { "rwkv6", "its time-mixing layers use GGML_OP_RWKV_WKV6, which ggml cannot differentiate" },

@@ -398,7 +398,8 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_heads), -1, &n_heads))) {
         return status;
     }
-    if (family->hybrid && (n_layers < 1 || n_layers > TNN_MAX_LAYERS)) {   /* before a letter a layer */
+    if ((family->hybrid || family->layer_kind != 0) && (n_layers < 1 || n_layers > TNN_MAX_LAYERS)) {
+        /* before a letter a layer */
         return tnn_fail(TNN_ERR_ARG, "n_layers must be between 1 and %d, got %lld", TNN_MAX_LAYERS,
                         (long long) n_layers);
     }
@@ -420,6 +421,10 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     }
     if (status != TNN_OK) {
         return status;
+    }
+    if (family->layer_kind != 0) {
+        memset(kinds, family->layer_kind, (size_t) n_layers);   /* checked: 1 to TNN_MAX_LAYERS */
+        kinds[n_layers] = '\0';
     }
     if (family->hybrid && n_kv_heads == 0) {
         n_kv_heads = n_heads;   /* no attention layer: the heads are never used */
@@ -450,7 +455,9 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->attn_gate = family->attn_gate;
     c->one_sublayer = family->one_sublayer;
     c->ffn_relu_sq = family->ffn_relu_sq;
-    const char ssm_kind = strchr(kinds, 'd') != NULL ? 'd' : strchr(kinds, 'm') != NULL ? 'm' : 0;
+    const char ssm_kind = strchr(kinds, 'd') != NULL                                 ? 'd'
+                          : strchr(kinds, 'm') != NULL || strchr(kinds, 'p') != NULL ? 'm'
+                                                                                     : 0;
     if (ssm_kind != 0 && (status = read_ssm(g, arch, keys, ssm_kind, c))) {
         return status;
     }
@@ -486,6 +493,10 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         return status;
     }
     c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
+    const int32_t scans = tnn_first_layer_with(c, TNN_LORA_SLOT_SSM_IN);
+    char norm_name[64];
+    snprintf(norm_name, sizeof(norm_name), "blk.%d.ssm_norm.weight", scans);
+    c->mamba_no_norm = family->ssm_norm_optional && scans >= 0 && ggml_get_tensor(tensors, norm_name) == NULL;
     /* what the attention layers have, seen in the first of them */
     const int32_t attends = tnn_first_layer_with(c, TNN_LORA_SLOT_Q);
     char name[64];

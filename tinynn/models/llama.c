@@ -106,22 +106,26 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
         return tnn_fail(TNN_ERR_ARG, "one_sublayer and ffn_relu_sq must be 0 or 1, got %d and %d", c->one_sublayer,
                         c->ffn_relu_sq);
     }
+    if (c->mamba_no_norm != 0 && c->mamba_no_norm != 1) {
+        return tnn_fail(TNN_ERR_ARG, "mamba_no_norm must be 0 or 1, got %d", c->mamba_no_norm);
+    }
     if (c->ffn_relu_sq && c->fused_gate_up) {
         return tnn_fail(TNN_ERR_ARG, "ffn_relu_sq has no gate: it cannot be fused with up (fused_gate_up)");
     }
     bool convolves = false, deltas = false, mambas = false;
     for (size_t i = 0; i < n_kinds; ++i) {
-        if (strchr(c->one_sublayer ? "amf" : "acdm", c->layer_kinds[i]) == NULL) {
+        if (strchr(c->one_sublayer ? "amf" : "acdmp", c->layer_kinds[i]) == NULL) {
             return tnn_fail(TNN_ERR_ARG,
                             c->one_sublayer ? "layer_kinds: layer %zu is '%c': with one_sublayer 'a' (attention), "
                                               "'m' (Mamba-2) or 'f' (feed-forward) expected"
                                             : "layer_kinds: layer %zu is '%c': 'a' (attention), 'c' (short "
-                                              "convolution), 'd' (delta net) or 'm' (Mamba-2) expected",
+                                              "convolution), 'd' (delta net), 'm' (Mamba-2) or 'p' (attention "
+                                              "and Mamba-2) expected",
                             i, c->layer_kinds[i]);
         }
         convolves |= c->layer_kinds[i] != 'a' && c->layer_kinds[i] != 'f';
         deltas |= c->layer_kinds[i] == 'd';
-        mambas |= c->layer_kinds[i] == 'm';
+        mambas |= c->layer_kinds[i] == 'm' || c->layer_kinds[i] == 'p';
     }
     if (deltas && mambas) {
         return tnn_fail(TNN_ERR_ARG, "layer_kinds: delta-net and Mamba-2 layers in one model are not supported");

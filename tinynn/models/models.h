@@ -497,6 +497,10 @@ struct tnn_family {
                                             feed-forward ones ('f') marked by the per-layer
                                             feed_forward_length (tnn_model_config.one_sublayer) */
     bool ffn_relu_sq;                    /* the feed-forward ungated, relu squared */
+    char layer_kind;                     /* not hybrid: 0 (attention), or every layer's kind
+                                            (Falcon-H1: 'p') */
+    bool ssm_norm_optional;              /* a file may leave out Mamba-2's ssm_norm (Falcon-H1:
+                                            tnn_model_config.mamba_no_norm) */
     const char * recurrent_layers;       /* with hybrid: the key of a per-layer bool array marking the
                                             recurrent layers (Qwen 3.5), else NULL: the zeros of
                                             attention.head_count_kv mark them (LFM2) */

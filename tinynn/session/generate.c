@@ -61,10 +61,7 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
      * are a strided view that attention reads in place */
     for (int32_t l = 0; l < cfg->n_layers; ++l) {
         const char kind = tnn_layer_kind(cfg, l);
-        if (kind == 'f') {
-            continue;   /* a feed-forward alone keeps nothing */
-        }
-        if (kind != 'a') {
+        if (tnn_layer_recurrent(cfg, l)) {
             const int64_t s_width = cfg->ssm_state, keys = s_width * cfg->ssm_groups;
             const int64_t channels = kind == 'c'   ? cfg->d_model
                                      : kind == 'd' ? 2 * keys + s_width * cfg->ssm_heads
@@ -79,14 +76,15 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
                                                               cfg->ssm_heads);
                 ggml_format_name(s->decoder.ssm_states[l], "ssm_state.%d", l);
             }
-            continue;
         }
-        s->decoder.k_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx,
-                                                    cfg->n_kv_heads);
-        s->decoder.v_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx,
-                                                    cfg->n_kv_heads);
-        ggml_format_name(s->decoder.k_caches[l], "cache_k.%d", l);
-        ggml_format_name(s->decoder.v_caches[l], "cache_v.%d", l);
+        if (kind == 'a' || kind == 'p') {   /* 'p': Falcon-H1's attention beside its Mamba-2 */
+            s->decoder.k_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx,
+                                                        cfg->n_kv_heads);
+            s->decoder.v_caches[l] = ggml_new_tensor_3d(s->decoder.ctx_kv, GGML_TYPE_F32, head_dim, n_ctx,
+                                                        cfg->n_kv_heads);
+            ggml_format_name(s->decoder.k_caches[l], "cache_k.%d", l);
+            ggml_format_name(s->decoder.v_caches[l], "cache_v.%d", l);
+        }
     }
     s->decoder.state_slot = ggml_new_tensor_1d(s->decoder.ctx_kv, GGML_TYPE_I32, 1);   /* 0 once cleared */
     ggml_set_name(s->decoder.state_slot, "state_slot");

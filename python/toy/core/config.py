@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 
 ARCHITECTURES = ("llama", "gpt2")
 # the layer kinds that carry a state from token to token (tinynn's tnn_layer_recurrent)
-RECURRENT_KINDS = "cdm"
+RECURRENT_KINDS = "cdmp"
 
 
 @dataclass
@@ -66,7 +66,8 @@ class ModelConfig:
     qkv_bias: bool = False  # q, k and v projections with biases (Qwen2)
     # hybrids: a letter per layer, 'a' attention, 'c' a gated short convolution of
     # conv_kernel taps (LFM2), 'd' a delta net (Qwen 3.5), 'm' Mamba-2 (Granite 4),
-    # 'f' a feed-forward alone (with one_sublayer) ("": every layer attends)
+    # 'p' attention and Mamba-2 side by side (Falcon-H1), 'f' a feed-forward alone
+    # (with one_sublayer) ("": every layer attends)
     conv_kernel: int = 0
     layer_kinds: str = ""
     # Qwen 3.5: gated attention layers ('a'), and 'd' layers of the gated delta rule with
@@ -85,6 +86,8 @@ class ModelConfig:
     # 'f' the feed-forward alone), and a feed-forward of ffn_down(relu(ffn_up x)^2)
     one_sublayer: bool = False
     ffn_relu_sq: bool = False
+    # Falcon-H1 ('p': attention and Mamba-2 side by side): files without ssm_norm
+    mamba_no_norm: bool = False
 
     def __post_init__(self):
         if self.arch == "gpt2":
