@@ -112,6 +112,14 @@ def test_the_config_read_from_the_file_runs_both_mixers_in_every_layer(falcon):
     assert toy.native.session.lora_targets_of(cfg) == EVERY_TARGET
 
 
+def test_the_released_files_pre_tokenizer_is_llama_3s():
+    """TII's Falcon-H1 GGUFs carry tokenizer.ggml.pre "falcon-h1", which
+    llama.cpp splits as Llama 3 (its llama-vocab.cpp); toy reads it so."""
+    from toy.text.tokenizer import PRE_TOKENIZERS
+
+    assert PRE_TOKENIZERS["falcon-h1"] is PRE_TOKENIZERS["llama-bpe"]
+
+
 def test_logits_and_every_gradient_match_transformers(falcon):
     """The converter folds each muP multiplier into a weight, so the
     file's weight is transformers' times a factor (per row of ssm_in) and

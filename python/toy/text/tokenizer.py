@@ -82,7 +82,7 @@ _QWEN2_ROW = PreTokenizer((_QWEN2,))
 PRE_TOKENIZERS: dict[str, PreTokenizer] = {
     # a BPE GGUF without the key gets llama.cpp's default, not GPT-2's
     "default": PreTokenizer((r"[\p{P}\$\+<=>\^~\|]+", _GPT2, r"\p{N}+", "[0-9][0-9][0-9]")),
-    **dict.fromkeys(("llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "lfm2"), _LLAMA3_ROW),
+    **dict.fromkeys(("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "lfm2"), _LLAMA3_ROW),
     **dict.fromkeys(("dbrx", "smaug-bpe"), PreTokenizer((_LLAMA3,))),
     "deepseek-llm": PreTokenizer(
         (
