@@ -70,17 +70,20 @@ def test_without_packed_products_the_base_forwards_through_ggml(smollm2, monkeyp
 
 
 def test_lora_with_the_stored_base_keeps_it_in_place(smollm2):
-    """No copies: the forward reads the stored Q4_1 matrices through ggml, the
-    input gradients read them too (dequantized a block at a time into fgemm
-    where tinynn's kernels run, tinynn/graph/stored_products.c; else ggml's
-    out_prod). Every matrix but the first block's q, k and v (nothing before
-    them trains) has one, and so has the Q8_0 head."""
+    """No copies: both products through each frozen matrix read it as stored.
+    Where tinynn's kernels run, on qgemm with the panels made inside each
+    product (tinynn/models/stored_panels.c): the forward of all 30 x 7
+    matrices and the input gradient of every one but the first block's q, k
+    and v (nothing before them trains), the Q8_0 head both ways too. Else
+    ggml's products forward and its out_prod back."""
     recipe = LoRA("cpu", threads=2)
     recipe.realize(smollm2, None, 4, toy.RecipeOptions(t_seq=8, t_batch=1), targets=("q",), base_compute="stored")
     ops = profiled_ops(recipe)
-    assert ops["MUL_MAT q4_1"] == 30 * 7
-    gradient = "CUSTOM" if cpu_has_packed_products() else "OUT_PROD"
-    assert ops[f"{gradient} q4_1"] == 30 * 7 - 3 and ops[f"{gradient} q8_0"] == 1, ops
+    if cpu_has_packed_products():
+        assert ops["CUSTOM q4_1"] == 30 * 7 + 30 * 7 - 3 and ops["CUSTOM q8_0"] == 2, ops
+    else:
+        assert ops["MUL_MAT q4_1"] == 30 * 7
+        assert ops["OUT_PROD q4_1"] == 30 * 7 - 3 and ops["OUT_PROD q8_0"] == 1, ops
 
 
 def test_q4_1_products_over_many_tokens_match_one_token_at_a_time(smollm2):

@@ -325,16 +325,32 @@ bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_c
 
 /* ---- qgemm's packed panels (every variant reads them) -------------------- */
 
-size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n) {
+size_t tnn_qgemm_scratch_bytes(const struct tnn_qpanels * a, int64_t k, int64_t n) {
     /* the quantized columns, one spread panel, the columns as int16
-     * (layout.h) */
-    return tnn_qgemm_layout(k, n).total;
+     * (layout.h); then a pass of panels and pack's work (tnn_qpanels_get) */
+    const size_t own = tnn_align64(tnn_qgemm_layout(k, n).total);
+    if (a == NULL || a->pack == NULL) {
+        return own;
+    }
+    const size_t panel_bytes = (size_t) (k / TNN_QBLOCK) * tnn_qpanel_block_bytes(a->format);
+    return own + tnn_align64((size_t) a->pass * panel_bytes) + a->work_bytes;
 }
 
 /* Stored block layouts (ggml-common.h): Q8_0 {fp16 d; int8 q[32]},
  * Q4_1 {fp16 d; fp16 m; uint8 qs[16]}, qs[t] = q[t] | q[t + 16] << 4. */
 #define Q8_0_BYTES 34
 #define Q4_1_BYTES 20
+
+void tnn_qpanel_put_q8_0(void * panel_block, int r, const void * block) {
+    uint8_t * out = panel_block;
+    const uint8_t * blk = block;
+    memcpy(out + 2 * r, blk, 2); /* d */
+    for (int g = 0; g < 8; ++g) {
+        for (int t = 0; t < 4; ++t) {
+            out[32 + g * 64 + r * 4 + t] = (uint8_t) (blk[2 + 4 * g + t] ^ 0x80);
+        }
+    }
+}
 
 void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row_bytes, int64_t k, int64_t r0,
                      void * dst) {
@@ -346,13 +362,7 @@ void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row
         for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
             const uint8_t * row = (const uint8_t *) src + (size_t) r * row_bytes;
             if (format == TNN_QPANEL_Q8_0) {
-                const uint8_t * blk = row + (size_t) b * Q8_0_BYTES;
-                memcpy(out + 2 * r, blk, 2); /* d */
-                for (int g = 0; g < 8; ++g) {
-                    for (int t = 0; t < 4; ++t) {
-                        out[32 + g * 64 + r * 4 + t] = (uint8_t) (blk[2 + 4 * g + t] ^ 0x80);
-                    }
-                }
+                tnn_qpanel_put_q8_0(out, r, row + (size_t) b * Q8_0_BYTES);
             } else {
                 const uint8_t * blk = row + (size_t) b * Q4_1_BYTES;
                 memcpy(out + 2 * r, blk, 2); /* d */

@@ -107,7 +107,8 @@ struct tnn_attention_args;
 struct tnn_recurrent_kernels;
 
 /* qgemm's entry point (see tnn_qgemm_avx512 below). */
-typedef void (*tnn_qgemm_fn)(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+struct tnn_qpanels;
+typedef void (*tnn_qgemm_fn)(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                              int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
                              int nth);
 /* fgemm's and fgemm_bf16's entry point (see tnn_fgemm_avx512 below). */
@@ -220,25 +221,60 @@ static inline size_t tnn_qpanel_block_bytes(enum tnn_qpanel_format format) {
  * matrix (k / 32 panel blocks per panel). */
 void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row_bytes, int64_t k, int64_t r0,
                      void * dst);
+/* Write one stored Q8_0 block (34 bytes) as row r of a TNN_QPANEL_Q8_0
+ * panel block. */
+void tnn_qpanel_put_q8_0(void * panel_block, int r, const void * block);
 
-/* Scratch bytes a thread needs to quantize n columns of k values. */
-size_t tnn_qgemm_scratch_bytes(int64_t k, int64_t n);
+/* A qgemm's matrix [rows, k] in 16-row panels of format (enum
+ * tnn_qpanel_format). Either packed: every panel at packed, made once
+ * (the base's copies); or made as the product reads them, pass panels at a
+ * time, by pack into the thread's scratch, from a matrix kept as stored
+ * (graph/stored_products.c: products straight from the stored blocks, no
+ * copy kept). pack(a, p0, p1, dst, work) writes panels [p0, p1) to dst,
+ * work_bytes of scratch at work its own; source and the fields after it
+ * are for pack to read. */
+struct tnn_qpanels {
+    int format;
+    const void * packed;
+    void (*pack)(const struct tnn_qpanels * a, int64_t p0, int64_t p1, void * dst, void * work);
+    int64_t pass;              /* with pack: panels a pass (1 or more) */
+    int64_t align;             /* with pack: a thread's share starts at a multiple of it
+                                  (whole stored blocks); each thread packs its own panels */
+    size_t work_bytes;         /* with pack */
+    const void * source;       /* the stored matrix */
+    int32_t source_type;       /* its ggml type */
+    size_t source_row_bytes;   /* the bytes of one of its rows */
+    int64_t source_width;      /* with pack: values of one of its rows */
+};
+
+/* A matrix of packed panels. */
+static inline struct tnn_qpanels tnn_qpanels_packed(enum tnn_qpanel_format format, const void * packed) {
+    struct tnn_qpanels a = { 0 };
+    a.format = format;
+    a.packed = packed;
+    return a;
+}
+
+/* Scratch bytes a thread needs for a product by a of n columns of k
+ * values: the quantized columns, and where a is packed as it is read,
+ * room for a pass of panels and pack's work. */
+size_t tnn_qgemm_scratch_bytes(const struct tnn_qpanels * a, int64_t k, int64_t n);
 
 /* y [rows, n] = A [rows, k] x [k, n], for the share of thread ith of nth;
- * x quantized in levels (1 or 2) int8 levels. format: enum tnn_qpanel_format.
- * x: column j at x + j * x_stride (floats, contiguous along k); y: column j
- * at y + j * y_stride. scratch: this thread's tnn_qgemm_scratch_bytes(k, n).
- * Every thread must be called; none waits for another. */
-void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+ * x quantized in levels (1 or 2) int8 levels. x: column j at x + j *
+ * x_stride (floats, contiguous along k); y: column j at y + j * y_stride.
+ * scratch: this thread's tnn_qgemm_scratch_bytes(a, k, n). Every thread
+ * must be called; none waits for another. */
+void tnn_qgemm_avx512(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                       int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
 /* The same on 256-bit registers: the VNNI multiply-add (avxvnni), or
  * vpmaddubsw and vpmaddwd where there is none (avx2); and on the AMX tiles,
  * 16 columns x 16 rows x one block per tile product (amx). */
-void tnn_qgemm_avx2(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+void tnn_qgemm_avx2(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                     int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
-void tnn_qgemm_avxvnni(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+void tnn_qgemm_avxvnni(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                        int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
-void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+void tnn_qgemm_amx(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                    int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
 
 /* ---- fgemm: float32 products ---------------------------------------------- *

@@ -31,9 +31,11 @@ void tnn_fgemm_pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
 static void head_product(const struct tnn_head_products * p, bool transposed, int64_t d, int64_t vocab,
                          const float * x, int64_t nc, float * y, void * scratch) {
     if (transposed) {
-        p->qgemm(TNN_QPANEL_Q8_0, 2, p->wt, d, vocab, x, vocab, nc, y, d, scratch, 0, 1);
+        const struct tnn_qpanels wt = tnn_qpanels_packed(TNN_QPANEL_Q8_0, p->wt);
+        p->qgemm(2, &wt, d, vocab, x, vocab, nc, y, d, scratch, 0, 1);
     } else {
-        p->qgemm(p->w_format, 2, p->w, vocab, d, x, d, nc, y, vocab, scratch, 0, 1);
+        const struct tnn_qpanels w = tnn_qpanels_packed(p->w_format, p->w);
+        p->qgemm(2, &w, vocab, d, x, d, nc, y, vocab, scratch, 0, 1);
     }
 }
 

@@ -27,12 +27,18 @@ struct tnn_qcol {
 /* A thread's share of a qgemm of n columns by n_panels panels: columns
  * [c0, c1) of panels [p0, p1). The columns are split, by whole tiles of
  * tile columns, when each thread gets one (each thread quantizes only its
- * own); else the panels, every thread quantizing all columns. No thread
- * waits for another either way, and each output is one thread's. */
-static inline void tnn_qgemm_share(int64_t n, int64_t n_panels, int64_t tile, int ith, int nth, int64_t * c0,
-                                   int64_t * c1, int64_t * p0, int64_t * p1) {
+ * own); else the panels, every thread quantizing all columns. A matrix
+ * packed as it is read (align > 0) splits its panels, in multiples of
+ * align, so that each thread packs only its own. No thread waits for
+ * another either way, and each output is one thread's. */
+static inline void tnn_qgemm_share(int64_t n, int64_t n_panels, int64_t tile, int64_t align, int ith, int nth,
+                                   int64_t * c0, int64_t * c1, int64_t * p0, int64_t * p1) {
     *c0 = 0, *c1 = n, *p0 = 0, *p1 = n_panels;
-    if (n >= (int64_t) nth * tile) {
+    if (align > 0) {
+        const int64_t groups = n_panels / align;
+        *p0 = groups * ith / nth * align;
+        *p1 = ith == nth - 1 ? n_panels : groups * (ith + 1) / nth * align;
+    } else if (n >= (int64_t) nth * tile) {
         const int64_t tiles = (n + tile - 1) / tile;
         *c0 = tiles * ith / nth * tile;
         *c1 = tiles * (ith + 1) / nth * tile;
@@ -45,11 +51,12 @@ static inline void tnn_qgemm_share(int64_t n, int64_t n_panels, int64_t tile, in
 
 /* qgemm_avx512.c's parts, which the amx variant reuses for what its tiles
  * leave: one column quantized (kb blocks of x into out), and the product of
- * n quantized columns (column c's blocks at cols + c * kb) by panels
- * [p0, p1) into y (column c at y + c * y_stride, row 0 of panel 0 first). */
+ * n quantized columns (column c's blocks at cols + c * kb) by n_panels
+ * consecutive panels at panels into y (column c at y + c * y_stride, row 0
+ * of the first panel first). */
 void tnn_qgemm_avx512_quantize(const float * x, int64_t kb, struct tnn_qcol * out);
-void tnn_qgemm_avx512_columns(int format, int levels, const void * a, int64_t kb, int64_t p0, int64_t p1,
-                              const struct tnn_qcol * cols, int64_t n, float * y, int64_t y_stride);
+void tnn_qgemm_avx512_panels(int format, int levels, const uint8_t * panels, int64_t kb, int64_t n_panels,
+                             const struct tnn_qcol * cols, int64_t n, float * y, int64_t y_stride);
 
 /* A quantized column block's scalars from its max |x| and the sums of its
  * two int8 levels: every variant's quantize_column ends here, so that all
@@ -98,6 +105,30 @@ static inline struct tnn_qgemm_layout tnn_qgemm_layout(int64_t k, int64_t n) {
     return l;
 }
 
+/* Panels a pass of qgemm goes over (every column tile reads them): about
+ * 256 KB of a packed matrix, which stays in L2; a matrix packed as it is
+ * read says its own. */
+static inline int64_t tnn_qpanels_pass(const struct tnn_qpanels * a, size_t panel_bytes) {
+    if (a->pack != NULL) {
+        return a->pass;
+    }
+    const int64_t n = (int64_t) ((256 << 10) / (panel_bytes ? panel_bytes : 1));
+    return n > 0 ? n : 1;
+}
+
+/* Panels [p0, p1) of a (one pass), ready to read: in place, or packed into
+ * the room after qgemm's own scratch (tnn_qgemm_scratch_bytes). */
+static inline const uint8_t * tnn_qpanels_get(const struct tnn_qpanels * a, int64_t p0, int64_t p1, int64_t k,
+                                              int64_t n, void * scratch) {
+    const size_t panel_bytes = (size_t) (k / TNN_QBLOCK) * tnn_qpanel_block_bytes(a->format);
+    if (a->pack == NULL) {
+        return (const uint8_t *) a->packed + (size_t) p0 * panel_bytes;
+    }
+    uint8_t * room = (uint8_t *) scratch + tnn_align64(tnn_qgemm_layout(k, n).total);
+    a->pack(a, p0, p1, room, room + tnn_align64((size_t) a->pass * panel_bytes));
+    return room;
+}
+
 /* head_loss's scratch, by byte offset: the products' own (qgemm's quantized
  * columns for either product, or fgemm_bf16's), then z [rows, chunk], the
  * gathered h [d, chunk] and their dL/dh [d, chunk]; chunk:
@@ -120,7 +151,7 @@ struct tnn_head_loss_token {
 
 static inline struct tnn_head_loss_layout tnn_head_loss_layout(int64_t d, int64_t vocab, bool bf16) {
     const int64_t c = bf16 ? TNN_HEAD_LOSS_CHUNK_BF16 : TNN_HEAD_LOSS_CHUNK;
-    const size_t q_d = tnn_qgemm_scratch_bytes(d, c), q_v = tnn_qgemm_scratch_bytes(vocab, c);
+    const size_t q_d = tnn_qgemm_scratch_bytes(NULL, d, c), q_v = tnn_qgemm_scratch_bytes(NULL, vocab, c);
     const size_t q = bf16 ? tnn_fgemm_bf16_scratch_bytes() : q_d > q_v ? q_d : q_v;
     const size_t dc = tnn_align64((size_t) d * c * sizeof(float));
     struct tnn_head_loss_layout l;

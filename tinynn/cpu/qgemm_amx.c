@@ -196,15 +196,16 @@ TILE_FN(tile_q8_0_2, TNN_QPANEL_Q8_0, 2)
 TILE_FN(tile_q4_1_1, TNN_QPANEL_Q4_1, 1)
 TILE_FN(tile_q4_1_2, TNN_QPANEL_Q4_1, 2)
 
-AMX void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+AMX void tnn_qgemm_amx(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                        int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
                        int nth) {
+    const int format = a->format;
     const tile_fn tile_at = format == TNN_QPANEL_Q8_0 ? (levels == 2 ? tile_q8_0_2 : tile_q8_0_1)
                                                       : (levels == 2 ? tile_q4_1_2 : tile_q4_1_1);
     const int64_t kb = k / TNN_QBLOCK;
     const size_t panel_bytes = (size_t) kb * tnn_qpanel_block_bytes(format);
     int64_t c0, c1, p0, p1;
-    tnn_qgemm_share(n, rows / TNN_QPANEL_ROWS, NC, ith, nth, &c0, &c1, &p0, &p1);
+    tnn_qgemm_share(n, rows / TNN_QPANEL_ROWS, NC, a->pack != NULL ? a->align : 0, ith, nth, &c0, &c1, &p0, &p1);
 
     struct tnn_qcol * q = scratch;
     uint8_t * values = (uint8_t *) scratch + tnn_align64((size_t) kb * (size_t) n * sizeof(struct tnn_qcol));
@@ -212,21 +213,26 @@ AMX void tnn_qgemm_amx(int format, int levels, const void * a, int64_t rows, int
         tnn_qgemm_avx512_quantize(x + c * x_stride, kb, q + (c - c0) * kb);
     }
     const int64_t full = (c1 - c0) / NC * NC;
-    if (full > 0) {
-        configure_tiles();
-        for (int64_t p = p0; p < p1; ++p) {
-            const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes;
-            spread(format, panel, kb, values);
-            for (int64_t c = 0; c < full; c += NC) {
-                tile_at(panel, values, TNN_QAMX_BLOCK_BYTES, kb, q + c * kb,
-                        y + (c0 + c) * y_stride + p * TNN_QPANEL_ROWS, y_stride);
+    const int64_t pass = tnn_qpanels_pass(a, panel_bytes);
+    for (int64_t pp = p0; pp < p1; pp += pass) {
+        const int64_t pe = pp + pass < p1 ? pp + pass : p1;
+        const uint8_t * panels = tnn_qpanels_get(a, pp, pe, k, n, scratch);
+        if (full > 0) {
+            configure_tiles();
+            for (int64_t p = pp; p < pe; ++p) {
+                const uint8_t * panel = panels + (size_t) (p - pp) * panel_bytes;
+                spread(format, panel, kb, values);
+                for (int64_t c = 0; c < full; c += NC) {
+                    tile_at(panel, values, TNN_QAMX_BLOCK_BYTES, kb, q + c * kb,
+                            y + (c0 + c) * y_stride + p * TNN_QPANEL_ROWS, y_stride);
+                }
             }
+            _tile_release();
         }
-        _tile_release();
-    }
-    if (full < c1 - c0) {
-        tnn_qgemm_avx512_columns(format, levels, a, kb, p0, p1, q + full * kb, c1 - c0 - full,
-                                 y + (c0 + full) * y_stride, y_stride);
+        if (full < c1 - c0) {
+            tnn_qgemm_avx512_panels(format, levels, panels, kb, pe - pp, q + full * kb, c1 - c0 - full,
+                                    y + (c0 + full) * y_stride + pp * TNN_QPANEL_ROWS, y_stride);
+        }
     }
 }
 

@@ -484,17 +484,11 @@ TILE_FN(AVXVNNI, vnni_q4_1_2, tile_vnni, TNN_QPANEL_Q4_1, 2)
 static const tile_fn avx2_tiles[4] = { avx2_q8_0_1, avx2_q8_0_2, avx2_q4_1_1, avx2_q4_1_2 };
 static const tile_fn vnni_tiles[4] = { vnni_q8_0_1, vnni_q8_0_2, vnni_q4_1_1, vnni_q4_1_2 };
 
-/* Panels per pass over a thread's columns: about 256 KB of the packed matrix,
- * which stays in L2 while every column tile reads it. */
-static int64_t panels_per_pass(size_t panel_bytes) {
-    const int64_t n = (int64_t) ((256 << 10) / (panel_bytes ? panel_bytes : 1));
-    return n > 0 ? n : 1;
-}
-
 /* tnn_qgemm_avx512's walk, with its tiles NC_MAX columns wide. */
-AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t k16_max, int format, int levels,
-                       const void * a, int64_t rows, int64_t k, const float * x, int64_t x_stride, int64_t n,
-                       float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t k16_max, int levels,
+                       const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x, int64_t x_stride,
+                       int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+    const int format = a->format;
     const tile_fn tile_at = tiles[(format == TNN_QPANEL_Q4_1) * 2 + (levels == 2)];
     const int64_t kb = k / TNN_QBLOCK;
     const int64_t n_panels = rows / TNN_QPANEL_ROWS;
@@ -502,46 +496,50 @@ AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t
     struct tnn_qcol * q = scratch;
 
     int64_t c0, c1, p0, p1;
-    tnn_qgemm_share(n, n_panels, NC_MAX, ith, nth, &c0, &c1, &p0, &p1);
+    tnn_qgemm_share(n, n_panels, NC_MAX, a->pack != NULL ? a->align : 0, ith, nth, &c0, &c1, &p0, &p1);
     for (int64_t c = c0; c < c1; ++c) {
         quantize_column(x + c * x_stride, kb, q + (c - c0) * kb);
     }
     const tile16_fn tile16_at = tiles16[format == TNN_QPANEL_Q4_1];
-    if (levels == 2 && tile16_at != NULL && k <= k16_max) {
+    const bool spread_columns = levels == 2 && tile16_at != NULL && k <= k16_max;
+    const struct tnn_qgemm_layout l = tnn_qgemm_layout(k, n);
+    int16_t * spread = (int16_t *) ((uint8_t *) scratch + l.spread);
+    int16_t * x16 = (int16_t *) ((uint8_t *) scratch + l.x16);
+    if (spread_columns) {
         /* the columns as int16, then each panel spread once for all of them */
-        const struct tnn_qgemm_layout l = tnn_qgemm_layout(k, n);
-        int16_t * spread = (int16_t *) ((uint8_t *) scratch + l.spread);
-        int16_t * x16 = (int16_t *) ((uint8_t *) scratch + l.x16);
         for (int64_t c = c0; c < c1; ++c) {
             column16(q + (c - c0) * kb, kb, x16 + (c - c0) * kb * TNN_QBLOCK);
         }
-        /* by KC blocks of a panel, whose spread (32 KB) stays in L1 while
-         * the column tiles go over it */
-        enum { KC = 32 };
-        for (int64_t p = p0; p < p1; ++p) {
-            for (int64_t b0 = 0; b0 < kb; b0 += KC) {
-                const int64_t nb = kb - b0 < KC ? kb - b0 : KC;
-                const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes +
-                                        (size_t) b0 * tnn_qpanel_block_bytes(format);
-                spread16(format, panel, nb, spread);
-                for (int64_t c = c0; c < c1; c += NC_MAX) {
-                    const int nc = (int) (c1 - c < NC_MAX ? c1 - c : NC_MAX);
-                    tile16_at(panel, spread, kb, nb, b0 > 0, q + (c - c0) * kb + b0,
-                              x16 + ((c - c0) * kb + b0) * TNN_QBLOCK, nc, y + c * y_stride + p * TNN_QPANEL_ROWS,
-                              y_stride);
-                }
-            }
-        }
-        return;
     }
-    const int64_t pass = panels_per_pass(panel_bytes);
+    const int64_t pass = tnn_qpanels_pass(a, panel_bytes);
     for (int64_t pp = p0; pp < p1; pp += pass) {
         const int64_t pe = pp + pass < p1 ? pp + pass : p1;
+        const uint8_t * panels = tnn_qpanels_get(a, pp, pe, k, n, scratch);
+        if (spread_columns) {
+            /* by KC blocks of a panel, whose spread (32 KB) stays in L1 while
+             * the column tiles go over it */
+            enum { KC = 32 };
+            for (int64_t p = pp; p < pe; ++p) {
+                for (int64_t b0 = 0; b0 < kb; b0 += KC) {
+                    const int64_t nb = kb - b0 < KC ? kb - b0 : KC;
+                    const uint8_t * panel = panels + (size_t) (p - pp) * panel_bytes +
+                                            (size_t) b0 * tnn_qpanel_block_bytes(format);
+                    spread16(format, panel, nb, spread);
+                    for (int64_t c = c0; c < c1; c += NC_MAX) {
+                        const int nc = (int) (c1 - c < NC_MAX ? c1 - c : NC_MAX);
+                        tile16_at(panel, spread, kb, nb, b0 > 0, q + (c - c0) * kb + b0,
+                                  x16 + ((c - c0) * kb + b0) * TNN_QBLOCK, nc,
+                                  y + c * y_stride + p * TNN_QPANEL_ROWS, y_stride);
+                    }
+                }
+            }
+            continue;
+        }
         for (int64_t c = c0; c < c1; c += NC_MAX) {
             const int nc = (int) (c1 - c < NC_MAX ? c1 - c : NC_MAX);
             const struct tnn_qcol * cols = q + (c - c0) * kb;
             for (int64_t p = pp; p < pe; ++p) {
-                const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes;
+                const uint8_t * panel = panels + (size_t) (p - pp) * panel_bytes;
                 float * out = y + c * y_stride + p * TNN_QPANEL_ROWS;
                 tile_at(panel, kb, cols, nc, out, y_stride);
             }
@@ -549,17 +547,16 @@ AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t
     }
 }
 
-void tnn_qgemm_avx2(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+void tnn_qgemm_avx2(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                     int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth) {
-    qgemm(avx2_tiles, avx2_tiles16, INT64_MAX, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch,
-          ith, nth);
+    qgemm(avx2_tiles, avx2_tiles16, INT64_MAX, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
 }
 
-void tnn_qgemm_avxvnni(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+void tnn_qgemm_avxvnni(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                        int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
                        int nth) {
-    qgemm(vnni_tiles, vnni_tiles16, K16_MAX_VNNI, format, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch,
-          ith, nth);
+    qgemm(vnni_tiles, vnni_tiles16, K16_MAX_VNNI, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith,
+          nth);
 }
 
 #endif

@@ -182,45 +182,42 @@ TILE_FN(tile_q8_0_2, TNN_QPANEL_Q8_0, 2)
 TILE_FN(tile_q4_1_1, TNN_QPANEL_Q4_1, 1)
 TILE_FN(tile_q4_1_2, TNN_QPANEL_Q4_1, 2)
 
-/* Panels per pass over a thread's columns: about 256 KB of the packed matrix,
- * which stays in L2 while every column tile reads it. */
-static int64_t panels_per_pass(size_t panel_bytes) {
-    const int64_t n = (int64_t) ((256 << 10) / (panel_bytes ? panel_bytes : 1));
-    return n > 0 ? n : 1;
-}
-
 AVX512 void tnn_qgemm_avx512_quantize(const float * x, int64_t kb, struct tnn_qcol * out) {
     quantize_column(x, kb, out);
 }
 
-AVX512 void tnn_qgemm_avx512_columns(int format, int levels, const void * a, int64_t kb, int64_t p0, int64_t p1,
-                                     const struct tnn_qcol * cols, int64_t n, float * y, int64_t y_stride) {
+AVX512 void tnn_qgemm_avx512_panels(int format, int levels, const uint8_t * panels, int64_t kb, int64_t n_panels,
+                                    const struct tnn_qcol * cols, int64_t n, float * y, int64_t y_stride) {
     const tile_fn tile_at = format == TNN_QPANEL_Q8_0 ? (levels == 2 ? tile_q8_0_2 : tile_q8_0_1)
                                                       : (levels == 2 ? tile_q4_1_2 : tile_q4_1_1);
     const size_t panel_bytes = (size_t) kb * tnn_qpanel_block_bytes(format);
-    const int64_t pass = panels_per_pass(panel_bytes);
-    for (int64_t pp = p0; pp < p1; pp += pass) {
-        const int64_t pe = pp + pass < p1 ? pp + pass : p1;
-        for (int64_t c = 0; c < n; c += NC_MAX) {
-            const int nc = (int) (n - c < NC_MAX ? n - c : NC_MAX);
-            for (int64_t p = pp; p < pe; ++p) {
-                const uint8_t * panel = (const uint8_t *) a + (size_t) p * panel_bytes;
-                tile_at(panel, kb, cols + c * kb, nc, y + c * y_stride + p * TNN_QPANEL_ROWS, y_stride);
-            }
+    for (int64_t c = 0; c < n; c += NC_MAX) {
+        const int nc = (int) (n - c < NC_MAX ? n - c : NC_MAX);
+        for (int64_t p = 0; p < n_panels; ++p) {
+            tile_at(panels + (size_t) p * panel_bytes, kb, cols + c * kb, nc,
+                    y + c * y_stride + p * TNN_QPANEL_ROWS, y_stride);
         }
     }
 }
 
-void tnn_qgemm_avx512(int format, int levels, const void * a, int64_t rows, int64_t k, const float * x,
+void tnn_qgemm_avx512(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                       int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth) {
     const int64_t kb = k / TNN_QBLOCK;
     struct tnn_qcol * q = scratch;
     int64_t c0, c1, p0, p1;
-    tnn_qgemm_share(n, rows / TNN_QPANEL_ROWS, NC_MAX, ith, nth, &c0, &c1, &p0, &p1);
+    tnn_qgemm_share(n, rows / TNN_QPANEL_ROWS, NC_MAX, a->pack != NULL ? a->align : 0, ith, nth, &c0, &c1, &p0,
+                    &p1);
     for (int64_t c = c0; c < c1; ++c) {
         quantize_column(x + c * x_stride, kb, q + (c - c0) * kb);
     }
-    tnn_qgemm_avx512_columns(format, levels, a, kb, p0, p1, q, c1 - c0, y + c0 * y_stride, y_stride);
+    /* a pass of panels at a time, in L2 while every column tile reads it */
+    const int64_t pass = tnn_qpanels_pass(a, (size_t) kb * tnn_qpanel_block_bytes(a->format));
+    for (int64_t pp = p0; pp < p1; pp += pass) {
+        const int64_t pe = pp + pass < p1 ? pp + pass : p1;
+        const uint8_t * panels = tnn_qpanels_get(a, pp, pe, k, n, scratch);
+        tnn_qgemm_avx512_panels(a->format, levels, panels, kb, pe - pp, q, c1 - c0,
+                                y + c0 * y_stride + pp * TNN_QPANEL_ROWS, y_stride);
+    }
 }
 
 #endif

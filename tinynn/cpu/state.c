@@ -29,4 +29,10 @@ int tnn_grow_scratch(struct tnn_cpu_scratch * scratch, int32_t n_threads, size_t
 void tnn_cpu_state_free(struct tnn_cpu_state * cpu) {
     free(cpu->scratch.data);
     cpu->scratch.data = NULL;
+    for (int32_t i = 0; i < cpu->n_stored_uses; ++i) {
+        free(cpu->stored_uses[i]);
+    }
+    free(cpu->stored_uses);
+    cpu->stored_uses = NULL;
+    cpu->n_stored_uses = cpu->cap_stored_uses = 0;
 }

@@ -45,6 +45,16 @@ struct tnn_qgemm_use {
     int32_t levels;
 };
 
+/* A product node's from a frozen matrix kept as stored (graph/
+ * stored_products.c): a qgemm use and the matrix, W or W^T, packed as it is
+ * read. One for each (matrix, direction), however many nodes read it. */
+struct tnn_stored_use {
+    struct tnn_qgemm_use qgemm;
+    const void * w;      /* the ggml tensor, to find the use again */
+    bool transposed;
+    struct tnn_qpanels panels;
+};
+
 /* The part of a causal attention product that its mask leaves nonzero
  * (graph/products.c); the rest is skipped. */
 enum tnn_causal_part {
@@ -103,6 +113,9 @@ struct tnn_cpu_state {
     struct tnn_fgemm_sum fgemm_sums[TNN_FGEMM_SUMS];   /* the sum nodes' pairs of the uses above */
     struct tnn_norm_use norm_uses[TNN_NORM_USES];      /* graph/activations.c */
     struct tnn_attention_use attention_use;      /* the fused attention nodes' (graph/attention.c) */
+    struct tnn_stored_use ** stored_uses;        /* graph/stored_products.c, each its own allocation
+                                                    (nodes point at them); freed with the state */
+    int32_t n_stored_uses, cap_stored_uses;
 };
 
 /* Make the CPU kernel nodes' scratch at least bytes per thread, for n_threads threads. */

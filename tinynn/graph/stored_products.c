@@ -20,6 +20,7 @@
 #include "graph/graph.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Rows of W (d_out) dequantized and multiplied per pass: 1024 x 256 floats,
  * 1 MB of scratch for a K-quant's 256-wide blocks. */
@@ -89,6 +90,113 @@ void tnn_stored_input_gradient_node(struct ggml_tensor * dst, int ith, int nth, 
     }
 }
 
+/* ---- qgemm on the stored blocks --------------------------------------------- */
+
+/* Columns a stored product takes at a time: its scratch (each thread
+ * quantizes all of them, its panels split) stays that of 960 tokens
+ * however many a step has, at one packing of the matrix per 960 columns
+ * (a 1/960 share of the products); a whole number of every variant's
+ * column tiles (12, 16). */
+#define STORED_COLUMNS 960
+
+/* dst [rows, n] = A x, A W or W^T packed as it is read (struct tnn_stored_use). */
+static void stored_qgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const struct tnn_stored_use * use = userdata;
+    char * scratch = tnn_thread_scratch(&use->qgemm.cpu->scratch, ith, &nth);
+    const struct ggml_tensor * x = dst->src[1];
+    if (scratch == NULL) {
+        return;
+    }
+    const int64_t ldx = (int64_t) (x->nb[1] / sizeof(float)), ldy = (int64_t) (dst->nb[1] / sizeof(float));
+    for (int64_t c0 = 0; c0 < x->ne[1]; c0 += STORED_COLUMNS) {
+        const int64_t n = x->ne[1] - c0 < STORED_COLUMNS ? x->ne[1] - c0 : STORED_COLUMNS;
+        use->qgemm.cpu->kernels.qgemm(use->qgemm.levels, &use->panels, dst->ne[0], x->ne[0],
+                                      (const float *) x->data + c0 * ldx, ldx, n, (float *) dst->data + c0 * ldy,
+                                      ldy, scratch, ith, nth);
+    }
+}
+
+/* The use of W (transposed: W^T) at levels, found or made; NULL where qgemm
+ * cannot take W as stored, or out of memory. */
+static const struct tnn_stored_use * stored_use(struct tnn_cpu_state * cpu, const struct ggml_tensor * w,
+                                                bool transposed, int32_t levels) {
+    for (int32_t i = 0; i < cpu->n_stored_uses; ++i) {
+        struct tnn_stored_use * use = cpu->stored_uses[i];
+        if (use->w == w && use->transposed == transposed && use->qgemm.levels == levels) {
+            return use;
+        }
+    }
+    struct tnn_qpanels panels;
+    if (!tnn_stored_panels(w, transposed, &panels)) {
+        return NULL;
+    }
+    if (cpu->n_stored_uses == cpu->cap_stored_uses) {
+        const int32_t cap = cpu->cap_stored_uses ? 2 * cpu->cap_stored_uses : 64;
+        struct tnn_stored_use ** grown = realloc(cpu->stored_uses, (size_t) cap * sizeof(*grown));
+        if (grown == NULL) {
+            return NULL;
+        }
+        cpu->stored_uses = grown;
+        cpu->cap_stored_uses = cap;
+    }
+    struct tnn_stored_use * use = malloc(sizeof(*use));
+    if (use == NULL) {
+        return NULL;
+    }
+    *use = (struct tnn_stored_use){ { cpu, levels }, w, transposed, panels };
+    cpu->stored_uses[cpu->n_stored_uses++] = use;
+    return use;
+}
+
+/* Whether t is a frozen base matrix read as stored: not trained, not made
+ * by the graph, in host memory (the mapped file). */
+static bool frozen_stored(const struct ggml_tensor * t) {
+    return t->op == GGML_OP_NONE && !(t->flags & GGML_TENSOR_FLAG_PARAM) && t->data != NULL && t->buffer != NULL &&
+           ggml_backend_buffer_is_host(t->buffer) && t->ne[2] == 1 && t->ne[3] == 1;
+}
+
+/* Whether x can be the columns of qgemm: F32 [k, n], contiguous columns. */
+static bool qgemm_columns(const struct ggml_tensor * x, int64_t k) {
+    return x->type == GGML_TYPE_F32 && x->ne[0] == k && x->ne[2] == 1 && x->ne[3] == 1 &&
+           x->nb[0] == sizeof(float) && x->nb[1] % sizeof(float) == 0;
+}
+
+/* The output head's matrix (its gradient spans many decades: two levels). */
+static bool is_head(const struct ggml_tensor * w) {
+    return strcmp(w->name, "output.weight") == 0 || strcmp(w->name, "token_embd.weight") == 0;
+}
+
+/* Rewrite node onto qgemm from the stored blocks where it is W x (forward)
+ * or out_prod(W, dy^T) (the input gradient W^T dy); *bytes grows to its
+ * scratch. Levels as the copies take them (graph/fast_copies.c): two for
+ * the forward and the head's gradient, one for the blocks' gradients. */
+static void use_stored_qgemm(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_tensor * node,
+                             size_t * bytes) {
+    const bool forward = node->op == GGML_OP_MUL_MAT;
+    const bool input_grad = node->op == GGML_OP_OUT_PROD && node->src[1]->op == GGML_OP_TRANSPOSE;
+    if ((!forward && !input_grad) || !frozen_stored(node->src[0]) || node->type != GGML_TYPE_F32 ||
+        !ggml_is_contiguous(node)) {
+        return;
+    }
+    struct ggml_tensor * w = node->src[0];
+    struct ggml_tensor * x = forward ? node->src[1] : node->src[1]->src[0];
+    const int64_t k = forward ? w->ne[0] : w->ne[1];
+    if (!qgemm_columns(x, k) || node->ne[1] != x->ne[1]) {
+        return;
+    }
+    const struct tnn_stored_use * use = stored_use(cpu, w, input_grad, forward || is_head(w) ? 2 : 1);
+    if (use == NULL) {
+        return;   /* the fgemm path below, or ggml's */
+    }
+    struct ggml_tensor * srcs[2] = { w, x };
+    tnn_become_custom(step->ctx_graph, node, stored_qgemm_node, (void *) use, srcs, 2);
+    const size_t need = tnn_qgemm_scratch_bytes(&use->panels, k,
+                                                x->ne[1] < STORED_COLUMNS ? x->ne[1] : STORED_COLUMNS);
+    *bytes = need > *bytes ? need : *bytes;
+}
+
+/* ---- the input gradient on fgemm -------------------------------------------- */
+
 /* Whether node is out_prod(W, transpose(dy)), the input gradient through a
  * frozen matrix W as stored, in a form the node above takes. */
 static bool stored_input_gradient(const struct ggml_tensor * node) {
@@ -115,6 +223,9 @@ int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state *
     size_t bytes = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
+        if (cpu->kernels.qgemm != NULL && getenv("TNN_STORED_FGEMM") == NULL) {
+            use_stored_qgemm(step, cpu, node, &bytes);
+        }
         if (!stored_input_gradient(node)) {
             continue;
         }

@@ -174,29 +174,6 @@ static void pack_panels(enum ggml_type type, const char * rows, int64_t k, int64
 /* Whether the packed kernels can multiply by a [k, n_rows] matrix. */
 static bool packable(int64_t k, int64_t n_rows) { return k % TNN_QBLOCK == 0 && n_rows % TNN_QPANEL_ROWS == 0; }
 
-/* The panel copy of W for the forward: Q4_1 and Q8_0 as stored, Q4_0 as
- * the Q4_1 blocks it equals, other quantized types requantized to Q8_0;
- * F32 and F16 keep ggml's kernels. */
-static enum ggml_type panel_type(enum ggml_type stored) {
-    if (stored == GGML_TYPE_F32 || stored == GGML_TYPE_F16) {
-        return GGML_TYPE_COUNT;
-    }
-    return stored == GGML_TYPE_Q4_1 || stored == GGML_TYPE_Q4_0 ? GGML_TYPE_Q4_1 : GGML_TYPE_Q8_0;
-}
-
-/* A Q4_0 block {fp16 d; qs[16]} holds d (q - 8): the Q4_1 block {d; m; qs}
- * with m = -8 d, exact in FP16 (a power-of-two multiple). n blocks. */
-static void q4_0_as_q4_1(const char * src, int64_t n, char * dst) {
-    for (int64_t b = 0; b < n; ++b, src += 18, dst += 20) {
-        ggml_fp16_t d, m;
-        memcpy(&d, src, 2);
-        m = ggml_fp32_to_fp16(-8.0f * ggml_fp16_to_fp32(d));
-        memcpy(dst, &d, 2);
-        memcpy(dst + 2, &m, 2);
-        memcpy(dst + 4, src + 2, 16);
-    }
-}
-
 /* Fill a frozen pair's copies from W's stored bytes; fwd: a standard Q8_0
  * forward copy of a slow type (no panels), or NULL. */
 static int fill_copies(const struct tnn_frozen_base * base, const struct ggml_tensor * w, struct ggml_tensor * fwd,
@@ -226,7 +203,7 @@ static int fill_copies(const struct tnn_frozen_base * base, const struct ggml_te
                          p->wt ? p->wt->type : GGML_TYPE_COUNT, wt_out);
     }
     if (status == TNN_OK && from_q4_0) {
-        q4_0_as_q4_1(stored_bytes(base, w), ggml_nelements(w) / TNN_QBLOCK, fwd_rows);
+        tnn_q4_0_as_q4_1(stored_bytes(base, w), ggml_nelements(w) / TNN_QBLOCK, fwd_rows);
     }
     if (status == TNN_OK && p->w_panels) {
         pack_panels(p->w_panels->type, retyped ? fwd_rows : stored_bytes(base, w), d_in, d_out, panels_out);
@@ -406,7 +383,7 @@ int tnn_frozen_prepare(struct tnn_frozen_base * base, struct tnn_llama * llama,
                               w->ne[1] % TILE_ROWS == 0;
             continue;
         }
-        const enum ggml_type fwd_panel_type = panel_type(w->type);
+        const enum ggml_type fwd_panel_type = tnn_panel_type(w->type);
         if (panels && fwd_panel_type != GGML_TYPE_COUNT && packable(w->ne[0], w->ne[1])) {
             p->w_panels = ggml_new_tensor_2d(base->ctx_copies, fwd_panel_type, w->ne[0], w->ne[1]);
             ggml_format_name(p->w_panels, "%s.panels", w->name);

@@ -675,6 +675,23 @@ struct tnn_frozen_pair {
     int32_t wt_levels;             /* int8 levels of the gradient times panels wt (qgemm) */
 };
 
+/* The panel type qgemm multiplies a stored type by (Q4_1 for Q4_1 and
+ * Q4_0, Q8_0 for the other quantized types), or GGML_TYPE_COUNT where
+ * ggml's own products serve (F32, F16) or there is no dequantization. */
+enum ggml_type tnn_panel_type(enum ggml_type stored);
+/* n Q4_0 blocks {fp16 d; qs[16]} = d (q - 8) as the Q4_1 blocks {d; m; qs}
+ * they equal (m = -8 d, exact in FP16). */
+void tnn_q4_0_as_q4_1(const void * src, int64_t n, void * dst);
+
+/* ---- products from the stored blocks (stored_panels.c) ---------------------- */
+
+/* qgemm's matrix for a frozen W [d_in, d_out] as stored (w->data, read in
+ * place), its panels packed a pass at a time inside each product: W for
+ * the forward, or W^T (transposed) for the input gradient; the panels those
+ * of the copies frozen_copies.c makes, to the bit. False where qgemm cannot
+ * take W so (F32 or F16 forward, shapes not whole panels and blocks). */
+bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, struct tnn_qpanels * out);
+
 /* Make the transposed copies (and Q8_0 forward copies of slow quantized
  * types) of the base's matrices from the mapped file, and point llama's
  * fields at the forward copies; a bfloat16 copy instead of each matrix

@@ -67,7 +67,8 @@ int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, c
                         (long long) rows, (long long) k, (long long) n, levels);
     }
     void * a = packed(q4_1, blocks, k, rows);
-    void * scratch = malloc(tnn_qgemm_scratch_bytes(k, n));
+    const struct tnn_qpanels panels = tnn_qpanels_packed(q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, a);
+    void * scratch = malloc(tnn_qgemm_scratch_bytes(&panels, k, n));
     if (a == NULL || scratch == NULL) {
         free(a);
         free(scratch);
@@ -75,8 +76,7 @@ int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, c
     }
     /* no thread waits for another: one after another is the same */
     for (int ith = 0; ith < nth; ++ith) {
-        kernels.qgemm(q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, levels, a, rows, k, x, k, n, y, rows, scratch, ith,
-                      nth);
+        kernels.qgemm(levels, &panels, rows, k, x, k, n, y, rows, scratch, ith, nth);
     }
     free(a);
     free(scratch);
