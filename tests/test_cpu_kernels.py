@@ -41,7 +41,12 @@ NEEDS = {
     "avx512": AVX512,
     "amx": AVX512 | {"avx512_vnni", "amx_tile", "amx_int8"},
 }
-QTYPES = {"q8_0": GGMLQuantizationType.Q8_0, "q4_1": GGMLQuantizationType.Q4_1}
+QTYPES = {
+    "q8_0": GGMLQuantizationType.Q8_0,
+    "q4_1": GGMLQuantizationType.Q4_1,
+    "q4_0": GGMLQuantizationType.Q4_0,
+    "q5_0": GGMLQuantizationType.Q5_0,
+}
 
 
 def needs(kernel: str, variant: str) -> set[str]:
@@ -576,6 +581,62 @@ def test_the_input_gradient_through_a_stored_matrix_is_its_float64_product(varia
     assert np.all(np.abs(outputs[0].T - exact) <= float_sum_bound(w.T, dy, d_out))
     for dx in outputs[1:]:
         np.testing.assert_array_equal(dx, outputs[0])
+
+
+def q4_0_as_q4_1(rows: np.ndarray) -> np.ndarray:
+    """Q4_0 blocks {fp16 d; 16 bytes} as the Q4_1 blocks {d; m = -8 d; the
+    same bytes} they equal."""
+    blocks = rows.reshape(-1, 18)
+    d = blocks[:, :2].copy().view(np.float16)
+    m = (np.float16(-8) * d).view(np.uint8)
+    return np.concatenate([blocks[:, :2], m, blocks[:, 2:]], axis=1).reshape(rows.shape[0], -1)
+
+
+def copies_product(variant, rows, w, qtype, transposed, x, levels) -> np.ndarray:
+    """qgemm by the copy frozen_copies.c makes of W (stored rows; w its
+    float64 values [d_out, d_in]) or of W^T: W as stored for q4_1 and q8_0,
+    q4_0 as q4_1, Q8_0 blocks of its values for the rest; W^T always Q8_0
+    blocks. x [n, k] -> [n, rows]."""
+    a = w.T if transposed else w
+    if transposed or qtype not in ("q8_0", "q4_1", "q4_0"):
+        blocks, _ = quantized(a.astype(np.float32), "q8_0")
+        q4_1 = False
+    else:
+        blocks = q4_0_as_q4_1(rows) if qtype == "q4_0" else np.ascontiguousarray(rows)
+        q4_1 = qtype != "q8_0"
+    y = np.full((x.shape[0], a.shape[0]), np.nan, np.float32)
+    check(lib.tnn_kernel_check_qgemm(variant.encode(), q4_1, levels, ffi.from_buffer(np.ascontiguousarray(blocks)),
+                                     a.shape[0], a.shape[1], f32(x), x.shape[0], f32(y), 1))  # fmt: skip
+    return y
+
+
+STORED_SHAPES = [("q4_K", 512, 64), ("q6_K", 256, 96), ("q5_0", 96, 64), ("q4_0", 64, 32), ("q4_1", 64, 32)]
+
+
+@pytest.mark.parametrize("variant", VARIANTS["qgemm"])
+@pytest.mark.parametrize("qtype, d_in, d_out", [*STORED_SHAPES, ("q8_0", 96, 64), ("f16", 32, 64)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_qgemm_on_a_stored_matrix_is_the_copies_product(variant, qtype, d_in, d_out, transposed):
+    """Products straight from the stored blocks (tinynn/models/stored_panels.c:
+    the panels packed a pass at a time inside the product): W x, or W^T x
+    for the input gradient, the same bits as qgemm on the copies of W or W^T
+    made once, for any thread count."""
+    need("qgemm", variant)
+    if qtype == "f16" and not transposed:
+        pytest.skip("an F16 matrix forwards through ggml's own products")
+    rng = np.random.default_rng(d_in + d_out + transposed)
+    rows_, w = stored_rows(rng, d_in, d_out, qtype)
+    a = w.T if transposed else w  # [rows, k]
+    levels = 1 if transposed else 2
+    for n in (1, 13):
+        x = (rng.standard_normal((n, a.shape[1])) * rng.uniform(0.1, 10, size=(n, 1))).astype(np.float32)
+        expected = copies_product(variant, rows_, w, qtype, transposed, x, levels)
+        for nth in (1, 2, 3):
+            y = np.full((n, a.shape[0]), np.nan, np.float32)
+            rows_buffer = ffi.from_buffer("char[]", np.ascontiguousarray(rows_))
+            check(lib.tnn_kernel_check_stored_qgemm(variant.encode(), qtype.encode(), rows_buffer, d_in, d_out,
+                                                    transposed, levels, f32(x), n, f32(y), nth))  # fmt: skip
+            np.testing.assert_array_equal(y, expected, err_msg=f"n {n}, {nth} threads")
 
 
 def test_a_stored_gradient_refuses_a_width_its_blocks_do_not_fill():

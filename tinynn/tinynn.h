@@ -670,6 +670,15 @@ int tnn_kernel_check_fgemm(const char * variant, const float * a, int32_t a_by_k
 int tnn_kernel_check_stored_gradient(const char * variant, const char * type_name, const void * w_rows,
                                      int64_t d_in, int64_t d_out, const float * dy, int64_t n, float * dx,
                                      int32_t nth);
+/* qgemm on a matrix kept as stored (base_compute stored): y = W x
+ * (transposed 0; x [d_in, n], y [d_out, n]) or y = W^T x (transposed 1;
+ * x [d_out, n], y [d_in, n]) for W [d_in, d_out] given as its stored rows of
+ * type_name (ggml's names), its panels packed inside the product as a
+ * training step packs them; x's columns quantized in levels (1 or 2) int8
+ * levels. Shapes qgemm cannot take so are refused. */
+int tnn_kernel_check_stored_qgemm(const char * variant, const char * type_name, const void * w_rows, int64_t d_in,
+                                  int64_t d_out, int32_t transposed, int32_t levels, const float * x, int64_t n,
+                                  float * y, int32_t nth);
 /* fgemm's skinny product: c [m, n] = X Y^T with X [m, k] (x[t * m + j]
  * = X[j, t]), Y [n, k] (y[t * n + i] = Y[i, t]), m at most 16. */
 int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y, int64_t n,

@@ -128,10 +128,22 @@ struct variant_entry {
     void (*set)(struct tnn_cpu_kernels * k);
 };
 
-static void qgemm_avx2(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_avx2; }
-static void qgemm_avxvnni(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_avxvnni; }
-static void qgemm_avx512(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_avx512; }
-static void qgemm_amx(struct tnn_cpu_kernels * k) { k->qgemm = tnn_qgemm_amx; }
+static void qgemm_avx2(struct tnn_cpu_kernels * k) {
+    k->qgemm = tnn_qgemm_avx2;
+    k->qpanel_quantize = tnn_qpanel_quantize_avx2;
+}
+static void qgemm_avxvnni(struct tnn_cpu_kernels * k) {
+    k->qgemm = tnn_qgemm_avxvnni;
+    k->qpanel_quantize = tnn_qpanel_quantize_avx2;
+}
+static void qgemm_avx512(struct tnn_cpu_kernels * k) {
+    k->qgemm = tnn_qgemm_avx512;
+    k->qpanel_quantize = tnn_qpanel_quantize_avx512;
+}
+static void qgemm_amx(struct tnn_cpu_kernels * k) {
+    k->qgemm = tnn_qgemm_amx;
+    k->qpanel_quantize = tnn_qpanel_quantize_avx512;
+}
 static void fgemm_avx2(struct tnn_cpu_kernels * k) {
     k->fgemm = tnn_fgemm_avx2;
     k->fgemm_skinny = tnn_fgemm_skinny_avx2;
@@ -341,7 +353,9 @@ size_t tnn_qgemm_scratch_bytes(const struct tnn_qpanels * a, int64_t k, int64_t 
 #define Q8_0_BYTES 34
 #define Q4_1_BYTES 20
 
-void tnn_qpanel_put_q8_0(void * panel_block, int r, const void * block) {
+/* Write one stored Q8_0 block (34 bytes) as row r of a TNN_QPANEL_Q8_0
+ * panel block. */
+static void put_q8_0(void * panel_block, int r, const void * block) {
     uint8_t * out = panel_block;
     const uint8_t * blk = block;
     memcpy(out + 2 * r, blk, 2); /* d */
@@ -362,7 +376,7 @@ void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row
         for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
             const uint8_t * row = (const uint8_t *) src + (size_t) r * row_bytes;
             if (format == TNN_QPANEL_Q8_0) {
-                tnn_qpanel_put_q8_0(out, r, row + (size_t) b * Q8_0_BYTES);
+                put_q8_0(out, r, row + (size_t) b * Q8_0_BYTES);
             } else {
                 const uint8_t * blk = row + (size_t) b * Q4_1_BYTES;
                 memcpy(out + 2 * r, blk, 2); /* d */

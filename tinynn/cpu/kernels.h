@@ -108,6 +108,8 @@ struct tnn_recurrent_kernels;
 
 /* qgemm's entry point (see tnn_qgemm_avx512 below). */
 struct tnn_qpanels;
+/* One TNN_QPANEL_Q8_0 panel block from 16 rows of 32 floats (tnn_qpanel_quantize_avx2). */
+typedef void (*tnn_qpanel_quantize_fn)(const float * x, int64_t stride, void * out);
 typedef void (*tnn_qgemm_fn)(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
                              int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
                              int nth);
@@ -126,6 +128,7 @@ struct tnn_cpu_kernels {
 
     /* each as its variants below declare it: tnn_qgemm_<variant>, ... */
     tnn_qgemm_fn qgemm;
+    tnn_qpanel_quantize_fn qpanel_quantize;   /* with qgemm: its panels from floats */
     tnn_fgemm_fn fgemm;
     void (*fgemm_skinny)(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
                          float * c, int64_t ldc, int64_t n0, int64_t n1);
@@ -221,9 +224,15 @@ static inline size_t tnn_qpanel_block_bytes(enum tnn_qpanel_format format) {
  * matrix (k / 32 panel blocks per panel). */
 void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row_bytes, int64_t k, int64_t r0,
                      void * dst);
-/* Write one stored Q8_0 block (34 bytes) as row r of a TNN_QPANEL_Q8_0
- * panel block. */
-void tnn_qpanel_put_q8_0(void * panel_block, int r, const void * block);
+
+/* One TNN_QPANEL_Q8_0 panel block (16 rows x 32 values) from floats, row
+ * r at x + r * stride, each row quantized as ggml's reference Q8_0
+ * quantizes a block (quantize_row_q8_0_ref: d = max|x| / 127 in FP16,
+ * q = roundf(x / d), half away from zero): the bits of quantizing each row
+ * with ggml and packing it (tnn_qpanel_pack), which test_cpu_kernels holds
+ * them to. On 256- and 512-bit registers, with qgemm's variants. */
+void tnn_qpanel_quantize_avx2(const float * x, int64_t stride, void * out);
+void tnn_qpanel_quantize_avx512(const float * x, int64_t stride, void * out);
 
 /* A qgemm's matrix [rows, k] in 16-row panels of format (enum
  * tnn_qpanel_format). Either packed: every panel at packed, made once
@@ -245,6 +254,7 @@ struct tnn_qpanels {
     int32_t source_type;       /* its ggml type */
     size_t source_row_bytes;   /* the bytes of one of its rows */
     int64_t source_width;      /* with pack: values of one of its rows */
+    tnn_qpanel_quantize_fn quantize;   /* with pack: the session's qpanel_quantize */
 };
 
 /* A matrix of packed panels. */

@@ -484,6 +484,38 @@ TILE_FN(AVXVNNI, vnni_q4_1_2, tile_vnni, TNN_QPANEL_Q4_1, 2)
 static const tile_fn avx2_tiles[4] = { avx2_q8_0_1, avx2_q8_0_2, avx2_q4_1_1, avx2_q4_1_2 };
 static const tile_fn vnni_tiles[4] = { vnni_q8_0_1, vnni_q8_0_2, vnni_q4_1_1, vnni_q4_1_2 };
 
+AVX2 void tnn_qpanel_quantize_avx2(const float * x, int64_t stride, void * out) {
+    uint8_t * o = out;
+    const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f), minus_half = _mm256_set1_ps(-0.5f);
+    const __m256 one = _mm256_set1_ps(1.0f);
+    for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
+        __m256 v[4], m = _mm256_setzero_ps();
+        for (int i = 0; i < 4; ++i) {
+            v[i] = _mm256_loadu_ps(x + r * stride + 8 * i);
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
+        }
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_shuffle_ps(m4, m4, 1));
+        const float d = _mm_cvtss_f32(m4) / 127.0f;
+        const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+        const uint16_t d16 = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+        memcpy(o + 2 * r, &d16, 2);
+        int32_t q[TNN_QBLOCK];
+        for (int i = 0; i < 4; ++i) {
+            const __m256 y = _mm256_mul_ps(v[i], id);
+            __m256 t = _mm256_round_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __m256 rest = _mm256_sub_ps(y, t);
+            t = _mm256_add_ps(t, _mm256_and_ps(_mm256_cmp_ps(rest, half, _CMP_GE_OQ), one));
+            t = _mm256_sub_ps(t, _mm256_and_ps(_mm256_cmp_ps(rest, minus_half, _CMP_LE_OQ), one));
+            _mm256_storeu_si256((__m256i *) (q + 8 * i), _mm256_cvttps_epi32(t));
+        }
+        for (int j = 0; j < TNN_QBLOCK; ++j) {
+            o[32 + (j / 4) * 64 + r * 4 + j % 4] = (uint8_t) ((int8_t) q[j] ^ 0x80);
+        }
+    }
+}
+
 /* tnn_qgemm_avx512's walk, with its tiles NC_MAX columns wide. */
 AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t k16_max, int levels,
                        const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x, int64_t x_stride,

@@ -182,6 +182,34 @@ TILE_FN(tile_q8_0_2, TNN_QPANEL_Q8_0, 2)
 TILE_FN(tile_q4_1_1, TNN_QPANEL_Q4_1, 1)
 TILE_FN(tile_q4_1_2, TNN_QPANEL_Q4_1, 2)
 
+AVX512 void tnn_qpanel_quantize_avx512(const float * x, int64_t stride, void * out) {
+    uint8_t * o = out;
+    int32_t rows[TNN_QPANEL_ROWS][TNN_QBLOCK / 4];   /* each row's 32 bytes, 4 a group */
+    const __m512i one = _mm512_set1_epi32(1), offset = _mm512_set1_epi32(0x80);
+    for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
+        const __m512 v[2] = { _mm512_loadu_ps(x + r * stride), _mm512_loadu_ps(x + r * stride + 16) };
+        const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1])));
+        const float d = amax / 127.0f;
+        const __m512 id = _mm512_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+        const uint16_t d16 = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+        memcpy(o + 2 * r, &d16, 2);
+        for (int h = 0; h < 2; ++h) {
+            const __m512 y = _mm512_mul_ps(v[h], id);
+            const __m512 t = _mm512_roundscale_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __m512 rest = _mm512_sub_ps(y, t);
+            __m512i q = _mm512_cvttps_epi32(t);
+            q = _mm512_mask_add_epi32(q, _mm512_cmp_ps_mask(rest, _mm512_set1_ps(0.5f), _CMP_GE_OQ), q, one);
+            q = _mm512_mask_sub_epi32(q, _mm512_cmp_ps_mask(rest, _mm512_set1_ps(-0.5f), _CMP_LE_OQ), q, one);
+            _mm_storeu_si128((__m128i *) &rows[r][4 * h], _mm512_cvtepi32_epi8(_mm512_xor_si512(q, offset)));
+        }
+    }
+    for (int g = 0; g < TNN_QBLOCK / 4; ++g) {
+        for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
+            memcpy(o + 32 + g * 64 + r * 4, &rows[r][g], 4);
+        }
+    }
+}
+
 AVX512 void tnn_qgemm_avx512_quantize(const float * x, int64_t kb, struct tnn_qcol * out) {
     quantize_column(x, kb, out);
 }

@@ -127,7 +127,7 @@ static const struct tnn_stored_use * stored_use(struct tnn_cpu_state * cpu, cons
         }
     }
     struct tnn_qpanels panels;
-    if (!tnn_stored_panels(w, transposed, &panels)) {
+    if (!tnn_stored_panels(w, transposed, cpu->kernels.qpanel_quantize, &panels)) {
         return NULL;
     }
     if (cpu->n_stored_uses == cpu->cap_stored_uses) {

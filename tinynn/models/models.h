@@ -689,8 +689,10 @@ void tnn_q4_0_as_q4_1(const void * src, int64_t n, void * dst);
  * place), its panels packed a pass at a time inside each product: W for
  * the forward, or W^T (transposed) for the input gradient; the panels those
  * of the copies frozen_copies.c makes, to the bit. False where qgemm cannot
- * take W so (F32 or F16 forward, shapes not whole panels and blocks). */
-bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, struct tnn_qpanels * out);
+ * take W so (F32 or F16 forward, shapes not whole panels and blocks).
+ * quantize: the session's kernel for the requantized panels. */
+bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, tnn_qpanel_quantize_fn quantize,
+                       struct tnn_qpanels * out);
 
 /* Make the transposed copies (and Q8_0 forward copies of slow quantized
  * types) of the base's matrices from the mapped file, and point llama's

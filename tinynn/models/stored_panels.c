@@ -50,8 +50,9 @@ static void pack_rows(const struct tnn_qpanels * a, int64_t p0, int64_t p1, void
     const size_t row_bytes = a->source_row_bytes;
     const enum tnn_qpanel_format format = (enum tnn_qpanel_format) a->format;
     const size_t retyped_row = ggml_row_size(format == TNN_QPANEL_Q4_1 ? GGML_TYPE_Q4_1 : GGML_TYPE_Q8_0, k);
-    float * values = work;                                            /* k floats */
-    char * retyped = (char *) work + (size_t) k * sizeof(float);     /* 16 rows of the panel's type */
+    const size_t panel_block = tnn_qpanel_block_bytes(format);
+    float * values = work;                                            /* [16 rows][k] floats */
+    char * retyped = work;                                            /* or 16 rows of Q4_1 */
     for (int64_t p = p0; p < p1; ++p) {
         const char * rows = (const char *) a->source + (size_t) p * TNN_QPANEL_ROWS * row_bytes;
         char * out = (char *) dst + (size_t) (p - p0) * panel_bytes(a, k);
@@ -59,15 +60,19 @@ static void pack_rows(const struct tnn_qpanels * a, int64_t p0, int64_t p1, void
             tnn_qpanel_pack(format, rows, row_bytes, k, 0, out);
             continue;
         }
-        for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
-            if (type == GGML_TYPE_Q4_0) {
+        if (type == GGML_TYPE_Q4_0) {
+            for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
                 tnn_q4_0_as_q4_1(rows + r * row_bytes, k / TNN_QBLOCK, retyped + r * retyped_row);
-            } else {
-                ggml_get_type_traits(type)->to_float(rows + r * row_bytes, values, k);
-                ggml_quantize_chunk(GGML_TYPE_Q8_0, values, retyped + r * retyped_row, 0, 1, k, NULL);
             }
+            tnn_qpanel_pack(format, retyped, retyped_row, k, 0, out);
+            continue;
         }
-        tnn_qpanel_pack(format, retyped, retyped_row, k, 0, out);
+        for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
+            ggml_get_type_traits(type)->to_float(rows + r * row_bytes, values + (size_t) r * k, k);
+        }
+        for (int64_t b = 0; b < k / TNN_QBLOCK; ++b) {
+            a->quantize(values + b * TNN_QBLOCK, k, (uint8_t *) out + (size_t) b * panel_block);
+        }
     }
 }
 
@@ -78,11 +83,10 @@ static void pack_columns(const struct tnn_qpanels * a, int64_t p0, int64_t p1, v
     const enum ggml_type type = (enum ggml_type) a->source_type;
     const struct ggml_type_traits * traits = ggml_get_type_traits(type);
     const int64_t k = a->source_width, m0 = p0 * TNN_QPANEL_ROWS, width = (p1 - p0) * TNN_QPANEL_ROWS;
-    const size_t first_byte = ggml_row_size(type, m0), block = ggml_row_size(GGML_TYPE_Q8_0, TNN_QBLOCK);
+    const size_t first_byte = ggml_row_size(type, m0);
     const size_t panel_block = tnn_qpanel_block_bytes(TNN_QPANEL_Q8_0);
     float * tile = work;                                               /* [32 rows of W][width] */
     float * tile_t = tile + (size_t) TNN_QBLOCK * width;               /* [width][32] */
-    char * blocks = (char *) (tile_t + (size_t) TNN_QBLOCK * width);   /* width Q8_0 blocks */
     for (int64_t j0 = 0; j0 < k; j0 += TNN_QBLOCK) {
         for (int64_t r = 0; r < TNN_QBLOCK; ++r) {
             const char * row = (const char *) a->source + (size_t) (j0 + r) * a->source_row_bytes + first_byte;
@@ -97,23 +101,24 @@ static void pack_columns(const struct tnn_qpanels * a, int64_t p0, int64_t p1, v
                 tile_t[i * TNN_QBLOCK + r] = tile[r * width + i];
             }
         }
-        ggml_quantize_chunk(GGML_TYPE_Q8_0, tile_t, blocks, 0, width, TNN_QBLOCK, NULL);
-        for (int64_t i = 0; i < width; ++i) {
-            char * out = (char *) dst + (size_t) (i / TNN_QPANEL_ROWS) * panel_bytes(a, k) +
-                         (size_t) (j0 / TNN_QBLOCK) * panel_block;
-            tnn_qpanel_put_q8_0(out, (int) (i % TNN_QPANEL_ROWS), blocks + (size_t) i * block);
+        for (int64_t pl = 0; pl < p1 - p0; ++pl) {
+            uint8_t * out = (uint8_t *) dst + (size_t) pl * panel_bytes(a, k) +
+                            (size_t) (j0 / TNN_QBLOCK) * panel_block;
+            a->quantize(tile_t + pl * TNN_QPANEL_ROWS * TNN_QBLOCK, TNN_QBLOCK, out);
         }
     }
 }
 
-bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, struct tnn_qpanels * out) {
+bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, tnn_qpanel_quantize_fn quantize,
+                       struct tnn_qpanels * out) {
     const enum ggml_type type = w->type;
     const int64_t d_in = w->ne[0], d_out = w->ne[1];
     memset(out, 0, sizeof(*out));
-    if (w->data == NULL || w->ne[2] != 1 || w->ne[3] != 1 || !ggml_is_contiguous_rows(w)) {
+    if (quantize == NULL || w->data == NULL || w->ne[2] != 1 || w->ne[3] != 1 || !ggml_is_contiguous_rows(w)) {
         return false;
     }
     out->source = w->data;
+    out->quantize = quantize;
     out->source_type = (int32_t) type;
     out->source_row_bytes = w->nb[1];
     if (!transposed) {
@@ -128,7 +133,7 @@ bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, struct tnn
         const size_t bytes = panel_bytes(out, d_in);
         out->pass = (int64_t) ((256 << 10) / bytes) > 0 ? (int64_t) ((256 << 10) / bytes) : 1;
         out->align = 1;
-        out->work_bytes = (size_t) d_in * sizeof(float) + TNN_QPANEL_ROWS * ggml_row_size(panels, d_in);
+        out->work_bytes = TNN_QPANEL_ROWS * (size_t) d_in * sizeof(float);   /* more than 16 Q4_1 rows */
         return true;
     }
     /* W^T [k = d_out, rows = d_in]: a pass is whole stored blocks of W's columns */
@@ -150,7 +155,6 @@ bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, struct tnn
     }
     const int64_t width = out->pass * TNN_QPANEL_ROWS;
     out->align = per_block;
-    out->work_bytes = 2 * (size_t) TNN_QBLOCK * width * sizeof(float) +
-                      (size_t) width * ggml_row_size(GGML_TYPE_Q8_0, TNN_QBLOCK);
+    out->work_bytes = 2 * (size_t) TNN_QBLOCK * width * sizeof(float);
     return true;
 }

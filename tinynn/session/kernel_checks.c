@@ -346,6 +346,62 @@ int tnn_kernel_check_rms_norm(const char * variant, const float * x, const float
     return TNN_OK;
 }
 
+/* The ggml type of a stored matrix by ggml's name: one with a
+ * dequantization, not F32; GGML_TYPE_COUNT for none. */
+static enum ggml_type stored_type(const char * type_name) {
+    for (int t = 0; t < GGML_TYPE_COUNT && type_name != NULL; ++t) {
+        const char * name = ggml_type_name((enum ggml_type) t);
+        if (ggml_get_type_traits((enum ggml_type) t)->to_float != NULL && t != GGML_TYPE_F32 && name != NULL &&
+            strcmp(name, type_name) == 0) {
+            return (enum ggml_type) t;
+        }
+    }
+    return GGML_TYPE_COUNT;
+}
+
+int tnn_kernel_check_stored_qgemm(const char * variant, const char * type_name, const void * w_rows, int64_t d_in,
+                                  int64_t d_out, int32_t transposed, int32_t levels, const float * x, int64_t n,
+                                  float * y, int32_t nth) {
+    struct tnn_cpu_kernels kernels;
+    int status = kernels_for(variant, TNN_KERNEL_QGEMM, nth, &kernels);
+    if (status != TNN_OK) {
+        return status;
+    }
+    const enum ggml_type type = stored_type(type_name);
+    if (type == GGML_TYPE_COUNT || w_rows == NULL || x == NULL || y == NULL || d_in < 1 || d_out < 1 || n < 1 ||
+        (levels != 1 && levels != 2)) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "stored_qgemm: a quantized, F16 or BF16 type, positive shapes, levels 1 or 2");
+    }
+    struct ggml_init_params params = { ggml_tensor_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(params);
+    if (ctx == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "stored_qgemm: out of memory");
+    }
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, d_in, d_out);
+    w->data = (void *) w_rows;
+    struct tnn_qpanels panels;
+    if (!tnn_stored_panels(w, transposed != 0, kernels.qpanel_quantize, &panels)) {
+        ggml_free(ctx);
+        return tnn_fail(TNN_ERR_ARG, "stored_qgemm: qgemm cannot take a %s [%lld, %lld]%s as stored", type_name,
+                        (long long) d_in, (long long) d_out, transposed ? " transposed" : "");
+    }
+    const int64_t k = transposed ? d_out : d_in, rows = transposed ? d_in : d_out;
+    void * scratch = malloc(tnn_qgemm_scratch_bytes(&panels, k, n) * (size_t) nth);
+    if (scratch == NULL) {
+        ggml_free(ctx);
+        return tnn_fail(TNN_ERR_ALLOC, "stored_qgemm: out of memory");
+    }
+    /* no thread waits for another: one after another is the same */
+    for (int ith = 0; ith < nth; ++ith) {
+        kernels.qgemm(levels, &panels, rows, k, x, k, n, y, rows,
+                      (char *) scratch + (size_t) ith * tnn_qgemm_scratch_bytes(&panels, k, n), ith, nth);
+    }
+    free(scratch);
+    ggml_free(ctx);
+    return TNN_OK;
+}
+
 int tnn_kernel_check_stored_gradient(const char * variant, const char * type_name, const void * w_rows,
                                      int64_t d_in, int64_t d_out, const float * dy, int64_t n, float * dx,
                                      int32_t nth) {
@@ -354,14 +410,7 @@ int tnn_kernel_check_stored_gradient(const char * variant, const char * type_nam
     if (status != TNN_OK) {
         return status;
     }
-    enum ggml_type type = GGML_TYPE_COUNT;
-    for (int t = 0; t < GGML_TYPE_COUNT && type_name != NULL; ++t) {
-        const char * name = ggml_type_name((enum ggml_type) t);
-        if (ggml_get_type_traits((enum ggml_type) t)->to_float != NULL && t != GGML_TYPE_F32 && name != NULL &&
-            strcmp(name, type_name) == 0) {
-            type = (enum ggml_type) t;
-        }
-    }
+    const enum ggml_type type = stored_type(type_name);
     if (type == GGML_TYPE_COUNT || w_rows == NULL || dy == NULL || dx == NULL || d_out < 1 || n < 1 || d_in < 1 ||
         d_in % tnn_stored_block_width(type) != 0) {
         return tnn_fail(TNN_ERR_ARG, "stored_gradient: a quantized, F16 or BF16 type, d_in a multiple of its "
