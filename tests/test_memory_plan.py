@@ -90,7 +90,9 @@ def test_auto_recomputes_only_where_the_step_would_not_fit_otherwise(smollm2, mo
 
 def test_auto_base_compute_trains_on_the_stored_base_only_where_the_copies_would_not_fit(smollm2, monkeypatch):
     """At 256 tokens with every block recomputed SmolLM2's fast copies (228 MB)
-    outweigh what the stored base's products keep for the backward."""
+    outweigh what the stored base's products keep for the backward. Stored,
+    the output head alone keeps its copies (60 MB), which the fused head
+    multiplies by."""
 
     def plan(base_compute):
         monkeypatch.setattr(native, "available_bytes", lambda: None)
@@ -98,7 +100,7 @@ def test_auto_base_compute_trains_on_the_stored_base_only_where_the_copies_would
         return native.plan_memory(desc, {"recompute": 1}, False, lambda: Session("cpu", threads=1))
 
     fast, stored = plan("fast"), plan("stored")
-    assert stored.parts["base_copies"] == 0 < fast.parts["base_copies"] and stored.new_bytes < fast.new_bytes
+    assert 0 < stored.parts["base_copies"] < fast.parts["base_copies"] / 3 and stored.new_bytes < fast.new_bytes
 
     def realized(available):
         monkeypatch.setattr(native, "available_bytes", lambda: available)
@@ -109,7 +111,7 @@ def test_auto_base_compute_trains_on_the_stored_base_only_where_the_copies_would
 
     assert realized(None).base_compute == "fast"
     recipe = realized(fast.new_bytes - 1)
-    assert recipe.base_compute == "stored" and recipe.session.plan.parts["base_copies"] == 0
+    assert recipe.base_compute == "stored" and recipe.session.plan.parts["base_copies"] == stored.parts["base_copies"]
     # neither fits: refused by the plan that needs less, suggesting no --base-compute
     with pytest.raises(toy.InputError, match=r"even with --recompute blocks") as refused:
         realized(stored.new_bytes - 1)

@@ -264,9 +264,12 @@ enum tnn_base_compute {
                              matrix products; Q5_1 and K-quant matrices also get a Q8_0 copy
                              for the forward (the others forward as stored) */
     TNN_BASE_STORED = 1,  /* the stored types in place, no copies: least memory, slower; on
-                             the CPU kernels the input gradients run on fgemm with W
-                             dequantized a block of columns at a time (TNN_STORED_OUT_PROD=1
-                             in the environment keeps ggml's out_prod, to compare) */
+                             the CPU kernels both products run on qgemm with the copies'
+                             panels made a pass at a time inside each product (the same
+                             bits), and where qgemm cannot take a matrix the input
+                             gradient on fgemm with W dequantized a block of columns at a
+                             time (TNN_STORED_FGEMM=1 asks for that path everywhere,
+                             TNN_STORED_OUT_PROD=1 for ggml's out_prod, to compare) */
     TNN_BASE_BF16 = 2,    /* a bfloat16 copy of every matrix, the head's included, both
                              products through the CPU's bfloat16 kernel (fgemm_bf16:
                              AVX512-BF16 or AMX), summed in float32 with no step per block

@@ -59,7 +59,9 @@ static int place_weights(struct tnn_frozen_base * base, struct tnn_tensor_table 
 int tnn_base_place(struct tnn_frozen_base * base, struct tnn_llama * llama, struct tnn_tensor_table * tensors,
                    const struct tnn_base_placement * place, enum tnn_base_compute compute) {
     int status = place_weights(base, tensors, place->backend);
-    if (status == TNN_OK && compute != TNN_BASE_STORED) {
+    /* stored: the output head alone keeps its copies where head_loss fuses
+     * it (frozen_copies.c) */
+    if (status == TNN_OK && (compute != TNN_BASE_STORED || place->kernels->head_loss != NULL)) {
         status = tnn_frozen_prepare(base, llama, place, compute);
     }
     if (status != TNN_OK) {

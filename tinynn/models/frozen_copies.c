@@ -374,6 +374,9 @@ int tnn_frozen_prepare(struct tnn_frozen_base * base, struct tnn_llama * llama,
         struct ggml_tensor * w = *fields[k];
         struct tnn_frozen_pair * p = &base->pairs[k];
         const bool is_head = k == n - 1;
+        if (compute == TNN_BASE_STORED && !is_head) {
+            continue;   /* read as stored: products from the stored blocks (stored_panels.c) */
+        }
         if (compute == TNN_BASE_BF16 || (head_bf16 && is_head)) {
             p->w_bf16 = ggml_new_tensor_2d(base->ctx_copies, GGML_TYPE_BF16, w->ne[0], w->ne[1]);
             ggml_format_name(p->w_bf16, "%s.bf16", w->name);
@@ -419,7 +422,10 @@ int tnn_frozen_prepare(struct tnn_frozen_base * base, struct tnn_llama * llama,
     for (int k = 0; k < n && status == TNN_OK; ++k) {
         struct ggml_tensor ** field = fields[k];
         struct tnn_frozen_pair * p = &base->pairs[k];
-        status = p->w_bf16 ? fill_bf16(base, kernels, *field, p) : fill_copies(base, *field, fwd[k], p);
+        const bool copied = p->w_bf16 || p->w_panels || p->wt || fwd[k];
+        status = !copied     ? TNN_OK
+                 : p->w_bf16 ? fill_bf16(base, kernels, *field, p)
+                             : fill_copies(base, *field, fwd[k], p);
         if (fwd[k] != NULL) {
             *field = fwd[k];
         }
