@@ -263,10 +263,12 @@ enum tnn_base_compute {
                              such bases; F32 for the output head) turns the input gradients into
                              matrix products; Q5_1 and K-quant matrices also get a Q8_0 copy
                              for the forward (the others forward as stored) */
-    TNN_BASE_STORED = 1,  /* the stored types in place, no copies: least memory, slower; on
-                             the CPU kernels both products run on qgemm with the copies'
-                             panels made a pass at a time inside each product (the same
-                             bits), and where qgemm cannot take a matrix the input
+    TNN_BASE_STORED = 1,  /* the blocks' stored types in place, no copies: least memory; the
+                             output head keeps its copies where head_loss fuses it (it then
+                             never holds the logits). On the CPU kernels both products run
+                             on qgemm with the copies' panels made a pass at a time inside
+                             each product (the same bits), and where qgemm cannot take a
+                             matrix the input
                              gradient on fgemm with W dequantized a block of columns at a
                              time (TNN_STORED_FGEMM=1 asks for that path everywhere,
                              TNN_STORED_OUT_PROD=1 for ggml's out_prod, to compare) */
