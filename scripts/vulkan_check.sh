@@ -2,7 +2,9 @@
 # The Vulkan backend on Mesa's lavapipe (a software Vulkan device: the shaders
 # run on the CPU): build libtinynn_vulkan into the active environment, then
 # `pytest -m vulkan` (tests/test_devices.py: every recipe against the CPU, the
-# golden logs, transfers per step, generation, the refusals).
+# golden logs, transfers per step, generation, the refusals; the recurrent
+# operations against their float64 references and each recurrent family's
+# LoRA and decoding against the CPU).
 #
 #   bash scripts/vulkan_check.sh        (in .ci/run, after the CPU tests)
 #
@@ -52,5 +54,6 @@ if last:
 PY
 toy-train --version | grep '^vulkan:' >&2
 
-python -m pytest -q -m vulkan tests/test_devices.py tests/test_backend_packages.py
+python -m pytest -q -m vulkan tests/test_devices.py tests/test_backend_packages.py tests/test_recurrent_ops.py \
+    tests/test_lfm2.py tests/test_qwen35.py tests/test_granitehybrid.py tests/test_nemotron_h.py tests/test_falcon_h1.py
 echo "vulkan_check: the Vulkan tests took $(( $(date +%s) - built )) s" >&2

@@ -210,6 +210,32 @@ def assert_cached_decoding_matches(path, tokens, expected, prefill, n_ctx=None, 
         np.testing.assert_allclose(e.decode(tokens[i : i + 1], i, vocab), expected[i], atol=atol)
 
 
+def assert_vulkan_follows_the_cpu(path, batch, vocab, targets, decode=True) -> None:
+    """Five LoRA steps on batch [1, T+1] of the GGUF at path on the Vulkan
+    backend (lavapipe in CI) and on the CPU: the same losses to float
+    rounding; with decode, the logits of cached decoding after them too."""
+    from toy.recipes import LoRA
+
+    t = batch.shape[1] - 1
+    positions = np.arange(t, dtype=np.int32)[None]
+    losses, logits = {}, {}
+    for device in ("cpu", "vulkan"):
+        recipe = LoRA(device, threads=2)
+        recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=t, t_batch=1, seed=0), targets=targets)
+        losses[device] = [
+            recipe.step(batch[:, :-1], positions, batch[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
+            for step in range(1, 6)
+        ]
+        if decode:
+            session = recipe.session
+            session.kv_init(16)
+            session.decode(batch[0, :4], 0, vocab)
+            logits[device] = session.decode(batch[0, 4:5], 4, vocab)
+    np.testing.assert_allclose(losses["vulkan"], losses["cpu"], rtol=1e-4)
+    if decode:
+        np.testing.assert_allclose(logits["vulkan"], logits["cpu"], atol=1e-3 * np.abs(logits["cpu"]).max())
+
+
 def full_fine_tune(path, ids, out, steps=5) -> np.ndarray:
     """Fine-tune every weight of the GGUF at path on ids [1, T+1] for a few
     steps, write the model to out with the base's metadata, and return

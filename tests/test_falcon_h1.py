@@ -20,6 +20,7 @@ from hf_compare import (
     assert_cached_decoding_matches,
     assert_full_fine_tune_runs_in_llama_cpp,
     assert_toy_matches,
+    assert_vulkan_follows_the_cpu,
     gguf_names,
     hf_logits,
     mamba2_as_stored,
@@ -161,6 +162,13 @@ def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind
         types = tensor_types(path)  # llama.cpp's Q4_K mix keeps some matrices at Q5_K and Q6_K
         assert types["blk.0.ssm_out.weight"] == "Q4_K" and types["blk.0.attn_q.weight"] == "Q4_K"
     assert_adapter_runs_in_llama_cpp(path, ids(2), tmp_path / "adapter.gguf", EVERY_TARGET, exact=kind == "F32")
+
+
+@pytest.mark.vulkan
+def test_lora_and_cached_decoding_on_vulkan_follow_the_cpu(tmp_path):
+    """As Granite 4's (test_granitehybrid): Falcon-H1's layers on Vulkan."""
+    path = hf_to_gguf(hf_model(mamba_norm=True, state=128), tmp_path / "falcon-state128.gguf")
+    assert_vulkan_follows_the_cpu(path, ids(2), VOCAB, EVERY_TARGET)
 
 
 def test_cached_decoding_carries_the_kv_cache_and_the_states_of_each_layer(falcon):

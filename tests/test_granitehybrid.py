@@ -19,6 +19,7 @@ from hf_compare import (
     assert_cached_decoding_matches,
     assert_full_fine_tune_runs_in_llama_cpp,
     assert_toy_matches,
+    assert_vulkan_follows_the_cpu,
     hf_logits,
     mamba2_as_stored,
     mamba2_names,
@@ -149,6 +150,14 @@ def test_cached_decoding_carries_the_scan_and_convolution_states(granite):
     model, path = granite
     tokens = ids(4)[0]
     assert_cached_decoding_matches(path, tokens, hf_logits(model, tokens[None]), prefill=5)
+
+
+@pytest.mark.vulkan
+def test_lora_and_cached_decoding_on_vulkan_follow_the_cpu(tmp_path):
+    """Granite 4 on Vulkan (the scan: vendor patch 0018), as on the CPU; a state
+    of 128, as ggml's decoding shader needs (hf_compare's helper says what)."""
+    path = write(hf_model(state=128), tmp_path / "granite-state128.gguf")
+    assert_vulkan_follows_the_cpu(path, ids(2), VOCAB, EVERY_TARGET)
 
 
 def test_a_mixture_of_experts_granite_is_refused_in_one_line(tmp_path):

@@ -24,6 +24,7 @@ from hf_compare import (
     assert_cached_decoding_matches,
     assert_full_fine_tune_runs_in_llama_cpp,
     assert_toy_matches,
+    assert_vulkan_follows_the_cpu,
     hf_logits,
     llama_cpp_logits,
     randomize,
@@ -239,19 +240,4 @@ def test_lora_and_cached_decoding_on_vulkan_follow_the_cpu(lfm2):
     """The short convolution's backward (patches 0015, 0016) and its state
     in the decoder on the Vulkan backend (lavapipe in CI): the losses of
     five LoRA steps and the decoded logits the CPU's, to float rounding."""
-    _, path = lfm2
-    batch, positions = ids(2), np.arange(T, dtype=np.int32)[None]
-    losses, logits = {}, {}
-    for device in ("cpu", "vulkan"):
-        recipe = toy.recipes.LoRA(device, threads=2)
-        recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0), targets=EVERY_TARGET)
-        losses[device] = [
-            recipe.step(batch[:, :-1], positions, batch[:, 1:], toy.adamw_hp(step, 1e-2), step == 1)
-            for step in range(1, 6)
-        ]
-        session = recipe.session
-        session.kv_init(16)
-        session.decode(batch[0, :4], 0, VOCAB)
-        logits[device] = session.decode(batch[0, 4:5], 4, VOCAB)
-    np.testing.assert_allclose(losses["vulkan"], losses["cpu"], rtol=1e-4)
-    np.testing.assert_allclose(logits["vulkan"], logits["cpu"], atol=1e-3 * np.abs(logits["cpu"]).max())
+    assert_vulkan_follows_the_cpu(lfm2[1], ids(2), VOCAB, EVERY_TARGET)

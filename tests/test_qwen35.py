@@ -19,6 +19,7 @@ from hf_compare import (
     assert_cached_decoding_matches,
     assert_full_fine_tune_runs_in_llama_cpp,
     assert_toy_matches,
+    assert_vulkan_follows_the_cpu,
     hf_logits,
     randomize,
     toy_logits,
@@ -179,6 +180,15 @@ def test_cached_decoding_carries_the_delta_net_and_convolution_states(qwen35):
     model, path = qwen35
     tokens = ids(4)[0]
     assert_cached_decoding_matches(path, tokens, hf_logits(model, tokens[None]), prefill=5)
+
+
+@pytest.mark.vulkan
+def test_lora_and_cached_decoding_on_vulkan_follow_the_cpu(qwen35):
+    """The delta rule's training op on Vulkan (vendor patch 0018,
+    gated_delta_net_train.comp) and ggml's own GATED_DELTA_NET in the
+    decoder: the losses of five LoRA steps on every target and the decoded
+    logits the CPU's, to float rounding."""
+    assert_vulkan_follows_the_cpu(qwen35[1], ids(2), VOCAB, EVERY_TARGET)
 
 
 def test_instruct_and_dpo_run_on_qwen35_from_the_command_line(tmp_path, llama_cpp_models):

@@ -456,6 +456,20 @@ struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct
     return linear(ctx, b, TNN_LORA_SLOT_CONV_OUT, NULL, y);
 }
 
+/* The product of a frozen matrix the base keeps no copies of (Qwen 3.5's
+ * beta and alpha projections, [d, heads]) with x. For a constant matrix
+ * ggml's backward gives x the gradient out_prod(W, dy^T), which Vulkan does
+ * not run on a transposed operand; for one a node makes, mul_mat(W^T, dy)
+ * (vendor patch 0002), which every backend runs. So a device takes the
+ * matrix through a node: a copy of [d, heads] floats a step. */
+static struct ggml_tensor * small_frozen_product(struct ggml_context * ctx, struct ggml_tensor * w,
+                                                 struct ggml_tensor * x) {
+    if (!tnn_backend_uses_host_memory()) {
+        w = w->type == GGML_TYPE_F32 ? ggml_cont(ctx, w) : ggml_cast(ctx, w, GGML_TYPE_F32);
+    }
+    return ggml_mul_mat(ctx, w, x);
+}
+
 /* Each head's rows L2-normalized, as llama.cpp's build_gdn_l2_norm: an
  * RMS norm with eps / n, over sqrt(n) (ggml's RMS norm has a backward). */
 static struct ggml_tensor * l2_norm(struct ggml_context * ctx, struct ggml_tensor * x, float eps) {
@@ -472,10 +486,10 @@ struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct
     const size_t f = sizeof(float);
     struct ggml_tensor * qkv = linear(ctx, b, TNN_LORA_SLOT_SSM_QKV, NULL, h); /* [2K + V, n] */
     struct ggml_tensor * z = linear(ctx, b, TNN_LORA_SLOT_SSM_GATE, NULL, h); /* [V, n] */
-    struct ggml_tensor * beta = ggml_sigmoid(ctx, ggml_mul_mat(ctx, b->ssm_beta, h)); /* [heads, n] */
+    struct ggml_tensor * beta = ggml_sigmoid(ctx, small_frozen_product(ctx, b->ssm_beta, h)); /* [heads, n] */
     /* the log of each head's decay: -exp(A_log) softplus(alpha + dt), ssm_a holding -exp(A_log) */
     struct ggml_tensor * decay = ggml_mul(
-        ctx, ggml_softplus(ctx, ggml_add(ctx, ggml_mul_mat(ctx, b->ssm_alpha, h), b->ssm_dt)), b->ssm_a);
+        ctx, ggml_softplus(ctx, ggml_add(ctx, small_frozen_product(ctx, b->ssm_alpha, h), b->ssm_dt)), b->ssm_a);
     /* the causal convolution of each sequence after its state, then SiLU */
     struct ggml_tensor * mixed = ggml_silu(
         ctx, causal_conv(ctx, ggml_reshape_3d(ctx, qkv, channels, t_seq, t_batch), as_f32(ctx, b->ssm_conv),

@@ -237,15 +237,36 @@ static int with_positions(struct ggml_tensor ** srcs, int n, struct ggml_tensor 
     return n;
 }
 
+/* A device backend's op for a recurrence in training (vendor patch 0018:
+ * ggml_gated_delta_net_train, ggml_ssm_scan_train): the forward with grad
+ * NULL, else the backward's flat gradients in the CPU node's layout. */
+typedef struct ggml_tensor * (*device_recurrence)(struct ggml_context * ctx, struct ggml_tensor * a,
+                                                  struct ggml_tensor * b, struct ggml_tensor * c,
+                                                  struct ggml_tensor * d, struct ggml_tensor * e,
+                                                  struct ggml_tensor * grad);
+
+static device_recurrence device_op_of(const struct ggml_tensor * forward) {
+    return forward->op == GGML_OP_GATED_DELTA_NET_TRAIN ? ggml_gated_delta_net_train : ggml_ssm_scan_train;
+}
+
 /* A recurrent op's forward node (the delta rule's, the scan's): five
  * sources made contiguous, then the positions if any; out shaped like the
- * first; backward its backward. */
+ * first; backward its backward. On the CPU toy's custom node (forward its
+ * kernel); on a device backend, which runs no custom node, device's op,
+ * without the positions: packed rows are refused there (train.c), so each
+ * row is one sample from a zero state. */
 static struct ggml_tensor * recurrent_node(struct ggml_context * ctx, struct ggml_tensor * sources[5],
                                            struct ggml_tensor * positions, ggml_custom_op_t forward,
-                                           void * userdata, ggml_custom_backward_t backward) {
+                                           void * userdata, ggml_custom_backward_t backward,
+                                           device_recurrence device) {
     struct ggml_tensor * srcs[6];
     for (int i = 0; i < 5; ++i) {
         srcs[i] = contiguous(ctx, sources[i]);
+    }
+    if (!tnn_backend_uses_host_memory()) {
+        struct ggml_tensor * out = device(ctx, srcs[0], srcs[1], srcs[2], srcs[3], srcs[4], NULL);
+        ggml_custom_set_backward(out, backward);
+        return out;
     }
     const int64_t * ne = srcs[0]->ne;
     struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, ne[0], ne[1], ne[2], ne[3], srcs,
@@ -267,7 +288,21 @@ static int recurrent_backward_sources(struct ggml_context * ctx, const struct gg
     return with_positions(srcs, 6, forward->src[5]);
 }
 
-/* ---- the gated delta rule: one custom node each way (cpu/delta_net.c) ---- */
+/* A recurrent op's backward node: its forward's sources and the output's
+ * gradient into srcs (recurrent_backward_sources), and a flat output whose
+ * first floats are the gradients: toy's custom node (node, userdata) after
+ * a custom forward, the device's op after its own. */
+static struct ggml_tensor * recurrent_backward_node(struct ggml_context * ctx, const struct ggml_tensor * forward,
+                                                    struct ggml_tensor * grad, struct ggml_tensor * srcs[7],
+                                                    int64_t floats, ggml_custom_op_t node, void * userdata) {
+    const int n_srcs = recurrent_backward_sources(ctx, forward, grad, srcs);
+    if (forward->op != GGML_OP_CUSTOM) {
+        return device_op_of(forward)(ctx, srcs[0], srcs[1], srcs[2], srcs[3], srcs[4], srcs[5]);
+    }
+    return ggml_custom_4d(ctx, GGML_TYPE_F32, floats, 1, 1, 1, srcs, n_srcs, node, GGML_N_TASKS_MAX, userdata);
+}
+
+/* ---- the gated delta rule: a custom node each way (cpu/delta_net.c), on a device patch 0018's op ---- */
 
 /* The "recurrent" kernel's variant as the session chooses its kernels
  * (TNN_CPU_KERNELS, TNN_CPU_VARIANT: csrc's tnn_backend_cpu_kernels), for
@@ -331,10 +366,9 @@ struct ggml_tensor * tnn_view_like(struct ggml_context * ctx, struct ggml_tensor
 static void delta_net_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                                struct ggml_tensor ** src_grads) {
     struct ggml_tensor * srcs[7];
-    const int n_srcs = recurrent_backward_sources(ctx, forward, grad, srcs);
-    const int64_t values = ggml_nelements(srcs[0]), gates = ggml_nelements(srcs[3]);
-    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, 3 * values + 2 * gates, 1, 1, 1, srcs, n_srcs,
-                                              delta_net_backward_node, GGML_N_TASKS_MAX, delta_net_rows());
+    const int64_t values = ggml_nelements(forward->src[0]), gates = ggml_nelements(forward->src[3]);
+    struct ggml_tensor * all = recurrent_backward_node(ctx, forward, grad, srcs, 3 * values + 2 * gates,
+                                                       delta_net_backward_node, delta_net_rows());
     for (int i = 0; i < 3; ++i) {
         src_grads[i] = tnn_view_like(ctx, all, srcs[i], i * values);
     }
@@ -346,7 +380,8 @@ struct ggml_tensor * tnn_gated_delta_net(struct ggml_context * ctx, struct ggml_
                                          struct ggml_tensor * v, struct ggml_tensor * g, struct ggml_tensor * beta,
                                          struct ggml_tensor * positions) {
     struct ggml_tensor * sources[5] = { q, k, v, g, beta };
-    return recurrent_node(ctx, sources, positions, delta_net_forward_node, delta_net_rows(), delta_net_backward);
+    return recurrent_node(ctx, sources, positions, delta_net_forward_node, delta_net_rows(), delta_net_backward,
+                          ggml_gated_delta_net_train);
 }
 
 /* ---- the causal convolution: one custom node each way (cpu/causal_conv.c) ---- */
@@ -431,7 +466,7 @@ struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tens
     return out;
 }
 
-/* ---- Mamba-2's selective scan: one custom node each way (cpu/ssm_scan.c) ---- */
+/* ---- Mamba-2's selective scan: a custom node each way (cpu/ssm_scan.c), on a device patch 0018's op ---- */
 
 /* The kernels' arguments from a node's sources x, dt, a, b, c. */
 static struct tnn_ssm_scan_args ssm_scan_args(const struct ggml_tensor * node) {
@@ -504,11 +539,10 @@ static struct ggml_tensor * sum_head_shares(struct ggml_context * ctx, struct gg
 static void ssm_scan_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                               struct ggml_tensor ** src_grads) {
     struct ggml_tensor * srcs[7];
-    const int n_srcs = recurrent_backward_sources(ctx, forward, grad, srcs);
-    const struct ssm_scan_grads at = ssm_scan_grads(srcs[0], srcs[3]);
-    const int64_t heads = srcs[0]->ne[1], n_seqs = srcs[0]->ne[3];
-    struct ggml_tensor * all = ggml_custom_4d(ctx, GGML_TYPE_F32, at.total, 1, 1, 1, srcs, n_srcs,
-                                              ssm_scan_backward_node, GGML_N_TASKS_MAX, NULL);
+    const struct ssm_scan_grads at = ssm_scan_grads(forward->src[0], forward->src[3]);
+    const int64_t heads = forward->src[0]->ne[1], n_seqs = forward->src[0]->ne[3];
+    struct ggml_tensor * all = recurrent_backward_node(ctx, forward, grad, srcs, at.total, ssm_scan_backward_node,
+                                                       NULL);
     src_grads[0] = tnn_view_like(ctx, all, srcs[0], at.dx);
     src_grads[1] = tnn_view_like(ctx, all, srcs[1], at.ddt);
     /* dA: the sequences' shares summed, [heads, n_seqs] -> [n_seqs, heads] -> [1, heads] */
@@ -525,5 +559,6 @@ struct ggml_tensor * tnn_ssm_scan(struct ggml_context * ctx, struct ggml_tensor 
                                   struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                   struct ggml_tensor * positions) {
     struct ggml_tensor * sources[5] = { x, dt, a, b, c };
-    return recurrent_node(ctx, sources, positions, ssm_scan_forward_node, NULL, ssm_scan_backward);
+    return recurrent_node(ctx, sources, positions, ssm_scan_forward_node, NULL, ssm_scan_backward,
+                          ggml_ssm_scan_train);
 }

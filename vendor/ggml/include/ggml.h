@@ -581,6 +581,8 @@ extern "C" {
         GGML_OP_RWKV_WKV7,
         GGML_OP_SOLVE_TRI,
         GGML_OP_GATED_DELTA_NET,
+        GGML_OP_GATED_DELTA_NET_TRAIN, // toy patch 0018
+        GGML_OP_SSM_SCAN_TRAIN,        // toy patch 0018
         GGML_OP_LIGHTNING_INDEXER,
         GGML_OP_DSV4_HC_COMB,
         GGML_OP_DSV4_HC_PRE,
@@ -2659,6 +2661,47 @@ extern "C" {
             struct ggml_tensor  * state,
             int64_t               K);
 
+    // toy patch 0018: the gated delta rule (a scalar gate) and Mamba-2's
+    // selective scan (a scalar decay a head) as a training graph takes them:
+    // every sequence from a zero state, no state out, for a backend's own
+    // kernels (the Vulkan shaders gated_delta_net_train.comp and
+    // ssm_scan_train.comp; the CPU runs tinynn's custom nodes instead).
+    //
+    // With grad NULL, the forward: the output shaped like v (the scan's: x).
+    // With grad, the output's gradient, the backward: one flat F32 tensor,
+    // the sources' gradients in the order and layout below, then the op's
+    // scratch (each chunk's states made again from the one kept before it).
+    //
+    // gated delta rule: q, k, v [n, heads, T, B] (q, k repeated to v's
+    // heads), g (the log of the decay) and beta [1, heads, T, B]; per token
+    // S = exp(g) S; delta = beta (v - S^T k); S += k delta^T; o = S^T q / sqrt(n).
+    //   gradients: dq, dk, dv (v's layout), dg, dbeta (g's)
+    //
+    // scan: x [head_dim, heads, T, B], dt [heads, T, B], a [1, heads],
+    // b, c [state, groups, T, B] (head h reads group h / (heads / groups));
+    // per token dts = softplus(dt) (dt past 20 as it is), S = exp(dts a) S +
+    // dts b x^T, y = S^T c.
+    //   gradients: dx (x's layout), ddt (dt's), dA [heads, B] (each sequence's
+    //   share), then each head's share of db and of dc [heads / groups, state,
+    //   groups, T, B] (the caller sums a group's heads)
+    GGML_API struct ggml_tensor * ggml_gated_delta_net_train(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * q,
+            struct ggml_tensor  * k,
+            struct ggml_tensor  * v,
+            struct ggml_tensor  * g,
+            struct ggml_tensor  * beta,
+            struct ggml_tensor  * grad);
+
+    GGML_API struct ggml_tensor * ggml_ssm_scan_train(
+            struct ggml_context * ctx,
+            struct ggml_tensor  * x,
+            struct ggml_tensor  * dt,
+            struct ggml_tensor  * a,
+            struct ggml_tensor  * b,
+            struct ggml_tensor  * c,
+            struct ggml_tensor  * grad);
+
     // DSA lightning indexer
     //
     // q:       [n_embd_idx, n_head_idx, n_batch, ne3 ]
@@ -2806,7 +2849,8 @@ extern "C" {
                                            struct ggml_tensor * grad, struct ggml_tensor ** src_grads);
 
     // toy patch 0013: give a ggml_custom_4d node its backward (before the
-    // backward graph is built; without one, building it aborts as before)
+    // backward graph is built; without one, building it aborts as before);
+    // patch 0018: a ggml_gated_delta_net_train or ggml_ssm_scan_train node too
     GGML_API void ggml_custom_set_backward(struct ggml_tensor * tensor, ggml_custom_backward_t backward);
 
     GGML_API struct ggml_tensor * ggml_custom_inplace(

@@ -1080,6 +1080,8 @@ static const char * GGML_OP_NAME[GGML_OP_COUNT] = {
     "RWKV_WKV7",
     "SOLVE_TRI",
     "GATED_DELTA_NET",
+    "GATED_DELTA_NET_TRAIN",
+    "SSM_SCAN_TRAIN",
     "LIGHTNING_INDEXER",
     "DSV4_HC_COMB",
     "DSV4_HC_PRE",
@@ -1101,7 +1103,7 @@ static const char * GGML_OP_NAME[GGML_OP_COUNT] = {
     "GLU",
 };
 
-static_assert(GGML_OP_COUNT == 101, "GGML_OP_COUNT != 101");
+static_assert(GGML_OP_COUNT == 103, "GGML_OP_COUNT != 103");
 
 static const char * GGML_OP_SYMBOL[GGML_OP_COUNT] = {
     "none",
@@ -1195,6 +1197,8 @@ static const char * GGML_OP_SYMBOL[GGML_OP_COUNT] = {
     "rwkv_wkv7(r, w, k, v, a, b, s)",
     "A X = B, A triangular, solve X",
     "gated_delta_net(q, k, v, g, beta, s)",
+    "gated_delta_net_train(q, k, v, g, beta[, grad])",
+    "ssm_scan_train(x, dt, a, b, c[, grad])",
     "lightning_indexer(q, k, weights, mask)",
     "dsv4_hc_comb(mixes, scale, base)",
     "dsv4_hc_pre(x, weights)",
@@ -1216,7 +1220,7 @@ static const char * GGML_OP_SYMBOL[GGML_OP_COUNT] = {
     "glu(x)",
 };
 
-static_assert(GGML_OP_COUNT == 101, "GGML_OP_COUNT != 101");
+static_assert(GGML_OP_COUNT == 103, "GGML_OP_COUNT != 103");
 
 static_assert(GGML_OP_POOL_COUNT == 2, "GGML_OP_POOL_COUNT != 2");
 
@@ -6195,7 +6199,8 @@ static_assert(sizeof(struct ggml_custom_op_params) <= GGML_CUSTOM_BACKWARD_OFFSE
 static_assert(GGML_CUSTOM_BACKWARD_OFFSET + sizeof(ggml_custom_backward_t) <= GGML_MAX_OP_PARAMS, "op params too small");
 
 void ggml_custom_set_backward(struct ggml_tensor * tensor, ggml_custom_backward_t backward) {
-    GGML_ASSERT(tensor->op == GGML_OP_CUSTOM);
+    GGML_ASSERT(tensor->op == GGML_OP_CUSTOM || tensor->op == GGML_OP_GATED_DELTA_NET_TRAIN ||
+                tensor->op == GGML_OP_SSM_SCAN_TRAIN);
     memcpy((char *) tensor->op_params + GGML_CUSTOM_BACKWARD_OFFSET, &backward, sizeof(backward));
 }
 
@@ -6445,6 +6450,97 @@ struct ggml_tensor * ggml_gated_delta_net(
     result->src[4] = beta;
     result->src[5] = state;
 
+    return result;
+}
+
+// ggml_gated_delta_net_train, ggml_ssm_scan_train (toy patch 0018)
+//
+// op params: [0] 0 forward, 1 backward; [1] the chunk (tokens whose states
+// the backward makes again at a time); bytes 8-15 and 16-23, int64: where the
+// scratch starts (floats into the output) and its floats a (head, sequence)
+// workgroup; bytes 32-39: the backward (patch 0013).
+
+#define GGML_RECURRENT_TRAIN_CHUNK 64
+
+static void ggml_recurrent_train_params(struct ggml_tensor * result, bool backward, int64_t chunk,
+                                        int64_t scratch_at, int64_t scratch_per_group) {
+    ggml_set_op_params_i32(result, 0, backward ? 1 : 0);
+    ggml_set_op_params_i32(result, 1, (int32_t) chunk);
+    memcpy((char *) result->op_params + 8, &scratch_at, sizeof(scratch_at));
+    memcpy((char *) result->op_params + 16, &scratch_per_group, sizeof(scratch_per_group));
+}
+
+// The output: the forward's shaped like like; the backward's flat, grads
+// floats of gradients, then the scratch of heads x n_seqs workgroups, each
+// walking units state vectors of width floats (a chunk's states, each token's
+// gradient of them, four floats a unit and token, and one state a chunk kept).
+static struct ggml_tensor * ggml_recurrent_train_result(struct ggml_context * ctx, const struct ggml_tensor * like,
+                                                        struct ggml_tensor * grad, int64_t grads, int64_t units,
+                                                        int64_t width, int64_t t_seq, int64_t groups) {
+    const int64_t chunk = t_seq < GGML_RECURRENT_TRAIN_CHUNK ? t_seq : GGML_RECURRENT_TRAIN_CHUNK;
+    if (grad == NULL) {
+        struct ggml_tensor * result = ggml_new_tensor(ctx, GGML_TYPE_F32, 4, like->ne);
+        ggml_recurrent_train_params(result, false, chunk, 0, 0);
+        return result;
+    }
+    GGML_ASSERT(ggml_are_same_shape(grad, like) && ggml_is_contiguous(grad) && grad->type == GGML_TYPE_F32);
+    const int64_t chunks = (t_seq + chunk - 1) / chunk;
+    const int64_t per_group = (chunks + 2 * chunk + 1) * units * width + 4 * chunk * units;
+    struct ggml_tensor * result = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, grads + groups * per_group);
+    ggml_recurrent_train_params(result, true, chunk, grads, per_group);
+    return result;
+}
+
+struct ggml_tensor * ggml_gated_delta_net_train(
+        struct ggml_context * ctx,
+        struct ggml_tensor  * q,
+        struct ggml_tensor  * k,
+        struct ggml_tensor  * v,
+        struct ggml_tensor  * g,
+        struct ggml_tensor  * beta,
+        struct ggml_tensor  * grad) {
+    struct ggml_tensor * srcs[5] = { q, k, v, g, beta };
+    for (int i = 0; i < 5; ++i) {
+        GGML_ASSERT(srcs[i]->type == GGML_TYPE_F32 && ggml_is_contiguous(srcs[i]));
+        GGML_ASSERT(srcs[i]->ne[0] == (i < 3 ? v->ne[0] : 1));
+        GGML_ASSERT(srcs[i]->ne[1] == v->ne[1] && srcs[i]->ne[2] == v->ne[2] && srcs[i]->ne[3] == v->ne[3]);
+    }
+    const int64_t values = ggml_nelements(v), gates = ggml_nelements(g);
+    struct ggml_tensor * result = ggml_recurrent_train_result(ctx, v, grad, 3 * values + 2 * gates, v->ne[0],
+                                                              v->ne[0], v->ne[2], v->ne[1] * v->ne[3]);
+    result->op = GGML_OP_GATED_DELTA_NET_TRAIN;
+    for (int i = 0; i < 5; ++i) {
+        result->src[i] = srcs[i];
+    }
+    result->src[5] = grad;
+    return result;
+}
+
+struct ggml_tensor * ggml_ssm_scan_train(
+        struct ggml_context * ctx,
+        struct ggml_tensor  * x,
+        struct ggml_tensor  * dt,
+        struct ggml_tensor  * a,
+        struct ggml_tensor  * b,
+        struct ggml_tensor  * c,
+        struct ggml_tensor  * grad) {
+    struct ggml_tensor * srcs[5] = { x, dt, a, b, c };
+    for (int i = 0; i < 5; ++i) {
+        GGML_ASSERT(srcs[i]->type == GGML_TYPE_F32 && ggml_is_contiguous(srcs[i]));
+    }
+    const int64_t heads = x->ne[1], t_seq = x->ne[2], n_seqs = x->ne[3];
+    GGML_ASSERT(dt->ne[0] == heads && dt->ne[1] == t_seq && dt->ne[2] == n_seqs && dt->ne[3] == 1);
+    GGML_ASSERT(a->ne[0] == 1 && a->ne[1] == heads && ggml_nelements(a) == heads);
+    GGML_ASSERT(ggml_are_same_shape(b, c) && heads % b->ne[1] == 0 && b->ne[2] == t_seq && b->ne[3] == n_seqs);
+    const int64_t tokens = t_seq * n_seqs, state = b->ne[0];
+    const int64_t grads = ggml_nelements(x) + heads * tokens + heads * n_seqs + 2 * heads * state * tokens;
+    struct ggml_tensor * result = ggml_recurrent_train_result(ctx, x, grad, grads, x->ne[0], state, t_seq,
+                                                              heads * n_seqs);
+    result->op = GGML_OP_SSM_SCAN_TRAIN;
+    for (int i = 0; i < 5; ++i) {
+        result->src[i] = srcs[i];
+    }
+    result->src[5] = grad;
     return result;
 }
 
@@ -7012,7 +7108,9 @@ static void ggml_compute_backward(
                 ggml_add_or_set(ctx, cgraph, isrc0, ggml_cont(ctx, part));
             }
         } break;
-        case GGML_OP_CUSTOM: {
+        case GGML_OP_CUSTOM:
+        case GGML_OP_GATED_DELTA_NET_TRAIN:   // toy patch 0018
+        case GGML_OP_SSM_SCAN_TRAIN: {
             // toy patch 0013: the backward its maker gave (ggml_custom_set_backward)
             ggml_custom_backward_t backward;
             memcpy(&backward, (const char *) tensor->op_params + GGML_CUSTOM_BACKWARD_OFFSET, sizeof(backward));

@@ -2089,6 +2089,12 @@ static void ggml_compute_forward(struct ggml_compute_params * params, struct ggm
             {
                 ggml_compute_forward_gated_delta_net(params, tensor);
             } break;
+        case GGML_OP_GATED_DELTA_NET_TRAIN:
+        case GGML_OP_SSM_SCAN_TRAIN:
+            {
+                // toy patch 0018: device backends' ops; the CPU runs tinynn's custom nodes
+                GGML_ABORT("fatal error");
+            }
         case GGML_OP_LIGHTNING_INDEXER:
             {
                 ggml_compute_forward_lightning_indexer(params, tensor);

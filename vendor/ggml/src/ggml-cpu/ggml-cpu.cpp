@@ -440,6 +440,9 @@ static bool ggml_backend_cpu_device_supports_op(ggml_backend_dev_t dev, const st
     }
 
     switch (op->op) {
+        case GGML_OP_GATED_DELTA_NET_TRAIN:
+        case GGML_OP_SSM_SCAN_TRAIN:
+            return false; // toy patch 0018: tinynn's custom nodes take these on the CPU
         case GGML_OP_CPY:
         case GGML_OP_SET_ROWS:
             return

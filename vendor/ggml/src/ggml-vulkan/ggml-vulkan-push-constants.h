@@ -705,6 +705,18 @@ struct vk_op_gated_delta_net_push_constants {
     uint32_t K;
 };
 
+// toy patch 0018: gated_delta_net_train.comp and ssm_scan_train.comp
+// (the head width and the state are the pipelines' specialization constants)
+struct vk_op_recurrent_train_push_constants {
+    uint32_t heads;
+    uint32_t t_seq;
+    uint32_t backward;
+    uint32_t chunk;
+    uint32_t scratch_at;
+    uint32_t scratch_per_group;
+    uint32_t groups;              // the scan's
+};
+
 struct vk_op_ssm_scan_push_constants {
     uint32_t nb02, nb03, nb12, nb13;
     uint32_t nb21, nb22, nb31;

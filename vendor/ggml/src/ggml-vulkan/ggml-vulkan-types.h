@@ -988,6 +988,9 @@ struct vk_device_struct {
     // [size_idx][kda] where size_idx: 0=d16, 1=d32, 2=d64, 3=d128
     vk_pipeline pipeline_gated_delta_net[4][2];
     vk_pipeline pipeline_ssm_scan_f32_d128;
+    // toy patch 0018: by ggml_vk_recurrent_train_widths and _states (ggml-vulkan.cpp)
+    vk_pipeline pipeline_gated_delta_net_train[6];        // [head width]
+    vk_pipeline pipeline_ssm_scan_train[6][6];            // [head width][state]
     vk_pipeline pipeline_ssm_scan_f32_d256;
     vk_pipeline pipeline_ssm_conv_f32;
     vk_pipeline pipeline_ssm_conv_silu_f32;

@@ -1675,6 +1675,32 @@ static bool ggml_vk_fa_scalar_uses_mmq(const vk_device& device, ggml_type k_type
 #endif
 }
 
+// toy patch 0018: the head widths (the delta rule's n, the scan's head_dim)
+// and the scan's states the training recurrences' pipelines are made for
+static const uint32_t ggml_vk_recurrent_train_widths[6] = { 8, 16, 32, 64, 80, 128 };
+static const uint32_t ggml_vk_recurrent_train_states[6] = { 8, 16, 32, 64, 128, 256 };
+
+static int ggml_vk_recurrent_train_index(const uint32_t sizes[6], int64_t size) {
+    for (int i = 0; i < 6; i++) {
+        if (sizes[i] == size) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+// the pipeline for a ggml_gated_delta_net_train or ggml_ssm_scan_train node,
+// or nullptr for sizes it has none for
+static vk_pipeline ggml_vk_recurrent_train_pipeline(const vk_device & device, const ggml_tensor * op) {
+    if (op->op == GGML_OP_GATED_DELTA_NET_TRAIN) {
+        const int w = ggml_vk_recurrent_train_index(ggml_vk_recurrent_train_widths, op->src[2]->ne[0]);
+        return w < 0 ? nullptr : device->pipeline_gated_delta_net_train[w];
+    }
+    const int w = ggml_vk_recurrent_train_index(ggml_vk_recurrent_train_widths, op->src[0]->ne[0]);
+    const int st = ggml_vk_recurrent_train_index(ggml_vk_recurrent_train_states, op->src[3]->ne[0]);
+    return w < 0 || st < 0 ? nullptr : device->pipeline_ssm_scan_train[w][st];
+}
+
 void ggml_vk_load_shaders(vk_device& device, vk_pipeline requested) {
     VK_LOG_DEBUG("ggml_vk_load_shaders(" << device->name << ")");
 
@@ -3743,6 +3769,16 @@ void ggml_vk_load_shaders(vk_device& device, vk_pipeline requested) {
     } else {
         ggml_vk_create_pipeline(device, device->pipeline_ssm_scan_f32_d128, "ssm_scan_128_f32", ssm_scan_f32_len, ssm_scan_f32_data, "main", 8, sizeof(vk_op_ssm_scan_push_constants), {1, 1, 1}, {128, device->subgroup_size, 16}, 1, true, true);
         ggml_vk_create_pipeline(device, device->pipeline_ssm_scan_f32_d256, "ssm_scan_256_f32", ssm_scan_f32_len, ssm_scan_f32_data, "main", 8, sizeof(vk_op_ssm_scan_push_constants), {1, 1, 1}, {256, device->subgroup_size, 16}, 1, true, true);
+    }
+
+    // toy patch 0018: a pipeline a size (compiled when first used)
+    for (uint32_t w = 0; w < 6; w++) {
+        const uint32_t width = ggml_vk_recurrent_train_widths[w];
+        ggml_vk_create_pipeline2(device, device->pipeline_gated_delta_net_train[w], "gated_delta_net_train_f32_" + std::to_string(width), gated_delta_net_train_f32_len, gated_delta_net_train_f32_data, "main", 7, sizeof(vk_op_recurrent_train_push_constants), {1, 1, 1}, {width}, 1);
+        for (uint32_t st = 0; st < 6; st++) {
+            const uint32_t state = ggml_vk_recurrent_train_states[st];
+            ggml_vk_create_pipeline2(device, device->pipeline_ssm_scan_train[w][st], "ssm_scan_train_f32_" + std::to_string(width) + "_" + std::to_string(state), ssm_scan_train_f32_len, ssm_scan_train_f32_data, "main", 7, sizeof(vk_op_recurrent_train_push_constants), {1, 1, 1}, {width, state}, 1);
+        }
     }
 
     ggml_vk_create_pipeline(device, device->pipeline_ssm_conv_f32,           "ssm_conv_f32",           ssm_conv_f32_len, ssm_conv_f32_data, "main", 4, sizeof(vk_op_ssm_conv_push_constants), {32, 16, 1}, {32, 16, 0, 0}, 1);
@@ -10261,6 +10297,35 @@ void ggml_vk_gated_delta_net(ggml_backend_vk_context * ctx, vk_context& subctx, 
         pc, { H, n_seqs, S_v });
 }
 
+// toy patch 0018: ggml_gated_delta_net_train and ggml_ssm_scan_train, a
+// workgroup a (head, sequence); the forward binds its first source where the
+// backward's gradient goes.
+static void ggml_vk_recurrent_train(ggml_backend_vk_context * ctx, vk_context& subctx, ggml_tensor * dst) {
+    const bool delta_net = dst->op == GGML_OP_GATED_DELTA_NET_TRAIN;
+    vk_pipeline pipeline = ggml_vk_recurrent_train_pipeline(ctx->device, dst);
+    GGML_ASSERT(pipeline != nullptr);
+    const ggml_tensor * x = dst->src[delta_net ? 2 : 0];
+    const bool backward = ggml_get_op_params_i32(dst, 0) != 0;
+    int64_t scratch_at, scratch_per_group;
+    memcpy(&scratch_at, (const char *) dst->op_params + 8, sizeof(scratch_at));
+    memcpy(&scratch_per_group, (const char *) dst->op_params + 16, sizeof(scratch_per_group));
+    GGML_ASSERT((uint64_t) ggml_nelements(dst) <= UINT32_MAX);
+
+    ggml_pipeline_request_descriptor_sets(ctx, pipeline, 1);
+    vk_subbuffer bufs[7];
+    for (int i = 0; i < 6; i++) {
+        bufs[i] = ggml_vk_tensor_subbuffer(ctx, dst->src[i] != nullptr ? dst->src[i] : dst->src[0]);
+    }
+    bufs[6] = ggml_vk_tensor_subbuffer(ctx, dst);
+    const vk_op_recurrent_train_push_constants pc = {
+        (uint32_t) x->ne[1], (uint32_t) x->ne[2], backward ? 1u : 0u,
+        (uint32_t) ggml_get_op_params_i32(dst, 1), (uint32_t) scratch_at, (uint32_t) scratch_per_group,
+        delta_net ? 0u : (uint32_t) dst->src[3]->ne[1],
+    };
+    ggml_vk_dispatch_pipeline(ctx, subctx, pipeline, {bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6]},
+        pc, { (uint32_t) x->ne[1], (uint32_t) x->ne[3], 1 });
+}
+
 void ggml_vk_ssm_scan(ggml_backend_vk_context * ctx, vk_context& subctx, ggml_tensor * dst) {
     const ggml_tensor * src0 = dst->src[0];
     const ggml_tensor * src1 = dst->src[1];
@@ -12699,6 +12764,12 @@ bool ggml_vk_build_graph(ggml_backend_vk_context * ctx, ggml_cgraph * cgraph, in
 
     case GGML_OP_GATED_DELTA_NET:
         ggml_vk_gated_delta_net(ctx, compute_ctx, node);
+
+        break;
+
+    case GGML_OP_GATED_DELTA_NET_TRAIN:
+    case GGML_OP_SSM_SCAN_TRAIN:
+        ggml_vk_recurrent_train(ctx, compute_ctx, node);
 
         break;
 
@@ -15945,6 +16016,9 @@ static bool ggml_backend_vk_device_supports_op(ggml_backend_dev_t dev, const ggm
 
                 return true;
             }
+        case GGML_OP_GATED_DELTA_NET_TRAIN:   // toy patch 0018
+        case GGML_OP_SSM_SCAN_TRAIN:
+            return ggml_nelements(op) <= UINT32_MAX && ggml_vk_recurrent_train_pipeline(device, op) != nullptr;
         case GGML_OP_SSM_CONV:
             return op->src[0]->type == GGML_TYPE_F32;
         case GGML_OP_CONV_TRANSPOSE_1D:

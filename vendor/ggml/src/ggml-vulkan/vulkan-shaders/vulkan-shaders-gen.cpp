@@ -1235,6 +1235,8 @@ void process_shaders() {
     string_to_spv("ssm_scan_subgroup_f32", "ssm_scan.comp", {{"A_TYPE", "float"}, {"USE_SUBGROUP_ADD", "1"}});
 
     string_to_spv("ssm_conv_f32", "ssm_conv.comp", {{"A_TYPE", "float"}});
+    string_to_spv("gated_delta_net_train_f32", "gated_delta_net_train.comp", {});  // toy patch 0018
+    string_to_spv("ssm_scan_train_f32", "ssm_scan_train.comp", {});                // toy patch 0018
 
     string_to_spv("topk_moe_f32", "topk_moe.comp", {});
 
