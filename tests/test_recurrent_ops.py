@@ -211,6 +211,16 @@ def test_gated_delta_net_variants_give_the_same_bits(monkeypatch, n):
         pytest.skip("this CPU runs no variant of the recurrent kernel but the portable one")
 
 
+@pytest.mark.vulkan
+def test_a_head_width_vulkan_has_no_pipeline_for_is_refused_in_one_line():
+    """Patch 0018's pipelines take head widths of 8, 16, 32, 64, 80 and 128
+    (the shaders unroll their loops over it); another is refused when the
+    step is built, before anything runs."""
+    inputs, dy = delta_inputs(4, 12, 2, 1)
+    status, message, *_ = op_check("vulkan", "gated_delta_net", inputs, dy)
+    assert status != 0 and message.startswith("the vulkan backend cannot run") and "\n" not in message
+
+
 def scan_inputs(n_t: int, head_dim: int, heads: int, groups: int, state: int, n_s: int, seed: int = 0):
     """The scan's inputs as a Mamba-2 layer makes them: dt around the
     softplus's knee (with one past ggml's linear cut at 20), A below 0."""
