@@ -15,6 +15,18 @@ the frozen base's int8 products (qgemm in its best variant here, the
 stored blocks packed in the timed call): a Q4_1 forward (two int8 levels)
 and a Q8_0 input gradient (one), what a bfloat16 copy of the base would
 replace. Take figures on an idle machine.
+
+With --stored, the products on a base kept as its stored blocks instead
+(issue 70), one thread: for each type a GGUF stores matrices in and each
+direction (W x forward, W^T dy the input gradient), GFLOP/s of ggml's own
+product as llama.cpp runs it (mul_mat; out_prod, ggml's backward of
+mul_mat, for W^T), of toy's qgemm on the copies a session would make once
+(Q8_0, or Q4_1 as stored; the timed call packs the copy too, about 2% at
+512 tokens) and of toy's qgemm straight from the stored blocks in every
+variant this CPU runs (tnn_kernel_check_stored_qgemm: the panels made a
+pass at a time inside the product, as a training step makes them):
+
+    python benchmarks/bench_kernels.py --stored [--stored-shape 4096x4096] [--tokens 512]
 """
 
 from __future__ import annotations
@@ -99,6 +111,96 @@ def qgemm_gflops(lib, ffi, repeats: int) -> dict:
     return out
 
 
+STORED_TYPES = [
+    "q4_0",
+    "q4_1",
+    "q5_0",
+    "q5_1",
+    "q8_0",
+    "q2_K",
+    "q3_K",
+    "q4_K",
+    "q5_K",
+    "q6_K",
+    "iq4_nl",
+    "iq4_xs",
+    "mxfp4",
+]
+
+
+def stored_rows(lib, ffi, w: np.ndarray, qtype: str) -> np.ndarray:
+    """w [rows, cols] as a GGUF stores it in qtype (ggml's quantizer)."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    block, size = GGML_QUANT_SIZES[GGMLQuantizationType[qtype.upper()]]
+    rows = np.zeros((w.shape[0], w.shape[1] // block * size), np.uint8)
+    assert (
+        lib.tnn_kernel_quantize_rows(qtype.encode(), ffi.from_buffer("float[]", w), *w.shape, ffi.from_buffer(rows))
+        == 0
+    )
+    return rows
+
+
+def stored_gflops(repeats: int, d_in: int, d_out: int, n: int) -> list[dict]:
+    """One row per type and direction: GFLOP/s of ggml's product, of qgemm
+    on the copies and of qgemm from the stored blocks per variant."""
+    from gguf import GGMLQuantizationType, quants
+
+    from toy.native.library import ffi, library
+
+    lib = library("cpu")
+    variants = [v for v in ("avx2", "avxvnni", "avx512", "amx") if lib.tnn_cpu_kernel_runs(b"qgemm", v.encode())]
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((d_out, d_in)).astype(np.float32)
+    flop = 2 * d_in * d_out * n
+    table = []
+    for qtype in STORED_TYPES:
+        rows = stored_rows(lib, ffi, w, qtype)
+        held = quants.dequantize(rows, GGMLQuantizationType[qtype.upper()]).astype(np.float32)  # [d_out, d_in]
+        prows = ffi.from_buffer("char[]", rows)
+        for transposed in (0, 1):
+            k, m = (d_out, d_in) if transposed else (d_in, d_out)
+            x = rng.standard_normal((n, k)).astype(np.float32)
+            y = np.empty((n, m), np.float32)
+            px, py = ffi.from_buffer("float[]", x), ffi.from_buffer("float[]", y)
+            row = {"type": qtype, "direction": "W^T dy" if transposed else "W x"}
+
+            def timed(fn, *args):
+                return flop / best_seconds(lambda: fn(*args), repeats) / 1e9
+
+            row["ggml"] = timed(lib.tnn_kernel_check_ggml_product, qtype.encode(), prows, d_in, d_out, transposed, px,
+                                n, py, 1)  # fmt: skip
+            # the copies frozen_copies.c makes: W^T and every other type as Q8_0 blocks, q4_0/q4_1/q8_0 W as stored
+            as_stored = not transposed and qtype in ("q4_0", "q4_1", "q8_0")
+            copy = held.T.copy() if transposed else held
+            copy_q4_1 = as_stored and qtype != "q8_0"
+            blocks = (
+                rows if as_stored and qtype == "q4_1" else stored_rows(lib, ffi, copy, "q4_1" if copy_q4_1 else "q8_0")
+            )
+            levels = 1 if transposed else 2
+            row["copies"] = timed(lib.tnn_kernel_check_qgemm, variants[-1].encode(), copy_q4_1, levels,
+                                  ffi.from_buffer("char[]", blocks), m, k, px, n, py, 1)  # fmt: skip
+            for v in variants:
+                row[f"stored {v}"] = timed(lib.tnn_kernel_check_stored_qgemm, v.encode(), qtype.encode(), prows, d_in,
+                                           d_out, transposed, levels, px, n, py, 1)  # fmt: skip
+            table.append(row)
+            print(row, file=sys.stderr, flush=True)
+    return table
+
+
+def print_stored(table: list[dict], d_in: int, d_out: int, n: int) -> None:
+    names = [c for c in table[0] if c not in ("type", "direction")]
+    best = [c for c in names if c.startswith("stored")][-1]
+    print(f"GFLOP/s, one thread, W [{d_in} in, {d_out} out] by {n} tokens; stored / ggml and stored / copies: {best}")
+    print("| type | product | " + " | ".join(names) + " | stored / ggml | stored / copies |")
+    print("|---|---|" + "---|" * (len(names) + 2))
+    for r in table:
+        cells = " | ".join(f"{r[c]:.1f}" for c in names)
+        print(
+            f"| {r['type']} | {r['direction']} | {cells} | {r[best] / r['ggml']:.2f}x | {r[best] / r['copies']:.2f}x |"
+        )
+
+
 def openblas_gflops(repeats: int) -> dict:
     """In a worker whose OPENBLAS_CORETYPE is set: cblas_sgemm, one thread."""
     import scipy_openblas32
@@ -137,7 +239,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--worker", action="store_true")
+    p.add_argument("--stored", action="store_true", help="the products on a base kept as stored (see above)")
+    p.add_argument("--stored-shape", default="4096x4096", help="d_in x d_out of W (default 4096x4096)")
+    p.add_argument("--tokens", type=int, default=512, help="columns of x for --stored (default 512)")
     args = p.parse_args()
+    if args.stored:
+        d_in, d_out = (int(v) for v in args.stored_shape.split("x"))
+        print_stored(stored_gflops(args.repeats, d_in, d_out, args.tokens), d_in, d_out, args.tokens)
+        return
     if args.worker:
         print(json.dumps(openblas_gflops(args.repeats)))
         return

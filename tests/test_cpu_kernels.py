@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gguf import GGMLQuantizationType, quants
+from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, quants
 
 from toy.native.library import ffi, library
 
@@ -540,23 +540,16 @@ def test_fgemm_skinny_is_the_low_rank_weight_gradient(variant, m, n, k):
 
 
 def stored_rows(rng, d_in: int, d_out: int, qtype: str) -> tuple[np.ndarray, np.ndarray]:
-    """W [d_out rows of d_in] as a GGUF stores it in qtype, and the float64
-    matrix it holds. The K-quants (which the gguf package cannot quantize)
-    are random blocks with small scales, as benchmarks/bench_scale.py writes."""
-    if qtype in ("q4_K", "q6_K"):
-        # the float16 scales' place in each block: Q4_K's d and dmin first, Q6_K's d last
-        kind, size, at, scales = {
-            "q4_K": (GGMLQuantizationType.Q4_K, 144, 0, [2e-3, 1e-2]),
-            "q6_K": (GGMLQuantizationType.Q6_K, 210, 208, [2e-3]),
-        }[qtype]
-        blocks = rng.integers(0, 256, size=(d_out * d_in // 256, size), dtype=np.uint8)
-        blocks[:, at : at + 2 * len(scales)] = np.frombuffer(np.float16(scales).tobytes(), np.uint8)
-        blocks = blocks.reshape(d_out, -1)
-        return blocks, quants.dequantize(blocks, kind).astype(np.float64)
+    """W [d_out rows of d_in] as a GGUF stores it in qtype (ggml's own
+    quantizer: tnn_kernel_quantize_rows), and the float64 matrix it holds."""
     w = rng.standard_normal((d_out, d_in)).astype(np.float32)
     if qtype == "f16":
         return w.astype(np.float16).view(np.uint8), w.astype(np.float16).astype(np.float64)
-    return quantized(w, qtype)
+    kind = GGMLQuantizationType[qtype.upper()]
+    block, size = GGML_QUANT_SIZES[kind]
+    rows = np.zeros((d_out, d_in // block * size), np.uint8)
+    check(lib.tnn_kernel_quantize_rows(qtype.encode(), f32(w), d_out, d_in, ffi.from_buffer(rows)))
+    return rows, quants.dequantize(rows, kind).astype(np.float64)
 
 
 @pytest.mark.parametrize("variant", VARIANTS["fgemm"])
@@ -610,7 +603,23 @@ def copies_product(variant, rows, w, qtype, transposed, x, levels) -> np.ndarray
     return y
 
 
-STORED_SHAPES = [("q4_K", 512, 64), ("q6_K", 256, 96), ("q5_0", 96, 64), ("q4_0", 64, 32), ("q4_1", 64, 32)]
+# every type a GGUF stores its matrices in that ggml quantizes without an
+# importance matrix: the K-quants' 256 and the rest's 32 values a block
+STORED_SHAPES = [
+    ("q2_K", 512, 64),
+    ("q3_K", 256, 64),
+    ("q4_K", 512, 64),
+    ("q5_K", 256, 32),
+    ("q6_K", 256, 96),
+    ("q5_0", 96, 64),
+    ("q5_1", 64, 96),
+    ("q4_0", 64, 32),
+    ("q4_1", 64, 32),
+    ("iq4_nl", 64, 32),
+    ("iq4_xs", 256, 32),
+    ("mxfp4", 64, 32),
+    ("bf16", 32, 64),
+]
 
 
 @pytest.mark.parametrize("variant", VARIANTS["qgemm"])
@@ -620,7 +629,8 @@ def test_qgemm_on_a_stored_matrix_is_the_copies_product(variant, qtype, d_in, d_
     """Products straight from the stored blocks (tinynn/models/stored_panels.c:
     the panels packed a pass at a time inside the product): W x, or W^T x
     for the input gradient, the same bits as qgemm on the copies of W or W^T
-    made once, for any thread count."""
+    made once, for any thread count; within the int8 rounding of the
+    float64 product of the matrix the blocks hold."""
     need("qgemm", variant)
     if qtype == "f16" and not transposed:
         pytest.skip("an F16 matrix forwards through ggml's own products")
@@ -631,12 +641,31 @@ def test_qgemm_on_a_stored_matrix_is_the_copies_product(variant, qtype, d_in, d_
     for n in (1, 13):
         x = (rng.standard_normal((n, a.shape[1])) * rng.uniform(0.1, 10, size=(n, 1))).astype(np.float32)
         expected = copies_product(variant, rows_, w, qtype, transposed, x, levels)
+        exact = x.astype(np.float64) @ a.T
+        np.testing.assert_allclose(expected, exact, atol=2e-2 * np.abs(exact).max(), err_msg="float64")
         for nth in (1, 2, 3):
             y = np.full((n, a.shape[0]), np.nan, np.float32)
             rows_buffer = ffi.from_buffer("char[]", np.ascontiguousarray(rows_))
             check(lib.tnn_kernel_check_stored_qgemm(variant.encode(), qtype.encode(), rows_buffer, d_in, d_out,
                                                     transposed, levels, f32(x), n, f32(y), nth))  # fmt: skip
             np.testing.assert_array_equal(y, expected, err_msg=f"n {n}, {nth} threads")
+
+
+@pytest.mark.parametrize("qtype, d_in, d_out", [("q4_K", 512, 64), ("q8_0", 96, 64), ("mxfp4", 64, 32)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_ggml_s_own_product_the_benchmarks_hold_toy_to_is_the_float64_product(qtype, d_in, d_out, transposed):
+    """tnn_kernel_check_ggml_product, benchmarks/bench_kernels.py's anchor:
+    ggml's mul_mat (W x) or out_prod (W^T x, its backward of mul_mat) on
+    the stored blocks, within ggml's own rounding of x."""
+    rng = np.random.default_rng(d_in)
+    rows_, w = stored_rows(rng, d_in, d_out, qtype)
+    a = w.T if transposed else w
+    x = rng.standard_normal((13, a.shape[1])).astype(np.float32)
+    y = np.full((13, a.shape[0]), np.nan, np.float32)
+    check(lib.tnn_kernel_check_ggml_product(qtype.encode(), ffi.from_buffer(rows_), d_in, d_out, transposed, f32(x),
+                                            13, f32(y), 2))  # fmt: skip
+    exact = x.astype(np.float64) @ a.T
+    np.testing.assert_allclose(y, exact, atol=2e-2 * np.abs(exact).max())
 
 
 def test_a_stored_gradient_refuses_a_width_its_blocks_do_not_fill():

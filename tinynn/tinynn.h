@@ -684,6 +684,18 @@ int tnn_kernel_check_stored_gradient(const char * variant, const char * type_nam
 int tnn_kernel_check_stored_qgemm(const char * variant, const char * type_name, const void * w_rows, int64_t d_in,
                                   int64_t d_out, int32_t transposed, int32_t levels, const float * x, int64_t n,
                                   float * y, int32_t nth);
+/* ggml's quantization (ggml_quantize_chunk, no importance matrix) of rows
+ * [rows, cols] floats into type_name's blocks (ggml's names: "q4_K",
+ * "iq4_xs", "mxfp4", ...) at dst, rows * the type's row bytes: stored
+ * matrices of every type for tests and benchmarks. Types that need an
+ * importance matrix, and cols not a multiple of the block, are refused. */
+int tnn_kernel_quantize_rows(const char * type_name, const float * src, int64_t rows, int64_t cols, void * dst);
+/* ggml's own product on its CPU backend, as llama.cpp runs it, on W [d_in,
+ * d_out] given as stored rows of type_name: y = W x (mul_mat; x [d_in, n],
+ * y [d_out, n]) or, transposed, y = W^T x (out_prod(W, x^T), ggml's backward
+ * of mul_mat for a constant W; x [d_out, n], y [d_in, n]), nth threads. */
+int tnn_kernel_check_ggml_product(const char * type_name, const void * w_rows, int64_t d_in, int64_t d_out,
+                                  int32_t transposed, const float * x, int64_t n, float * y, int32_t nth);
 /* fgemm's skinny product: c [m, n] = X Y^T with X [m, k] (x[t * m + j]
  * = X[j, t]), Y [n, k] (y[t * n + i] = Y[i, t]), m at most 16. */
 int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y, int64_t n,

@@ -402,6 +402,56 @@ int tnn_kernel_check_stored_qgemm(const char * variant, const char * type_name, 
     return TNN_OK;
 }
 
+int tnn_kernel_quantize_rows(const char * type_name, const float * src, int64_t rows, int64_t cols, void * dst) {
+    const enum ggml_type type = stored_type(type_name);
+    if (type == GGML_TYPE_COUNT || src == NULL || dst == NULL || rows < 1 || cols < 1 ||
+        cols % ggml_blck_size(type) != 0 || ggml_quantize_requires_imatrix(type)) {
+        return tnn_fail(TNN_ERR_ARG, "quantize_rows: a type ggml quantizes without an importance matrix, "
+                                     "positive shapes, cols a multiple of its block");
+    }
+    ggml_quantize_init(type);
+    ggml_quantize_chunk(type, src, dst, 0, rows, cols, NULL);
+    return TNN_OK;
+}
+
+int tnn_kernel_check_ggml_product(const char * type_name, const void * w_rows, int64_t d_in, int64_t d_out,
+                                  int32_t transposed, const float * x, int64_t n, float * y, int32_t nth) {
+    const enum ggml_type type = stored_type(type_name);
+    if (type == GGML_TYPE_COUNT || w_rows == NULL || x == NULL || y == NULL || d_in < 1 || d_out < 1 || n < 1 ||
+        nth < 1 || nth > 256 || d_in % ggml_blck_size(type) != 0) {
+        return tnn_fail(TNN_ERR_ARG, "ggml_product: a quantized, F16 or BF16 type, positive shapes, d_in a "
+                                     "multiple of its block, 1 to 256 threads");
+    }
+    struct ggml_init_params params = { 4 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(params);
+    if (ctx == NULL) {
+        return tnn_fail(TNN_ERR_ALLOC, "ggml_product: out of memory");
+    }
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, d_in, d_out);
+    struct ggml_tensor * xt = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, transposed ? d_out : d_in, n);
+    w->data = (void *) w_rows;
+    xt->data = (void *) x;
+    struct ggml_tensor * out = transposed ? ggml_out_prod(ctx, w, ggml_transpose(ctx, xt))
+                                          : ggml_mul_mat(ctx, w, xt);
+    out->data = y;
+    struct ggml_cgraph * graph = ggml_new_graph(ctx);
+    ggml_build_forward_expand(graph, out);
+    struct ggml_cplan plan = ggml_graph_plan(graph, nth, NULL);
+    void * work = plan.work_size > 0 ? malloc(plan.work_size) : NULL;
+    int status = TNN_OK;
+    if (plan.work_size > 0 && work == NULL) {
+        status = tnn_fail(TNN_ERR_ALLOC, "ggml_product: out of memory");
+    } else {
+        plan.work_data = work;
+        if (ggml_graph_compute(graph, &plan) != GGML_STATUS_SUCCESS) {
+            status = tnn_fail(TNN_ERR_BACKEND, "ggml_product: ggml's compute failed");
+        }
+    }
+    free(work);
+    ggml_free(ctx);
+    return status;
+}
+
 int tnn_kernel_check_stored_gradient(const char * variant, const char * type_name, const void * w_rows,
                                      int64_t d_in, int64_t d_out, const float * dy, int64_t n, float * dx,
                                      int32_t nth) {
