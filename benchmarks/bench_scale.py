@@ -406,7 +406,7 @@ def cell(result: dict | None, what: str) -> str:
     if "error" in result:
         return result["error"]
     value = result[what]
-    return f"{value:,.0f}" if what != "tokens_per_s" or value >= 10 else f"{value:.2f}"
+    return f"{value:,.0f}" if what != "tokens_per_s" else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
 
 
 def main() -> None:

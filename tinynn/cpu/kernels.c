@@ -131,18 +131,22 @@ struct variant_entry {
 static void qgemm_avx2(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avx2;
     k->qpanel_quantize = tnn_qpanel_quantize_avx2;
+    k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx2;
 }
 static void qgemm_avxvnni(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avxvnni;
     k->qpanel_quantize = tnn_qpanel_quantize_avx2;
+    k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx2;
 }
 static void qgemm_avx512(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avx512;
     k->qpanel_quantize = tnn_qpanel_quantize_avx512;
+    k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx512;
 }
 static void qgemm_amx(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_amx;
     k->qpanel_quantize = tnn_qpanel_quantize_avx512;
+    k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx512;
 }
 static void fgemm_avx2(struct tnn_cpu_kernels * k) {
     k->fgemm = tnn_fgemm_avx2;

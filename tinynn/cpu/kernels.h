@@ -128,7 +128,8 @@ struct tnn_cpu_kernels {
 
     /* each as its variants below declare it: tnn_qgemm_<variant>, ... */
     tnn_qgemm_fn qgemm;
-    tnn_qpanel_quantize_fn qpanel_quantize;   /* with qgemm: its panels from floats */
+    tnn_qpanel_quantize_fn qpanel_quantize;           /* with qgemm: its panels from floats */
+    tnn_qpanel_quantize_fn qpanel_quantize_columns;   /* the same from columns (W^T's from W) */
     tnn_fgemm_fn fgemm;
     void (*fgemm_skinny)(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
                          float * c, int64_t ldc, int64_t n0, int64_t n1);
@@ -233,6 +234,11 @@ void tnn_qpanel_pack(enum tnn_qpanel_format format, const void * src, size_t row
  * them to. On 256- and 512-bit registers, with qgemm's variants. */
 void tnn_qpanel_quantize_avx2(const float * x, int64_t stride, void * out);
 void tnn_qpanel_quantize_avx512(const float * x, int64_t stride, void * out);
+/* The same block from the panel's 16 rows given as 32 columns: value j of
+ * row r at x[j * stride + r] (W^T's panels straight from W's rows, no
+ * transposed copy): the bits of tnn_qpanel_quantize on the transpose. */
+void tnn_qpanel_quantize_columns_avx2(const float * x, int64_t stride, void * out);
+void tnn_qpanel_quantize_columns_avx512(const float * x, int64_t stride, void * out);
 
 /* A qgemm's matrix [rows, k] in 16-row panels of format (enum
  * tnn_qpanel_format). Either packed: every panel at packed, made once
@@ -254,7 +260,8 @@ struct tnn_qpanels {
     int32_t source_type;       /* its ggml type */
     size_t source_row_bytes;   /* the bytes of one of its rows */
     int64_t source_width;      /* with pack: values of one of its rows */
-    tnn_qpanel_quantize_fn quantize;   /* with pack: the session's qpanel_quantize */
+    tnn_qpanel_quantize_fn quantize;   /* with pack: the session's qpanel_quantize (W's panels) or
+                                          qpanel_quantize_columns (W^T's) */
 };
 
 /* A matrix of packed panels. */

@@ -516,6 +516,36 @@ AVX2 void tnn_qpanel_quantize_avx2(const float * x, int64_t stride, void * out) 
     }
 }
 
+AVX2 void tnn_qpanel_quantize_columns_avx2(const float * x, int64_t stride, void * out) {
+    uint8_t * o = out;
+    const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f), minus_half = _mm256_set1_ps(-0.5f);
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256i offset = _mm256_set1_epi32(0x80), low = _mm256_set1_epi32(0xff);
+    for (int h = 0; h < TNN_QPANEL_ROWS / 8; ++h) {   /* lane r: the panel's row 8 h + r */
+        __m256 v[TNN_QBLOCK], m = _mm256_setzero_ps();
+        for (int j = 0; j < TNN_QBLOCK; ++j) {
+            v[j] = _mm256_loadu_ps(x + j * stride + 8 * h);
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[j]));
+        }
+        const __m256 d = _mm256_div_ps(m, _mm256_set1_ps(127.0f));
+        const __m256 id = _mm256_and_ps(_mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_NEQ_OQ), _mm256_div_ps(one, d));
+        _mm_storeu_si128((__m128i *) (o + 16 * h), _mm256_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT));
+        for (int g = 0; g < TNN_QBLOCK / 4; ++g) {
+            __m256i group = _mm256_setzero_si256();
+            for (int u = 0; u < 4; ++u) {
+                const __m256 y = _mm256_mul_ps(v[4 * g + u], id);
+                __m256 t = _mm256_round_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+                const __m256 rest = _mm256_sub_ps(y, t);
+                t = _mm256_add_ps(t, _mm256_and_ps(_mm256_cmp_ps(rest, half, _CMP_GE_OQ), one));
+                t = _mm256_sub_ps(t, _mm256_and_ps(_mm256_cmp_ps(rest, minus_half, _CMP_LE_OQ), one));
+                const __m256i q = _mm256_and_si256(_mm256_xor_si256(_mm256_cvttps_epi32(t), offset), low);
+                group = _mm256_or_si256(group, _mm256_slli_epi32(q, 8 * u));
+            }
+            _mm256_storeu_si256((__m256i *) (o + 32 + g * 64 + 32 * h), group);
+        }
+    }
+}
+
 /* tnn_qgemm_avx512's walk, with its tiles NC_MAX columns wide. */
 AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t k16_max, int levels,
                        const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x, int64_t x_stride,

@@ -210,6 +210,34 @@ AVX512 void tnn_qpanel_quantize_avx512(const float * x, int64_t stride, void * o
     }
 }
 
+AVX512 void tnn_qpanel_quantize_columns_avx512(const float * x, int64_t stride, void * out) {
+    uint8_t * o = out;
+    __m512 v[TNN_QBLOCK], amax = _mm512_setzero_ps();   /* lane r: the panel's row r */
+    for (int j = 0; j < TNN_QBLOCK; ++j) {
+        v[j] = _mm512_loadu_ps(x + j * stride);
+        amax = _mm512_max_ps(amax, _mm512_abs_ps(v[j]));
+    }
+    const __m512 d = _mm512_div_ps(amax, _mm512_set1_ps(127.0f));
+    const __m512 id = _mm512_maskz_div_ps(_mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_OQ),
+                                          _mm512_set1_ps(1.0f), d);
+    _mm256_storeu_si256((__m256i *) o, _mm512_cvtps_ph(d, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    const __m512i one = _mm512_set1_epi32(1), offset = _mm512_set1_epi32(0x80), low = _mm512_set1_epi32(0xff);
+    for (int g = 0; g < TNN_QBLOCK / 4; ++g) {
+        __m512i group = _mm512_setzero_si512();   /* each row's 4 bytes of values 4g .. 4g + 3 */
+        for (int u = 0; u < 4; ++u) {
+            const __m512 y = _mm512_mul_ps(v[4 * g + u], id);
+            const __m512 t = _mm512_roundscale_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __m512 rest = _mm512_sub_ps(y, t);
+            __m512i q = _mm512_cvttps_epi32(t);
+            q = _mm512_mask_add_epi32(q, _mm512_cmp_ps_mask(rest, _mm512_set1_ps(0.5f), _CMP_GE_OQ), q, one);
+            q = _mm512_mask_sub_epi32(q, _mm512_cmp_ps_mask(rest, _mm512_set1_ps(-0.5f), _CMP_LE_OQ), q, one);
+            q = _mm512_and_si512(_mm512_xor_si512(q, offset), low);
+            group = _mm512_or_si512(group, _mm512_slli_epi32(q, 8 * u));
+        }
+        _mm512_storeu_si512(o + 32 + g * 64, group);
+    }
+}
+
 AVX512 void tnn_qgemm_avx512_quantize(const float * x, int64_t kb, struct tnn_qcol * out) {
     quantize_column(x, kb, out);
 }

@@ -136,11 +136,14 @@ int tnn_use_fast_copies(const struct tnn_step * step, struct tnn_cpu_state * cpu
 
 /* ---- the input gradients through a base kept as stored (stored_products.c) */
 
-/* Turn each input gradient through a frozen quantized (or F16/BF16) matrix
- * kept as stored, out_prod(W, dy^T), into a custom node that runs fgemm on W
- * dequantized a column block at a time (when the session's kernels have
- * fgemm): base_compute stored, and any matrix the copies left out. */
-int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph);
+/* Turn the products by a frozen quantized (or F16/BF16) matrix kept as
+ * stored, W x and the input gradient out_prod(W, dy^T), into qgemm on its
+ * panels made as read (when the session's kernels have qgemm), else the
+ * input gradient into fgemm on W dequantized a column block at a time:
+ * base_compute stored, and any matrix the copies left out. head: the
+ * matrix the logits are a product of (its gradient takes two int8 levels). */
+int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph,
+                            const struct ggml_tensor * head);
 /* The node's compute: dst [d_in, n] = W^T dy, src0 = W [d_in, d_out] as
  * stored, src1 = dy [d_out, n] (F32, contiguous columns); userdata: a
  * struct tnn_cpu_state with fgemm and tnn_stored_scratch_bytes of scratch

@@ -92,12 +92,22 @@ void tnn_stored_input_gradient_node(struct ggml_tensor * dst, int ith, int nth, 
 
 /* ---- qgemm on the stored blocks --------------------------------------------- */
 
-/* Columns a stored product takes at a time: its scratch (each thread
- * quantizes all of them, its panels split) stays that of 960 tokens
- * however many a step has, at one packing of the matrix per 960 columns
- * (a 1/960 share of the products); a whole number of every variant's
- * column tiles (12, 16). */
-#define STORED_COLUMNS 960
+/* The most columns a stored product takes at a time: its scratch (each
+ * thread quantizes all of them, its panels split) stays that of 2048
+ * tokens however many a step has. Each part packs the whole matrix again,
+ * which costs about as much as 50 (W) to 150 (W^T) columns' products, so
+ * the parts are as few as that allows and of equal width: 960 + 64 columns
+ * for 1024 tokens cost a 1 B step 4% (a second packing of every W^T). */
+#define STORED_COLUMNS 2048
+/* a whole number of every variant's column tiles (12, 16) */
+#define STORED_COLUMN_TILES 48
+
+/* The columns of each part of a stored product over n columns. */
+static int64_t stored_part_columns(int64_t n) {
+    const int64_t parts = (n + STORED_COLUMNS - 1) / STORED_COLUMNS;
+    const int64_t tiles = (n + parts * STORED_COLUMN_TILES - 1) / (parts * STORED_COLUMN_TILES);
+    return tiles * STORED_COLUMN_TILES < n ? tiles * STORED_COLUMN_TILES : n;
+}
 
 /* dst [rows, n] = A x, A W or W^T packed as it is read (struct tnn_stored_use). */
 static void stored_qgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
@@ -108,8 +118,9 @@ static void stored_qgemm_node(struct ggml_tensor * dst, int ith, int nth, void *
         return;
     }
     const int64_t ldx = (int64_t) (x->nb[1] / sizeof(float)), ldy = (int64_t) (dst->nb[1] / sizeof(float));
-    for (int64_t c0 = 0; c0 < x->ne[1]; c0 += STORED_COLUMNS) {
-        const int64_t n = x->ne[1] - c0 < STORED_COLUMNS ? x->ne[1] - c0 : STORED_COLUMNS;
+    const int64_t part = stored_part_columns(x->ne[1]);
+    for (int64_t c0 = 0; c0 < x->ne[1]; c0 += part) {
+        const int64_t n = x->ne[1] - c0 < part ? x->ne[1] - c0 : part;
         use->qgemm.cpu->kernels.qgemm(use->qgemm.levels, &use->panels, dst->ne[0], x->ne[0],
                                       (const float *) x->data + c0 * ldx, ldx, n, (float *) dst->data + c0 * ldy,
                                       ldy, scratch, ith, nth);
@@ -127,7 +138,7 @@ static const struct tnn_stored_use * stored_use(struct tnn_cpu_state * cpu, cons
         }
     }
     struct tnn_qpanels panels;
-    if (!tnn_stored_panels(w, transposed, cpu->kernels.qpanel_quantize, &panels)) {
+    if (!tnn_stored_panels(w, transposed, &cpu->kernels, &panels)) {
         return NULL;
     }
     if (cpu->n_stored_uses == cpu->cap_stored_uses) {
@@ -161,17 +172,13 @@ static bool qgemm_columns(const struct ggml_tensor * x, int64_t k) {
            x->nb[0] == sizeof(float) && x->nb[1] % sizeof(float) == 0;
 }
 
-/* The output head's matrix (its gradient spans many decades: two levels). */
-static bool is_head(const struct ggml_tensor * w) {
-    return strcmp(w->name, "output.weight") == 0 || strcmp(w->name, "token_embd.weight") == 0;
-}
-
 /* Rewrite node onto qgemm from the stored blocks where it is W x (forward)
  * or out_prod(W, dy^T) (the input gradient W^T dy); *bytes grows to its
  * scratch. Levels as the copies take them (graph/fast_copies.c): two for
- * the forward and the head's gradient, one for the blocks' gradients. */
+ * the forward and for the output head's gradient (which spans many
+ * decades), one for the blocks' gradients. */
 static void use_stored_qgemm(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_tensor * node,
-                             size_t * bytes) {
+                             const struct ggml_tensor * head, size_t * bytes) {
     const bool forward = node->op == GGML_OP_MUL_MAT;
     const bool input_grad = node->op == GGML_OP_OUT_PROD && node->src[1]->op == GGML_OP_TRANSPOSE;
     if ((!forward && !input_grad) || !frozen_stored(node->src[0]) || node->type != GGML_TYPE_F32 ||
@@ -184,14 +191,13 @@ static void use_stored_qgemm(const struct tnn_step * step, struct tnn_cpu_state 
     if (!qgemm_columns(x, k) || node->ne[1] != x->ne[1]) {
         return;
     }
-    const struct tnn_stored_use * use = stored_use(cpu, w, input_grad, forward || is_head(w) ? 2 : 1);
+    const struct tnn_stored_use * use = stored_use(cpu, w, input_grad, forward || w == head ? 2 : 1);
     if (use == NULL) {
         return;   /* the fgemm path below, or ggml's */
     }
     struct ggml_tensor * srcs[2] = { w, x };
     tnn_become_custom(step->ctx_graph, node, stored_qgemm_node, (void *) use, srcs, 2);
-    const size_t need = tnn_qgemm_scratch_bytes(&use->panels, k,
-                                                x->ne[1] < STORED_COLUMNS ? x->ne[1] : STORED_COLUMNS);
+    const size_t need = tnn_qgemm_scratch_bytes(&use->panels, k, stored_part_columns(x->ne[1]));
     *bytes = need > *bytes ? need : *bytes;
 }
 
@@ -215,7 +221,8 @@ static bool stored_input_gradient(const struct ggml_tensor * node) {
     return frozen && columns && result;
 }
 
-int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph) {
+int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_cgraph * graph,
+                            const struct ggml_tensor * head) {
     /* TNN_STORED_OUT_PROD: ggml's out_prod kept, to compare (tinynn.h) */
     if (cpu->kernels.fgemm == NULL || getenv("TNN_STORED_OUT_PROD") != NULL) {
         return TNN_OK;
@@ -224,7 +231,7 @@ int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state *
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         if (cpu->kernels.qgemm != NULL && getenv("TNN_STORED_FGEMM") == NULL) {
-            use_stored_qgemm(step, cpu, node, &bytes);
+            use_stored_qgemm(step, cpu, node, head, &bytes);
         }
         if (!stored_input_gradient(node)) {
             continue;

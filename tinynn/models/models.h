@@ -690,8 +690,9 @@ void tnn_q4_0_as_q4_1(const void * src, int64_t n, void * dst);
  * the forward, or W^T (transposed) for the input gradient; the panels those
  * of the copies frozen_copies.c makes, to the bit. False where qgemm cannot
  * take W so (F32 or F16 forward, shapes not whole panels and blocks).
- * quantize: the session's kernel for the requantized panels. */
-bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, tnn_qpanel_quantize_fn quantize,
+ * kernels: the session's, whose qpanel_quantize (W) or
+ * qpanel_quantize_columns (W^T) makes the requantized panels. */
+bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, const struct tnn_cpu_kernels * kernels,
                        struct tnn_qpanels * out);
 
 /* Make the transposed copies (and Q8_0 forward copies of slow quantized

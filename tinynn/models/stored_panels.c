@@ -8,7 +8,8 @@
  *     requantized to Q8_0 (ggml's reference rounding);
  *   W^T for the input gradient: each 32 rows of W dequantized over the
  *     pass's columns, each column's 32 values quantized as one Q8_0 block of
- *     a row of W^T.
+ *     a row of W^T where they lie (qpanel_quantize_columns: 16 columns on a
+ *     vector's lanes, no transposed copy).
  * A pass of W^T covers whole stored blocks of W's columns (256 for the
  * K-quants), so that each stored block is dequantized once a product. */
 #include "models/models.h"
@@ -85,8 +86,7 @@ static void pack_columns(const struct tnn_qpanels * a, int64_t p0, int64_t p1, v
     const int64_t k = a->source_width, m0 = p0 * TNN_QPANEL_ROWS, width = (p1 - p0) * TNN_QPANEL_ROWS;
     const size_t first_byte = ggml_row_size(type, m0);
     const size_t panel_block = tnn_qpanel_block_bytes(TNN_QPANEL_Q8_0);
-    float * tile = work;                                               /* [32 rows of W][width] */
-    float * tile_t = tile + (size_t) TNN_QBLOCK * width;               /* [width][32] */
+    float * tile = work;   /* [32 rows of W][width]: each panel's 32 values a row as columns */
     for (int64_t j0 = 0; j0 < k; j0 += TNN_QBLOCK) {
         for (int64_t r = 0; r < TNN_QBLOCK; ++r) {
             const char * row = (const char *) a->source + (size_t) (j0 + r) * a->source_row_bytes + first_byte;
@@ -96,23 +96,20 @@ static void pack_columns(const struct tnn_qpanels * a, int64_t p0, int64_t p1, v
                 traits->to_float(row, tile + r * width, width);
             }
         }
-        for (int64_t i = 0; i < width; ++i) {
-            for (int64_t r = 0; r < TNN_QBLOCK; ++r) {
-                tile_t[i * TNN_QBLOCK + r] = tile[r * width + i];
-            }
-        }
         for (int64_t pl = 0; pl < p1 - p0; ++pl) {
             uint8_t * out = (uint8_t *) dst + (size_t) pl * panel_bytes(a, k) +
                             (size_t) (j0 / TNN_QBLOCK) * panel_block;
-            a->quantize(tile_t + pl * TNN_QPANEL_ROWS * TNN_QBLOCK, TNN_QBLOCK, out);
+            a->quantize(tile + pl * TNN_QPANEL_ROWS, width, out);   /* qpanel_quantize_columns */
         }
     }
 }
 
-bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, tnn_qpanel_quantize_fn quantize,
+bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, const struct tnn_cpu_kernels * kernels,
                        struct tnn_qpanels * out) {
     const enum ggml_type type = w->type;
     const int64_t d_in = w->ne[0], d_out = w->ne[1];
+    const tnn_qpanel_quantize_fn quantize = transposed ? kernels->qpanel_quantize_columns
+                                                       : kernels->qpanel_quantize;
     memset(out, 0, sizeof(*out));
     if (quantize == NULL || w->data == NULL || w->ne[2] != 1 || w->ne[3] != 1 || !ggml_is_contiguous_rows(w)) {
         return false;
@@ -155,6 +152,6 @@ bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, tnn_qpanel
     }
     const int64_t width = out->pass * TNN_QPANEL_ROWS;
     out->align = per_block;
-    out->work_bytes = 2 * (size_t) TNN_QBLOCK * width * sizeof(float);
+    out->work_bytes = (size_t) TNN_QBLOCK * width * sizeof(float);
     return true;
 }

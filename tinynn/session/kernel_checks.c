@@ -381,7 +381,7 @@ int tnn_kernel_check_stored_qgemm(const char * variant, const char * type_name, 
     struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, d_in, d_out);
     w->data = (void *) w_rows;
     struct tnn_qpanels panels;
-    if (!tnn_stored_panels(w, transposed != 0, kernels.qpanel_quantize, &panels)) {
+    if (!tnn_stored_panels(w, transposed != 0, &kernels, &panels)) {
         ggml_free(ctx);
         return tnn_fail(TNN_ERR_ARG, "stored_qgemm: qgemm cannot take a %s [%lld, %lld]%s as stored", type_name,
                         (long long) d_in, (long long) d_out, transposed ? " transposed" : "");

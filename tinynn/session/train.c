@@ -231,6 +231,15 @@ static struct differentiated build_forward(tnn_session * s, size_t graph_size) {
     return d;
 }
 
+/* The matrix the logits are a product of (the output head), under any
+ * scaling or capping the family puts on them; NULL where there is none. */
+static const struct ggml_tensor * head_matrix(const struct ggml_tensor * logits) {
+    while (logits != NULL && logits->op != GGML_OP_MUL_MAT) {
+        logits = logits->src[0];
+    }
+    return logits != NULL ? logits->src[0] : NULL;
+}
+
 /* s->train.gb_grad: the backward of d into a gradient accumulator for
  * every parameter (so gradients survive the step, can be read back, and
  * add up across tnn_compute_gradients calls) and for the loss (its seed
@@ -263,7 +272,7 @@ static int build_backward(tnn_session * s, const struct differentiated * d, stru
         struct ggml_cgraph * graph = g == 0 ? s->train.gb_grad : s->train.gf;
         status = s->base.pairs != NULL ? tnn_use_fast_copies(step, &s->cpu, &s->base, graph) : TNN_OK;
         if (status == TNN_OK) {
-            status = tnn_use_stored_products(step, &s->cpu, graph);
+            status = tnn_use_stored_products(step, &s->cpu, graph, head_matrix(d->logits));
         }
         if (status == TNN_OK) {
             status = tnn_use_fgemm(step, &s->cpu, graph);
