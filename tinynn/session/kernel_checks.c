@@ -422,9 +422,17 @@ int tnn_kernel_check_ggml_product(const char * type_name, const void * w_rows, i
         return tnn_fail(TNN_ERR_ARG, "ggml_product: a quantized, F16 or BF16 type, positive shapes, d_in a "
                                      "multiple of its block, 1 to 256 threads");
     }
+    if (!tnn_backend_uses_host_memory()) {
+        return tnn_fail(TNN_ERR_ARG, "ggml_product: the CPU library's check");
+    }
     struct ggml_init_params params = { 4 * ggml_tensor_overhead() + ggml_graph_overhead(), NULL, true };
     struct ggml_context * ctx = ggml_init(params);
-    if (ctx == NULL) {
+    /* the backend as a session makes it: the portable build's CPU variant is
+     * loaded at run time, so ggml-cpu's own calls are not linked here */
+    ggml_backend_t backend = tnn_backend_create(nth);
+    if (ctx == NULL || backend == NULL) {
+        ggml_free(ctx);
+        ggml_backend_free(backend);
         return tnn_fail(TNN_ERR_ALLOC, "ggml_product: out of memory");
     }
     struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, d_in, d_out);
@@ -436,18 +444,10 @@ int tnn_kernel_check_ggml_product(const char * type_name, const void * w_rows, i
     out->data = y;
     struct ggml_cgraph * graph = ggml_new_graph(ctx);
     ggml_build_forward_expand(graph, out);
-    struct ggml_cplan plan = ggml_graph_plan(graph, nth, NULL);
-    void * work = plan.work_size > 0 ? malloc(plan.work_size) : NULL;
-    int status = TNN_OK;
-    if (plan.work_size > 0 && work == NULL) {
-        status = tnn_fail(TNN_ERR_ALLOC, "ggml_product: out of memory");
-    } else {
-        plan.work_data = work;
-        if (ggml_graph_compute(graph, &plan) != GGML_STATUS_SUCCESS) {
-            status = tnn_fail(TNN_ERR_BACKEND, "ggml_product: ggml's compute failed");
-        }
-    }
-    free(work);
+    const int status = ggml_backend_graph_compute(backend, graph) == GGML_STATUS_SUCCESS
+                           ? TNN_OK
+                           : tnn_fail(TNN_ERR_BACKEND, "ggml_product: ggml's compute failed");
+    ggml_backend_free(backend);
     ggml_free(ctx);
     return status;
 }
