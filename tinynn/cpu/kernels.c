@@ -130,21 +130,25 @@ struct variant_entry {
 
 static void qgemm_avx2(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avx2;
+    k->qgemm_quantize = tnn_qgemm_quantize_avx2;
     k->qpanel_quantize = tnn_qpanel_quantize_avx2;
     k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx2;
 }
 static void qgemm_avxvnni(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avxvnni;
+    k->qgemm_quantize = tnn_qgemm_quantize_avx2;
     k->qpanel_quantize = tnn_qpanel_quantize_avx2;
     k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx2;
 }
 static void qgemm_avx512(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avx512;
+    k->qgemm_quantize = tnn_qgemm_quantize_avx512;
     k->qpanel_quantize = tnn_qpanel_quantize_avx512;
     k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx512;
 }
 static void qgemm_amx(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_amx;
+    k->qgemm_quantize = tnn_qgemm_quantize_avx512;
     k->qpanel_quantize = tnn_qpanel_quantize_avx512;
     k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx512;
 }
@@ -241,7 +245,10 @@ static const struct variant_entry * find_variant(enum tnn_cpu_kernel kernel, enu
 
 static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
     switch (kernel) {
-        case TNN_KERNEL_QGEMM: k->qgemm = NULL; break;
+        case TNN_KERNEL_QGEMM:
+            k->qgemm = NULL;
+            k->qgemm_quantize = NULL;
+            break;
         case TNN_KERNEL_FGEMM:
             k->fgemm = NULL;
             k->fgemm_skinny = NULL;
@@ -341,15 +348,19 @@ bool tnn_cpu_kernels_choose(const char * setting, unsigned allowed, struct tnn_c
 
 /* ---- qgemm's packed panels (every variant reads them) -------------------- */
 
-size_t tnn_qgemm_scratch_bytes(const struct tnn_qpanels * a, int64_t k, int64_t n) {
+size_t tnn_qgemm_scratch_bytes(const struct tnn_qpanels * a, int64_t k, int64_t n, bool quantized) {
     /* the quantized columns, one spread panel, the columns as int16
      * (layout.h); then a pass of panels and pack's work (tnn_qpanels_get) */
-    const size_t own = tnn_align64(tnn_qgemm_layout(k, n).total);
+    const size_t own = tnn_align64(tnn_qgemm_layout(k, n, quantized).total);
     if (a == NULL || a->pack == NULL) {
         return own;
     }
     const size_t panel_bytes = (size_t) (k / TNN_QBLOCK) * tnn_qpanel_block_bytes(a->format);
     return own + tnn_align64((size_t) a->pass * panel_bytes) + a->work_bytes;
+}
+
+size_t tnn_qgemm_quantized_bytes(int64_t k, int64_t n) {
+    return tnn_align64((size_t) (k / TNN_QBLOCK) * (size_t) n * sizeof(struct tnn_qcol));
 }
 
 /* Stored block layouts (ggml-common.h): Q8_0 {fp16 d; int8 q[32]},

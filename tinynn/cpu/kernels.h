@@ -110,9 +110,16 @@ struct tnn_recurrent_kernels;
 struct tnn_qpanels;
 /* One TNN_QPANEL_Q8_0 panel block from 16 rows of 32 floats (tnn_qpanel_quantize_avx2). */
 typedef void (*tnn_qpanel_quantize_fn)(const float * x, int64_t stride, void * out);
-typedef void (*tnn_qgemm_fn)(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
-                             int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
-                             int nth);
+struct tnn_qgemm_columns;
+struct tnn_qcol;
+typedef void (*tnn_qgemm_fn)(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
+                             const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride,
+                             void * scratch, int ith, int nth);
+/* qgemm's quantization of columns [c0, c1) of x (column j at x + j *
+ * x_stride, k values) into q (column j's k / 32 blocks at q + j * k / 32):
+ * the bits every variant's qgemm quantizes them to. */
+typedef void (*tnn_qgemm_quantize_fn)(const float * x, int64_t x_stride, int64_t k, int64_t c0, int64_t c1,
+                                      struct tnn_qcol * q);
 /* fgemm's and fgemm_bf16's entry point (see tnn_fgemm_avx512 below). */
 typedef void (*tnn_fgemm_fn)(const struct tnn_fgemm_operand * a, int64_t m, int64_t k,
                              const struct tnn_fgemm_operand * b, float * c, int64_t ldc, int64_t p0, int64_t p1,
@@ -128,6 +135,7 @@ struct tnn_cpu_kernels {
 
     /* each as its variants below declare it: tnn_qgemm_<variant>, ... */
     tnn_qgemm_fn qgemm;
+    tnn_qgemm_quantize_fn qgemm_quantize;             /* with qgemm: its columns, quantized ahead */
     tnn_qpanel_quantize_fn qpanel_quantize;           /* with qgemm: its panels from floats */
     tnn_qpanel_quantize_fn qpanel_quantize_columns;   /* the same from columns (W^T's from W) */
     tnn_fgemm_fn fgemm;
@@ -272,27 +280,49 @@ static inline struct tnn_qpanels tnn_qpanels_packed(enum tnn_qpanel_format forma
     return a;
 }
 
+/* qgemm's columns x [k, n]: floats (column j at floats + j * stride,
+ * contiguous along k), which each thread quantizes as far as its share
+ * needs; or, where quantized is set, all n columns quantized once already
+ * (qgemm_quantize; column j's blocks at quantized + j * k / 32), which
+ * every thread reads: a matrix packed as it is read splits its panels
+ * between the threads, so that each would quantize all of x. */
+struct tnn_qgemm_columns {
+    const float * floats;
+    int64_t stride;
+    const struct tnn_qcol * quantized;
+};
+
 /* Scratch bytes a thread needs for a product by a of n columns of k
- * values: the quantized columns, and where a is packed as it is read,
- * room for a pass of panels and pack's work. */
-size_t tnn_qgemm_scratch_bytes(const struct tnn_qpanels * a, int64_t k, int64_t n);
+ * values: the quantized columns (none when x comes quantized), and where a
+ * is packed as it is read, room for a pass of panels and pack's work. */
+size_t tnn_qgemm_scratch_bytes(const struct tnn_qpanels * a, int64_t k, int64_t n, bool quantized);
+/* Bytes of n columns of k values quantized (qgemm_quantize). */
+size_t tnn_qgemm_quantized_bytes(int64_t k, int64_t n);
 
 /* y [rows, n] = A [rows, k] x [k, n], for the share of thread ith of nth;
- * x quantized in levels (1 or 2) int8 levels. x: column j at x + j *
- * x_stride (floats, contiguous along k); y: column j at y + j * y_stride.
- * scratch: this thread's tnn_qgemm_scratch_bytes(a, k, n). Every thread
- * must be called; none waits for another. */
-void tnn_qgemm_avx512(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
-                      int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
+ * x quantized in levels (1 or 2) int8 levels. y: column j at y + j *
+ * y_stride. scratch: this thread's tnn_qgemm_scratch_bytes(a, k, n, x
+ * quantized). Every thread must be called; none waits for another. */
+void tnn_qgemm_avx512(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
+                      const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride, void * scratch,
+                      int ith, int nth);
 /* The same on 256-bit registers: the VNNI multiply-add (avxvnni), or
  * vpmaddubsw and vpmaddwd where there is none (avx2); and on the AMX tiles,
  * 16 columns x 16 rows x one block per tile product (amx). */
-void tnn_qgemm_avx2(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
-                    int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
-void tnn_qgemm_avxvnni(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
-                       int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
-void tnn_qgemm_amx(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
-                   int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth);
+void tnn_qgemm_avx2(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
+                    const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride, void * scratch,
+                    int ith, int nth);
+void tnn_qgemm_avxvnni(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
+                       const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride, void * scratch,
+                       int ith, int nth);
+void tnn_qgemm_amx(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
+                   const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride, void * scratch,
+                   int ith, int nth);
+/* qgemm_quantize on 512- and 256-bit registers (the same bits). */
+void tnn_qgemm_quantize_avx512(const float * x, int64_t x_stride, int64_t k, int64_t c0, int64_t c1,
+                               struct tnn_qcol * q);
+void tnn_qgemm_quantize_avx2(const float * x, int64_t x_stride, int64_t k, int64_t c0, int64_t c1,
+                             struct tnn_qcol * q);
 
 /* ---- fgemm: float32 products ---------------------------------------------- *
  *

@@ -30,12 +30,13 @@ void tnn_fgemm_pack_panel(struct tnn_fgemm_operand a, int64_t m0, int64_t rows, 
  * vocab inner), x's nc columns inner-long, through the head's int8 products. */
 static void head_product(const struct tnn_head_products * p, bool transposed, int64_t d, int64_t vocab,
                          const float * x, int64_t nc, float * y, void * scratch) {
+    const struct tnn_qgemm_columns columns = { x, transposed ? vocab : d, NULL };
     if (transposed) {
         const struct tnn_qpanels wt = tnn_qpanels_packed(TNN_QPANEL_Q8_0, p->wt);
-        p->qgemm(2, &wt, d, vocab, x, vocab, nc, y, d, scratch, 0, 1);
+        p->qgemm(2, &wt, d, vocab, &columns, nc, y, d, scratch, 0, 1);
     } else {
         const struct tnn_qpanels w = tnn_qpanels_packed(p->w_format, p->w);
-        p->qgemm(2, &w, vocab, d, x, d, nc, y, vocab, scratch, 0, 1);
+        p->qgemm(2, &w, vocab, d, &columns, nc, y, vocab, scratch, 0, 1);
     }
 }
 

@@ -58,6 +58,23 @@ void tnn_qgemm_avx512_quantize(const float * x, int64_t kb, struct tnn_qcol * ou
 void tnn_qgemm_avx512_panels(int format, int levels, const uint8_t * panels, int64_t kb, int64_t n_panels,
                              const struct tnn_qcol * cols, int64_t n, float * y, int64_t y_stride);
 
+/* Columns [c0, c1) of x quantized, column c's kb blocks at the result +
+ * (c - c0) * kb: x's own where it comes quantized, else quantized here
+ * into the scratch's start (tnn_qgemm_layout) by the variant's
+ * quantize_column. */
+static inline const struct tnn_qcol * tnn_qgemm_columns_quantized(
+    const struct tnn_qgemm_columns * x, int64_t kb, int64_t c0, int64_t c1,
+    void (*quantize_column)(const float * x, int64_t kb, struct tnn_qcol * out), void * scratch) {
+    if (x->quantized != NULL) {
+        return x->quantized + c0 * kb;
+    }
+    struct tnn_qcol * q = scratch;
+    for (int64_t c = c0; c < c1; ++c) {
+        quantize_column(x->floats + c * x->stride, kb, q + (c - c0) * kb);
+    }
+    return q;
+}
+
 /* A quantized column block's scalars from its max |x| and the sums of its
  * two int8 levels: every variant's quantize_column ends here, so that all
  * give the same bits. */
@@ -88,18 +105,19 @@ static inline size_t tnn_align64(size_t bytes) { return (bytes + 63) / 64 * 64; 
 #define TNN_QX16_BLOCK_BYTES (TNN_QBLOCK * 2)
 
 /* qgemm's scratch (tnn_qgemm_scratch_bytes), by byte offset: the n
- * quantized columns (kb struct tnn_qcol each) from 0, then room for one
- * spread panel (kb * TNN_QSPREAD_BLOCK_BYTES: the amx variant uses the
- * first TNN_QAMX_BLOCK_BYTES a block of it, avx2 all), then the n columns
- * as int16 (kb * TNN_QX16_BLOCK_BYTES each; avx2 at levels = 2 only). */
+ * quantized columns (kb struct tnn_qcol each) from 0 unless x comes
+ * quantized, then room for one spread panel (kb * TNN_QSPREAD_BLOCK_BYTES:
+ * the amx variant uses the first TNN_QAMX_BLOCK_BYTES a block of it, avx2
+ * all), then the n columns as int16 (kb * TNN_QX16_BLOCK_BYTES each; avx2
+ * at levels = 2 only). */
 struct tnn_qgemm_layout {
     size_t spread, x16, total;
 };
 
-static inline struct tnn_qgemm_layout tnn_qgemm_layout(int64_t k, int64_t n) {
+static inline struct tnn_qgemm_layout tnn_qgemm_layout(int64_t k, int64_t n, bool quantized) {
     const size_t kb = (size_t) (k / TNN_QBLOCK);
     struct tnn_qgemm_layout l;
-    l.spread = tnn_align64(kb * (size_t) n * sizeof(struct tnn_qcol));
+    l.spread = quantized ? 0 : tnn_align64(kb * (size_t) n * sizeof(struct tnn_qcol));
     l.x16 = l.spread + kb * TNN_QSPREAD_BLOCK_BYTES;
     l.total = l.x16 + kb * (size_t) n * TNN_QX16_BLOCK_BYTES;
     return l;
@@ -119,12 +137,12 @@ static inline int64_t tnn_qpanels_pass(const struct tnn_qpanels * a, size_t pane
 /* Panels [p0, p1) of a (one pass), ready to read: in place, or packed into
  * the room after qgemm's own scratch (tnn_qgemm_scratch_bytes). */
 static inline const uint8_t * tnn_qpanels_get(const struct tnn_qpanels * a, int64_t p0, int64_t p1, int64_t k,
-                                              int64_t n, void * scratch) {
+                                              const struct tnn_qgemm_layout * l, void * scratch) {
     const size_t panel_bytes = (size_t) (k / TNN_QBLOCK) * tnn_qpanel_block_bytes(a->format);
     if (a->pack == NULL) {
         return (const uint8_t *) a->packed + (size_t) p0 * panel_bytes;
     }
-    uint8_t * room = (uint8_t *) scratch + tnn_align64(tnn_qgemm_layout(k, n).total);
+    uint8_t * room = (uint8_t *) scratch + tnn_align64(l->total);
     a->pack(a, p0, p1, room, room + tnn_align64((size_t) a->pass * panel_bytes));
     return room;
 }
@@ -151,7 +169,8 @@ struct tnn_head_loss_token {
 
 static inline struct tnn_head_loss_layout tnn_head_loss_layout(int64_t d, int64_t vocab, bool bf16) {
     const int64_t c = bf16 ? TNN_HEAD_LOSS_CHUNK_BF16 : TNN_HEAD_LOSS_CHUNK;
-    const size_t q_d = tnn_qgemm_scratch_bytes(NULL, d, c), q_v = tnn_qgemm_scratch_bytes(NULL, vocab, c);
+    const size_t q_d = tnn_qgemm_scratch_bytes(NULL, d, c, false),
+                 q_v = tnn_qgemm_scratch_bytes(NULL, vocab, c, false);
     const size_t q = bf16 ? tnn_fgemm_bf16_scratch_bytes() : q_d > q_v ? q_d : q_v;
     const size_t dc = tnn_align64((size_t) d * c * sizeof(float));
     struct tnn_head_loss_layout l;

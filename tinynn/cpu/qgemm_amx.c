@@ -196,9 +196,9 @@ TILE_FN(tile_q8_0_2, TNN_QPANEL_Q8_0, 2)
 TILE_FN(tile_q4_1_1, TNN_QPANEL_Q4_1, 1)
 TILE_FN(tile_q4_1_2, TNN_QPANEL_Q4_1, 2)
 
-AMX void tnn_qgemm_amx(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
-                       int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
-                       int nth) {
+AMX void tnn_qgemm_amx(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
+                       const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride, void * scratch,
+                       int ith, int nth) {
     const int format = a->format;
     const tile_fn tile_at = format == TNN_QPANEL_Q8_0 ? (levels == 2 ? tile_q8_0_2 : tile_q8_0_1)
                                                       : (levels == 2 ? tile_q4_1_2 : tile_q4_1_1);
@@ -207,16 +207,14 @@ AMX void tnn_qgemm_amx(int levels, const struct tnn_qpanels * a, int64_t rows, i
     int64_t c0, c1, p0, p1;
     tnn_qgemm_share(n, rows / TNN_QPANEL_ROWS, NC, a->pack != NULL ? a->align : 0, ith, nth, &c0, &c1, &p0, &p1);
 
-    struct tnn_qcol * q = scratch;
-    uint8_t * values = (uint8_t *) scratch + tnn_align64((size_t) kb * (size_t) n * sizeof(struct tnn_qcol));
-    for (int64_t c = c0; c < c1; ++c) {
-        tnn_qgemm_avx512_quantize(x + c * x_stride, kb, q + (c - c0) * kb);
-    }
+    const struct tnn_qcol * q = tnn_qgemm_columns_quantized(x, kb, c0, c1, tnn_qgemm_avx512_quantize, scratch);
+    const struct tnn_qgemm_layout l = tnn_qgemm_layout(k, n, x->quantized != NULL);
+    uint8_t * values = (uint8_t *) scratch + l.spread;
     const int64_t full = (c1 - c0) / NC * NC;
     const int64_t pass = tnn_qpanels_pass(a, panel_bytes);
     for (int64_t pp = p0; pp < p1; pp += pass) {
         const int64_t pe = pp + pass < p1 ? pp + pass : p1;
-        const uint8_t * panels = tnn_qpanels_get(a, pp, pe, k, n, scratch);
+        const uint8_t * panels = tnn_qpanels_get(a, pp, pe, k, &l, scratch);
         if (full > 0) {
             configure_tiles();
             for (int64_t p = pp; p < pe; ++p) {

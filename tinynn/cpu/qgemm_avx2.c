@@ -548,23 +548,19 @@ AVX2 void tnn_qpanel_quantize_columns_avx2(const float * x, int64_t stride, void
 
 /* tnn_qgemm_avx512's walk, with its tiles NC_MAX columns wide. */
 AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t k16_max, int levels,
-                       const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x, int64_t x_stride,
+                       const struct tnn_qpanels * a, int64_t rows, int64_t k, const struct tnn_qgemm_columns * x,
                        int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth) {
     const int format = a->format;
     const tile_fn tile_at = tiles[(format == TNN_QPANEL_Q4_1) * 2 + (levels == 2)];
     const int64_t kb = k / TNN_QBLOCK;
     const int64_t n_panels = rows / TNN_QPANEL_ROWS;
     const size_t panel_bytes = (size_t) kb * tnn_qpanel_block_bytes(format);
-    struct tnn_qcol * q = scratch;
-
     int64_t c0, c1, p0, p1;
     tnn_qgemm_share(n, n_panels, NC_MAX, a->pack != NULL ? a->align : 0, ith, nth, &c0, &c1, &p0, &p1);
-    for (int64_t c = c0; c < c1; ++c) {
-        quantize_column(x + c * x_stride, kb, q + (c - c0) * kb);
-    }
+    const struct tnn_qcol * q = tnn_qgemm_columns_quantized(x, kb, c0, c1, quantize_column, scratch);
     const tile16_fn tile16_at = tiles16[format == TNN_QPANEL_Q4_1];
     const bool spread_columns = levels == 2 && tile16_at != NULL && k <= k16_max;
-    const struct tnn_qgemm_layout l = tnn_qgemm_layout(k, n);
+    const struct tnn_qgemm_layout l = tnn_qgemm_layout(k, n, x->quantized != NULL);
     int16_t * spread = (int16_t *) ((uint8_t *) scratch + l.spread);
     int16_t * x16 = (int16_t *) ((uint8_t *) scratch + l.x16);
     if (spread_columns) {
@@ -576,7 +572,7 @@ AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t
     const int64_t pass = tnn_qpanels_pass(a, panel_bytes);
     for (int64_t pp = p0; pp < p1; pp += pass) {
         const int64_t pe = pp + pass < p1 ? pp + pass : p1;
-        const uint8_t * panels = tnn_qpanels_get(a, pp, pe, k, n, scratch);
+        const uint8_t * panels = tnn_qpanels_get(a, pp, pe, k, &l, scratch);
         if (spread_columns) {
             /* by KC blocks of a panel, whose spread (32 KB) stays in L1 while
              * the column tiles go over it */
@@ -609,16 +605,23 @@ AVX2 static void qgemm(const tile_fn * tiles, const tile16_fn * tiles16, int64_t
     }
 }
 
-void tnn_qgemm_avx2(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
-                    int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth) {
-    qgemm(avx2_tiles, avx2_tiles16, INT64_MAX, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith, nth);
+void tnn_qgemm_avx2(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
+                    const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride, void * scratch,
+                    int ith, int nth) {
+    qgemm(avx2_tiles, avx2_tiles16, INT64_MAX, levels, a, rows, k, x, n, y, y_stride, scratch, ith, nth);
 }
 
-void tnn_qgemm_avxvnni(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
-                       int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith,
-                       int nth) {
-    qgemm(vnni_tiles, vnni_tiles16, K16_MAX_VNNI, levels, a, rows, k, x, x_stride, n, y, y_stride, scratch, ith,
-          nth);
+void tnn_qgemm_avxvnni(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
+                       const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride, void * scratch,
+                       int ith, int nth) {
+    qgemm(vnni_tiles, vnni_tiles16, K16_MAX_VNNI, levels, a, rows, k, x, n, y, y_stride, scratch, ith, nth);
+}
+
+AVX2 void tnn_qgemm_quantize_avx2(const float * x, int64_t x_stride, int64_t k, int64_t c0, int64_t c1,
+                                  struct tnn_qcol * q) {
+    for (int64_t c = c0; c < c1; ++c) {
+        quantize_column(x + c * x_stride, k / TNN_QBLOCK, q + c * (k / TNN_QBLOCK));
+    }
 }
 
 #endif

@@ -256,21 +256,27 @@ AVX512 void tnn_qgemm_avx512_panels(int format, int levels, const uint8_t * pane
     }
 }
 
-void tnn_qgemm_avx512(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k, const float * x,
-                      int64_t x_stride, int64_t n, float * y, int64_t y_stride, void * scratch, int ith, int nth) {
+AVX512 void tnn_qgemm_quantize_avx512(const float * x, int64_t x_stride, int64_t k, int64_t c0, int64_t c1,
+                                      struct tnn_qcol * q) {
+    for (int64_t c = c0; c < c1; ++c) {
+        quantize_column(x + c * x_stride, k / TNN_QBLOCK, q + c * (k / TNN_QBLOCK));
+    }
+}
+
+void tnn_qgemm_avx512(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
+                      const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride, void * scratch,
+                      int ith, int nth) {
     const int64_t kb = k / TNN_QBLOCK;
-    struct tnn_qcol * q = scratch;
     int64_t c0, c1, p0, p1;
     tnn_qgemm_share(n, rows / TNN_QPANEL_ROWS, NC_MAX, a->pack != NULL ? a->align : 0, ith, nth, &c0, &c1, &p0,
                     &p1);
-    for (int64_t c = c0; c < c1; ++c) {
-        quantize_column(x + c * x_stride, kb, q + (c - c0) * kb);
-    }
+    const struct tnn_qcol * q = tnn_qgemm_columns_quantized(x, kb, c0, c1, quantize_column, scratch);
+    const struct tnn_qgemm_layout l = tnn_qgemm_layout(k, n, x->quantized != NULL);
     /* a pass of panels at a time, in L2 while every column tile reads it */
     const int64_t pass = tnn_qpanels_pass(a, (size_t) kb * tnn_qpanel_block_bytes(a->format));
     for (int64_t pp = p0; pp < p1; pp += pass) {
         const int64_t pe = pp + pass < p1 ? pp + pass : p1;
-        const uint8_t * panels = tnn_qpanels_get(a, pp, pe, k, n, scratch);
+        const uint8_t * panels = tnn_qpanels_get(a, pp, pe, k, &l, scratch);
         tnn_qgemm_avx512_panels(a->format, levels, panels, kb, pe - pp, q, c1 - c0,
                                 y + c0 * y_stride + pp * TNN_QPANEL_ROWS, y_stride);
     }

@@ -8,12 +8,30 @@
 #include "cpu/kernels.h"
 
 /* What the kernel nodes share: scratch memory, per_thread bytes for each of
- * n_threads threads (grown by tnn_grow_scratch as rewrites need it). */
+ * n_threads threads (grown by tnn_grow_scratch as rewrites need it); and
+ * shared_bytes that a node's threads fill and read together, after the
+ * point where they meet (tnn_grow_shared_scratch, tnn_threads_meet). */
 struct tnn_cpu_scratch {
     char * data;
     size_t per_thread;
     int32_t n_threads;
+    char * shared;   /* the meeting point's counters, then shared_bytes */
+    size_t shared_bytes;
 };
+
+int tnn_grow_shared_scratch(struct tnn_cpu_scratch * scratch, size_t bytes);
+
+/* The shared scratch's bytes (NULL before tnn_grow_shared_scratch). */
+static inline void * tnn_shared_scratch(const struct tnn_cpu_scratch * scratch) {
+    return scratch->shared != NULL ? scratch->shared + 64 : NULL;
+}
+
+/* Inside a custom node's compute: return once all nth threads of the node
+ * have called it, as ggml's own ops meet (ggml_barrier) between filling a
+ * shared buffer and reading it. ggml's CPU backend runs a node's threads at
+ * once, so each arrives; never call it where threads run one after another
+ * (the kernel checks). */
+void tnn_threads_meet(const struct tnn_cpu_scratch * scratch, int nth);
 
 /* Thread ith's scratch inside a custom node's compute, or NULL for a thread
  * the scratch was not sized for (never: ggml runs the session's threads);

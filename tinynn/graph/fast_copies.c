@@ -16,8 +16,9 @@ static void qgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userda
     }
     const struct tnn_qpanels panels = tnn_qpanels_packed(
         a->type == GGML_TYPE_Q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, a->data);
-    use->cpu->kernels.qgemm(use->levels, &panels, a->ne[1], a->ne[0], (const float *) x->data,
-                            (int64_t) (x->nb[1] / sizeof(float)), x->ne[1], (float *) dst->data,
+    const struct tnn_qgemm_columns columns = { (const float *) x->data, (int64_t) (x->nb[1] / sizeof(float)),
+                                               NULL };
+    use->cpu->kernels.qgemm(use->levels, &panels, a->ne[1], a->ne[0], &columns, x->ne[1], (float *) dst->data,
                             (int64_t) (dst->nb[1] / sizeof(float)), scratch, ith, nth);
 }
 
@@ -66,7 +67,7 @@ int tnn_use_fast_copies(const struct tnn_step * step, struct tnn_cpu_state * cpu
                 struct ggml_tensor * srcs[2] = { panels, x };   /* node = panels . x */
                 tnn_become_custom(step->ctx_graph, node, qgemm_node,
                                   one_level ? &cpu->qgemm_one_level : &cpu->qgemm_two_levels, srcs, 2);
-                const size_t need = tnn_qgemm_scratch_bytes(NULL, panels->ne[0], x->ne[1]);
+                const size_t need = tnn_qgemm_scratch_bytes(NULL, panels->ne[0], x->ne[1], false);
                 scratch_bytes = need > scratch_bytes ? need : scratch_bytes;
             } else if (input_grad && p->wt != NULL && !p->wt_panels) {
                 /* [d_in, n] = mul_mat(W^T [d_out, d_in], dy [d_out, n]) */

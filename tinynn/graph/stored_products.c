@@ -92,9 +92,10 @@ void tnn_stored_input_gradient_node(struct ggml_tensor * dst, int ith, int nth, 
 
 /* ---- qgemm on the stored blocks --------------------------------------------- */
 
-/* The most columns a stored product takes at a time: its scratch (each
- * thread quantizes all of them, its panels split) stays that of 2048
- * tokens however many a step has. Each part packs the whole matrix again,
+/* The most columns a stored product takes at a time: its scratch (the
+ * columns quantized, which every thread reads, its panels split) stays
+ * that of 2048 tokens however many a step has. Each part packs the whole
+ * matrix again,
  * which costs about as much as 50 (W) to 150 (W^T) columns' products, so
  * the parts are as few as that allows and of equal width: 960 + 64 columns
  * for 1024 tokens cost a 1 B step 4% (a second packing of every W^T). */
@@ -109,21 +110,35 @@ static int64_t stored_part_columns(int64_t n) {
     return tiles * STORED_COLUMN_TILES < n ? tiles * STORED_COLUMN_TILES : n;
 }
 
-/* dst [rows, n] = A x, A W or W^T packed as it is read (struct tnn_stored_use). */
+/* dst [rows, n] = A x, A W or W^T packed as it is read (struct
+ * tnn_stored_use). The threads split A's panels, so that each packs only
+ * its own, and every thread reads every column: the columns are quantized
+ * once, a share by each thread into the shared scratch, and the threads
+ * meet before reading them (and before a next part overwrites them). */
 static void stored_qgemm_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
     const struct tnn_stored_use * use = userdata;
-    char * scratch = tnn_thread_scratch(&use->qgemm.cpu->scratch, ith, &nth);
+    const struct tnn_cpu_state * cpu = use->qgemm.cpu;
+    char * scratch = tnn_thread_scratch(&cpu->scratch, ith, &nth);
     const struct ggml_tensor * x = dst->src[1];
     if (scratch == NULL) {
         return;
     }
+    struct tnn_qcol * quantized = tnn_shared_scratch(&cpu->scratch);
+    const int64_t k = x->ne[0];
     const int64_t ldx = (int64_t) (x->nb[1] / sizeof(float)), ldy = (int64_t) (dst->nb[1] / sizeof(float));
     const int64_t part = stored_part_columns(x->ne[1]);
     for (int64_t c0 = 0; c0 < x->ne[1]; c0 += part) {
         const int64_t n = x->ne[1] - c0 < part ? x->ne[1] - c0 : part;
-        use->qgemm.cpu->kernels.qgemm(use->qgemm.levels, &use->panels, dst->ne[0], x->ne[0],
-                                      (const float *) x->data + c0 * ldx, ldx, n, (float *) dst->data + c0 * ldy,
-                                      ldy, scratch, ith, nth);
+        int64_t j0, j1;
+        tnn_share_groups(n, 1, ith, nth, &j0, &j1);
+        if (c0 > 0) {
+            tnn_threads_meet(&cpu->scratch, nth);   /* the last part's columns read by all */
+        }
+        cpu->kernels.qgemm_quantize((const float *) x->data + c0 * ldx, ldx, k, j0, j1, quantized);
+        tnn_threads_meet(&cpu->scratch, nth);
+        const struct tnn_qgemm_columns columns = { NULL, 0, quantized };
+        cpu->kernels.qgemm(use->qgemm.levels, &use->panels, dst->ne[0], k, &columns, n,
+                           (float *) dst->data + c0 * ldy, ldy, scratch, ith, nth);
     }
 }
 
@@ -178,7 +193,7 @@ static bool qgemm_columns(const struct ggml_tensor * x, int64_t k) {
  * the forward and for the output head's gradient (which spans many
  * decades), one for the blocks' gradients. */
 static void use_stored_qgemm(const struct tnn_step * step, struct tnn_cpu_state * cpu, struct ggml_tensor * node,
-                             const struct ggml_tensor * head, size_t * bytes) {
+                             const struct ggml_tensor * head, size_t * bytes, size_t * shared_bytes) {
     const bool forward = node->op == GGML_OP_MUL_MAT;
     const bool input_grad = node->op == GGML_OP_OUT_PROD && node->src[1]->op == GGML_OP_TRANSPOSE;
     if ((!forward && !input_grad) || !frozen_stored(node->src[0]) || node->type != GGML_TYPE_F32 ||
@@ -197,8 +212,11 @@ static void use_stored_qgemm(const struct tnn_step * step, struct tnn_cpu_state 
     }
     struct ggml_tensor * srcs[2] = { w, x };
     tnn_become_custom(step->ctx_graph, node, stored_qgemm_node, (void *) use, srcs, 2);
-    const size_t need = tnn_qgemm_scratch_bytes(&use->panels, k, stored_part_columns(x->ne[1]));
+    const int64_t n = stored_part_columns(x->ne[1]);
+    const size_t need = tnn_qgemm_scratch_bytes(&use->panels, k, n, true);
+    const size_t shared = tnn_qgemm_quantized_bytes(k, n);
     *bytes = need > *bytes ? need : *bytes;
+    *shared_bytes = shared > *shared_bytes ? shared : *shared_bytes;
 }
 
 /* ---- the input gradient on fgemm -------------------------------------------- */
@@ -227,11 +245,11 @@ int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state *
     if (cpu->kernels.fgemm == NULL || getenv("TNN_STORED_OUT_PROD") != NULL) {
         return TNN_OK;
     }
-    size_t bytes = 0;
+    size_t bytes = 0, shared_bytes = 0;
     for (int i = 0; i < ggml_graph_n_nodes(graph); ++i) {
         struct ggml_tensor * node = ggml_graph_node(graph, i);
         if (cpu->kernels.qgemm != NULL && getenv("TNN_STORED_FGEMM") == NULL) {
-            use_stored_qgemm(step, cpu, node, head, &bytes);
+            use_stored_qgemm(step, cpu, node, head, &bytes, &shared_bytes);
         }
         if (!stored_input_gradient(node)) {
             continue;
@@ -241,5 +259,6 @@ int tnn_use_stored_products(const struct tnn_step * step, struct tnn_cpu_state *
         const size_t need = tnn_stored_scratch_bytes(tnn_stored_block_width(srcs[0]->type), srcs[1]->ne[1]);
         bytes = need > bytes ? need : bytes;
     }
-    return tnn_grow_scratch(&cpu->scratch, step->n_threads, bytes);
+    const int status = shared_bytes > 0 ? tnn_grow_shared_scratch(&cpu->scratch, shared_bytes) : TNN_OK;
+    return status != TNN_OK ? status : tnn_grow_scratch(&cpu->scratch, step->n_threads, bytes);
 }

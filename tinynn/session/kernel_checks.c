@@ -68,15 +68,16 @@ int tnn_kernel_check_qgemm(const char * variant, int32_t q4_1, int32_t levels, c
     }
     void * a = packed(q4_1, blocks, k, rows);
     const struct tnn_qpanels panels = tnn_qpanels_packed(q4_1 ? TNN_QPANEL_Q4_1 : TNN_QPANEL_Q8_0, a);
-    void * scratch = malloc(tnn_qgemm_scratch_bytes(&panels, k, n));
+    void * scratch = malloc(tnn_qgemm_scratch_bytes(&panels, k, n, false));
     if (a == NULL || scratch == NULL) {
         free(a);
         free(scratch);
         return tnn_fail(TNN_ERR_ALLOC, "qgemm: out of memory");
     }
     /* no thread waits for another: one after another is the same */
+    const struct tnn_qgemm_columns columns = { x, k, NULL };
     for (int ith = 0; ith < nth; ++ith) {
-        kernels.qgemm(levels, &panels, rows, k, x, k, n, y, rows, scratch, ith, nth);
+        kernels.qgemm(levels, &panels, rows, k, &columns, n, y, rows, scratch, ith, nth);
     }
     free(a);
     free(scratch);
@@ -386,18 +387,31 @@ int tnn_kernel_check_stored_qgemm(const char * variant, const char * type_name, 
         return tnn_fail(TNN_ERR_ARG, "stored_qgemm: qgemm cannot take a %s [%lld, %lld]%s as stored", type_name,
                         (long long) d_in, (long long) d_out, transposed ? " transposed" : "");
     }
+    /* as the step's node runs it (graph/stored_products.c): x quantized
+     * once, each thread its share of the columns, then the products; here
+     * one thread after another */
     const int64_t k = transposed ? d_out : d_in, rows = transposed ? d_in : d_out;
-    void * scratch = malloc(tnn_qgemm_scratch_bytes(&panels, k, n) * (size_t) nth);
-    if (scratch == NULL) {
+    const size_t per_thread = tnn_qgemm_scratch_bytes(&panels, k, n, true);
+    void * scratch = malloc(per_thread * (size_t) nth);
+    struct tnn_qcol * quantized = malloc(tnn_qgemm_quantized_bytes(k, n));
+    if (scratch == NULL || quantized == NULL) {
+        free(scratch);
+        free(quantized);
         ggml_free(ctx);
         return tnn_fail(TNN_ERR_ALLOC, "stored_qgemm: out of memory");
     }
-    /* no thread waits for another: one after another is the same */
     for (int ith = 0; ith < nth; ++ith) {
-        kernels.qgemm(levels, &panels, rows, k, x, k, n, y, rows,
-                      (char *) scratch + (size_t) ith * tnn_qgemm_scratch_bytes(&panels, k, n), ith, nth);
+        int64_t j0, j1;
+        tnn_share_groups(n, 1, ith, nth, &j0, &j1);
+        kernels.qgemm_quantize(x, k, k, j0, j1, quantized);
+    }
+    const struct tnn_qgemm_columns columns = { NULL, 0, quantized };
+    for (int ith = 0; ith < nth; ++ith) {
+        kernels.qgemm(levels, &panels, rows, k, &columns, n, y, rows, (char *) scratch + (size_t) ith * per_thread,
+                      ith, nth);
     }
     free(scratch);
+    free(quantized);
     ggml_free(ctx);
     return TNN_OK;
 }

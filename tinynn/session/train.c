@@ -430,7 +430,7 @@ static int check_backend_runs(tnn_session * s, struct ggml_cgraph * graph) {
 /* What the step holds besides its buffers: the CPU kernels' scratch, the
  * backend's work buffer, and the graphs' descriptions (nodes, hash sets). */
 static int64_t overhead_bytes(const tnn_session * s) {
-    return (int64_t) (s->cpu.scratch.per_thread * (size_t) s->cpu.scratch.n_threads +
+    return (int64_t) (s->cpu.scratch.per_thread * (size_t) s->cpu.scratch.n_threads + s->cpu.scratch.shared_bytes +
                       tnn_backend_work_bytes(s->backend, s->train.gb_opt, s->n_threads) +
                       ggml_used_mem(s->train.step.ctx_graph) + ggml_used_mem(s->train.step.ctx_opt));
 }
