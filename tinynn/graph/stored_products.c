@@ -20,7 +20,6 @@
 #include "graph/graph.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* Rows of W (d_out) dequantized and multiplied per pass: 1024 x 256 floats,
  * 1 MB of scratch for a K-quant's 256-wide blocks. */
