@@ -130,24 +130,28 @@ struct variant_entry {
 
 static void qgemm_avx2(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avx2;
+    k->dequantize_q6_K = tnn_dequantize_q6_K_avx2;
     k->qgemm_quantize = tnn_qgemm_quantize_avx2;
     k->qpanel_quantize = tnn_qpanel_quantize_avx2;
     k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx2;
 }
 static void qgemm_avxvnni(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avxvnni;
+    k->dequantize_q6_K = tnn_dequantize_q6_K_avx2;
     k->qgemm_quantize = tnn_qgemm_quantize_avx2;
     k->qpanel_quantize = tnn_qpanel_quantize_avx2;
     k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx2;
 }
 static void qgemm_avx512(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avx512;
+    k->dequantize_q6_K = tnn_dequantize_q6_K_avx2;
     k->qgemm_quantize = tnn_qgemm_quantize_avx512;
     k->qpanel_quantize = tnn_qpanel_quantize_avx512;
     k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx512;
 }
 static void qgemm_amx(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_amx;
+    k->dequantize_q6_K = tnn_dequantize_q6_K_avx2;
     k->qgemm_quantize = tnn_qgemm_quantize_avx512;
     k->qpanel_quantize = tnn_qpanel_quantize_avx512;
     k->qpanel_quantize_columns = tnn_qpanel_quantize_columns_avx512;
@@ -248,6 +252,7 @@ static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
         case TNN_KERNEL_QGEMM:
             k->qgemm = NULL;
             k->qgemm_quantize = NULL;
+            k->dequantize_q6_K = NULL;
             break;
         case TNN_KERNEL_FGEMM:
             k->fgemm = NULL;

@@ -624,4 +624,51 @@ AVX2 void tnn_qgemm_quantize_avx2(const float * x, int64_t x_stride, int64_t k, 
     }
 }
 
+/* ggml's Q6_K block (ggml-common.h): 256 values as 128 bytes of low
+ * nibbles, 64 of 2-bit high parts, 16 int8 scales (one per 16 values) and
+ * an FP16 d; value = d * scale * (q - 32), q the 6-bit code. */
+#define Q6_K_BYTES 210
+
+AVX2 void tnn_dequantize_q6_K_avx2(const void * blocks, float * y, int64_t n) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
+    const uint8_t * b = blocks;
+    for (int64_t i = 0; i < n / 256; ++i, b += Q6_K_BYTES) {
+        uint16_t d_bits;
+        memcpy(&d_bits, b + 208, 2);
+        const float d = _cvtsh_ss(d_bits);
+        const uint8_t *ql = b, *qh = b + 128;
+        const int8_t * sc = (const int8_t *) (b + 192);
+        /* each half: 128 values from 64 low-nibble bytes and 32 high bytes,
+         * in four runs of 32 (ggml's dequantize_row_q6_K's q1..q4) */
+        for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8, y += 128) {
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *) ql);
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *) (ql + 32));
+            const __m256i h = _mm256_loadu_si256((const __m256i *) qh);
+            /* 16-bit shifts: the bits a byte takes from its neighbour are masked off */
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(h, low2), 4)),
+                _mm256_or_si256(_mm256_and_si256(l1, low4),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), low2), 4)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), low2), 4)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), low2), 4)),
+            };
+            for (int run = 0; run < 4; ++run) {
+                const __m256i centred = _mm256_sub_epi8(q[run], bias);
+                for (int g = 0; g < 2; ++g) {
+                    /* d * scale exact in float (11 x 8 bits), then one rounding, as ggml */
+                    const __m256 scale = _mm256_set1_ps(d * (float) sc[2 * run + g]);
+                    const __m128i part = g ? _mm256_extracti128_si256(centred, 1)
+                                           : _mm256_castsi256_si128(centred);
+                    const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(part));
+                    const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(part, 8)));
+                    _mm256_storeu_ps(y + 32 * run + 16 * g, _mm256_mul_ps(lo, scale));
+                    _mm256_storeu_ps(y + 32 * run + 16 * g + 8, _mm256_mul_ps(hi, scale));
+                }
+            }
+        }
+    }
+}
+
 #endif

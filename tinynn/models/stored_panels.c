@@ -69,7 +69,7 @@ static void pack_rows(const struct tnn_qpanels * a, int64_t p0, int64_t p1, void
             continue;
         }
         for (int r = 0; r < TNN_QPANEL_ROWS; ++r) {
-            ggml_get_type_traits(type)->to_float(rows + r * row_bytes, values + (size_t) r * k, k);
+            a->to_float(rows + r * row_bytes, values + (size_t) r * k, k);
         }
         for (int64_t b = 0; b < k / TNN_QBLOCK; ++b) {
             a->quantize(values + b * TNN_QBLOCK, k, (uint8_t *) out + (size_t) b * panel_block);
@@ -82,7 +82,6 @@ static void pack_rows(const struct tnn_qpanels * a, int64_t p0, int64_t p1, void
  * one panel block of every panel. */
 static void pack_columns(const struct tnn_qpanels * a, int64_t p0, int64_t p1, void * dst, void * work) {
     const enum ggml_type type = (enum ggml_type) a->source_type;
-    const struct ggml_type_traits * traits = ggml_get_type_traits(type);
     const int64_t k = a->source_width, m0 = p0 * TNN_QPANEL_ROWS, width = (p1 - p0) * TNN_QPANEL_ROWS;
     const size_t first_byte = ggml_row_size(type, m0);
     const size_t panel_block = tnn_qpanel_block_bytes(TNN_QPANEL_Q8_0);
@@ -93,7 +92,7 @@ static void pack_columns(const struct tnn_qpanels * a, int64_t p0, int64_t p1, v
             if (type == GGML_TYPE_F32) {
                 memcpy(tile + r * width, row, (size_t) width * sizeof(float));
             } else {
-                traits->to_float(row, tile + r * width, width);
+                a->to_float(row, tile + r * width, width);
             }
         }
         for (int64_t pl = 0; pl < p1 - p0; ++pl) {
@@ -116,6 +115,10 @@ bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, const stru
     }
     out->source = w->data;
     out->quantize = quantize;
+    /* ggml's scalar Q6_K dequantization cost a third of its W^T product */
+    out->to_float = type == GGML_TYPE_Q6_K && kernels->dequantize_q6_K != NULL
+                        ? kernels->dequantize_q6_K
+                        : ggml_get_type_traits(type)->to_float;
     out->source_type = (int32_t) type;
     out->source_row_bytes = w->nb[1];
     if (!transposed) {
