@@ -130,6 +130,7 @@ struct variant_entry {
 
 static void qgemm_avx2(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avx2;
+    k->dequantize_q4_K = tnn_dequantize_q4_K_avx2;
     k->dequantize_q6_K = tnn_dequantize_q6_K_avx2;
     k->qgemm_quantize = tnn_qgemm_quantize_avx2;
     k->qpanel_quantize = tnn_qpanel_quantize_avx2;
@@ -137,6 +138,7 @@ static void qgemm_avx2(struct tnn_cpu_kernels * k) {
 }
 static void qgemm_avxvnni(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avxvnni;
+    k->dequantize_q4_K = tnn_dequantize_q4_K_avx2;
     k->dequantize_q6_K = tnn_dequantize_q6_K_avx2;
     k->qgemm_quantize = tnn_qgemm_quantize_avx2;
     k->qpanel_quantize = tnn_qpanel_quantize_avx2;
@@ -144,6 +146,7 @@ static void qgemm_avxvnni(struct tnn_cpu_kernels * k) {
 }
 static void qgemm_avx512(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_avx512;
+    k->dequantize_q4_K = tnn_dequantize_q4_K_avx2;
     k->dequantize_q6_K = tnn_dequantize_q6_K_avx2;
     k->qgemm_quantize = tnn_qgemm_quantize_avx512;
     k->qpanel_quantize = tnn_qpanel_quantize_avx512;
@@ -151,6 +154,7 @@ static void qgemm_avx512(struct tnn_cpu_kernels * k) {
 }
 static void qgemm_amx(struct tnn_cpu_kernels * k) {
     k->qgemm = tnn_qgemm_amx;
+    k->dequantize_q4_K = tnn_dequantize_q4_K_avx2;
     k->dequantize_q6_K = tnn_dequantize_q6_K_avx2;
     k->qgemm_quantize = tnn_qgemm_quantize_avx512;
     k->qpanel_quantize = tnn_qpanel_quantize_avx512;
@@ -252,6 +256,7 @@ static void clear(struct tnn_cpu_kernels * k, enum tnn_cpu_kernel kernel) {
         case TNN_KERNEL_QGEMM:
             k->qgemm = NULL;
             k->qgemm_quantize = NULL;
+            k->dequantize_q4_K = NULL;
             k->dequantize_q6_K = NULL;
             break;
         case TNN_KERNEL_FGEMM:

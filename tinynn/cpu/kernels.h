@@ -138,8 +138,8 @@ struct tnn_cpu_kernels {
     tnn_qgemm_quantize_fn qgemm_quantize;             /* with qgemm: its columns, quantized ahead */
     tnn_qpanel_quantize_fn qpanel_quantize;           /* with qgemm: its panels from floats */
     tnn_qpanel_quantize_fn qpanel_quantize_columns;   /* the same from columns (W^T's from W) */
-    void (*dequantize_q6_K)(const void * blocks, float * y, int64_t n);   /* with qgemm: ggml's
-                                                                            to_float, vectorized */
+    void (*dequantize_q4_K)(const void * blocks, float * y, int64_t n);   /* with qgemm: ggml's */
+    void (*dequantize_q6_K)(const void * blocks, float * y, int64_t n);   /* to_float, vectorized */
     tnn_fgemm_fn fgemm;
     void (*fgemm_skinny)(const float * x, int64_t ldx, int64_t m, const float * y, int64_t ldy, int64_t k,
                          float * c, int64_t ldc, int64_t n0, int64_t n1);
@@ -322,9 +322,11 @@ void tnn_qgemm_avxvnni(int levels, const struct tnn_qpanels * a, int64_t rows, i
 void tnn_qgemm_amx(int levels, const struct tnn_qpanels * a, int64_t rows, int64_t k,
                    const struct tnn_qgemm_columns * x, int64_t n, float * y, int64_t y_stride, void * scratch,
                    int ith, int nth);
-/* n values of Q6_K blocks as floats (n a multiple of 256): the bits of
- * ggml's dequantize_row_q6_K (its to_float), which a matrix kept as stored
- * is packed through (models/stored_panels.c); ggml's is scalar. */
+/* n values of Q4_K or Q6_K blocks as floats (n a multiple of 256): the
+ * bits of ggml's dequantize_row_q4_K / _q6_K (its to_float), which a
+ * matrix kept as stored is packed through (models/stored_panels.c);
+ * ggml's are scalar (dequantize_avx2.c). */
+void tnn_dequantize_q4_K_avx2(const void * blocks, float * y, int64_t n);
 void tnn_dequantize_q6_K_avx2(const void * blocks, float * y, int64_t n);
 /* qgemm_quantize on 512- and 256-bit registers (the same bits). */
 void tnn_qgemm_quantize_avx512(const float * x, int64_t x_stride, int64_t k, int64_t c0, int64_t c1,

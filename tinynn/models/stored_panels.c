@@ -115,10 +115,13 @@ bool tnn_stored_panels(const struct ggml_tensor * w, bool transposed, const stru
     }
     out->source = w->data;
     out->quantize = quantize;
-    /* ggml's scalar Q6_K dequantization cost a third of its W^T product */
-    out->to_float = type == GGML_TYPE_Q6_K && kernels->dequantize_q6_K != NULL
-                        ? kernels->dequantize_q6_K
-                        : ggml_get_type_traits(type)->to_float;
+    /* ggml's own are scalar: packing through them cost a Q6_K W^T product a fifth */
+    out->to_float = ggml_get_type_traits(type)->to_float;
+    if (type == GGML_TYPE_Q4_K && kernels->dequantize_q4_K != NULL) {
+        out->to_float = kernels->dequantize_q4_K;
+    } else if (type == GGML_TYPE_Q6_K && kernels->dequantize_q6_K != NULL) {
+        out->to_float = kernels->dequantize_q6_K;
+    }
     out->source_type = (int32_t) type;
     out->source_row_bytes = w->nb[1];
     if (!transposed) {
