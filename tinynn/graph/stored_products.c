@@ -94,10 +94,10 @@ void tnn_stored_input_gradient_node(struct ggml_tensor * dst, int ith, int nth, 
 /* The most columns a stored product takes at a time: its scratch (the
  * columns quantized, which every thread reads, its panels split) stays
  * that of 2048 tokens however many a step has. Each part packs the whole
- * matrix again,
- * which costs about as much as 50 (W) to 150 (W^T) columns' products, so
- * the parts are as few as that allows and of equal width: 960 + 64 columns
- * for 1024 tokens cost a 1 B step 4% (a second packing of every W^T). */
+ * matrix again, which costs about as much as 50 (W) to 150 (W^T) columns'
+ * products, so the parts are as few as that allows and of equal width:
+ * 960 + 64 columns for 1024 tokens cost a 1 B step 4% (a second packing of
+ * every W^T). */
 #define STORED_COLUMNS 2048
 /* a whole number of every variant's column tiles (12, 16) */
 #define STORED_COLUMN_TILES 48
