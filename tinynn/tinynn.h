@@ -696,6 +696,17 @@ int tnn_kernel_quantize_rows(const char * type_name, const float * src, int64_t 
  * of mul_mat for a constant W; x [d_out, n], y [d_in, n]), nth threads. */
 int tnn_kernel_check_ggml_product(const char * type_name, const void * w_rows, int64_t d_in, int64_t d_out,
                                   int32_t transposed, const float * x, int64_t n, float * y, int32_t nth);
+/* A mixture of experts' products and x's gradient through them, as a
+ * training graph runs them on the CPU backend (models' tnn_experts_product:
+ * ggml's MUL_MAT_ID forward, toy's backward on the session's fgemm), nth
+ * threads: experts [n_experts][d_out rows of d_in] as stored rows of
+ * type_name, x [n_tokens][x_slots][d_in] (x_slots 1 or n_used), ids
+ * [n_tokens][n_used] -> y [n_tokens][n_used][d_out]; dy has y's shape and
+ * the loss is sum(y * dy), so dx (x's shape) = d loss / d x. */
+int tnn_kernel_check_experts(const char * type_name, const void * w_rows, int64_t d_in, int64_t d_out,
+                             int64_t n_experts, const float * x, int64_t x_slots, const int32_t * ids,
+                             int64_t n_used, int64_t n_tokens, const float * dy, float * y, float * dx,
+                             int32_t nth);
 /* fgemm's skinny product: c [m, n] = X Y^T with X [m, k] (x[t * m + j]
  * = X[j, t]), Y [n, k] (y[t * n + i] = Y[i, t]), m at most 16. */
 int tnn_kernel_check_fgemm_skinny(const char * variant, const float * x, int64_t m, const float * y, int64_t n,

@@ -665,6 +665,35 @@ void tnn_delta_net_forward(const struct tnn_delta_net_args * args, int ith, int 
 void tnn_delta_net_backward(const struct tnn_delta_net_args * args, int ith, int nth);
 size_t tnn_delta_net_backward_floats(int64_t n, int64_t t_seq);
 
+/* ---- the input gradient through frozen experts (experts.c) ----------------
+ * A mixture-of-experts layer's products, y[:, s, t] = W_e x[:, s % r, t]
+ * with e = ids[s, t] (ggml's MUL_MAT_ID), through experts kept as stored
+ * (no float copy of an expert, ever): each slot's input gradient
+ *     dx[:, s, t] = W_e^T dy[:, s, t]
+ * in float32. A work item is (expert, block of `width` of W's columns: whole
+ * quantization blocks, tnn_experts_block_width); its slots' columns of dy
+ * are gathered, W_e's block dequantized K_CHUNK rows at a time, and the
+ * product, on fgemm (NULL: portable loops), summed over W's rows in order,
+ * so every value is the same bits for any thread count. Scratch is
+ * malloc'ed per thread (where that fails, the thread's outputs are NaN: the
+ * loss says so). */
+#define TNN_EXPERTS_MAX 1024
+struct tnn_experts_args {
+    int64_t d_in, d_out;          /* each expert W [d_out rows of d_in] */
+    int64_t n_experts, n_used, n_tokens;   /* n_experts at most TNN_EXPERTS_MAX */
+    const char * w;               /* expert e's row j at w + e * expert_bytes + j * row_bytes */
+    size_t expert_bytes, row_bytes;
+    int64_t block;                /* values per quantization block (1: F32, F16, BF16) */
+    void (*to_float)(const void * blocks, float * values, int64_t n);   /* n values of whole blocks */
+    const int32_t * ids;          /* [n_used, n_tokens]: slot s of token t at t * ids_ld + s */
+    int64_t ids_ld;
+    const float * dy;             /* [d_out, n_used, n_tokens]: slot s of token t the column t * n_used + s */
+    float * dx;                   /* [d_in, n_used, n_tokens]; a slot naming no expert gets zeros */
+    tnn_fgemm_fn fgemm;           /* NULL: portable loops */
+};
+int64_t tnn_experts_block_width(int64_t block);
+void tnn_experts_input_gradient(const struct tnn_experts_args * args, int ith, int nth);
+
 /* ---- the causal depthwise convolution (causal_conv.c) --------------------
  * Portable C: ggml's GGML_OP_SSM_CONV of each sequence from a zero state,
  * on the token-major input. x, y and their gradients [channels, t_seq,

@@ -124,6 +124,23 @@ struct ggml_tensor * tnn_ssm_scan(struct ggml_context * ctx, struct ggml_tensor 
 struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * w,
                                      struct ggml_tensor * positions);
 
+/* ---- a mixture of experts' products (experts.c) ------------------------ */
+
+/* y [d_out, n_used, T] = the experts' products, y[:, s, t] = W_e x[:, s % r,
+ * t] with e = ids[s, t]: ggml's MUL_MAT_ID on experts [d_in, d_out, E] as
+ * stored (any type ggml's CPU multiplies, the stored file's blocks, never a
+ * float copy), x [d_in, r, T] (F32, r 1 or n_used), ids I32 [n_used, T]
+ * (a router's top k). Its backward is x's gradient alone, through the
+ * frozen experts: one custom node on the CPU kernels (cpu/experts.c), so a
+ * device backend refuses it. tnn_experts_check first: it refuses what this
+ * cannot train in one line. */
+struct ggml_tensor * tnn_experts_product(struct ggml_context * ctx, struct ggml_tensor * experts,
+                                         struct ggml_tensor * x, struct ggml_tensor * ids);
+/* TNN_OK, or TNN_ERR_ARG (where: the caller's name for it) for shapes that
+ * do not fit, more than TNN_EXPERTS_MAX experts, or trained experts. */
+int tnn_experts_check(const struct ggml_tensor * experts, const struct ggml_tensor * x,
+                      const struct ggml_tensor * ids, const char * where);
+
 /* ---- one transformer block (block.c) ----------------------------------- */
 
 /* LoRA target slots, in enum tnn_lora_target bit order */

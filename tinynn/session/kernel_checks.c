@@ -466,6 +466,82 @@ int tnn_kernel_check_ggml_product(const char * type_name, const void * w_rows, i
     return status;
 }
 
+int tnn_kernel_check_experts(const char * type_name, const void * w_rows, int64_t d_in, int64_t d_out,
+                             int64_t n_experts, const float * x, int64_t x_slots, const int32_t * ids,
+                             int64_t n_used, int64_t n_tokens, const float * dy, float * y, float * dx,
+                             int32_t nth) {
+    const enum ggml_type type = stored_type(type_name);
+    if (type == GGML_TYPE_COUNT || w_rows == NULL || x == NULL || ids == NULL || dy == NULL || y == NULL ||
+        dx == NULL || d_in < 1 || d_out < 1 || n_experts < 1 || x_slots < 1 || n_used < 1 || n_tokens < 1 ||
+        nth < 1 || nth > 256) {
+        return tnn_fail(TNN_ERR_ARG, "experts: a quantized, F16 or BF16 type, the arrays, positive shapes, 1 to "
+                                     "256 threads");
+    }
+    if (!tnn_backend_uses_host_memory()) {
+        return tnn_fail(TNN_ERR_ARG, "experts: the CPU library's check");
+    }
+    if (d_in % ggml_blck_size(type) != 0) {
+        return tnn_fail(TNN_ERR_ARG, "experts: %lld values a row of %s: not whole blocks", (long long) d_in,
+                        ggml_type_name(type));
+    }
+    for (int64_t i = 0; i < n_used * n_tokens; ++i) {
+        if (ids[i] < 0 || ids[i] >= n_experts) {   /* ggml's MUL_MAT_ID asserts it */
+            return tnn_fail(TNN_ERR_ARG, "experts: id %lld is %d, not an expert of %lld", (long long) i, ids[i],
+                            (long long) n_experts);
+        }
+    }
+    const size_t graph_size = 64;
+    struct ggml_init_params params = {
+        .mem_size = ggml_tensor_overhead() * graph_size * 4 + ggml_graph_overhead_custom(graph_size, true) * 2,
+        .mem_buffer = NULL,
+        .no_alloc = true,
+    };
+    struct ggml_context * ctx = ggml_init(params);
+    ggml_backend_t backend = tnn_backend_create(nth);
+    ggml_backend_buffer_t buf = NULL;
+    int status = TNN_OK;
+    if (ctx == NULL || backend == NULL) {
+        status = tnn_fail(TNN_ERR_ALLOC, "experts: out of memory");
+        goto done;
+    }
+    struct ggml_tensor * w = ggml_new_tensor_3d(ctx, type, d_in, d_out, n_experts);
+    struct ggml_tensor * xt = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d_in, x_slots, n_tokens);
+    struct ggml_tensor * idt = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tokens);
+    struct ggml_tensor * dyt = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, d_out, n_used, n_tokens);
+    ggml_set_param(xt);
+    status = tnn_experts_check(w, xt, idt, "experts");
+    if (status != TNN_OK) {
+        goto done;
+    }
+    struct ggml_tensor * yt = tnn_experts_product(ctx, w, xt, idt);
+    struct ggml_tensor * loss = ggml_sum(ctx, ggml_mul(ctx, yt, dyt));
+    ggml_set_loss(loss);
+    struct ggml_cgraph * graph = ggml_new_graph_custom(ctx, graph_size, true);
+    ggml_build_forward_expand(graph, loss);
+    ggml_build_backward_expand(ctx, graph, NULL);
+    buf = ggml_backend_alloc_ctx_tensors(ctx, backend);
+    if (buf == NULL) {
+        status = tnn_fail(TNN_ERR_ALLOC, "experts: out of memory");
+        goto done;
+    }
+    ggml_graph_reset(graph);
+    ggml_backend_tensor_set(w, w_rows, 0, ggml_nbytes(w));
+    ggml_backend_tensor_set(xt, x, 0, ggml_nbytes(xt));
+    ggml_backend_tensor_set(idt, ids, 0, ggml_nbytes(idt));
+    ggml_backend_tensor_set(dyt, dy, 0, ggml_nbytes(dyt));
+    if (ggml_backend_graph_compute(backend, graph) != GGML_STATUS_SUCCESS) {
+        status = tnn_fail(TNN_ERR_BACKEND, "experts: the graph's compute failed");
+        goto done;
+    }
+    ggml_backend_tensor_get(yt, y, 0, ggml_nbytes(yt));
+    ggml_backend_tensor_get(ggml_graph_get_grad(graph, xt), dx, 0, ggml_nbytes(xt));
+done:
+    ggml_backend_buffer_free(buf);
+    ggml_backend_free(backend);
+    ggml_free(ctx);
+    return status;
+}
+
 int tnn_kernel_check_stored_gradient(const char * variant, const char * type_name, const void * w_rows,
                                      int64_t d_in, int64_t d_out, const float * dy, int64_t n, float * dx,
                                      int32_t nth) {

@@ -2850,7 +2850,8 @@ extern "C" {
 
     // toy patch 0013: give a ggml_custom_4d node its backward (before the
     // backward graph is built; without one, building it aborts as before);
-    // patch 0018: a ggml_gated_delta_net_train or ggml_ssm_scan_train node too
+    // patch 0018: a ggml_gated_delta_net_train or ggml_ssm_scan_train node too;
+    // patch 0019: a ggml_mul_mat_id node too (its gradients have no op of their own)
     GGML_API void ggml_custom_set_backward(struct ggml_tensor * tensor, ggml_custom_backward_t backward);
 
     GGML_API struct ggml_tensor * ggml_custom_inplace(

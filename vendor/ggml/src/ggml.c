@@ -6200,7 +6200,7 @@ static_assert(GGML_CUSTOM_BACKWARD_OFFSET + sizeof(ggml_custom_backward_t) <= GG
 
 void ggml_custom_set_backward(struct ggml_tensor * tensor, ggml_custom_backward_t backward) {
     GGML_ASSERT(tensor->op == GGML_OP_CUSTOM || tensor->op == GGML_OP_GATED_DELTA_NET_TRAIN ||
-                tensor->op == GGML_OP_SSM_SCAN_TRAIN);
+                tensor->op == GGML_OP_SSM_SCAN_TRAIN || tensor->op == GGML_OP_MUL_MAT_ID);   // toy patch 0019
     memcpy((char *) tensor->op_params + GGML_CUSTOM_BACKWARD_OFFSET, &backward, sizeof(backward));
 }
 
@@ -7110,7 +7110,9 @@ static void ggml_compute_backward(
         } break;
         case GGML_OP_CUSTOM:
         case GGML_OP_GATED_DELTA_NET_TRAIN:   // toy patch 0018
-        case GGML_OP_SSM_SCAN_TRAIN: {
+        case GGML_OP_SSM_SCAN_TRAIN:
+        case GGML_OP_MUL_MAT_ID: {            // toy patch 0019: its maker's backward, as a custom node's
+            // (ggml_mul_mat_id's op parameters end before GGML_CUSTOM_BACKWARD_OFFSET)
             // toy patch 0013: the backward its maker gave (ggml_custom_set_backward)
             ggml_custom_backward_t backward;
             memcpy(&backward, (const char *) tensor->op_params + GGML_CUSTOM_BACKWARD_OFFSET, sizeof(backward));

@@ -1,0 +1,160 @@
+/* The input gradient through frozen experts kept as stored (kernels.h's
+ * comment on struct tnn_experts_args).
+ *
+ * An expert sees about T k / E of a step's T tokens (64 of 1024 for
+ * Qwen3-30B-A3B: 8 of 128 experts), too few to repay packing it into
+ * int8 panels every step. W_e is dequantized a block of columns at a time
+ * instead, as graph/stored_products.c does for a dense matrix, and the
+ * product runs in float32 on the expert's gathered columns. */
+#include "cpu/kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows of W dequantized per pass: 1024 x 256 floats, 1 MB for a K-quant. */
+#define K_CHUNK 1024
+/* Columns of dy gathered per pass (an expert that more slots chose takes
+ * several passes, each dequantizing its block again). */
+#define COLUMNS 512
+
+int64_t tnn_experts_block_width(int64_t block) { return block % TNN_FGEMM_ROWS == 0 ? block : TNN_FGEMM_ROWS; }
+
+/* One thread's memory: fgemm's panel, W's block [K_CHUNK][width], the
+ * gathered columns of dy [COLUMNS][d_out], their product [COLUMNS][width],
+ * and the columns' places. */
+struct work {
+    float *panel, *block, *gathered, *product;
+    int64_t * columns;
+};
+
+static size_t panel_floats(void) { return (tnn_fgemm_scratch_bytes() + 63) / 64 * 16; }
+
+static bool work_get(struct work * w, int64_t width, int64_t d_out) {
+    const size_t floats = panel_floats() + (size_t) width * K_CHUNK + (size_t) COLUMNS * (size_t) (d_out + width);
+    float * mem = malloc(floats * sizeof(float) + COLUMNS * sizeof(int64_t));
+    if (mem == NULL) {
+        return false;
+    }
+    w->panel = mem;
+    w->block = w->panel + panel_floats();
+    w->gathered = w->block + (size_t) width * K_CHUNK;
+    w->product = w->gathered + (size_t) COLUMNS * (size_t) d_out;
+    w->columns = (int64_t *) (w->product + (size_t) COLUMNS * (size_t) width);
+    return true;
+}
+
+/* The expert slot i = t * n_used + s chose. */
+static int32_t expert_of(const struct tnn_experts_args * a, int64_t i) {
+    return a->ids[i / a->n_used * a->ids_ld + i % a->n_used];
+}
+
+/* The next columns i = t * n_used + s whose slot chose expert e, from
+ * *from on, at most COLUMNS of them; *from moves past them. */
+static int64_t next_columns(const struct tnn_experts_args * a, int32_t e, int64_t * from, int64_t * columns) {
+    const int64_t slots = a->n_used * a->n_tokens;
+    int64_t n = 0, i = *from;
+    for (; i < slots && n < COLUMNS; ++i) {
+        if (expert_of(a, i) == e) {
+            columns[n++] = i;
+        }
+    }
+    *from = i;
+    return n;
+}
+
+/* c [n][width] (+)= A^T g with A [depth][width] (by_k) and g's columns
+ * depth long, ld apart: fgemm, or the same sums in order without it. */
+static void product(const struct tnn_experts_args * a, const float * block, int64_t width, int64_t depth,
+                    const float * g, int64_t ld, int64_t n, float * c, bool accumulate, float * panel) {
+    if (a->fgemm != NULL) {
+        const struct tnn_fgemm_operand wt = { .data = block, .ld = width, .by_k = true };
+        const struct tnn_fgemm_operand cols = { .data = g, .ld = ld };
+        a->fgemm(&wt, width, depth, &cols, c, width, 0, (width + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS, 0, n,
+                 accumulate, panel);
+        return;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+        for (int64_t i = 0; i < width; ++i) {
+            float sum = accumulate ? c[j * width + i] : 0.0f;
+            for (int64_t k = 0; k < depth; ++k) {
+                sum += block[k * width + i] * g[j * ld + k];
+            }
+            c[j * width + i] = sum;
+        }
+    }
+}
+
+/* Item (expert e, columns [m0, m0 + width) of W): every column of dx that
+ * chose e, rows m0 .. m0 + width. */
+static void expert_block(const struct tnn_experts_args * a, int32_t e, int64_t m0, int64_t width,
+                         const struct work * w) {
+    const char * expert = a->w + (size_t) e * a->expert_bytes;
+    const size_t first_byte = (size_t) (m0 / a->block) * (a->row_bytes / (size_t) (a->d_in / a->block));
+    int64_t from = 0, n;
+    while ((n = next_columns(a, e, &from, w->columns)) > 0) {
+        for (int64_t j = 0; j < n; ++j) {
+            memcpy(w->gathered + j * a->d_out, a->dy + w->columns[j] * a->d_out,
+                   (size_t) a->d_out * sizeof(float));
+        }
+        for (int64_t k0 = 0; k0 < a->d_out; k0 += K_CHUNK) {
+            const int64_t depth = a->d_out - k0 < K_CHUNK ? a->d_out - k0 : K_CHUNK;
+            for (int64_t k = 0; k < depth; ++k) {
+                a->to_float(expert + (size_t) (k0 + k) * a->row_bytes + first_byte, w->block + k * width, width);
+            }
+            product(a, w->block, width, depth, w->gathered + k0, a->d_out, n, w->product, k0 > 0, w->panel);
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            memcpy(a->dx + w->columns[j] * a->d_in + m0, w->product + j * width, (size_t) width * sizeof(float));
+        }
+    }
+}
+
+/* Where the scratch could not be had: NaN in the item's columns. */
+static void poison_block(const struct tnn_experts_args * a, int32_t e, int64_t m0, int64_t width) {
+    for (int64_t i = 0; i < a->n_used * a->n_tokens; ++i) {
+        if (expert_of(a, i) == e) {
+            for (int64_t m = m0; m < m0 + width; ++m) {
+                a->dx[i * a->d_in + m] = NAN;
+            }
+        }
+    }
+}
+
+void tnn_experts_input_gradient(const struct tnn_experts_args * a, int ith, int nth) {
+    const int64_t slots = a->n_used * a->n_tokens, width = tnn_experts_block_width(a->block);
+    const int64_t blocks = (a->d_in + width - 1) / width;
+    /* slots that name no expert: zeros, shared out by slot */
+    for (int64_t i = ith; i < slots; i += nth) {
+        if (expert_of(a, i) < 0 || expert_of(a, i) >= a->n_experts) {
+            memset(a->dx + i * a->d_in, 0, (size_t) a->d_in * sizeof(float));
+        }
+    }
+    /* the experts some slot chose, in order: items are (chosen expert, block) */
+    bool chosen[TNN_EXPERTS_MAX] = { false };
+    int32_t experts[TNN_EXPERTS_MAX];
+    int64_t n_chosen = 0;
+    for (int64_t i = 0; i < slots; ++i) {
+        const int32_t e = expert_of(a, i);
+        if (e >= 0 && e < a->n_experts) {
+            chosen[e] = true;
+        }
+    }
+    for (int32_t e = 0; e < a->n_experts; ++e) {
+        if (chosen[e]) {
+            experts[n_chosen++] = e;
+        }
+    }
+    struct work w = { 0 };
+    const bool have_work = work_get(&w, width, a->d_out);
+    const int64_t items = n_chosen * blocks;
+    for (int64_t item = items * ith / nth; item < items * (ith + 1) / nth; ++item) {
+        const int64_t m0 = item % blocks * width, cols = a->d_in - m0 < width ? a->d_in - m0 : width;
+        if (have_work) {
+            expert_block(a, experts[item / blocks], m0, cols, &w);
+        } else {
+            poison_block(a, experts[item / blocks], m0, cols);
+        }
+    }
+    free(w.panel);
+}
