@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, quants
 
+from op_check import op_check
 from toy.native.library import ffi, library
 
 lib = library("cpu")
@@ -193,3 +194,57 @@ def test_what_the_experts_cannot_take_is_refused_in_one_line(change, message):
     status, _, _ = experts("q4_K", rows, (n_experts, d_in, d_out), x, ids, dy)
     assert status != 0
     assert message in error() and "\n" not in error()
+
+
+def moe_reference(x, router, gate, up, down, n_used: int, normalize: bool, dy):
+    """The mixture of experts' feed-forward as transformers' Qwen3-MoE block
+    computes it (softmax over the experts, top n_used, renormalized with
+    norm_topk_prob), in float64 with torch's autograd: out [T, d] and the
+    gradient of sum(out * dy) for each input. Arrays in numpy's order
+    (ggml's reversed): x [T, d], router [E, d], gate and up [E, ff, d],
+    down [E, d, ff]."""
+    torch = pytest.importorskip("torch")
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (x, router, gate, up, down)]
+    tx, tr, tg, tu, td = ts
+    probs = torch.softmax(tx @ tr.T, dim=-1)
+    weights, chosen = torch.topk(probs, n_used, dim=-1)
+    if normalize:
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+    out = torch.zeros_like(tx)
+    for t in range(x.shape[0]):
+        for s in range(n_used):
+            e = chosen[t, s]
+            hidden = torch.nn.functional.silu(tg[e] @ tx[t]) * (tu[e] @ tx[t])
+            out[t] = out[t] + weights[t, s] * (td[e] @ hidden)
+    (out * torch.tensor(dy, dtype=torch.float64)).sum().backward()
+    return out.detach().numpy(), [t.grad.numpy() for t in ts]
+
+
+@pytest.mark.parametrize("op, n_used, normalize", [("moe_ffn_top1", 1, False), ("moe_ffn_top3", 3, False),
+                                                   ("moe_ffn_top3_norm", 3, True)])  # fmt: skip
+def test_the_mixture_of_experts_feed_forward_and_every_gradient_match_float64(op, n_used, normalize):
+    """tnn_moe_ffn, every input trained (F32 experts, as a full fine-tune
+    trains them): the output and the gradients of x, the router (through
+    the softmax and the chosen weights) and each expert (the ones no token
+    chose get zeros) against torch in float64. 6 experts, 11 tokens."""
+    rng = np.random.default_rng(n_used)
+    d, ff, n_experts, n_tokens = 48, 40, 6, 11
+    x = rng.standard_normal((n_tokens, d))
+    router = rng.standard_normal((n_experts, d)) * 0.3
+    gate, up = (rng.standard_normal((n_experts, ff, d)) * 0.2 for _ in range(2))
+    down = rng.standard_normal((n_experts, d, ff)) * 0.2
+    dy = rng.standard_normal((n_tokens, d))
+    inputs = [a.astype(np.float32) for a in (x, router, gate, up, down)]
+    status, message, out, grads = op_check("cpu", op, inputs, dy)
+    assert status == 0, message
+    expected, expected_grads = moe_reference(*(a.astype(np.float64) for a in inputs), n_used, normalize, dy)
+    np.testing.assert_allclose(out, expected, atol=1e-5 * np.abs(expected).max())
+    for name, ours, theirs in zip(("x", "router", "gate", "up", "down"), grads, expected_grads):
+        np.testing.assert_allclose(ours, theirs, atol=1e-5 * np.abs(theirs).max(), err_msg=name)
+
+
+def test_the_mixture_of_experts_is_refused_in_one_line_where_its_shapes_do_not_fit():
+    x, router = np.zeros((3, 8)), np.zeros((2, 8))  # two experts, three chosen
+    experts = [np.zeros((2, 4, 8)), np.zeros((2, 4, 8)), np.zeros((2, 8, 4))]
+    status, message, _, _ = op_check("cpu", "moe_ffn_top3", [x, router, *experts], np.zeros((3, 8)))
+    assert status != 0 and "E at least 3" in message and "\n" not in message

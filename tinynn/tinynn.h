@@ -793,6 +793,11 @@ int tnn_kernel_check_attention_bf16(const char * variant, const float * q, const
  *   "causal_conv": x [channels, T, B] (token-major), w [taps, channels];
  *               out [channels, T, B]: ssm_conv of each sequence from a zero
  *               state, on x as it is (toy's custom node: the CPU's alone).
+ *   "moe_ffn_top1", "moe_ffn_top3", "moe_ffn_top3_norm": x [d, T], router
+ *               [d, E], gate and up [d, ff, E], down [ff, d, E]; out [d, T]:
+ *               the mixture of experts' feed-forward (tnn_moe_ffn) choosing
+ *               1 or 3 experts a token, their weights normalized or not
+ *               (toy's custom nodes: the CPU's alone).
  * grad_out has out's shape; the loss is sum(out * grad_out), so grads[i]
  * (input i's shape, or NULL: not wanted) is d loss / d input i. TNN_OK;
  * TNN_ERR_ARG for an unknown op or shapes that do not fit it; TNN_ERR_BACKEND

@@ -121,6 +121,24 @@ static void poison_block(const struct tnn_experts_args * a, int32_t e, int64_t m
     }
 }
 
+/* The experts some slot chose, in order, into experts; their count. */
+static int64_t chosen_experts(const struct tnn_experts_args * a, int32_t * experts) {
+    bool chosen[TNN_EXPERTS_MAX] = { false };
+    for (int64_t i = 0; i < a->n_used * a->n_tokens; ++i) {
+        const int32_t e = expert_of(a, i);
+        if (e >= 0 && e < a->n_experts) {
+            chosen[e] = true;
+        }
+    }
+    int64_t n = 0;
+    for (int32_t e = 0; e < a->n_experts; ++e) {
+        if (chosen[e]) {
+            experts[n++] = e;
+        }
+    }
+    return n;
+}
+
 void tnn_experts_input_gradient(const struct tnn_experts_args * a, int ith, int nth) {
     const int64_t slots = a->n_used * a->n_tokens, width = tnn_experts_block_width(a->block);
     const int64_t blocks = (a->d_in + width - 1) / width;
@@ -130,21 +148,9 @@ void tnn_experts_input_gradient(const struct tnn_experts_args * a, int ith, int 
             memset(a->dx + i * a->d_in, 0, (size_t) a->d_in * sizeof(float));
         }
     }
-    /* the experts some slot chose, in order: items are (chosen expert, block) */
-    bool chosen[TNN_EXPERTS_MAX] = { false };
+    /* items are (chosen expert, block) */
     int32_t experts[TNN_EXPERTS_MAX];
-    int64_t n_chosen = 0;
-    for (int64_t i = 0; i < slots; ++i) {
-        const int32_t e = expert_of(a, i);
-        if (e >= 0 && e < a->n_experts) {
-            chosen[e] = true;
-        }
-    }
-    for (int32_t e = 0; e < a->n_experts; ++e) {
-        if (chosen[e]) {
-            experts[n_chosen++] = e;
-        }
-    }
+    const int64_t n_chosen = chosen_experts(a, experts);
     struct work w = { 0 };
     const bool have_work = work_get(&w, width, a->d_out);
     const int64_t items = n_chosen * blocks;
@@ -157,4 +163,78 @@ void tnn_experts_input_gradient(const struct tnn_experts_args * a, int ith, int 
         }
     }
     free(w.panel);
+}
+
+/* ---- the weight gradient --------------------------------------------------- */
+
+/* Rows of dW_e per work item. */
+#define DW_ROWS 64
+
+/* dW_e rows [o0, o0 + rows) = sum over e's slots of dy x^T: the slots' x
+ * and dy gathered COLUMNS at a time, the product's sum over them carried
+ * from pass to pass (fgemm's accumulate) in order. */
+static void expert_weight_rows(const struct tnn_experts_args * a, int32_t e, int64_t o0, int64_t rows,
+                               float * gathered_x, float * gathered_dy, int64_t * columns, float * panel) {
+    float * dw = a->dw + ((size_t) e * (size_t) a->d_out + (size_t) o0) * (size_t) a->d_in;
+    int64_t from = 0, n;
+    bool accumulate = false;
+    while ((n = next_columns(a, e, &from, columns)) > 0) {
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t t = columns[j] / a->n_used, s = columns[j] % a->n_used;
+            const float * x = a->x + (t * a->x_slots + (a->x_slots == 1 ? 0 : s)) * a->d_in;
+            memcpy(gathered_x + j * a->d_in, x, (size_t) a->d_in * sizeof(float));
+            memcpy(gathered_dy + j * rows, a->dy + columns[j] * a->d_out + o0, (size_t) rows * sizeof(float));
+        }
+        if (a->fgemm != NULL) {
+            /* C [d_in, rows] = X [d_in, n] DY [rows, n]^T, both read by k (the slot) */
+            const struct tnn_fgemm_operand xs = { .data = gathered_x, .ld = a->d_in, .by_k = true };
+            const struct tnn_fgemm_operand dys = { .data = gathered_dy, .ld = rows, .by_k = true };
+            a->fgemm(&xs, a->d_in, n, &dys, dw, a->d_in, 0, (a->d_in + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS, 0,
+                     rows, accumulate, panel);
+        } else {
+            for (int64_t o = 0; o < rows; ++o) {
+                for (int64_t i = 0; i < a->d_in; ++i) {
+                    float sum = accumulate ? dw[o * a->d_in + i] : 0.0f;
+                    for (int64_t j = 0; j < n; ++j) {
+                        sum += gathered_x[j * a->d_in + i] * gathered_dy[j * rows + o];
+                    }
+                    dw[o * a->d_in + i] = sum;
+                }
+            }
+        }
+        accumulate = true;
+    }
+}
+
+void tnn_experts_weight_gradient(const struct tnn_experts_args * a, int ith, int nth) {
+    int32_t experts[TNN_EXPERTS_MAX];
+    const int64_t n_chosen = chosen_experts(a, experts), blocks = (a->d_out + DW_ROWS - 1) / DW_ROWS;
+    const size_t matrix = (size_t) a->d_in * (size_t) a->d_out;
+    /* experts no slot chose: zeros, shared out by expert */
+    for (int32_t e = 0, k = 0; e < a->n_experts; ++e) {
+        const bool chosen = k < n_chosen && experts[k] == e;
+        k += chosen;
+        if (!chosen && e % nth == ith) {
+            memset(a->dw + (size_t) e * matrix, 0, matrix * sizeof(float));
+        }
+    }
+    const size_t floats = panel_floats() + (size_t) COLUMNS * (size_t) (a->d_in + DW_ROWS);
+    float * mem = malloc(floats * sizeof(float) + COLUMNS * sizeof(int64_t));
+    const int64_t items = n_chosen * blocks;
+    for (int64_t item = items * ith / nth; item < items * (ith + 1) / nth; ++item) {
+        const int32_t e = experts[item / blocks];
+        const int64_t o0 = item % blocks * DW_ROWS, rows = a->d_out - o0 < DW_ROWS ? a->d_out - o0 : DW_ROWS;
+        if (mem == NULL) {
+            float * dw = a->dw + (size_t) e * matrix + (size_t) o0 * (size_t) a->d_in;
+            for (int64_t i = 0; i < rows * a->d_in; ++i) {
+                dw[i] = NAN;
+            }
+            continue;
+        }
+        float * gathered_x = mem + panel_floats();
+        float * gathered_dy = gathered_x + (size_t) COLUMNS * (size_t) a->d_in;
+        expert_weight_rows(a, e, o0, rows, gathered_x, gathered_dy,
+                           (int64_t *) (gathered_dy + (size_t) COLUMNS * DW_ROWS), mem);
+    }
+    free(mem);
 }

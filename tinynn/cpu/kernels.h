@@ -690,9 +690,18 @@ struct tnn_experts_args {
     const float * dy;             /* [d_out, n_used, n_tokens]: slot s of token t the column t * n_used + s */
     float * dx;                   /* [d_in, n_used, n_tokens]; a slot naming no expert gets zeros */
     tnn_fgemm_fn fgemm;           /* NULL: portable loops */
+    /* the weight gradient's (F32 experts, a full fine-tune): x [d_in, x_slots, n_tokens]
+     * (x_slots 1: every slot reads its token's one x, else n_used) and dw [d_in, d_out,
+     * n_experts], an expert no slot chose all zeros */
+    const float * x;
+    int64_t x_slots;
+    float * dw;
 };
 int64_t tnn_experts_block_width(int64_t block);
 void tnn_experts_input_gradient(const struct tnn_experts_args * args, int ith, int nth);
+/* dw_e = sum over the slots that chose e of dy x^T, in float32: work items
+ * (expert, 64 rows of W), each summed over the slots in order. */
+void tnn_experts_weight_gradient(const struct tnn_experts_args * args, int ith, int nth);
 
 /* ---- the causal depthwise convolution (causal_conv.c) --------------------
  * Portable C: ggml's GGML_OP_SSM_CONV of each sequence from a zero state,

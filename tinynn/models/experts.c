@@ -6,6 +6,8 @@
  * where they all read one x. */
 #include "models/models.h"
 
+#include <string.h>
+
 /* fgemm as the session chooses its kernels (TNN_CPU_KERNELS,
  * TNN_CPU_VARIANT: csrc's tnn_backend_cpu_kernels), for the gradient
  * node's user data: one of these entries, or NULL (portable loops). */
@@ -24,12 +26,22 @@ static void * session_fgemm(void) {
     return NULL;
 }
 
-/* dst [d_in, n_used, T]: each slot's input gradient, from srcs experts,
- * y's gradient (contiguous) and ids. */
-static void input_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
-    const struct ggml_tensor *w = dst->src[0], *dy = dst->src[1], *ids = dst->src[2];
+/* F32 experts' "dequantization" (ggml's F32 has no to_float): a copy. */
+static void f32_values(const void * blocks, float * values, int64_t n) {
+    memcpy(values, blocks, (size_t) n * sizeof(float));
+}
+
+/* How the kernel reads a row of type's values, or NULL. */
+static ggml_to_float_t values_of(enum ggml_type type) {
+    return type == GGML_TYPE_F32 ? f32_values : ggml_get_type_traits(type)->to_float;
+}
+
+/* The kernel's arguments from a gradient node's sources: experts, y's
+ * gradient (contiguous), ids, and for the weight gradient x. */
+static struct tnn_experts_args experts_args(const struct ggml_tensor * dst, void * userdata) {
+    const struct ggml_tensor *w = dst->src[0], *dy = dst->src[1], *ids = dst->src[2], *x = dst->src[3];
     const tnn_fgemm_fn * fgemm = userdata;
-    const struct tnn_experts_args args = {
+    return (struct tnn_experts_args){
         .d_in = w->ne[0],
         .d_out = w->ne[1],
         .n_experts = w->ne[2],
@@ -39,14 +51,28 @@ static void input_gradient_node(struct ggml_tensor * dst, int ith, int nth, void
         .expert_bytes = w->nb[2],
         .row_bytes = w->nb[1],
         .block = ggml_blck_size(w->type),
-        .to_float = ggml_get_type_traits(w->type)->to_float,
+        .to_float = values_of(w->type),
         .ids = ids->data,
         .ids_ld = (int64_t) (ids->nb[1] / sizeof(int32_t)),
         .dy = dy->data,
-        .dx = dst->data,
         .fgemm = fgemm != NULL ? *fgemm : NULL,
+        .x = x != NULL ? x->data : NULL,
+        .x_slots = x != NULL ? x->ne[1] : 0,
     };
+}
+
+/* dst [d_in, n_used, T]: each slot's input gradient. */
+static void input_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    struct tnn_experts_args args = experts_args(dst, userdata);
+    args.dx = dst->data;
     tnn_experts_input_gradient(&args, ith, nth);
+}
+
+/* dst [d_in, d_out, E]: the experts' gradient (F32 experts, trained). */
+static void weight_gradient_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    struct tnn_experts_args args = experts_args(dst, userdata);
+    args.dw = dst->data;
+    tnn_experts_weight_gradient(&args, ith, nth);
 }
 
 static void experts_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
@@ -54,6 +80,11 @@ static void experts_backward(struct ggml_context * ctx, struct ggml_tensor * for
     struct ggml_tensor *experts = forward->src[0], *x = forward->src[1], *ids = forward->src[2];
     struct ggml_tensor * srcs[3] = { experts, ggml_is_contiguous(grad) ? grad : ggml_cont(ctx, grad), ids };
     const int64_t d_in = x->ne[0], n_used = ids->ne[0], n_tokens = ids->ne[1];
+    if (experts->flags & GGML_TENSOR_FLAG_PARAM) {
+        struct ggml_tensor * dw_srcs[4] = { experts, srcs[1], ids, x };
+        src_grads[0] = ggml_custom_4d(ctx, GGML_TYPE_F32, experts->ne[0], experts->ne[1], experts->ne[2], 1,
+                                      dw_srcs, 4, weight_gradient_node, GGML_N_TASKS_MAX, session_fgemm());
+    }
     struct ggml_tensor * per_slot = ggml_custom_4d(ctx, GGML_TYPE_F32, d_in, n_used, n_tokens, 1, srcs, 3,
                                                    input_gradient_node, GGML_N_TASKS_MAX, session_fgemm());
     if (x->ne[1] == n_used) {
@@ -82,10 +113,11 @@ int tnn_experts_check(const struct ggml_tensor * experts, const struct ggml_tens
                         "all of them used",
                         where, (long long) experts->ne[2], (long long) ids->ne[0], TNN_EXPERTS_MAX);
     }
-    if (experts->flags & GGML_TENSOR_FLAG_PARAM) {
-        return tnn_fail(TNN_ERR_ARG, "%s: the experts are frozen (only x has a gradient)", where);
+    if ((experts->flags & GGML_TENSOR_FLAG_PARAM) && experts->type != GGML_TYPE_F32) {
+        return tnn_fail(TNN_ERR_ARG, "%s: trained experts must be F32, not %s", where,
+                        ggml_type_name(experts->type));
     }
-    if (ggml_get_type_traits(experts->type)->to_float == NULL || experts->ne[0] % ggml_blck_size(experts->type)) {
+    if (values_of(experts->type) == NULL || experts->ne[0] % ggml_blck_size(experts->type)) {
         return tnn_fail(TNN_ERR_ARG, "%s: experts of type %s, %lld wide: not whole blocks toy can read", where,
                         ggml_type_name(experts->type), (long long) experts->ne[0]);
     }
@@ -97,4 +129,107 @@ struct ggml_tensor * tnn_experts_product(struct ggml_context * ctx, struct ggml_
     struct ggml_tensor * y = ggml_mul_mat_id(ctx, experts, x, ids);
     ggml_custom_set_backward(y, experts_backward);
     return y;
+}
+
+/* ---- routing: each slot's weight, and the whole layer ----------------------- */
+
+/* dst [n_used, T]: w[s, t] = p[ids[s, t], t] (normalized: over the token's
+ * slots, summing to 1), from srcs probs [E, T] and ids. */
+static void routed_weights_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const struct ggml_tensor *probs = dst->src[0], *ids = dst->src[1];
+    const bool normalize = userdata != NULL;
+    const int64_t n_used = dst->ne[0], id_ld = (int64_t) (ids->nb[1] / sizeof(int32_t));
+    for (int64_t t = ith; t < dst->ne[1]; t += nth) {
+        const float * p = (const float *) probs->data + t * probs->ne[0];
+        const int32_t * id = (const int32_t *) ids->data + t * id_ld;
+        float * w = (float *) dst->data + t * n_used;
+        float sum = 0.0f;
+        for (int64_t s = 0; s < n_used; ++s) {
+            w[s] = p[id[s]];
+            sum += w[s];
+        }
+        for (int64_t s = 0; s < n_used && normalize; ++s) {
+            w[s] /= sum;
+        }
+    }
+}
+
+/* dst [E, T]: the probabilities' gradient from srcs the forward's output w,
+ * its gradient dw, ids and the probabilities: dp[ids[s, t], t] = dw[s, t], normalized
+ * (w = p / S): (dw[s] - sum_s' dw[s'] w[s']) / S, zeros elsewhere. */
+static void routed_weights_back_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const struct ggml_tensor *forward = dst->src[0], *dw = dst->src[1], *ids = dst->src[2], *probs = dst->src[3];
+    const bool normalize = userdata != NULL;
+    const int64_t n_used = forward->ne[0], n_experts = dst->ne[0];
+    const int64_t id_ld = (int64_t) (ids->nb[1] / sizeof(int32_t));
+    for (int64_t t = ith; t < dst->ne[1]; t += nth) {
+        const float * w = (const float *) forward->data + t * n_used;
+        const float * g = (const float *) dw->data + t * n_used;
+        const float * p = (const float *) probs->data + t * n_experts;
+        const int32_t * id = (const int32_t *) ids->data + t * id_ld;
+        float * dp = (float *) dst->data + t * n_experts;
+        memset(dp, 0, (size_t) n_experts * sizeof(float));
+        float sum = 0.0f, dot = 0.0f;
+        for (int64_t s = 0; s < n_used; ++s) {
+            sum += p[id[s]];
+            dot += g[s] * w[s];
+        }
+        for (int64_t s = 0; s < n_used; ++s) {
+            dp[id[s]] += normalize ? (g[s] - dot) / sum : g[s];
+        }
+    }
+}
+
+/* The probabilities' gradient node, normalized (userdata non-NULL) or not. */
+static struct ggml_tensor * routed_weights_back(struct ggml_context * ctx, struct ggml_tensor * forward,
+                                                struct ggml_tensor * grad, void * normalize) {
+    /* probs too, so that the allocator keeps them until this node reads them */
+    struct ggml_tensor * srcs[4] = { forward, ggml_is_contiguous(grad) ? grad : ggml_cont(ctx, grad),
+                                     forward->src[1], forward->src[0] };
+    const struct ggml_tensor * probs = forward->src[0];
+    return ggml_custom_4d(ctx, GGML_TYPE_F32, probs->ne[0], probs->ne[1], 1, 1, srcs, 4, routed_weights_back_node,
+                          1, normalize);
+}
+
+/* user data that is not NULL: the weights are normalized */
+static const bool NORMALIZED = true;
+
+static void normalized_weights_backward(struct ggml_context * ctx, struct ggml_tensor * forward,
+                                        struct ggml_tensor * grad, struct ggml_tensor ** src_grads) {
+    src_grads[0] = routed_weights_back(ctx, forward, grad, (void *) &NORMALIZED);
+}
+
+static void routed_weights_backward(struct ggml_context * ctx, struct ggml_tensor * forward,
+                                    struct ggml_tensor * grad, struct ggml_tensor ** src_grads) {
+    src_grads[0] = routed_weights_back(ctx, forward, grad, NULL);
+}
+
+struct ggml_tensor * tnn_routed_weights(struct ggml_context * ctx, struct ggml_tensor * probs,
+                                        struct ggml_tensor * ids, bool normalize) {
+    struct ggml_tensor * srcs[2] = { probs, ids };
+    struct ggml_tensor * w = ggml_custom_4d(ctx, GGML_TYPE_F32, ids->ne[0], ids->ne[1], 1, 1, srcs, 2,
+                                            routed_weights_node, 1, normalize ? (void *) &NORMALIZED : NULL);
+    ggml_custom_set_backward(w, normalize ? normalized_weights_backward : routed_weights_backward);
+    return w;
+}
+
+struct ggml_tensor * tnn_moe_ffn(struct ggml_context * ctx, struct ggml_tensor * x,
+                                 const struct tnn_moe_weights * w, int32_t n_used, bool normalize) {
+    const int64_t d = x->ne[0], n_tokens = x->ne[1];
+    struct ggml_tensor * probs = ggml_soft_max(ctx, ggml_mul_mat(ctx, w->router, x)); /* [E, T] */
+    struct ggml_tensor * ids = ggml_top_k(ctx, probs, n_used);                      /* [n_used, T] */
+    struct ggml_tensor * weights = tnn_routed_weights(ctx, probs, ids, normalize);  /* [n_used, T] */
+    struct ggml_tensor * x3 = ggml_reshape_3d(ctx, x, d, 1, n_tokens);
+    struct ggml_tensor * gate = tnn_experts_product(ctx, w->gate, x3, ids);         /* [ff, n_used, T] */
+    struct ggml_tensor * up = tnn_experts_product(ctx, w->up, x3, ids);
+    struct ggml_tensor * y = tnn_experts_product(ctx, w->down, tnn_swiglu(ctx, gate, up),
+                                                 ids); /* [d, n_used, T] */
+    y = ggml_mul(ctx, y, ggml_reshape_3d(ctx, weights, 1, n_used, n_tokens));
+    /* the slots' sum, in slot order as llama.cpp adds them */
+    struct ggml_tensor * out = NULL;
+    for (int32_t s = 0; s < n_used; ++s) {
+        struct ggml_tensor * slot = ggml_view_2d(ctx, y, d, n_tokens, y->nb[2], (size_t) s * y->nb[1]);
+        out = out == NULL ? slot : ggml_add(ctx, out, slot);
+    }
+    return n_used == 1 ? ggml_cont(ctx, out) : out;
 }

@@ -126,18 +126,38 @@ struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tens
 
 /* ---- a mixture of experts' products (experts.c) ------------------------ */
 
+/* A mixture-of-experts feed-forward's weights as llama.cpp names them:
+ * the router ffn_gate_inp [d, E] and the experts ffn_gate_exps, ffn_up_exps
+ * [d, d_ff_exp, E], ffn_down_exps [d_ff_exp, d, E]. */
+struct tnn_moe_weights {
+    struct ggml_tensor *router, *gate, *up, *down;
+};
+/* x [d, T] -> the mixture of experts' SwiGLU feed-forward [d, T]: the
+ * router's softmax over the experts, its top n_used (normalize: their
+ * weights rescaled to sum to 1, Qwen3-MoE's norm_topk_prob), each chosen
+ * expert's down(silu(gate x) up x) weighted and summed (llama.cpp's
+ * build_moe_ffn). On the CPU backend (its backward's nodes). */
+struct ggml_tensor * tnn_moe_ffn(struct ggml_context * ctx, struct ggml_tensor * x,
+                                 const struct tnn_moe_weights * w, int32_t n_used, bool normalize);
+/* The chosen experts' weights [n_used, T] from the probabilities [E, T]
+ * and ids [n_used, T]: w[s, t] = probs[ids[s, t], t], normalized over the
+ * token's slots where asked; its backward is one custom node. */
+struct ggml_tensor * tnn_routed_weights(struct ggml_context * ctx, struct ggml_tensor * probs,
+                                        struct ggml_tensor * ids, bool normalize);
 /* y [d_out, n_used, T] = the experts' products, y[:, s, t] = W_e x[:, s % r,
  * t] with e = ids[s, t]: ggml's MUL_MAT_ID on experts [d_in, d_out, E] as
  * stored (any type ggml's CPU multiplies, the stored file's blocks, never a
  * float copy), x [d_in, r, T] (F32, r 1 or n_used), ids I32 [n_used, T]
- * (a router's top k). Its backward is x's gradient alone, through the
- * frozen experts: one custom node on the CPU kernels (cpu/experts.c), so a
- * device backend refuses it. tnn_experts_check first: it refuses what this
- * cannot train in one line. */
+ * (a router's top k). Its backward is x's gradient through the experts
+ * as stored (and theirs where they are trained, F32: a full fine-tune),
+ * custom nodes on the CPU kernels (cpu/experts.c), so a device backend
+ * refuses it. tnn_experts_check first: it refuses what this cannot train
+ * in one line. */
 struct ggml_tensor * tnn_experts_product(struct ggml_context * ctx, struct ggml_tensor * experts,
                                          struct ggml_tensor * x, struct ggml_tensor * ids);
 /* TNN_OK, or TNN_ERR_ARG (where: the caller's name for it) for shapes that
- * do not fit, more than TNN_EXPERTS_MAX experts, or trained experts. */
+ * do not fit, more than TNN_EXPERTS_MAX experts, or trained experts that
+ * are not F32. */
 int tnn_experts_check(const struct ggml_tensor * experts, const struct ggml_tensor * x,
                       const struct ggml_tensor * ids, const char * where);
 

@@ -71,6 +71,39 @@ static struct ggml_tensor * build_causal_conv(struct ggml_context * ctx, struct 
     return tnn_causal_conv(ctx, in[0], in[1], NULL);
 }
 
+/* x [d, T], router [d, E], gate and up [d, ff, E], down [ff, d, E]: the
+ * mixture of experts' feed-forward choosing n_used experts a token */
+static struct ggml_tensor * build_moe_ffn(struct ggml_context * ctx, struct ggml_tensor ** in, int32_t n_used,
+                                          bool normalize) {
+    const struct ggml_tensor *x = in[0], *router = in[1], *gate = in[2], *up = in[3], *down = in[4];
+    const int64_t d = x->ne[0], n_experts = router->ne[1], ff = gate->ne[1];
+    const bool fits = x->ne[2] == 1 && x->ne[3] == 1 && router->ne[0] == d && router->ne[2] == 1 &&
+                      n_experts >= n_used && ggml_are_same_shape(gate, up) && gate->ne[0] == d &&
+                      gate->ne[2] == n_experts && down->ne[0] == ff && down->ne[1] == d &&
+                      down->ne[2] == n_experts;
+    if (!fits) {
+        tnn_fail(TNN_ERR_ARG,
+                 "moe_ffn: x must be [d, T], router [d, E], gate and up [d, ff, E] and down [ff, d, "
+                 "E], E at least %d",
+                 n_used);
+        return NULL;
+    }
+    const struct tnn_moe_weights w = { in[1], in[2], in[3], in[4] };
+    return tnn_moe_ffn(ctx, in[0], &w, n_used, normalize);
+}
+
+static struct ggml_tensor * build_moe_ffn_top1(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    return build_moe_ffn(ctx, in, 1, false);
+}
+
+static struct ggml_tensor * build_moe_ffn_top3(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    return build_moe_ffn(ctx, in, 3, false);
+}
+
+static struct ggml_tensor * build_moe_ffn_top3_norm(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    return build_moe_ffn(ctx, in, 3, true);
+}
+
 static struct ggml_tensor * build_sigmoid(struct ggml_context * ctx, struct ggml_tensor ** in) {
     return ggml_sigmoid(ctx, in[0]);
 }
@@ -80,9 +113,15 @@ static const struct {
     int32_t n_inputs;
     op_builder build;
 } OPS[] = {
-    { "ssm_conv", 2, build_ssm_conv }, { "pad", 1, build_pad },
-    { "sigmoid", 1, build_sigmoid },   { "gated_delta_net", 5, build_gated_delta_net },
-    { "ssm_scan", 5, build_ssm_scan }, { "causal_conv", 2, build_causal_conv },
+    { "ssm_conv", 2, build_ssm_conv },
+    { "pad", 1, build_pad },
+    { "sigmoid", 1, build_sigmoid },
+    { "gated_delta_net", 5, build_gated_delta_net },
+    { "ssm_scan", 5, build_ssm_scan },
+    { "causal_conv", 2, build_causal_conv },
+    { "moe_ffn_top1", 5, build_moe_ffn_top1 },
+    { "moe_ffn_top3", 5, build_moe_ffn_top3 },
+    { "moe_ffn_top3_norm", 5, build_moe_ffn_top3_norm },
 };
 
 /* The index of the check named name in OPS, or -1 (tnn_fail said why). */
