@@ -46,7 +46,8 @@ def gguf_name(hf_name: str, table: dict) -> str:
 def gguf_names(hf_name: str, table: dict) -> tuple[str, ...]:
     """As gguf_name, where a table entry may be a tuple of GGUF names: the
     transformers weight's rows are theirs, stacked in that order, equally
-    many each (Granite's shared_mlp.input_linear: ffn_gate, then ffn_up)."""
+    many each (Granite's shared_mlp.input_linear: ffn_gate, then ffn_up;
+    each expert's rows of Qwen3-MoE's experts.gate_up_proj)."""
     layer = hf_name.split(".")[2] if hf_name.startswith("model.layers.") else None
     key = hf_name.replace(f".{layer}.", ".{i}.", 1) if layer else hf_name
     names = table[key] if isinstance(table[key], tuple) else (table[key],)
@@ -295,7 +296,8 @@ def assert_step_matches(recipe, batch, model, hf_logits, hf_loss, table, skip=()
     grads = {}
     for n, p in model.named_parameters():
         names = gguf_names(n, table)
-        grads.update(zip(names, np.split(p.grad.numpy(), len(names))))
+        grad = p.grad.numpy()  # rows (the last axis but one) split among names
+        grads.update(zip(names, np.split(grad, len(names), axis=-2 if grad.ndim > 1 else 0)))
     if to_gguf is not None:
         grads = {name: to_gguf(name, grad) for name, grad in grads.items()}
     for name in skip:

@@ -196,6 +196,16 @@ typedef struct tnn_model_config {
     int32_t mamba_no_norm;/* 1: Mamba-2's y silu(z) goes to ssm_out without the grouped RMS
                              norm, and the layers have no ssm_norm (Falcon-H1's files
                              without one) */
+    int32_t n_experts;    /* 0, or every layer's feed-forward is a mixture of n_experts SwiGLU
+                             experts (at most 1024): a router ffn_gate_inp [d_model,
+                             n_experts] and the experts ffn_gate_exps, ffn_up_exps [d_model,
+                             d_ff_exp, n_experts], ffn_down_exps [d_ff_exp, d_model,
+                             n_experts], kept as stored and frozen under LoRA (Qwen3-MoE) */
+    int32_t n_experts_used;/* with n_experts: how many the router's softmax chooses a token
+                              (its top k) */
+    int32_t d_ff_exp;     /* with n_experts: an expert's hidden width */
+    int32_t experts_norm; /* with n_experts: 1: the chosen experts' weights rescaled to sum
+                             to 1 (Qwen3-MoE, as llama.cpp runs it) */
     int32_t attn_split;   /* set by the trainer, not the caller: how training attention is
                              split (models/models.h, enum tnn_attention_split). 0: the whole
                              batch, or a sequence at a time where its scores outgrow a core's

@@ -73,7 +73,8 @@ static bool kind_has_ffn(const tnn_model_config * cfg, char kind) { return !cfg-
 /* Whether a layer of kind has the slot's weight. */
 static bool kind_has_slot(const tnn_model_config * cfg, char kind, int slot) {
     if (slot >= TNN_LORA_SLOT_GATE && slot <= TNN_LORA_SLOT_DOWN) {
-        return kind_has_ffn(cfg, kind) && (slot != TNN_LORA_SLOT_GATE || !cfg->ffn_relu_sq);
+        /* a mixture of experts has no dense gate, up and down */
+        return kind_has_ffn(cfg, kind) && cfg->n_experts == 0 && (slot != TNN_LORA_SLOT_GATE || !cfg->ffn_relu_sq);
     }
     switch (kind) {
         case 'c': return slot == TNN_LORA_SLOT_CONV_IN || slot == TNN_LORA_SLOT_CONV_OUT;
@@ -126,12 +127,14 @@ static bool is_local(const tnn_model_config * cfg, int32_t layer) {
 }
 
 
-/* The shape every block tensor must have, ggml order (ne1 = 0: a vector). */
+/* The shape every block tensor must have, ggml order (ne1 = 0: a vector;
+ * ne2 = 0: a matrix, else a stack of ne2 matrices: the experts). */
 struct block_tensor {
     struct ggml_tensor ** field;
     const char * name;
     int64_t ne0, ne1;
     bool present;     /* false: the config has none (biases, q/k norms) */
+    int64_t ne2;
 };
 
 /* The feed-forward's norm as llama.cpp names it: Qwen 3.5's is
@@ -154,7 +157,9 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
     const int64_t q_width = head_dim * cfg->n_heads;
     const int64_t kv_width = head_dim * cfg->n_kv_heads;
     const bool bias = attends && cfg->qkv_bias, qk_norm = attends && cfg->qk_norm, post = cfg->post_norms;
-    const bool ffn = kind_has_ffn(cfg, kind), gated = ffn && !cfg->ffn_relu_sq;
+    const bool moe = kind_has_ffn(cfg, kind) && cfg->n_experts > 0;
+    const bool ffn = kind_has_ffn(cfg, kind) && !moe, gated = ffn && !cfg->ffn_relu_sq;
+    const int64_t experts = cfg->n_experts, ff_exp = cfg->d_ff_exp;
     const bool fused_qkv = attends && cfg->fused_qkv, fused_ffn = cfg->fused_gate_up;
     const bool separate_qkv = attends && !cfg->fused_qkv;
     const struct block_tensor layout[] = {
@@ -194,8 +199,12 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->ffn_norm, ffn_norm_name(cfg, kind), d, 0, !cfg->one_sublayer },
         { &b->w_gate, "ffn_gate.weight", d, cfg->d_ff, gated && !fused_ffn },
         { &b->w_up, "ffn_up.weight", d, cfg->d_ff, ffn && !fused_ffn },
-        { &b->w_gate_up, "ffn_up.weight", d, 2 * (int64_t) cfg->d_ff, gated && fused_ffn },
+        { &b->w_gate_up, "ffn_up.weight", d, 2 * (int64_t) cfg->d_ff, gated && fused_ffn && !moe },
         { &b->w_down, "ffn_down.weight", cfg->d_ff, d, ffn },
+        { &b->moe.router, "ffn_gate_inp.weight", d, experts, moe },
+        { &b->moe.gate, "ffn_gate_exps.weight", d, ff_exp, moe, experts },
+        { &b->moe.up, "ffn_up_exps.weight", d, ff_exp, moe, experts },
+        { &b->moe.down, "ffn_down_exps.weight", ff_exp, d, moe, experts },
         { &b->post_ffn_norm, "post_ffw_norm.weight", d, 0, post },
     };
     _Static_assert(sizeof(layout) / sizeof(layout[0]) <= TNN_BLOCK_MAX_TENSORS, "TNN_BLOCK_MAX_TENSORS");
@@ -256,8 +265,9 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * b, int32_t l
         if (!e->present) {
             continue;
         }
-        *e->field = e->ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, e->ne0, e->ne1)
-                               : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, e->ne0);
+        *e->field = e->ne2 > 0   ? ggml_new_tensor_3d(ctx, GGML_TYPE_F32, e->ne0, e->ne1, e->ne2)
+                    : e->ne1 > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, e->ne0, e->ne1)
+                                 : ggml_new_tensor_1d(ctx, GGML_TYPE_F32, e->ne0);
         ggml_format_name(*e->field, "blk.%d.%s", layer, e->name);
     }
     tnn_block_fused_views(ctx, b, layer);
@@ -297,10 +307,11 @@ int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t laye
         if (t == NULL) {
             return tnn_fail(TNN_ERR_ARG, "tensor %s is missing", name);
         }
-        const int64_t ne1 = e->ne1 > 0 ? e->ne1 : 1;
-        if (t->ne[0] != e->ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
-            return tnn_fail(TNN_ERR_ARG, "tensor %s has shape [%lld, %lld], expected [%lld, %lld]", name,
-                            (long long) t->ne[0], (long long) t->ne[1], (long long) e->ne0, (long long) ne1);
+        const int64_t ne1 = e->ne1 > 0 ? e->ne1 : 1, ne2 = e->ne2 > 0 ? e->ne2 : 1;
+        if (t->ne[0] != e->ne0 || t->ne[1] != ne1 || t->ne[2] != ne2 || t->ne[3] != 1) {
+            return tnn_fail(TNN_ERR_ARG, "tensor %s has shape [%lld, %lld, %lld], expected [%lld, %lld, %lld]",
+                            name, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
+                            (long long) e->ne0, (long long) ne1, (long long) ne2);
         }
     }
     b->lora_scale = 0.0f;
@@ -575,6 +586,9 @@ struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tn
 
 struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b, struct ggml_tensor * h,
                                    const tnn_model_config * cfg) {
+    if (b->moe.router != NULL) {
+        return tnn_moe_ffn(ctx, h, &b->moe, cfg->n_experts_used, cfg->experts_norm);
+    }
     if (cfg->ffn_relu_sq) {
         /* Nemotron-H: no gate, the square of a ReLU */
         struct ggml_tensor * up = ggml_relu(ctx, linear(ctx, b, TNN_LORA_SLOT_UP, NULL, h));

@@ -215,7 +215,8 @@ struct ggml_tensor * tnn_routed_weights(struct ggml_context * ctx, struct ggml_t
 
 struct ggml_tensor * tnn_moe_ffn(struct ggml_context * ctx, struct ggml_tensor * x,
                                  const struct tnn_moe_weights * w, int32_t n_used, bool normalize) {
-    const int64_t d = x->ne[0], n_tokens = x->ne[1];
+    const int64_t d = x->ne[0], n_tokens = ggml_nelements(x) / d;
+    x = ggml_reshape_2d(ctx, x, d, n_tokens); /* a batch's sequences one after another */
     struct ggml_tensor * probs = ggml_soft_max(ctx, ggml_mul_mat(ctx, w->router, x)); /* [E, T] */
     struct ggml_tensor * ids = ggml_top_k(ctx, probs, n_used);                      /* [n_used, T] */
     struct ggml_tensor * weights = tnn_routed_weights(ctx, probs, ids, normalize);  /* [n_used, T] */

@@ -369,6 +369,34 @@ static int refuse_experts(struct ggml_context * tensors, const char * arch, int6
     return TNN_OK;
 }
 
+/* A mixture of experts' shape (llama.cpp's keys): how many experts, how
+ * many a token uses, an expert's hidden width. */
+static int read_experts(struct gguf_context * g, const char * arch, const struct tnn_family * family,
+                        tnn_model_config * c) {
+    char k[96];
+    int64_t n_experts, n_used, d_ff_exp;
+    int status;
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_count"), -1, &n_experts)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_used_count"), -1, &n_used)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_feed_forward_length"), -1,
+                                    &d_ff_exp))) {
+        return status;
+    }
+    if (n_experts < 1 || n_experts > TNN_EXPERTS_MAX || n_used < 1 || n_used > n_experts || d_ff_exp < 1 ||
+        d_ff_exp > (1 << 20)) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "%s: %lld experts, %lld used a token, %lld wide: toy takes 1 to %d experts, "
+                        "1 to all of them used, 1 to %d wide",
+                        arch, (long long) n_experts, (long long) n_used, (long long) d_ff_exp, TNN_EXPERTS_MAX,
+                        1 << 20);
+    }
+    c->n_experts = (int32_t) n_experts;
+    c->n_experts_used = (int32_t) n_used;
+    c->d_ff_exp = (int32_t) d_ff_exp;
+    c->experts_norm = family->experts_norm;
+    return TNN_OK;
+}
+
 /* The family's config from its GGUF: the hyper-parameters under the keys
  * its entry names (models/families.c), what differs as its entry says, and
  * what the file's tensors show (q/k/v biases, q/k norms, an untied head,
@@ -489,7 +517,10 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         return status;
     }
     c->vocab = (int32_t) vocab;
-    if ((status = refuse_experts(tensors, arch, n_layers))) {
+    if (!family->experts && (status = refuse_experts(tensors, arch, n_layers))) {
+        return status;
+    }
+    if (family->experts && (status = read_experts(g, arch, family, c))) {
         return status;
     }
     c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;

@@ -199,6 +199,10 @@ struct tnn_block {
     struct ggml_tensor * ffn_norm;                    /* [d_model] */
     struct ggml_tensor *w_gate, *w_up;              /* [d_model, d_ff] */
     struct ggml_tensor * w_down;                      /* [d_ff, d_model] */
+    /* a mixture of experts' (cfg n_experts > 0) in place of w_gate, w_up, w_down, or NULL: the
+     * router ffn_gate_inp [d_model, E], ffn_gate_exps and ffn_up_exps [d_model, d_ff_exp, E],
+     * ffn_down_exps [d_ff_exp, d_model, E]; no LoRA slot reads them */
+    struct tnn_moe_weights moe;
     /* Phi-3's fused weights, or NULL: attn_qkv [d_model, (n_heads + 2 n_kv)*hd] (q, k, v rows
      * stacked) and ffn_up [d_model, 2 d_ff] (gate rows, then up rows). wq, wk, wv and
      * w_gate, w_up are then row-range views of them (tnn_block_fused_views), so the
@@ -542,6 +546,10 @@ struct tnn_family {
                                             recurrent layers (Qwen 3.5), else NULL: the zeros of
                                             attention.head_count_kv mark them (LFM2) */
     bool attn_gate;                      /* Qwen 3.5's gated attention (tnn_model_config.attn_gate) */
+    bool experts;                        /* every feed-forward a mixture of experts
+                                            (tnn_model_config.n_experts: keys expert_count,
+                                            expert_used_count, expert_feed_forward_length) */
+    bool experts_norm;                   /* with experts: the chosen weights normalized */
     bool granite_scales;                 /* Granite's embedding, residual, attention and logit
                                             multipliers (optional keys) and its RoPE switch
                                             rope.scaling.finetuned */

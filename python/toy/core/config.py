@@ -88,6 +88,12 @@ class ModelConfig:
     ffn_relu_sq: bool = False
     # Falcon-H1 ('p': attention and Mamba-2 side by side): files without ssm_norm
     mamba_no_norm: bool = False
+    # Qwen3-MoE: every feed-forward a mixture of n_experts SwiGLU experts of width d_ff_exp,
+    # the router's top n_experts_used (their weights rescaled to sum to 1 with experts_norm)
+    n_experts: int = 0
+    n_experts_used: int = 0
+    d_ff_exp: int = 0
+    experts_norm: bool = False
 
     def __post_init__(self):
         if self.arch == "gpt2":

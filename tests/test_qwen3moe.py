@@ -1,0 +1,159 @@
+"""Qwen3-MoE (`qwen3moe`: Qwen3-30B-A3B, Qwen3-Coder-30B-A3B) as llama.cpp
+ships it: Qwen3's attention, and every feed-forward a mixture of SwiGLU
+experts, the router's softmax, its top k rescaled to sum to 1. A small
+random-weight transformers Qwen3MoeForCausalLM, written to GGUF by
+llama.cpp's own convert_hf_to_gguf.py (llama_cpp_convert.py), then run by
+toy: the config, logits and every weight's gradient (router and experts
+included, through a full fine-tune) against transformers; LoRA on the
+attention over Q8_0 and Q4_K copies whose experts stay as stored, its
+adapter run by llama.cpp to toy's logits; cached decoding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import toy
+from hf_compare import (
+    LLAMA_LIKE_NAMES,
+    assert_adapter_runs_in_llama_cpp,
+    assert_cached_decoding_matches,
+    assert_full_fine_tune_runs_in_llama_cpp,
+    assert_toy_matches,
+    hf_logits,
+    llama_cpp_logits,
+    randomize,
+    trained_adapter,
+)
+from llama_cpp_convert import hf_to_gguf, quantize, tensor_types
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+T = 12
+VOCAB = 272  # llama_cpp_convert's smallest GPT-2 cut, a multiple of the converter's 8
+HF_TO_GGUF = {
+    **LLAMA_LIKE_NAMES,
+    "lm_head.weight": "output.weight",
+    "model.layers.{i}.post_attention_layernorm.weight": "blk.{i}.ffn_norm.weight",
+    "model.layers.{i}.mlp.gate.weight": "blk.{i}.ffn_gate_inp.weight",
+    # transformers keeps each layer's experts as one tensor, gate's rows then up's
+    "model.layers.{i}.mlp.experts.gate_up_proj": ("blk.{i}.ffn_gate_exps.weight", "blk.{i}.ffn_up_exps.weight"),
+    "model.layers.{i}.mlp.experts.down_proj": "blk.{i}.ffn_down_exps.weight",
+}
+ATTENTION = ("q", "k", "v", "o")
+
+
+def hf_model(hidden: int = 64, experts: int = 8, used: int = 2, expert_width: int = 32, layers: int = 2):
+    """A Qwen3-MoE of `layers` layers, each with `experts` experts of which
+    `used` serve a token, normalized as the released models are."""
+    config = transformers.Qwen3MoeConfig(
+        vocab_size=VOCAB,
+        hidden_size=hidden,
+        intermediate_size=3 * hidden,
+        moe_intermediate_size=expert_width,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=hidden // 4,
+        num_experts=experts,
+        num_experts_per_tok=used,
+        norm_topk_prob=True,
+        max_position_embeddings=128,
+        tie_word_embeddings=False,
+        bos_token_id=VOCAB - 1,
+        eos_token_id=VOCAB - 1,
+        pad_token_id=0,
+    )
+    model = randomize(transformers.Qwen3MoeForCausalLM(config))
+    with torch.no_grad():
+        # a decisive router: randomize's N(0, 0.1) leaves some token's second and third
+        # experts within a quantized file's rounding of each other, so that llama.cpp and
+        # toy (whose products round differently) choose apart and that token's logits jump
+        for layer in model.model.layers:
+            layer.mlp.gate.weight.mul_(10.0)
+    return model
+
+
+@pytest.fixture(scope="module")
+def qwen3moe(tmp_path_factory):
+    """(the transformers model, its f32 GGUF by llama.cpp's converter)"""
+    model = hf_model()
+    return model, hf_to_gguf(model, tmp_path_factory.mktemp("qwen3moe") / "qwen3moe-f32.gguf")
+
+
+def ids(seed: int = 1) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, VOCAB - 1, (1, T + 1)).astype(np.int32)
+
+
+def test_the_config_read_from_the_file_has_the_experts(qwen3moe):
+    _, path = qwen3moe
+    cfg = toy.native.session.read_gguf_config(path)
+    assert (cfg.n_experts, cfg.n_experts_used, cfg.d_ff_exp, cfg.experts_norm) == (8, 2, 32, True)
+    assert cfg.rope_neox and cfg.qk_norm and cfg.head_dim == 0
+
+
+def test_lora_targets_are_the_attention_alone(qwen3moe):
+    """No layer has a dense gate, up or down: the experts are frozen."""
+    _, path = qwen3moe
+    cfg = toy.native.session.read_gguf_config(path)
+    assert toy.native.session.layer_targets(cfg) == [ATTENTION, ATTENTION]
+
+
+def test_logits_and_every_gradient_match_transformers(qwen3moe):
+    """The router's and every expert's gradients too (a full fine-tune
+    trains the F32 experts)."""
+    model, path = qwen3moe
+    assert_toy_matches(model, path, ids(), HF_TO_GGUF)
+
+
+def test_a_full_fine_tune_saves_a_model_llama_cpp_runs_to_our_logits(qwen3moe, tmp_path):
+    """Every weight, the experts too, written back in F32 as stacks of
+    matrices."""
+    _, path = qwen3moe
+    assert_full_fine_tune_runs_in_llama_cpp(path, ids(3), tmp_path / "full.gguf")
+
+
+@pytest.mark.parametrize("kind", ["F32", "Q8_0", "Q4_K"])
+def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind):
+    """LoRA on the attention; the experts stay as the file stores them
+    (Q4_K at a width of 256: llama.cpp's k-quant mix)."""
+    wide = kind == "Q4_K"
+    model = hf_model(hidden=256, expert_width=256) if wide else hf_model()
+    f32 = hf_to_gguf(model, tmp_path / "f32.gguf")
+    path = f32 if kind == "F32" else quantize(f32, tmp_path / f"qwen3moe-{kind}.gguf", kind)
+    if wide:
+        types = tensor_types(path)
+        assert types["blk.0.ffn_gate_exps.weight"] == "Q4_K" and types["blk.0.attn_q.weight"] == "Q4_K"
+    if kind != "Q4_K":
+        assert_adapter_runs_in_llama_cpp(path, ids(2), tmp_path / "adapter.gguf", ATTENTION, exact=kind == "F32")
+        return
+    # Q4_K: llama.cpp's K-quant products round their activations otherwise than toy's, and
+    # where a token's second and third experts lie within that of each other, the two choose
+    # apart and the token's logits jump. Every other position agrees as a dense model's do.
+    batch = ids(2)
+    _, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=ATTENTION)
+    theirs = llama_cpp_logits(path, batch[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)
+    base = llama_cpp_logits(path, batch[0, :-1], f32_cache=True)
+    assert np.corrcoef(theirs.ravel(), ours.ravel())[0, 1] > 0.99
+    close = np.abs(theirs - ours).max(axis=1) < 0.1 * np.abs(base - ours).max()
+    assert close.mean() >= 0.75, np.abs(theirs - ours).max(axis=1)
+
+
+def test_cached_decoding_matches_transformers(qwen3moe):
+    """A prompt at once, then a token at a time from the KV cache: each
+    token's router chooses its experts alone."""
+    model, path = qwen3moe
+    tokens = ids(4)[0]
+    assert_cached_decoding_matches(path, tokens, hf_logits(model, tokens[None]), prefill=5)
+
+
+def test_the_dense_targets_are_refused_in_one_line(qwen3moe):
+    """gate, up and down name dense matrices a mixture of experts lacks."""
+    from toy.recipes import LoRA
+
+    _, path = qwen3moe
+    recipe = LoRA("cpu", threads=1)
+    with pytest.raises(toy.ToyError) as e:
+        recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q", "gate"))
+    assert "gate" in str(e.value) and "\n" not in str(e.value)
