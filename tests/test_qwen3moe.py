@@ -59,7 +59,7 @@ def hf_model(hidden: int = 64, experts: int = 8, used: int = 2, expert_width: in
         num_experts=experts,
         num_experts_per_tok=used,
         norm_topk_prob=True,
-        max_position_embeddings=128,
+        max_position_embeddings=512,
         tie_word_embeddings=False,
         bos_token_id=VOCAB - 1,
         eos_token_id=VOCAB - 1,
@@ -157,3 +157,35 @@ def test_the_dense_targets_are_refused_in_one_line(qwen3moe):
     with pytest.raises(toy.ToyError) as e:
         recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1), targets=("q", "gate"))
     assert "gate" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_recomputed_blocks_give_the_same_losses_to_the_bit(tmp_path):
+    """LoRA on a Q4_K file with every block's activations recomputed in the
+    backward (the router, its choice and the experts' products again): the
+    losses of keeping them, bit for bit."""
+    from toy.recipes import LoRA
+
+    f32 = hf_to_gguf(hf_model(hidden=256, expert_width=256), tmp_path / "f32.gguf")
+    path = quantize(f32, tmp_path / "qwen3moe-q4_k.gguf", "Q4_K")
+    batch = ids(5)
+    positions = np.arange(T, dtype=np.int32)[None]
+    losses = []
+    for recompute in (0, 1):
+        recipe = LoRA("cpu", threads=2)
+        recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1, seed=0, recompute=recompute))
+        losses.append(
+            [recipe.step(batch[:, :-1], positions, batch[:, 1:], toy.adamw_hp(s, 1e-2), s == 1) for s in (1, 2, 3)]
+        )
+    assert losses[0] == losses[1]
+
+
+def test_instruct_and_dpo_run_on_qwen3moe_from_the_command_line(tmp_path, llama_cpp_models):
+    """instruct with Qwen3-Coder's own chat template (Qwen3-Coder-30B-A3B is
+    a qwen3moe) and DPO, on a Q8_0 copy: the attention by default."""
+    from cli_helpers import instruct_and_dpo
+
+    template = (llama_cpp_models / "templates" / "Qwen3-Coder.jinja").read_text(encoding="utf-8")
+    f32 = hf_to_gguf(hf_model(), tmp_path / "f32.gguf", chat_template=template)
+    model = quantize(f32, tmp_path / "qwen3moe-chat-q8_0.gguf", "Q8_0")
+    config = instruct_and_dpo(model, tmp_path, seq=384)
+    assert config["lora"]["targets"] == list(ATTENTION)
