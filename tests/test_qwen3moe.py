@@ -189,3 +189,52 @@ def test_instruct_and_dpo_run_on_qwen3moe_from_the_command_line(tmp_path, llama_
     model = quantize(f32, tmp_path / "qwen3moe-chat-q8_0.gguf", "Q8_0")
     config = instruct_and_dpo(model, tmp_path, seq=384)
     assert config["lora"]["targets"] == list(ATTENTION)
+
+
+@pytest.mark.parametrize(
+    "fields, refusal",
+    [
+        (dict(n_experts=4, n_experts_used=5, d_ff_exp=16), "n_experts_used 1 to n_experts"),
+        (dict(n_experts=2000, n_experts_used=2, d_ff_exp=16), "n_experts 1 to 1024"),
+        (dict(n_experts=4, n_experts_used=2, d_ff_exp=0), "d_ff_exp 1 to"),
+        (dict(n_experts_used=2), "need n_experts"),
+    ],
+)
+def test_a_mixture_of_experts_it_cannot_build_is_refused_in_one_line(fields, refusal):
+    from test_gradients import TINY
+    from toy.native.session import ModelDesc, Session
+
+    cfg = toy.ModelConfig(**{**TINY.__dict__, **fields})
+    with pytest.raises(toy.ToyError, match=refusal) as refused:
+        Session("cpu", threads=1).realize(ModelDesc.from_scratch(cfg, toy.RecipeOptions(t_seq=8, t_batch=1)))
+    assert "\n" not in str(refused.value)
+
+
+def test_a_mixture_of_experts_trains_from_scratch():
+    """ModelConfig's n_experts on a model made here: the loss falls on a
+    repeated batch, and the router and the experts move."""
+    from test_gradients import TINY
+    from toy.recipes import FromScratch
+
+    cfg = toy.ModelConfig(**{**TINY.__dict__, "n_experts": 4, "n_experts_used": 2, "d_ff_exp": 16})
+    recipe = FromScratch("cpu", threads=2)
+    recipe.realize(cfg, toy.RecipeOptions(t_seq=8, t_batch=2, seed=0))
+    session = recipe.session
+    names = ("blk.0.ffn_gate_inp.weight", "blk.0.ffn_up_exps.weight", "blk.1.ffn_down_exps.weight")
+    before = {name: session.download(session.params()[name]) for name in names}
+    batch = np.random.default_rng(0).integers(0, cfg.vocab, (2, 9)).astype(np.int32)
+    positions = np.tile(np.arange(8, dtype=np.int32), (2, 1))
+    losses = [recipe.step(batch[:, :-1], positions, batch[:, 1:], toy.adamw_hp(s, 1e-2), s == 1) for s in range(1, 21)]
+    assert losses[-1] < 0.8 * losses[0]
+    for name in names:
+        assert not np.array_equal(session.download(session.params()[name]), before[name]), name
+
+
+@pytest.mark.vulkan
+def test_vulkan_refuses_the_experts_in_one_line(qwen3moe):
+    from toy.recipes import LoRA
+
+    _, path = qwen3moe
+    with pytest.raises(toy.ToyError, match="mixture-of-experts layers run on the CPU only") as refused:
+        LoRA("vulkan", threads=2).realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1))
+    assert "\n" not in str(refused.value)

@@ -149,6 +149,22 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
         return tnn_fail(TNN_ERR_ARG, "conv_kernel must be 2 to 64 with short-convolution layers, else 0; got %d",
                         c->conv_kernel);
     }
+    if (c->n_experts != 0 && (c->n_experts < 1 || c->n_experts > TNN_EXPERTS_MAX || c->n_experts_used < 1 ||
+                              c->n_experts_used > c->n_experts || c->d_ff_exp < 1 || c->d_ff_exp > (1 << 18) ||
+                              (c->experts_norm != 0 && c->experts_norm != 1))) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "a mixture of experts needs n_experts 1 to %d, n_experts_used 1 to n_experts, d_ff_exp 1 "
+                        "to %d and experts_norm 0 or 1; got %d, %d, %d, %d",
+                        TNN_EXPERTS_MAX, 1 << 18, c->n_experts, c->n_experts_used, c->d_ff_exp, c->experts_norm);
+    }
+    if (c->n_experts == 0 && (c->n_experts_used != 0 || c->d_ff_exp != 0 || c->experts_norm != 0)) {
+        return tnn_fail(TNN_ERR_ARG, "n_experts_used, d_ff_exp and experts_norm need n_experts");
+    }
+    if (c->n_experts > 0 && !tnn_backend_uses_host_memory()) {
+        /* the router's chosen weights and the experts' gradients are custom nodes */
+        return tnn_fail(TNN_ERR_ARG, "mixture-of-experts layers run on the CPU only, not on %s: use --device cpu",
+                        tnn_backend_name());
+    }
     if ((int64_t) c->t_seq * c->t_batch > (1 << 20)) {
         return tnn_fail(TNN_ERR_ARG, "t_seq * t_batch must be at most %d tokens", 1 << 20);
     }
