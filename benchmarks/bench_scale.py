@@ -1,7 +1,7 @@
 """Big models on a small machine: toy's LoRA from 135 M to 8 B parameters at
 long context, beside PyTorch + PEFT in bf16 with gradient checkpointing.
 
-    python benchmarks/bench_scale.py [--sizes 135m,1b,3b,8b,qwen35-0.8b,qwen35-2b,qwen35-9b]
+    python benchmarks/bench_scale.py [--sizes 135m,1b,3b,8b,qwen35-0.8b,qwen35-2b,qwen35-9b,qwen3moe-30b-a3b]
                                      [--seqs 256,1024,4096]
                                      [--steps 2] [--threads 2] [--no-torch] [--torch-seqs 256,1024]
                                      [--precision f32|bf16] [--stored-from 8b] [--keep DIR]
@@ -33,6 +33,11 @@ The qwen35-* sizes are Qwen 3.5 files of the released shapes written the
 same way (write_random_qwen35_gguf), trained on every projection
 (--targets all); their PyTorch cells point at bench_qwen35.py, which builds
 transformers' model and llama.cpp's file of it.
+
+qwen3moe-30b-a3b is Qwen3-30B-A3B's shape (128 experts of 768, 8 a token,
+48 layers: an 18 GB Q4_K_M file, write_random_qwen3moe_gguf), LoRA on the
+attention (the experts frozen as stored, a mixture of experts has no dense
+gate, up or down); the dense row of the same active size is the 3 B's.
 """
 
 from __future__ import annotations
@@ -112,6 +117,40 @@ class Qwen35Shape:
         )
 
 
+@dataclass(frozen=True)
+class Qwen3MoeShape:
+    """Qwen3-MoE: Qwen3's attention (q/k norms, heads of head_dim), every
+    feed-forward `experts` SwiGLU experts of width d_ff_exp, `used` a token."""
+
+    label: str
+    d_model: int
+    layers: int
+    heads: int
+    kv_heads: int
+    experts: int
+    used: int
+    d_ff_exp: int
+    vocab: int = 151936
+    head_dim: int = 128
+    tied: bool = False
+    rope_base: float = 1000000.0
+    context: int = 40960
+    d_ff: int = 6144  # the file's feed_forward_length, which no layer reads
+
+    def attention(self) -> int:
+        return 2 * self.d_model * (self.heads + self.kv_heads) * self.head_dim
+
+    def params(self) -> int:
+        experts = 3 * self.d_model * self.d_ff_exp * self.experts + self.d_model * self.experts
+        return self.vocab * self.d_model * 2 + self.layers * (self.attention() + experts)
+
+    def active_params(self) -> int:
+        """What a token reads: the attention, its experts, the head."""
+        return self.vocab * self.d_model + self.layers * (
+            self.attention() + 3 * self.d_model * self.d_ff_exp * self.used
+        )
+
+
 SHAPES = {
     "135m": Shape("135 M", 576, 30, 9, 3, 1536, 49152, True, 100000.0, 8192),
     "1b": Shape("1 B", 2048, 16, 32, 8, 8192, 128256, True, 500000.0, 131072),
@@ -121,6 +160,8 @@ SHAPES = {
     "qwen35-0.8b": Qwen35Shape("Qwen 3.5 0.8 B", 1024, 24, 8, 2, 3584, 16, 16, True),
     "qwen35-2b": Qwen35Shape("Qwen 3.5 2 B", 2048, 24, 8, 2, 6144, 16, 16, True),
     "qwen35-9b": Qwen35Shape("Qwen 3.5 9 B", 4096, 32, 16, 4, 12288, 16, 32, False),
+    # Qwen3-30B-A3B's released shape: 128 experts of 768, 8 a token (about 3.3 B read a token)
+    "qwen3moe-30b-a3b": Qwen3MoeShape("Qwen3-30B-A3B", 2048, 48, 32, 4, 128, 8, 768),
 }
 
 
@@ -199,9 +240,10 @@ def common_keys(writer, s) -> None:
     writer.add_vocab_size(s.vocab)
 
 
-def write_tensors(writer, rng, tensors, f32_values=None) -> None:
+def write_tensors(writer, rng, tensors, f32_values=None, by_shape=False) -> None:
     """tensors [(name, numpy shape, type)] after the keys: quantized ones
-    random (random_blocks), F32 ones f32_values(name) or ones."""
+    random (random_blocks), F32 ones f32_values(name) everywhere or ones
+    (by_shape: the array f32_values(name, shape))."""
     import gguf
     import numpy as np
 
@@ -211,13 +253,16 @@ def write_tensors(writer, rng, tensors, f32_values=None) -> None:
             writer.add_tensor_info(name, shape, np.dtype(np.float32), 4 * int(np.prod(shape)))
         else:
             values, size = gguf.GGML_QUANT_SIZES[qtype]
-            byte_shape = (shape[0], shape[1] // values * size)
-            writer.add_tensor_info(name, byte_shape, np.dtype(np.uint8), byte_shape[0] * byte_shape[1], raw_dtype=qtype)
+            byte_shape = (*shape[:-1], shape[-1] // values * size)
+            nbytes = int(np.prod(byte_shape))
+            writer.add_tensor_info(name, byte_shape, np.dtype(np.uint8), nbytes, raw_dtype=qtype)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_ti_data_to_file()
     for name, shape, qtype in tensors:
-        if qtype == f32:
+        if qtype == f32 and by_shape:
+            writer.write_tensor_data(f32_values(name, shape))
+        elif qtype == f32:
             value = f32_values(name) if f32_values else 1.0
             writer.write_tensor_data(np.full(shape, value, dtype=np.float32))
         else:
@@ -289,6 +334,57 @@ def write_random_qwen35_gguf(path: Path, s: Qwen35Shape, seed: int = 0) -> None:
     writer.add_ssm_time_step_rank(s.value_heads)
     writer.add_ssm_inner_size(values)
     write_tensors(writer, rng, tensors, qwen35_f32_value)
+
+
+def write_random_qwen3moe_gguf(path: Path, s: Qwen3MoeShape, seed: int = 0) -> None:
+    """A qwen3moe GGUF of shape s, its weights random, in the types llama.cpp's
+    Q4_K_M gives Qwen3-30B-A3B (Q4_K; Q6_K for half the attn_v and
+    ffn_down_exps and the output; the router F32), a tensor at a time: the
+    18 GB file is never whole in memory. The router's rows differ, so that
+    tokens spread over the experts as a trained router spreads them."""
+    import gguf
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    T = gguf.GGMLQuantizationType
+    d, hd, e, ff = s.d_model, s.head_dim, s.experts, s.d_ff_exp
+    tensors = [("token_embd.weight", (s.vocab, d), T.Q4_K)]
+    for i in range(s.layers):
+        mixed = T.Q6_K if i % 2 == 0 else T.Q4_K
+        b = f"blk.{i}."
+        tensors += [
+            (b + "attn_norm.weight", (d,), T.F32),
+            (b + "attn_q.weight", (s.heads * hd, d), T.Q4_K),
+            (b + "attn_k.weight", (s.kv_heads * hd, d), T.Q4_K),
+            (b + "attn_v.weight", (s.kv_heads * hd, d), mixed),
+            (b + "attn_output.weight", (d, s.heads * hd), T.Q4_K),
+            (b + "attn_q_norm.weight", (hd,), T.F32),
+            (b + "attn_k_norm.weight", (hd,), T.F32),
+            (b + "ffn_norm.weight", (d,), T.F32),
+            (b + "ffn_gate_inp.weight", (e, d), T.F32),
+            (b + "ffn_gate_exps.weight", (e, ff, d), T.Q4_K),
+            (b + "ffn_up_exps.weight", (e, ff, d), T.Q4_K),
+            (b + "ffn_down_exps.weight", (e, d, ff), mixed),
+        ]
+    tensors += [("output_norm.weight", (d,), T.F32), ("output.weight", (s.vocab, d), T.Q6_K)]
+
+    writer = gguf.GGUFWriter(str(path), "qwen3moe")
+    writer.add_name(f"random qwen3moe {s.label}")
+    common_keys(writer, s)
+    writer.add_head_count_kv(s.kv_heads)
+    writer.add_key_length(hd)
+    writer.add_value_length(hd)
+    writer.add_expert_count(e)
+    writer.add_expert_used_count(s.used)
+    writer.add_expert_feed_forward_length(ff)
+    router = np.random.default_rng(seed + 1)
+
+    def f32_values(name: str, shape) -> np.ndarray:
+        if name.endswith("ffn_gate_inp.weight"):
+            return (router.standard_normal(shape) * 0.5).astype(np.float32)
+        return np.ones(shape, dtype=np.float32)
+
+    write_tensors(writer, rng, tensors, f32_values, by_shape=True)
 
 
 def qwen35_f32_value(name: str) -> float:
@@ -488,11 +584,13 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for size in sizes:
         shape = SHAPES[size]
-        qwen35 = isinstance(shape, Qwen35Shape)
-        model = folder / f"random-{'' if qwen35 else 'llama-'}{size}-q4_k_m.gguf"
+        qwen35, moe = isinstance(shape, Qwen35Shape), isinstance(shape, Qwen3MoeShape)
+        model = folder / f"random-{'' if qwen35 or moe else 'llama-'}{size}-q4_k_m.gguf"
         if not model.is_file():
-            (write_random_qwen35_gguf if qwen35 else write_random_gguf)(model, shape)
+            write = write_random_qwen35_gguf if qwen35 else write_random_qwen3moe_gguf if moe else write_random_gguf
+            write(model, shape)
         stored = shape.params() >= SHAPES[args.stored_from].params()
+        targets = "all" if qwen35 else "q,k,v,o" if moe else ",".join(SEVEN)
         for seq in seqs:
             common = ["--steps", str(args.steps), "--threads", str(args.threads), "--seq", str(seq)]
             toy_r = run_worker(
@@ -508,7 +606,7 @@ def main() -> None:
                 "--recompute",
                 args.recompute,
                 "--targets",
-                "all" if qwen35 else ",".join(SEVEN),
+                targets,
                 "--started",
                 repr(time.time()),
                 *common,
@@ -516,6 +614,8 @@ def main() -> None:
             torch_r = None
             if with_torch and qwen35:
                 torch_r = {"error": "bench_qwen35"}  # transformers' Qwen 3.5 from llama.cpp's converter
+            elif with_torch and moe:
+                torch_r = {"error": "not run"}  # 30 B parameters in bfloat16 fit no 24 GB machine
             elif with_torch and seq not in torch_seqs:
                 torch_r = {"error": "not run"}
             elif with_torch:

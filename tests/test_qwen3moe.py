@@ -128,13 +128,20 @@ def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind
     if kind != "Q4_K":
         assert_adapter_runs_in_llama_cpp(path, ids(2), tmp_path / "adapter.gguf", ATTENTION, exact=kind == "F32")
         return
-    # Q4_K: llama.cpp's K-quant products round their activations otherwise than toy's, and
-    # where a token's second and third experts lie within that of each other, the two choose
-    # apart and the token's logits jump. Every other position agrees as a dense model's do.
     batch = ids(2)
     _, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=ATTENTION)
     theirs = llama_cpp_logits(path, batch[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)
-    base = llama_cpp_logits(path, batch[0, :-1], f32_cache=True)
+    assert_routed_alike(theirs, ours, llama_cpp_logits(path, batch[0, :-1], f32_cache=True))
+
+
+def assert_routed_alike(theirs, ours, base):
+    """llama.cpp's logits [T, vocab] against toy's, on a quantized file:
+    llama.cpp's products round their activations otherwise than toy's, and
+    where a token's second and third experts lie within that of each other
+    the two route it apart and its logits jump (1.9 where the rest differ
+    by 0.2). Three quarters of the positions agree as a dense model's do:
+    within a tenth of what the adapter moved (base: llama.cpp's logits
+    without it)."""
     assert np.corrcoef(theirs.ravel(), ours.ravel())[0, 1] > 0.99
     close = np.abs(theirs - ours).max(axis=1) < 0.1 * np.abs(base - ours).max()
     assert close.mean() >= 0.75, np.abs(theirs - ours).max(axis=1)
@@ -238,3 +245,22 @@ def test_vulkan_refuses_the_experts_in_one_line(qwen3moe):
     with pytest.raises(toy.ToyError, match="mixture-of-experts layers run on the CPU only") as refused:
         LoRA("vulkan", threads=2).realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1))
     assert "\n" not in str(refused.value)
+
+
+def test_merging_the_adapter_keeps_the_experts_as_stored(tmp_path):
+    """base + an attention adapter as one GGUF in the base's types: the
+    experts copied as the file stores them (Q8_0), and llama.cpp runs the
+    merged file to the adapter's logits (the merged matrices requantized:
+    routed alike)."""
+    from toy.formats.merge import merge_lora
+
+    f32 = hf_to_gguf(hf_model(), tmp_path / "f32.gguf")
+    path = quantize(f32, tmp_path / "qwen3moe-q8_0.gguf", "Q8_0")
+    batch = ids(2)
+    _, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=ATTENTION)
+    merged = merge_lora(path, tmp_path / "adapter.gguf", tmp_path / "merged.gguf", dtype="base")
+    types = tensor_types(merged)
+    assert types["blk.0.ffn_up_exps.weight"] == "Q8_0" and types["blk.1.attn_q.weight"] == "Q8_0"
+    assert (merged.read_bytes() != path.read_bytes()) and tensor_types(path) == types
+    theirs = llama_cpp_logits(merged, batch[0, :-1], f32_cache=True)
+    assert_routed_alike(theirs, ours, llama_cpp_logits(path, batch[0, :-1], f32_cache=True))

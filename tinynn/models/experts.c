@@ -8,19 +8,31 @@
 
 #include <string.h>
 
-/* fgemm as the session chooses its kernels (TNN_CPU_KERNELS,
- * TNN_CPU_VARIANT: csrc's tnn_backend_cpu_kernels), for the gradient
- * node's user data: one of these entries, or NULL (portable loops). */
-static const tnn_fgemm_fn FGEMM_VARIANTS[] = { tnn_fgemm_avx2, tnn_fgemm_avx512 };
+/* The kernels the gradient nodes run, as the session chooses its CPU
+ * kernels (TNN_CPU_KERNELS, TNN_CPU_VARIANT: csrc's tnn_backend_cpu_kernels):
+ * fgemm's variant, and the AVX2 dequantizers of Q4_K and Q6_K where qgemm
+ * runs (ggml's bits; ggml-base's own are scalar, and cost the experts'
+ * gradient a fifth). A node's user data is one of these entries, or NULL:
+ * portable loops on ggml's to_float. */
+struct experts_kernels {
+    tnn_fgemm_fn fgemm;
+    ggml_to_float_t q4_K, q6_K;
+};
+static const struct experts_kernels KERNELS[] = {
+    { tnn_fgemm_avx2, tnn_dequantize_q4_K_avx2, tnn_dequantize_q6_K_avx2 },
+    { tnn_fgemm_avx512, tnn_dequantize_q4_K_avx2, tnn_dequantize_q6_K_avx2 },
+    { tnn_fgemm_avx2, NULL, NULL },
+    { tnn_fgemm_avx512, NULL, NULL },
+};
 
-static void * session_fgemm(void) {
+static void * session_kernels(void) {
     struct tnn_cpu_kernels kernels;
     if (tnn_backend_cpu_kernels(&kernels) != TNN_OK) {
         return NULL;
     }
-    for (size_t i = 0; i < sizeof(FGEMM_VARIANTS) / sizeof(FGEMM_VARIANTS[0]); ++i) {
-        if (kernels.fgemm == FGEMM_VARIANTS[i]) {
-            return (void *) &FGEMM_VARIANTS[i];
+    for (size_t i = 0; i < sizeof(KERNELS) / sizeof(KERNELS[0]); ++i) {
+        if (kernels.fgemm == KERNELS[i].fgemm && kernels.dequantize_q4_K == KERNELS[i].q4_K) {
+            return (void *) &KERNELS[i];
         }
     }
     return NULL;
@@ -31,8 +43,15 @@ static void f32_values(const void * blocks, float * values, int64_t n) {
     memcpy(values, blocks, (size_t) n * sizeof(float));
 }
 
-/* How the kernel reads a row of type's values, or NULL. */
-static ggml_to_float_t values_of(enum ggml_type type) {
+/* How the kernel reads a row of type's values, or NULL; k: the node's
+ * kernels (or NULL). */
+static ggml_to_float_t values_of(enum ggml_type type, const struct experts_kernels * k) {
+    if (k != NULL && type == GGML_TYPE_Q4_K && k->q4_K != NULL) {
+        return k->q4_K;
+    }
+    if (k != NULL && type == GGML_TYPE_Q6_K && k->q6_K != NULL) {
+        return k->q6_K;
+    }
     return type == GGML_TYPE_F32 ? f32_values : ggml_get_type_traits(type)->to_float;
 }
 
@@ -40,7 +59,7 @@ static ggml_to_float_t values_of(enum ggml_type type) {
  * gradient (contiguous), ids, and for the weight gradient x. */
 static struct tnn_experts_args experts_args(const struct ggml_tensor * dst, void * userdata) {
     const struct ggml_tensor *w = dst->src[0], *dy = dst->src[1], *ids = dst->src[2], *x = dst->src[3];
-    const tnn_fgemm_fn * fgemm = userdata;
+    const struct experts_kernels * kernels = userdata;
     return (struct tnn_experts_args){
         .d_in = w->ne[0],
         .d_out = w->ne[1],
@@ -51,11 +70,11 @@ static struct tnn_experts_args experts_args(const struct ggml_tensor * dst, void
         .expert_bytes = w->nb[2],
         .row_bytes = w->nb[1],
         .block = ggml_blck_size(w->type),
-        .to_float = values_of(w->type),
+        .to_float = values_of(w->type, kernels),
         .ids = ids->data,
         .ids_ld = (int64_t) (ids->nb[1] / sizeof(int32_t)),
         .dy = dy->data,
-        .fgemm = fgemm != NULL ? *fgemm : NULL,
+        .fgemm = kernels != NULL ? kernels->fgemm : NULL,
         .x = x != NULL ? x->data : NULL,
         .x_slots = x != NULL ? x->ne[1] : 0,
     };
@@ -75,6 +94,124 @@ static void weight_gradient_node(struct ggml_tensor * dst, int ith, int nth, voi
     tnn_experts_weight_gradient(&args, ith, nth);
 }
 
+/* ---- sums over a token's slots ------------------------------------------------- */
+
+/* dst [d, 1, T] = sum over s of src [d, n_used, T], in slot order (tokens
+ * shared out between threads). */
+static void slot_sum_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    const struct ggml_tensor * src = dst->src[0];
+    const int64_t d = src->ne[0], n_used = src->ne[1];
+    int64_t t0, t1;
+    tnn_share_groups(src->ne[2], 1, ith, nth, &t0, &t1);
+    for (int64_t t = t0; t < t1; ++t) {
+        const float * y = (const float *) src->data + t * n_used * d;
+        float * out = (float *) dst->data + t * d;
+        memcpy(out, y, (size_t) d * sizeof(float));
+        for (int64_t s = 1; s < n_used; ++s) {
+            for (int64_t i = 0; i < d; ++i) {
+                out[i] += y[s * d + i];
+            }
+        }
+    }
+}
+
+/* [d, n_used, T] -> [d, 1, T], summed over the slots (no backward: a
+ * gradient's sum). */
+static struct ggml_tensor * slot_sum(struct ggml_context * ctx, struct ggml_tensor * per_slot) {
+    return ggml_custom_4d(ctx, GGML_TYPE_F32, per_slot->ne[0], 1, per_slot->ne[2], 1, &per_slot, 1, slot_sum_node,
+                          GGML_N_TASKS_MAX, NULL);
+}
+
+/* dst [d, T] = sum over s of w[s, t] y[:, s, t], from srcs y [d, n_used, T]
+ * and w [n_used, T], in slot order. */
+static void weighted_sum_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    const struct ggml_tensor *y = dst->src[0], *w = dst->src[1];
+    const int64_t d = y->ne[0], n_used = y->ne[1];
+    int64_t t0, t1;
+    tnn_share_groups(y->ne[2], 1, ith, nth, &t0, &t1);
+    for (int64_t t = t0; t < t1; ++t) {
+        const float * ys = (const float *) y->data + t * n_used * d;
+        const float * ws = (const float *) w->data + t * n_used;
+        float * out = (float *) dst->data + t * d;
+        for (int64_t i = 0; i < d; ++i) {
+            out[i] = ws[0] * ys[i];
+        }
+        for (int64_t s = 1; s < n_used; ++s) {
+            for (int64_t i = 0; i < d; ++i) {
+                out[i] += ws[s] * ys[s * d + i];
+            }
+        }
+    }
+}
+
+/* dst [d, n_used, T]: y's gradient w[s, t] dout[:, t], from srcs w and
+ * dout [d, T]. */
+static void weighted_sum_dy_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    const struct ggml_tensor *w = dst->src[0], *dout = dst->src[1];
+    const int64_t d = dst->ne[0], n_used = dst->ne[1];
+    int64_t t0, t1;
+    tnn_share_groups(dst->ne[2], 1, ith, nth, &t0, &t1);
+    for (int64_t t = t0; t < t1; ++t) {
+        const float * g = (const float *) dout->data + t * d;
+        for (int64_t s = 0; s < n_used; ++s) {
+            const float ws = ((const float *) w->data)[t * n_used + s];
+            float * dy = (float *) dst->data + (t * n_used + s) * d;
+            for (int64_t i = 0; i < d; ++i) {
+                dy[i] = ws * g[i];
+            }
+        }
+    }
+}
+
+/* dst [n_used, T]: w's gradient, the dot of y[:, s, t] and dout[:, t]
+ * (summed in order), from srcs y and dout. */
+static void weighted_sum_dw_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    const struct ggml_tensor *y = dst->src[0], *dout = dst->src[1];
+    const int64_t d = y->ne[0], n_used = y->ne[1];
+    int64_t t0, t1;
+    tnn_share_groups(y->ne[2], 1, ith, nth, &t0, &t1);
+    for (int64_t t = t0; t < t1; ++t) {
+        const float * g = (const float *) dout->data + t * d;
+        for (int64_t s = 0; s < n_used; ++s) {
+            const float * ys = (const float *) y->data + (t * n_used + s) * d;
+            float dot = 0.0f;
+            for (int64_t i = 0; i < d; ++i) {
+                dot += ys[i] * g[i];
+            }
+            ((float *) dst->data)[t * n_used + s] = dot;
+        }
+    }
+}
+
+static void weighted_sum_backward(struct ggml_context * ctx, struct ggml_tensor * forward,
+                                  struct ggml_tensor * grad, struct ggml_tensor ** src_grads) {
+    struct ggml_tensor *y = forward->src[0], *w = forward->src[1];
+    struct ggml_tensor * dout = ggml_is_contiguous(grad) ? grad : ggml_cont(ctx, grad);
+    struct ggml_tensor * dy_srcs[2] = { w, dout };
+    struct ggml_tensor * dw_srcs[2] = { y, dout };
+    src_grads[0] = ggml_custom_4d(ctx, GGML_TYPE_F32, y->ne[0], y->ne[1], y->ne[2], 1, dy_srcs, 2,
+                                  weighted_sum_dy_node, GGML_N_TASKS_MAX, NULL);
+    src_grads[1] = ggml_custom_4d(ctx, GGML_TYPE_F32, w->ne[0], w->ne[1], 1, 1, dw_srcs, 2, weighted_sum_dw_node,
+                                  GGML_N_TASKS_MAX, NULL);
+}
+
+/* y [d, n_used, T] (contiguous), w [n_used, T] -> [d, T], each token's
+ * slots weighted and summed: one node each way, where ggml's broadcast
+ * MUL, its REPEAT_BACK and the slots' views' ACC cost a Qwen3-30B-A3B step
+ * 8 s of 57. */
+static struct ggml_tensor * weighted_sum(struct ggml_context * ctx, struct ggml_tensor * y,
+                                         struct ggml_tensor * w) {
+    struct ggml_tensor * srcs[2] = { y, w };
+    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, y->ne[0], y->ne[2], 1, 1, srcs, 2,
+                                              weighted_sum_node, GGML_N_TASKS_MAX, NULL);
+    ggml_custom_set_backward(out, weighted_sum_backward);
+    return out;
+}
+
 static void experts_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
                              struct ggml_tensor ** src_grads) {
     struct ggml_tensor *experts = forward->src[0], *x = forward->src[1], *ids = forward->src[2];
@@ -83,17 +220,12 @@ static void experts_backward(struct ggml_context * ctx, struct ggml_tensor * for
     if (experts->flags & GGML_TENSOR_FLAG_PARAM) {
         struct ggml_tensor * dw_srcs[4] = { experts, srcs[1], ids, x };
         src_grads[0] = ggml_custom_4d(ctx, GGML_TYPE_F32, experts->ne[0], experts->ne[1], experts->ne[2], 1,
-                                      dw_srcs, 4, weight_gradient_node, GGML_N_TASKS_MAX, session_fgemm());
+                                      dw_srcs, 4, weight_gradient_node, GGML_N_TASKS_MAX, session_kernels());
     }
     struct ggml_tensor * per_slot = ggml_custom_4d(ctx, GGML_TYPE_F32, d_in, n_used, n_tokens, 1, srcs, 3,
-                                                   input_gradient_node, GGML_N_TASKS_MAX, session_fgemm());
-    if (x->ne[1] == n_used) {
-        src_grads[1] = per_slot;
-        return;
-    }
-    /* every slot read the one x of its token: the sum over slots */
-    struct ggml_tensor * slots_first = ggml_cont(ctx, ggml_permute(ctx, per_slot, 1, 0, 2, 3));
-    src_grads[1] = ggml_reshape_3d(ctx, ggml_sum_rows(ctx, slots_first), d_in, 1, n_tokens);
+                                                   input_gradient_node, GGML_N_TASKS_MAX, session_kernels());
+    /* where every slot read the one x of its token: the sum over its slots */
+    src_grads[1] = x->ne[1] == n_used ? per_slot : slot_sum(ctx, per_slot);
 }
 
 int tnn_experts_check(const struct ggml_tensor * experts, const struct ggml_tensor * x,
@@ -117,7 +249,7 @@ int tnn_experts_check(const struct ggml_tensor * experts, const struct ggml_tens
         return tnn_fail(TNN_ERR_ARG, "%s: trained experts must be F32, not %s", where,
                         ggml_type_name(experts->type));
     }
-    if (values_of(experts->type) == NULL || experts->ne[0] % ggml_blck_size(experts->type)) {
+    if (values_of(experts->type, NULL) == NULL || experts->ne[0] % ggml_blck_size(experts->type)) {
         return tnn_fail(TNN_ERR_ARG, "%s: experts of type %s, %lld wide: not whole blocks toy can read", where,
                         ggml_type_name(experts->type), (long long) experts->ne[0]);
     }
@@ -225,12 +357,5 @@ struct ggml_tensor * tnn_moe_ffn(struct ggml_context * ctx, struct ggml_tensor *
     struct ggml_tensor * up = tnn_experts_product(ctx, w->up, x3, ids);
     struct ggml_tensor * y = tnn_experts_product(ctx, w->down, tnn_swiglu(ctx, gate, up),
                                                  ids); /* [d, n_used, T] */
-    y = ggml_mul(ctx, y, ggml_reshape_3d(ctx, weights, 1, n_used, n_tokens));
-    /* the slots' sum, in slot order as llama.cpp adds them */
-    struct ggml_tensor * out = NULL;
-    for (int32_t s = 0; s < n_used; ++s) {
-        struct ggml_tensor * slot = ggml_view_2d(ctx, y, d, n_tokens, y->nb[2], (size_t) s * y->nb[1]);
-        out = out == NULL ? slot : ggml_add(ctx, out, slot);
-    }
-    return n_used == 1 ? ggml_cont(ctx, out) : out;
+    return weighted_sum(ctx, y, weights); /* in slot order, as llama.cpp adds them */
 }
