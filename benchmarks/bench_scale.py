@@ -570,7 +570,8 @@ def main() -> None:
 
     name, _ = cpu_model()
     print(
-        f"CPU: {name}, {args.threads} threads; LoRA r{RANK} on all seven projections (Qwen 3.5: every one), "
+        f"CPU: {name}, {args.threads} threads; LoRA r{RANK} on all seven projections (Qwen 3.5: every one; "
+        "Qwen3-MoE: the attention), "
         "batch 1, random tokens; "
         f"toy --precision {args.precision}"
     )
