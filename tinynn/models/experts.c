@@ -228,6 +228,14 @@ static void experts_backward(struct ggml_context * ctx, struct ggml_tensor * for
     src_grads[1] = x->ne[1] == n_used ? per_slot : slot_sum(ctx, per_slot);
 }
 
+int tnn_experts_on_this_backend(void) {
+    if (tnn_backend_uses_host_memory()) {
+        return TNN_OK;
+    }
+    return tnn_fail(TNN_ERR_ARG, "mixture-of-experts layers run on the CPU only, not on %s: use --device cpu",
+                    tnn_backend_name());
+}
+
 int tnn_experts_check(const struct ggml_tensor * experts, const struct ggml_tensor * x,
                       const struct ggml_tensor * ids, const char * where) {
     const bool fits = experts->ne[3] == 1 && x->type == GGML_TYPE_F32 && x->ne[3] == 1 &&

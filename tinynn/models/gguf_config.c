@@ -382,6 +382,9 @@ static int read_experts(struct gguf_context * g, const char * arch, const struct
                                     &d_ff_exp))) {
         return status;
     }
+    if ((status = tnn_experts_on_this_backend())) {   /* before the base is read onto a device */
+        return status;
+    }
     if (n_experts < 1 || n_experts > TNN_EXPERTS_MAX || n_used < 1 || n_used > n_experts || d_ff_exp < 1 ||
         d_ff_exp > (1 << 20)) {
         return tnn_fail(TNN_ERR_ARG,

@@ -160,10 +160,9 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
     if (c->n_experts == 0 && (c->n_experts_used != 0 || c->d_ff_exp != 0 || c->experts_norm != 0)) {
         return tnn_fail(TNN_ERR_ARG, "n_experts_used, d_ff_exp and experts_norm need n_experts");
     }
-    if (c->n_experts > 0 && !tnn_backend_uses_host_memory()) {
-        /* the router's chosen weights and the experts' gradients are custom nodes */
-        return tnn_fail(TNN_ERR_ARG, "mixture-of-experts layers run on the CPU only, not on %s: use --device cpu",
-                        tnn_backend_name());
+    int status;
+    if (c->n_experts > 0 && (status = tnn_experts_on_this_backend())) {
+        return status;
     }
     if ((int64_t) c->t_seq * c->t_batch > (1 << 20)) {
         return tnn_fail(TNN_ERR_ARG, "t_seq * t_batch must be at most %d tokens", 1 << 20);

@@ -155,6 +155,10 @@ struct ggml_tensor * tnn_routed_weights(struct ggml_context * ctx, struct ggml_t
  * in one line. */
 struct ggml_tensor * tnn_experts_product(struct ggml_context * ctx, struct ggml_tensor * experts,
                                          struct ggml_tensor * x, struct ggml_tensor * ids);
+/* TNN_OK on the CPU, else TNN_ERR_ARG saying the experts run there alone
+ * (the router's chosen weights and the experts' gradients are custom
+ * nodes). */
+int tnn_experts_on_this_backend(void);
 /* TNN_OK, or TNN_ERR_ARG (where: the caller's name for it) for shapes that
  * do not fit, more than TNN_EXPERTS_MAX experts, or trained experts that
  * are not F32. */
