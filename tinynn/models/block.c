@@ -291,6 +291,15 @@ int tnn_block_tensors(struct tnn_block * b, const tnn_model_config * cfg, int32_
     return count;
 }
 
+/* "[ne0, ne1]", or "[ne0, ne1, ne2]" for a stack of matrices (ne2 > 1). */
+static void shape_text(char * buf, size_t cap, int64_t ne0, int64_t ne1, int64_t ne2) {
+    if (ne2 > 1) {
+        snprintf(buf, cap, "[%lld, %lld, %lld]", (long long) ne0, (long long) ne1, (long long) ne2);
+    } else {
+        snprintf(buf, cap, "[%lld, %lld]", (long long) ne0, (long long) ne1);
+    }
+}
+
 int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t layer, const tnn_model_config * cfg) {
     struct block_tensor layout[TNN_BLOCK_MAX_TENSORS];
     const int n = block_layout(b, cfg, layer, layout);
@@ -309,9 +318,10 @@ int tnn_block_bind(struct ggml_context * ctx, struct tnn_block * b, int32_t laye
         }
         const int64_t ne1 = e->ne1 > 0 ? e->ne1 : 1, ne2 = e->ne2 > 0 ? e->ne2 : 1;
         if (t->ne[0] != e->ne0 || t->ne[1] != ne1 || t->ne[2] != ne2 || t->ne[3] != 1) {
-            return tnn_fail(TNN_ERR_ARG, "tensor %s has shape [%lld, %lld, %lld], expected [%lld, %lld, %lld]",
-                            name, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
-                            (long long) e->ne0, (long long) ne1, (long long) ne2);
+            char found[80], expected[80];
+            shape_text(found, sizeof(found), t->ne[0], t->ne[1], t->ne[2]);
+            shape_text(expected, sizeof(expected), e->ne0, ne1, ne2);
+            return tnn_fail(TNN_ERR_ARG, "tensor %s has shape %s, expected %s", name, found, expected);
         }
     }
     b->lora_scale = 0.0f;
