@@ -18,6 +18,7 @@ struct experts_kernels {
     tnn_fgemm_fn fgemm;
     ggml_to_float_t q4_K, q6_K;
 };
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))   /* where the variants exist (kernels.c) */
 static const struct experts_kernels KERNELS[] = {
     { tnn_fgemm_avx2, tnn_dequantize_q4_K_avx2, tnn_dequantize_q6_K_avx2 },
     { tnn_fgemm_avx512, tnn_dequantize_q4_K_avx2, tnn_dequantize_q6_K_avx2 },
@@ -37,6 +38,9 @@ static void * session_kernels(void) {
     }
     return NULL;
 }
+#else
+static void * session_kernels(void) { return NULL; }
+#endif
 
 /* F32 experts' "dequantization" (ggml's F32 has no to_float): a copy. */
 static void f32_values(const void * blocks, float * values, int64_t n) {
