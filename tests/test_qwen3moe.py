@@ -264,3 +264,28 @@ def test_merging_the_adapter_keeps_the_experts_as_stored(tmp_path):
     assert (merged.read_bytes() != path.read_bytes()) and tensor_types(path) == types
     theirs = llama_cpp_logits(merged, batch[0, :-1], f32_cache=True)
     assert_routed_alike(theirs, ours, llama_cpp_logits(path, batch[0, :-1], f32_cache=True))
+
+
+def test_the_memory_plan_streams_the_experts_from_the_file(tmp_path):
+    """The plan holds the file's pages but the experts' stacks, which a
+    step reads as its tokens choose them and the kernel may drop: a 30 B
+    MoE's 17 GB of experts would otherwise refuse a run that fits."""
+    from toy.native.session import experts_bytes
+    from toy.recipes import LoRA
+
+    f32 = hf_to_gguf(hf_model(), tmp_path / "f32.gguf")
+    path = quantize(f32, tmp_path / "qwen3moe-q8_0.gguf", "Q8_0")
+    stacks = sum(n for name, n in tensor_bytes(path).items() if name.endswith("_exps.weight"))
+    assert experts_bytes(path) == stacks > 0 and experts_bytes(f32) > 0
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=T, t_batch=1), targets=ATTENTION)
+    plan = recipe.session.plan
+    assert plan.base_streamed == stacks
+    assert plan.base_read == path.stat().st_size - stacks - plan.parts.get("base_released", 0)
+    assert "experts streamed from the file" in plan.describe()
+
+
+def tensor_bytes(path) -> dict[str, int]:
+    from gguf import GGUFReader
+
+    return {t.name: int(t.n_bytes) for t in GGUFReader(path).tensors}

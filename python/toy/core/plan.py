@@ -85,7 +85,8 @@ class MemoryPlan:
     a measuring session's parts (tnn_training_memory: the graph allocator's
     buffer, the weights trained, gradients and moments, a base's fast copies),
     plus the base file's pages a step reads (mapped: the file, less what the
-    copies replace) and what the process holds already."""
+    copies replace, less a mixture of experts' stacks, which the kernel
+    streams) and what the process holds already."""
 
     recompute: int  # blocks per kept input (0: every activation kept)
     parts: dict
@@ -93,6 +94,9 @@ class MemoryPlan:
     process: int = 0
     evaluates: bool = True  # the forward graph runs too: the allocator's buffer grows to its size
     built_rss: int = 0  # what the process held right after build (Session.build)
+    # of base_file, a mixture of experts' stacks: read a step as the tokens choose them,
+    # and dropped and read again by the kernel under pressure, never held whole
+    base_streamed: int = 0
 
     def count_loaded_since_build(self) -> None:
         """Add what the process took since the step was built (the data, a tokenizer) to its part."""
@@ -102,7 +106,7 @@ class MemoryPlan:
 
     @property
     def base_read(self) -> int:
-        return max(self.base_file - self.parts.get("base_released", 0), 0)
+        return max(self.base_file - self.base_streamed - self.parts.get("base_released", 0), 0)
 
     @property
     def step(self) -> int:
@@ -128,5 +132,7 @@ class MemoryPlan:
         ]
         if self.base_file:
             pieces += [f"base read {self.base_read / MB:,.0f}", f"base copies {p['base_copies'] / MB:,.0f}"]
+        if self.base_streamed:
+            pieces.append(f"experts streamed from the file {self.base_streamed / MB:,.0f}")
         pieces.append(f"process {self.process / MB:,.0f}")
         return f"planned peak memory {self.total / MB:,.0f} MB ({', '.join(pieces)} MB; recompute {recompute})"

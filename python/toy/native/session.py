@@ -284,6 +284,14 @@ def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
         )
 
 
+def experts_bytes(gguf_path) -> int:
+    """The bytes of a GGUF's mixture-of-experts stacks (ffn_*_exps), 0 for a
+    dense file: what a step reads as its tokens choose, not what it holds."""
+    from ..formats.gguf_file import read_gguf
+
+    return sum(int(t.data.nbytes) for t in read_gguf(gguf_path).tensors if t.name.endswith("_exps.weight"))
+
+
 AUTO_SHARE = 0.8  # --recompute auto keeps every activation only in this share of the memory available
 
 
@@ -296,13 +304,14 @@ def plan_memory(desc: ModelDesc, build: dict, evaluates: bool, new_probe, sugges
     stored too, unless not suggest_stored); a refusal's need is the bytes the
     least of the plans tried would take."""
     base_file = os.path.getsize(desc.base_gguf) if desc.base_gguf is not None else 0
+    streamed = experts_bytes(desc.base_gguf) if desc.base_gguf is not None else 0
     process = process_rss()
     setting = build.get("recompute", 0)
 
     def measured(every: int) -> MemoryPlan:
         with refusals_as_input_errors():
             parts = new_probe().measure(desc, {**build, "recompute": every})
-        return MemoryPlan(every, parts, base_file, process, evaluates)
+        return MemoryPlan(every, parts, base_file, process, evaluates, base_streamed=streamed)
 
     available = available_bytes()
     result = measured(0 if setting == RECOMPUTE_AUTO else setting)
