@@ -270,7 +270,7 @@ def test_the_memory_plan_streams_the_experts_from_the_file(tmp_path):
     """The plan holds the file's pages but the experts' stacks, which a
     step reads as its tokens choose them and the kernel may drop: a 30 B
     MoE's 17 GB of experts would otherwise refuse a run that fits."""
-    from toy.native.session import experts_bytes
+    from toy.formats.gguf_file import experts_bytes
     from toy.recipes import LoRA
 
     f32 = hf_to_gguf(hf_model(), tmp_path / "f32.gguf")

@@ -250,3 +250,10 @@ def context_length(path, what: str = "") -> int | None:
     meta = read_metadata(path, what, until=is_context_length)
     value = meta.get(f"{meta.get('general.architecture')}.context_length")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def experts_bytes(path) -> int:
+    """The bytes of a GGUF's mixture-of-experts stacks (ffn_*_exps), 0 for a
+    dense file: what a step reads as its tokens choose them, not what it must
+    hold (the memory plan's base_streamed)."""
+    return sum(int(t.data.nbytes) for t in read_gguf(path).tensors if t.name.endswith("_exps.weight"))

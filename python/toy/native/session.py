@@ -284,27 +284,21 @@ def _check_memory(desc: ModelDesc, cfg: ModelConfig | None) -> None:
         )
 
 
-def experts_bytes(gguf_path) -> int:
-    """The bytes of a GGUF's mixture-of-experts stacks (ffn_*_exps), 0 for a
-    dense file: what a step reads as its tokens choose, not what it holds."""
-    from ..formats.gguf_file import read_gguf
-
-    return sum(int(t.data.nbytes) for t in read_gguf(gguf_path).tensors if t.name.endswith("_exps.weight"))
-
-
 AUTO_SHARE = 0.8  # --recompute auto keeps every activation only in this share of the memory available
 
 
-def plan_memory(desc: ModelDesc, build: dict, evaluates: bool, new_probe, suggest_stored: bool = True) -> MemoryPlan:
+def plan_memory(
+    desc: ModelDesc, build: dict, evaluates: bool, new_probe, suggest_stored: bool = True, streamed: int = 0
+) -> MemoryPlan:
     """The memory plan of realizing desc and building it with build's arguments,
     measured by a measuring session (new_probe() gives a fresh CPU Session);
     build's recompute=RECOMPUTE_AUTO keeps every activation where that takes at
     most AUTO_SHARE of the memory available and recomputes the blocks otherwise. A plan the machine cannot hold
     is refused (InputError), naming what would make it fit (--base-compute
     stored too, unless not suggest_stored); a refusal's need is the bytes the
-    least of the plans tried would take."""
+    least of the plans tried would take. streamed: the base file's bytes a step
+    reads but need not hold (a mixture of experts' stacks)."""
     base_file = os.path.getsize(desc.base_gguf) if desc.base_gguf is not None else 0
-    streamed = experts_bytes(desc.base_gguf) if desc.base_gguf is not None else 0
     process = process_rss()
     setting = build.get("recompute", 0)
 
@@ -372,7 +366,7 @@ class Session:
         check(self.lib, status)
 
     # -- realize / build ---------------------------------------------------
-    def realize(self, desc: ModelDesc, build: dict | None = None, evaluates: bool = True) -> None:
+    def realize(self, desc: ModelDesc, build: dict | None = None, evaluates: bool = True, streamed: int = 0) -> None:
         """Realize what desc describes (tnn_realize), once per session. Its
         inputs are then self.tokens and self.positions, or for a ViT self.images.
         A desc whose planned memory exceeds what the machine has is refused first.
@@ -380,20 +374,27 @@ class Session:
         (a measuring session realizes and builds the same step, allocating
         nothing: self.plan), and recompute=AUTO chooses recomputation where the
         step would not fit without it; evaluates: the forward graph (its logits
-        whole) will run too (compute_forward) and counts in the plan."""
+        whole) will run too (compute_forward) and counts in the plan; streamed: the
+        base file's bytes the plan leaves out as read, not held (plan_memory)."""
         if desc.vit_config is None:
             self.token_config = desc.config if desc.base_gguf is None else read_gguf_config(desc.base_gguf, self.lib)
         planned = build is not None and self.device == "cpu" and desc.vit_config is None
         if desc.base_compute == BASE_COMPUTE_AUTO:
-            desc = self._choose_base_compute(desc, build, evaluates) if planned else replace(desc, base_compute="fast")
+            desc = (
+                self._choose_base_compute(desc, build, evaluates, streamed)
+                if planned
+                else replace(desc, base_compute="fast")
+            )
         elif planned:
-            self.plan = plan_memory(desc, build, evaluates, lambda: Session("cpu", threads=self.threads))
+            self.plan = plan_memory(
+                desc, build, evaluates, lambda: Session("cpu", threads=self.threads), streamed=streamed
+            )
         if not planned:
             _check_memory(desc, self.token_config)
         self.base_compute = desc.base_compute if desc.base_gguf is not None else None
         self._realize(desc)
 
-    def _choose_base_compute(self, desc: ModelDesc, build: dict, evaluates: bool) -> ModelDesc:
+    def _choose_base_compute(self, desc: ModelDesc, build: dict, evaluates: bool, streamed: int) -> ModelDesc:
         """base_compute "auto": the fast copies where the step's plan fits with
         them (recomputing as build asks), else the stored base (less memory
         where the copies outweigh the activations it keeps, as on 8 B models);
@@ -402,7 +403,7 @@ class Session:
         def planned(base_compute: str) -> ModelDesc:
             chosen = replace(desc, base_compute=base_compute)
             probe = lambda: Session("cpu", threads=self.threads)  # noqa: E731
-            self.plan = plan_memory(chosen, build, evaluates, probe, suggest_stored=False)
+            self.plan = plan_memory(chosen, build, evaluates, probe, suggest_stored=False, streamed=streamed)
             return chosen
 
         try:

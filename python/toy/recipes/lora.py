@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.config import ModelConfig, RecipeOptions
 from ..core.errors import TNN_ERR_ARG, ToyError
+from ..formats.gguf_file import experts_bytes
 from ..native.session import ModelDesc, read_gguf_config, resolve_targets
 from .base import TrainingRecipe
 
@@ -46,7 +47,10 @@ class LoRA(TrainingRecipe):
         self.targets = resolve_targets(tuple(targets), file_cfg)
         build = self._build_args(**self._objective())
         self.session.realize(
-            ModelDesc.lora(gguf, self.opts, rank, self.alpha, self.targets, base_compute), build, self.opts.evaluates
+            ModelDesc.lora(gguf, self.opts, rank, self.alpha, self.targets, base_compute),
+            build,
+            self.opts.evaluates,
+            streamed=experts_bytes(gguf),
         )
         self.base_compute = self.session.base_compute
         self.session.build(**build)
