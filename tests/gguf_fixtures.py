@@ -162,3 +162,18 @@ def small_model_like(source, path, cfg, seed=0):
     types["token_embd.weight"] = gguf.GGMLQuantizationType.Q8_0
     chat_template = fields["tokenizer.chat_template"].contents()
     return write_llama_gguf(path, params, cfg, types=types, tokenizer=tokenizer, chat_template=chat_template)
+
+
+def write_lora_adapter(path, arch: str, tensors: dict, alpha=16.0, alpha_type=gguf.GGUFValueType.FLOAT32):
+    """A LoRA adapter GGUF for a base of arch: tensors by name (numpy order)."""
+    writer = gguf.GGUFWriter(str(path), arch)
+    writer.add_string("general.type", "adapter")
+    writer.add_string("adapter.type", "lora")
+    writer.add_key_value("adapter.lora.alpha", alpha, alpha_type)
+    for name, array in tensors.items():
+        writer.add_tensor(name, array)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path

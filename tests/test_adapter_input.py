@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import reference_llama as ref
-from gguf_fixtures import tiny_tokenizer, write_llama_gguf
+from gguf_fixtures import tiny_tokenizer, write_llama_gguf, write_lora_adapter
 from toy import InputError
 from toy.formats.merge import merge_lora
 
@@ -34,17 +34,8 @@ def base(tmp_path):
 
 def write_adapter(path, a, b, alpha=16.0, alpha_type=gguf.GGUFValueType.FLOAT32):
     """An adapter of blk.0.attn_q: A (rank, 32) and B (32, rank) in numpy's order."""
-    writer = gguf.GGUFWriter(str(path), "llama")
-    writer.add_string("general.type", "adapter")
-    writer.add_string("adapter.type", "lora")
-    writer.add_key_value("adapter.lora.alpha", alpha, alpha_type)
-    writer.add_tensor("blk.0.attn_q.weight.lora_a", a)
-    writer.add_tensor("blk.0.attn_q.weight.lora_b", b)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+    tensors = {"blk.0.attn_q.weight.lora_a": a, "blk.0.attn_q.weight.lora_b": b}
+    return write_lora_adapter(path, "llama", tensors, alpha, alpha_type)
 
 
 def small(rank=4):
@@ -138,3 +129,13 @@ def test_a_merge_past_float32_is_refused_without_a_warning(tmp_path, base):
     )
     message = merge_refused(base, adapter, tmp_path / "merged.gguf", "f32")
     assert "blk.0.attn_q.weight gives values that are not finite" in message
+
+
+def test_an_adapter_of_experts_on_a_dense_base_is_refused_in_one_line(tmp_path, base):
+    """A mixture's ffn_up_exps pairs (3-D, a pair per expert) over a llama
+    without experts."""
+    pair = {"blk.0.ffn_up_exps.weight.lora_a": np.zeros((4, 4, 32), np.float32)}
+    pair["blk.0.ffn_up_exps.weight.lora_b"] = np.zeros((4, 64, 4), np.float32)
+    write_lora_adapter(tmp_path / "experts.gguf", "llama", pair, alpha=8.0)
+    result = toy_generate("hi", "--model", str(base), "--adapter", str(tmp_path / "experts.gguf"))
+    assert_one_line(result, "ffn_up_exps", "the base has no experts")

@@ -196,16 +196,20 @@ def test_what_the_experts_cannot_take_is_refused_in_one_line(change, message):
     assert message in error() and "\n" not in error()
 
 
-def moe_reference(x, router, gate, up, down, n_used: int, normalize: bool, dy):
+def moe_reference(x, router, gate, up, down, n_used: int, normalize: bool, dy, pairs=(), scale=0.0):
     """The mixture of experts' feed-forward as transformers' Qwen3-MoE block
     computes it (softmax over the experts, top n_used, renormalized with
     norm_topk_prob), in float64 with torch's autograd: out [T, d] and the
     gradient of sum(out * dy) for each input. Arrays in numpy's order
     (ggml's reversed): x [T, d], router [E, d], gate and up [E, ff, d],
-    down [E, d, ff]."""
+    down [E, d, ff]. pairs: LoRA's A [E, r, d_in] and B [E, d_out, r] for
+    gate, up and down in turn, each expert's weight W_e + scale B_e A_e (as
+    llama.cpp applies an adapter of the experts)."""
     torch = pytest.importorskip("torch")
-    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (x, router, gate, up, down)]
-    tx, tr, tg, tu, td = ts
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (x, router, gate, up, down, *pairs)]
+    tx, tr, tg, tu, td = ts[:5]
+    if pairs:
+        tg, tu, td = (w + scale * b @ a for w, a, b in zip((tg, tu, td), ts[5::2], ts[6::2]))
     probs = torch.softmax(tx @ tr.T, dim=-1)
     weights, chosen = torch.topk(probs, n_used, dim=-1)
     if normalize:
@@ -240,6 +244,36 @@ def test_the_mixture_of_experts_feed_forward_and_every_gradient_match_float64(op
     expected, expected_grads = moe_reference(*(a.astype(np.float64) for a in inputs), n_used, normalize, dy)
     np.testing.assert_allclose(out, expected, atol=1e-5 * np.abs(expected).max())
     for name, ours, theirs in zip(("x", "router", "gate", "up", "down"), grads, expected_grads):
+        np.testing.assert_allclose(ours, theirs, atol=1e-5 * np.abs(theirs).max(), err_msg=name)
+
+
+def test_lora_on_every_expert_matches_float64():
+    """LoRA pairs on the experts' gate, up and down (A [d_in, r, E], B [r,
+    d_out, E]: each expert's W_e x + 0.75 B_e (A_e x), as llama.cpp's
+    build_lora_mm_id applies them): the output and the gradients of x, the
+    experts and every A and B against torch in float64, each expert's weight
+    merged."""
+    rng = np.random.default_rng(7)
+    d, ff, n_experts, n_tokens, rank = 48, 40, 6, 11, 4
+    x = rng.standard_normal((n_tokens, d))
+    router = rng.standard_normal((n_experts, d)) * 0.3
+    gate, up = (rng.standard_normal((n_experts, ff, d)) * 0.2 for _ in range(2))
+    down = rng.standard_normal((n_experts, d, ff)) * 0.2
+    pairs = []
+    for d_in, d_out in ((d, ff), (d, ff), (ff, d)):
+        pairs += [
+            rng.standard_normal((n_experts, rank, d_in)) * 0.2,
+            rng.standard_normal((n_experts, d_out, rank)) * 0.2,
+        ]
+    dy = rng.standard_normal((n_tokens, d))
+    inputs = [a.astype(np.float32) for a in (x, router, gate, up, down, *pairs)]
+    status, message, out, grads = op_check("cpu", "moe_ffn_lora", inputs, dy)
+    assert status == 0, message
+    wide = [a.astype(np.float64) for a in inputs]
+    expected, expected_grads = moe_reference(*wide[:5], 3, True, dy, pairs=wide[5:], scale=0.75)
+    np.testing.assert_allclose(out, expected, atol=1e-5 * np.abs(expected).max())
+    names = ("x", "router", "gate", "up", "down", "gate A", "gate B", "up A", "up B", "down A", "down B")
+    for name, ours, theirs in zip(names, grads, expected_grads):
         np.testing.assert_allclose(ours, theirs, atol=1e-5 * np.abs(theirs).max(), err_msg=name)
 
 

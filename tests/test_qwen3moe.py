@@ -6,9 +6,14 @@ llama.cpp's own convert_hf_to_gguf.py (llama_cpp_convert.py), then run by
 toy: the config, logits and every weight's gradient (router and experts
 included, through a full fine-tune) against transformers; LoRA on the
 attention over Q8_0 and Q4_K copies whose experts stay as stored, its
-adapter run by llama.cpp to toy's logits; cached decoding."""
+adapter run by llama.cpp to toy's logits; LoRA on every expert (a pair per
+expert, as llama.cpp's adapters hold them): its gradients against
+transformers' with the pairs merged, its adapter in llama.cpp, merged into
+the base; cached decoding."""
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import pytest
@@ -42,6 +47,7 @@ HF_TO_GGUF = {
     "model.layers.{i}.mlp.experts.down_proj": "blk.{i}.ffn_down_exps.weight",
 }
 ATTENTION = ("q", "k", "v", "o")
+EXPERTS = ("gate_exps", "up_exps", "down_exps")
 
 
 def hf_model(hidden: int = 64, experts: int = 8, used: int = 2, expert_width: int = 32, layers: int = 2):
@@ -93,11 +99,19 @@ def test_the_config_read_from_the_file_has_the_experts(qwen3moe):
     assert cfg.rope_neox and cfg.qk_norm and cfg.head_dim == 0
 
 
-def test_lora_targets_are_the_attention_alone(qwen3moe):
-    """No layer has a dense gate, up or down: the experts are frozen."""
+def test_lora_targets_are_the_attention_and_the_experts_by_name(qwen3moe):
+    """No layer has a dense gate, up or down; the experts take a pair per
+    expert when asked for by name ("experts" or llama.cpp's tensor names),
+    not by "all" (PEFT's all-linear leaves them out too)."""
+    from toy.native.session import resolve_targets
+    from toy.options.lora import targets_option
+
     _, path = qwen3moe
     cfg = toy.native.session.read_gguf_config(path)
-    assert toy.native.session.layer_targets(cfg) == [ATTENTION, ATTENTION]
+    assert toy.native.session.layer_targets(cfg) == [ATTENTION + EXPERTS] * 2
+    assert resolve_targets(("all",), cfg) == ATTENTION
+    assert resolve_targets(("q", "experts"), cfg) == ("q", *EXPERTS)
+    assert targets_option("q_proj,ffn_gate_exps,ffn_down_exps") == "q,gate_exps,down_exps"
 
 
 def test_logits_and_every_gradient_match_transformers(qwen3moe):
@@ -132,6 +146,109 @@ def test_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind
     _, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=ATTENTION)
     theirs = llama_cpp_logits(path, batch[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)
     assert_routed_alike(theirs, ours, llama_cpp_logits(path, batch[0, :-1], f32_cache=True))
+
+
+def test_expert_lora_gradients_match_transformers_with_the_pairs_merged(qwen3moe):
+    """LoRA on every expert of an F32 file with random A and B: toy's logits
+    are transformers' with each expert's weight W_e + (alpha / r) B_e A_e,
+    and the pairs' gradients are those the chain rule gives from
+    transformers' gradient G_e of that weight: s B_e^T G_e and s G_e A_e^T."""
+    from toy.recipes import LoRA
+
+    model, path = qwen3moe
+    rank, alpha, batch = 4, 8.0, ids(6)
+    scale = alpha / rank
+    recipe = LoRA("cpu", threads=1)
+    recipe.realize(path, None, rank, toy.RecipeOptions(t_seq=T, t_batch=1), alpha=alpha, targets=EXPERTS)
+    e = recipe.session
+    rng = np.random.default_rng(0)
+    pairs = {}
+    for name, handle in e.params().items():
+        value = rng.standard_normal(e.download(handle).shape).astype(np.float32) * 0.2
+        e.upload(handle, value)
+        pairs[name] = value
+    merged = copy.deepcopy(model)  # float32: transformers' grouped experts' product takes no float64
+
+    def delta(i: int, weight: str) -> np.ndarray:
+        a, b = (pairs[f"blk.{i}.{weight}.weight.lora_{which}"].astype(np.float64) for which in "ab")
+        return (scale * b @ a).astype(np.float32)  # each expert's (alpha / r) B_e A_e
+
+    with torch.no_grad():
+        for i, layer in enumerate(merged.model.layers):
+            gate_up = np.concatenate([delta(i, "ffn_gate_exps"), delta(i, "ffn_up_exps")], axis=1)
+            layer.mlp.experts.gate_up_proj += torch.from_numpy(gate_up)
+            layer.mlp.experts.down_proj += torch.from_numpy(delta(i, "ffn_down_exps"))
+    out = merged(torch.tensor(batch[:, :-1], dtype=torch.long))
+    loss = torch.nn.functional.cross_entropy(out.logits[0], torch.tensor(batch[0, 1:], dtype=torch.long))
+    loss.backward()
+    positions = np.arange(T, dtype=np.int32)[None]
+    logits, ours = recipe.evaluate(batch[:, :-1], positions, batch[:, 1:])
+    expected = out.logits[0].detach().numpy()
+    np.testing.assert_allclose(logits[0], expected, atol=1e-4 * np.abs(expected).max())
+    assert ours == pytest.approx(float(loss), rel=1e-5)
+    e.reset()
+    e.compute_gradients()
+    for i, layer in enumerate(merged.model.layers):
+        gate, up = np.split(layer.mlp.experts.gate_up_proj.grad.numpy(), 2, axis=-2)
+        down = layer.mlp.experts.down_proj.grad.numpy()
+        for weight, g in (("ffn_gate_exps", gate), ("ffn_up_exps", up), ("ffn_down_exps", down)):
+            a, b = (pairs[f"blk.{i}.{weight}.weight.lora_{which}"] for which in "ab")
+            expected = {"lora_a": scale * b.transpose(0, 2, 1) @ g, "lora_b": scale * g @ a.transpose(0, 2, 1)}
+            for which, want in expected.items():
+                name = f"blk.{i}.{weight}.weight.{which}"
+                got = e.download(e.grad_of(e.params()[name]))
+                np.testing.assert_allclose(got, want, atol=1e-4 * np.abs(want).max(), err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["F32", "Q4_K"])
+def test_expert_lora_trains_and_llama_cpp_runs_its_adapter_to_our_logits(tmp_path, kind):
+    """LoRA on q, v and every expert (`--targets q,v,experts`), the experts
+    as stored: llama.cpp loads the adapter's 3-D pairs unchanged and runs it
+    to toy's logits (exactly on F32; routed alike on Q4_K)."""
+    wide = kind == "Q4_K"
+    model = hf_model(hidden=256, expert_width=256) if wide else hf_model()
+    f32 = hf_to_gguf(model, tmp_path / "f32.gguf")
+    path = f32 if kind == "F32" else quantize(f32, tmp_path / f"qwen3moe-{kind}.gguf", kind)
+    targets = ("q", "v", *EXPERTS)
+    if not wide:
+        assert_adapter_runs_in_llama_cpp(path, ids(2), tmp_path / "adapter.gguf", targets, exact=True)
+        return
+    assert tensor_types(path)["blk.0.ffn_down_exps.weight"] in ("Q4_K", "Q6_K")
+    batch = ids(2)
+    _, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=targets)
+    theirs = llama_cpp_logits(path, batch[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)
+    assert_routed_alike(theirs, ours, llama_cpp_logits(path, batch[0, :-1], f32_cache=True))
+
+
+def test_generation_loads_an_expert_adapter_to_the_trained_logits(qwen3moe, tmp_path):
+    """toy-generate's loader reads the adapter's 3-D pairs back (checked
+    against the base) and decodes from its KV cache to the logits training
+    ended with."""
+    from toy.generation.model import load_model
+
+    _, path = qwen3moe
+    batch = ids(7)
+    _, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=("k", *EXPERTS))
+    session = load_model(path, tmp_path / "adapter.gguf", threads=1).session
+    session.kv_init(T)
+    logits = session.decode(batch[0, :T], 0, VOCAB)
+    np.testing.assert_allclose(logits, ours[-1], atol=1e-4 * np.abs(ours).max())
+
+
+def test_an_expert_adapter_of_another_shape_is_refused_in_one_line(qwen3moe, tmp_path):
+    """A pair per expert of a base with 8 experts: an adapter made for 4 is
+    refused before anything is built, naming the shape the base takes."""
+    from gguf_fixtures import write_lora_adapter
+    from toy.formats.adapter import read_adapter
+
+    _, path = qwen3moe
+    pair = {"blk.0.ffn_up_exps.weight.lora_a": np.zeros((4, 4, 64), np.float32)}
+    pair["blk.0.ffn_up_exps.weight.lora_b"] = np.zeros((4, 32, 4), np.float32)
+    write_lora_adapter(tmp_path / "adapter.gguf", "qwen3moe", pair, alpha=8.0)
+    with pytest.raises(toy.InputError) as refused:
+        read_adapter(tmp_path / "adapter.gguf", path)
+    message = str(refused.value)
+    assert "[64, 32, 8] takes [64, rank, 8]" in message and "\n" not in message
 
 
 def assert_routed_alike(theirs, ours, base):
@@ -196,6 +313,27 @@ def test_instruct_and_dpo_run_on_qwen3moe_from_the_command_line(tmp_path, llama_
     model = quantize(f32, tmp_path / "qwen3moe-chat-q8_0.gguf", "Q8_0")
     config = instruct_and_dpo(model, tmp_path, seq=384)
     assert config["lora"]["targets"] == list(ATTENTION)
+
+
+def test_toy_train_lora_takes_the_experts_by_name(qwen3moe, tmp_path):
+    """`toy-train lora --targets q,experts`: the run records the three
+    experts' targets and writes their pairs, 3-D, as llama.cpp reads them."""
+    import json
+
+    from gguf import GGUFReader
+
+    from cli_helpers import toy_train
+
+    _, path = qwen3moe
+    out = tmp_path / "run"
+    result = toy_train("lora", "--model", str(path), "--targets", "q,experts", "--rank", "4", "--seq", "32",
+                       "--steps", "2", "--threads", "2", "--out", str(out))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "config.json").read_text())["lora"]["targets"] == ["q", *EXPERTS]
+    shapes = {t.name: [int(n) for n in t.shape] for t in GGUFReader(out / "adapter.gguf").tensors}
+    assert shapes["blk.1.ffn_down_exps.weight.lora_a"] == [32, 4, 8]
+    assert shapes["blk.1.ffn_down_exps.weight.lora_b"] == [4, 64, 8]
+    assert shapes["blk.0.attn_q.weight.lora_a"] == [64, 4]
 
 
 @pytest.mark.parametrize(
@@ -285,7 +423,26 @@ def test_the_memory_plan_streams_the_experts_from_the_file(tmp_path):
     assert "experts streamed from the file" in plan.describe()
 
 
-def tensor_bytes(path) -> dict[str, int]:
+def test_merging_an_expert_adapter_requantizes_the_experts_it_changed(tmp_path):
+    """An adapter of the experts merged in the base's types: the experts
+    it changed requantized to Q8_0, the rest copied as stored, and
+    llama.cpp runs the merged file to the adapter's logits (routed alike)."""
+    from toy.formats.merge import merge_lora
+
+    f32 = hf_to_gguf(hf_model(hidden=256, expert_width=256), tmp_path / "f32.gguf")  # 64 wide: near-ties
+    path = quantize(f32, tmp_path / "qwen3moe-q8_0.gguf", "Q8_0")
+    batch = ids(2)
+    _, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=("up_exps",))
+    merged = merge_lora(path, tmp_path / "adapter.gguf", tmp_path / "merged.gguf", dtype="base")
+    assert tensor_types(merged) == tensor_types(path)
+    before, after = tensor_bytes(path, data=True), tensor_bytes(merged, data=True)
+    changed = {name for name in before if not np.array_equal(before[name], after[name])}
+    assert changed == {"blk.0.ffn_up_exps.weight", "blk.1.ffn_up_exps.weight"}
+    theirs = llama_cpp_logits(merged, batch[0, :-1], f32_cache=True)
+    assert_routed_alike(theirs, ours, llama_cpp_logits(path, batch[0, :-1], f32_cache=True))
+
+
+def tensor_bytes(path, data: bool = False) -> dict:
     from gguf import GGUFReader
 
-    return {t.name: int(t.n_bytes) for t in GGUFReader(path).tensors}
+    return {t.name: np.array(t.data) if data else int(t.n_bytes) for t in GGUFReader(path).tensors}

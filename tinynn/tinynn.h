@@ -87,7 +87,12 @@ enum tnn_lora_target {
                                     convolution) */
     TNN_LORA_SSM_GATE = 1 << 10, /* its attn_gate (the output gate z) */
     TNN_LORA_SSM_OUT = 1 << 11,  /* its ssm_out (and a Mamba-2 layer's) */
-    TNN_LORA_SSM_IN = 1 << 12    /* a Mamba-2 layer's ssm_in */
+    TNN_LORA_SSM_IN = 1 << 12,   /* a Mamba-2 layer's ssm_in */
+    TNN_LORA_GATE_EXPS = 1 << 13, /* a mixture of experts' ffn_gate_exps: a pair per expert,
+                                     A [d_in, rank, E], B [rank, d_out, E] (llama.cpp's
+                                     build_lora_mm_id) */
+    TNN_LORA_UP_EXPS = 1 << 14,   /* its ffn_up_exps */
+    TNN_LORA_DOWN_EXPS = 1 << 15  /* its ffn_down_exps */
 };
 
 /* The most layers a token model may have; layer_kinds holds one letter a

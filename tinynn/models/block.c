@@ -28,22 +28,25 @@ static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
     "attn_gate",
     "ssm_out",
     "ssm_in",
+    "ffn_gate_exps",
+    "ffn_up_exps",
+    "ffn_down_exps",
 };
 
 const char * tnn_lora_slot_name(int slot) { return SLOT_NAMES[slot]; }
 
 struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
     struct ggml_tensor * const weights[TNN_LORA_SLOTS] = {
-        b->wq,      b->wk,       b->wv,      b->wo,       b->w_gate,  b->w_up,   b->w_down,
-        b->conv_in, b->conv_out, b->ssm_qkv, b->ssm_gate, b->ssm_out, b->ssm_in,
+        b->wq,       b->wk,      b->wv,       b->wo,      b->w_gate, b->w_up,     b->w_down, b->conv_in,
+        b->conv_out, b->ssm_qkv, b->ssm_gate, b->ssm_out, b->ssm_in, b->moe.gate, b->moe.up, b->moe.down,
     };
     return weights[slot];
 }
 
 struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
     struct ggml_tensor ** const fields[TNN_LORA_SLOTS] = {
-        &b->wq,      &b->wk,       &b->wv,      &b->wo,       &b->w_gate,  &b->w_up,   &b->w_down,
-        &b->conv_in, &b->conv_out, &b->ssm_qkv, &b->ssm_gate, &b->ssm_out, &b->ssm_in,
+        &b->wq,       &b->wk,      &b->wv,       &b->wo,      &b->w_gate, &b->w_up,     &b->w_down, &b->conv_in,
+        &b->conv_out, &b->ssm_qkv, &b->ssm_gate, &b->ssm_out, &b->ssm_in, &b->moe.gate, &b->moe.up, &b->moe.down,
     };
     return fields[slot];
 }
@@ -75,6 +78,9 @@ static bool kind_has_slot(const tnn_model_config * cfg, char kind, int slot) {
     if (slot >= TNN_LORA_SLOT_GATE && slot <= TNN_LORA_SLOT_DOWN) {
         /* a mixture of experts has no dense gate, up and down */
         return kind_has_ffn(cfg, kind) && cfg->n_experts == 0 && (slot != TNN_LORA_SLOT_GATE || !cfg->ffn_relu_sq);
+    }
+    if (tnn_lora_slot_experts(slot)) {
+        return kind_has_ffn(cfg, kind) && cfg->n_experts > 0;
     }
     switch (kind) {
         case 'c': return slot == TNN_LORA_SLOT_CONV_IN || slot == TNN_LORA_SLOT_CONV_OUT;
@@ -338,9 +344,9 @@ void tnn_block_add_lora(struct ggml_context * ctx, struct tnn_block * b, int32_t
         if (!(lora->targets & (1u << slot)) || tnn_block_weight(b, slot) == NULL) {
             continue;
         }
-        const struct ggml_tensor * w = tnn_block_weight(b, slot);   /* [d_in, d_out] */
-        b->lora_a[slot] = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, w->ne[0], lora->rank);
-        b->lora_b[slot] = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, lora->rank, w->ne[1]);
+        const struct ggml_tensor * w = tnn_block_weight(b, slot);   /* [d_in, d_out] or [d_in, d_out, E] */
+        b->lora_a[slot] = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, w->ne[0], lora->rank, w->ne[2]);
+        b->lora_b[slot] = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, lora->rank, w->ne[1], w->ne[2]);
         ggml_format_name(b->lora_a[slot], "blk.%d.%s.weight.lora_a", layer, SLOT_NAMES[slot]);
         ggml_format_name(b->lora_b[slot], "blk.%d.%s.weight.lora_b", layer, SLOT_NAMES[slot]);
     }
@@ -597,7 +603,13 @@ struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tn
 struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_block * b, struct ggml_tensor * h,
                                    const tnn_model_config * cfg) {
     if (b->moe.router != NULL) {
-        return tnn_moe_ffn(ctx, h, &b->moe, cfg->n_experts_used, cfg->experts_norm);
+        struct tnn_moe_weights moe = b->moe;
+        for (int i = 0; i < 3; ++i) {
+            moe.lora_a[i] = b->lora_a[TNN_LORA_SLOT_GATE_EXPS + i];
+            moe.lora_b[i] = b->lora_b[TNN_LORA_SLOT_GATE_EXPS + i];
+        }
+        moe.lora_scale = b->lora_scale;
+        return tnn_moe_ffn(ctx, h, &moe, cfg->n_experts_used, cfg->experts_norm);
     }
     if (cfg->ffn_relu_sq) {
         /* Nemotron-H: no gate, the square of a ReLU */

@@ -357,6 +357,20 @@ struct ggml_tensor * tnn_routed_weights(struct ggml_context * ctx, struct ggml_t
     return w;
 }
 
+/* The experts' product of gate, up or down (i: 0, 1, 2) with its LoRA pairs
+ * where it has them: W_e x + scale B_e (A_e x), the scale on the rank's
+ * rows (as linear in block.c). */
+static struct ggml_tensor * adapted_product(struct ggml_context * ctx, const struct tnn_moe_weights * w, int i,
+                                            struct ggml_tensor * x, struct ggml_tensor * ids) {
+    struct ggml_tensor * const experts[3] = { w->gate, w->up, w->down };
+    struct ggml_tensor * y = tnn_experts_product(ctx, experts[i], x, ids);
+    if (w->lora_a[i] == NULL) {
+        return y;
+    }
+    struct ggml_tensor * ax = ggml_scale(ctx, tnn_experts_product(ctx, w->lora_a[i], x, ids), w->lora_scale);
+    return ggml_add(ctx, y, tnn_experts_product(ctx, w->lora_b[i], ax, ids));
+}
+
 struct ggml_tensor * tnn_moe_ffn(struct ggml_context * ctx, struct ggml_tensor * x,
                                  const struct tnn_moe_weights * w, int32_t n_used, bool normalize) {
     const int64_t d = x->ne[0], n_tokens = ggml_nelements(x) / d;
@@ -365,9 +379,8 @@ struct ggml_tensor * tnn_moe_ffn(struct ggml_context * ctx, struct ggml_tensor *
     struct ggml_tensor * ids = ggml_top_k(ctx, probs, n_used);                      /* [n_used, T] */
     struct ggml_tensor * weights = tnn_routed_weights(ctx, probs, ids, normalize);  /* [n_used, T] */
     struct ggml_tensor * x3 = ggml_reshape_3d(ctx, x, d, 1, n_tokens);
-    struct ggml_tensor * gate = tnn_experts_product(ctx, w->gate, x3, ids);         /* [ff, n_used, T] */
-    struct ggml_tensor * up = tnn_experts_product(ctx, w->up, x3, ids);
-    struct ggml_tensor * y = tnn_experts_product(ctx, w->down, tnn_swiglu(ctx, gate, up),
-                                                 ids); /* [d, n_used, T] */
+    struct ggml_tensor * gate = adapted_product(ctx, w, 0, x3, ids);                /* [ff, n_used, T] */
+    struct ggml_tensor * up = adapted_product(ctx, w, 1, x3, ids);
+    struct ggml_tensor * y = adapted_product(ctx, w, 2, tnn_swiglu(ctx, gate, up), ids); /* [d, n_used, T] */
     return weighted_sum(ctx, y, weights); /* in slot order, as llama.cpp adds them */
 }

@@ -326,9 +326,10 @@ static int frozen_matrices(struct tnn_llama * m, struct ggml_tensor **** out) {
     }
     int k = 0;
     for (int32_t l = 0; l < m->cfg->n_layers; ++l) {
+        /* a mixture's experts stay as stored: MUL_MAT_ID multiplies them so */
         for (int slot = 0; slot < TNN_LORA_SLOTS; ++slot) {
             struct ggml_tensor ** field = tnn_block_weight_field(&m->blocks[l], slot);
-            if (*field != NULL) {   /* a layer of another kind has none (LFM2's) */
+            if (*field != NULL && !tnn_lora_slot_experts(slot)) { /* a layer of another kind has none (LFM2's) */
                 fields[k++] = field;
             }
         }
@@ -375,7 +376,7 @@ int tnn_frozen_prepare(struct tnn_frozen_base * base, struct tnn_llama * llama,
         struct tnn_frozen_pair * p = &base->pairs[k];
         const bool is_head = k == n - 1;
         if (compute == TNN_BASE_STORED && !is_head) {
-            continue;   /* read as stored: products from the stored blocks (stored_panels.c) */
+            continue; /* read as stored: products from the stored blocks (stored_panels.c) */
         }
         if (compute == TNN_BASE_BF16 || (head_bf16 && is_head)) {
             p->w_bf16 = ggml_new_tensor_2d(base->ctx_copies, GGML_TYPE_BF16, w->ne[0], w->ne[1]);

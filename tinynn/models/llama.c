@@ -279,7 +279,7 @@ static int check_lora_config(const tnn_lora_config * lora) {
     if (lora->targets == 0 || (lora->targets & ~((1u << TNN_LORA_SLOTS) - 1)) != 0) {
         return tnn_fail(TNN_ERR_ARG,
                         "LoRA targets must be a non-empty set of q,k,v,o,gate,up,down,conv_in,conv_out,ssm_qkv,"
-                        "ssm_gate,ssm_out,ssm_in");
+                        "ssm_gate,ssm_out,ssm_in,gate_exps,up_exps,down_exps");
     }
     if (!isfinite(lora->alpha) || !(lora->init_scale >= 0.0f) || !isfinite(lora->init_scale)) {
         return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");

@@ -131,6 +131,10 @@ struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tens
  * [d, d_ff_exp, E], ffn_down_exps [d_ff_exp, d, E]. */
 struct tnn_moe_weights {
     struct ggml_tensor *router, *gate, *up, *down;
+    /* LoRA pairs on gate, up, down (in that order), or NULL: A [d_in, rank, E],
+     * B [rank, d_out, E], each expert's W_e x + lora_scale B_e (A_e x) */
+    struct ggml_tensor *lora_a[3], *lora_b[3];
+    float lora_scale;
 };
 /* x [d, T] -> the mixture of experts' SwiGLU feed-forward [d, T]: the
  * router's softmax over the experts, its top n_used (normalize: their
@@ -182,8 +186,17 @@ enum {
     TNN_LORA_SLOT_SSM_GATE,
     TNN_LORA_SLOT_SSM_OUT,
     TNN_LORA_SLOT_SSM_IN,
+    TNN_LORA_SLOT_GATE_EXPS,
+    TNN_LORA_SLOT_UP_EXPS,
+    TNN_LORA_SLOT_DOWN_EXPS,
     TNN_LORA_SLOTS
 };
+
+/* Whether a slot adapts a mixture's experts (a stack of matrices, a pair
+ * per expert) rather than one matrix. */
+static inline bool tnn_lora_slot_experts(int slot) {
+    return slot >= TNN_LORA_SLOT_GATE_EXPS && slot <= TNN_LORA_SLOT_DOWN_EXPS;
+}
 
 struct tnn_block {
     struct ggml_tensor * attn_norm;                   /* [d_model] */
@@ -205,7 +218,7 @@ struct tnn_block {
     struct ggml_tensor * w_down;                      /* [d_ff, d_model] */
     /* a mixture of experts' (cfg n_experts > 0) in place of w_gate, w_up, w_down, or NULL: the
      * router ffn_gate_inp [d_model, E], ffn_gate_exps and ffn_up_exps [d_model, d_ff_exp, E],
-     * ffn_down_exps [d_ff_exp, d_model, E]; no LoRA slot reads them */
+     * ffn_down_exps [d_ff_exp, d_model, E]; LoRA's *_EXPS slots adapt the experts */
     struct tnn_moe_weights moe;
     /* Phi-3's fused weights, or NULL: attn_qkv [d_model, (n_heads + 2 n_kv)*hd] (q, k, v rows
      * stacked) and ffn_up [d_model, 2 d_ff] (gate rows, then up rows). wq, wk, wv and
@@ -229,7 +242,8 @@ struct tnn_block {
     struct ggml_tensor *ssm_in, *ssm_conv_b, *ssm_d;
     char kind;                                        /* 'a' attention, 'c' short convolution,
                                                          'd' delta net, 'm' Mamba-2 */
-    /* LoRA adapters per slot, or NULL: A [d_in, rank], B [rank, d_out] */
+    /* LoRA adapters per slot, or NULL: A [d_in, rank], B [rank, d_out] (an experts'
+     * slot: [d_in, rank, E], [rank, d_out, E]) */
     struct ggml_tensor * lora_a[TNN_LORA_SLOTS];
     struct ggml_tensor * lora_b[TNN_LORA_SLOTS];
     float lora_scale;                                 /* alpha / rank */

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#define MAX_OP_INPUTS 8
+#define MAX_OP_INPUTS 11
 
 /* An operation's graph from its inputs, or NULL (tnn_fail said why) when
  * the shapes do not fit it. */
@@ -71,10 +71,9 @@ static struct ggml_tensor * build_causal_conv(struct ggml_context * ctx, struct 
     return tnn_causal_conv(ctx, in[0], in[1], NULL);
 }
 
-/* x [d, T], router [d, E], gate and up [d, ff, E], down [ff, d, E]: the
- * mixture of experts' feed-forward choosing n_used experts a token */
-static struct ggml_tensor * build_moe_ffn(struct ggml_context * ctx, struct ggml_tensor ** in, int32_t n_used,
-                                          bool normalize) {
+/* Whether x [d, T], router [d, E], gate and up [d, ff, E] and down [ff, d,
+ * E] fit a mixture choosing n_used experts a token (tnn_fail says why not). */
+static bool moe_shapes_fit(struct ggml_tensor ** in, int32_t n_used) {
     const struct ggml_tensor *x = in[0], *router = in[1], *gate = in[2], *up = in[3], *down = in[4];
     const int64_t d = x->ne[0], n_experts = router->ne[1], ff = gate->ne[1];
     const bool fits = x->ne[2] == 1 && x->ne[3] == 1 && router->ne[0] == d && router->ne[2] == 1 &&
@@ -86,10 +85,40 @@ static struct ggml_tensor * build_moe_ffn(struct ggml_context * ctx, struct ggml
                  "moe_ffn: x must be [d, T], router [d, E], gate and up [d, ff, E] and down [ff, d, "
                  "E], E at least %d",
                  n_used);
+    }
+    return fits;
+}
+
+/* the mixture of experts' feed-forward choosing n_used experts a token */
+static struct ggml_tensor * build_moe_ffn(struct ggml_context * ctx, struct ggml_tensor ** in, int32_t n_used,
+                                          bool normalize) {
+    if (!moe_shapes_fit(in, n_used)) {
         return NULL;
     }
     const struct tnn_moe_weights w = { in[1], in[2], in[3], in[4] };
     return tnn_moe_ffn(ctx, in[0], &w, n_used, normalize);
+}
+
+/* build_moe_ffn's five, then LoRA pairs on gate, up and down: A [d_in, r,
+ * E], B [r, d_out, E] each, scaled by 0.75 (top 3, normalized) */
+static struct ggml_tensor * build_moe_ffn_lora(struct ggml_context * ctx, struct ggml_tensor ** in) {
+    const int64_t d = in[0]->ne[0], ff = in[2]->ne[1], n_experts = in[1]->ne[1], rank = in[5]->ne[1];
+    const int64_t d_in[3] = { d, d, ff }, d_out[3] = { ff, ff, d };
+    for (int i = 0; i < 3; ++i) {
+        const struct ggml_tensor *a = in[5 + 2 * i], *b = in[6 + 2 * i];
+        if (a->ne[0] != d_in[i] || a->ne[1] != rank || a->ne[2] != n_experts || b->ne[0] != rank ||
+            b->ne[1] != d_out[i] || b->ne[2] != n_experts) {
+            tnn_fail(TNN_ERR_ARG, "moe_ffn_lora: each pair must be A [d_in, r, E] and B [r, d_out, E]");
+            return NULL;
+        }
+    }
+    if (!moe_shapes_fit(in, 3)) {
+        return NULL;
+    }
+    const struct tnn_moe_weights w = {
+        in[1], in[2], in[3], in[4], { in[5], in[7], in[9] }, { in[6], in[8], in[10] }, 0.75f,
+    };
+    return tnn_moe_ffn(ctx, in[0], &w, 3, true);
 }
 
 static struct ggml_tensor * build_moe_ffn_top1(struct ggml_context * ctx, struct ggml_tensor ** in) {
@@ -122,6 +151,7 @@ static const struct {
     { "moe_ffn_top1", 5, build_moe_ffn_top1 },
     { "moe_ffn_top3", 5, build_moe_ffn_top3 },
     { "moe_ffn_top3_norm", 5, build_moe_ffn_top3_norm },
+    { "moe_ffn_lora", 11, build_moe_ffn_lora },
 };
 
 /* The index of the check named name in OPS, or -1 (tnn_fail said why). */

@@ -20,7 +20,9 @@ apply wrongly without a word:
     an A without its B, or a B without its A
     shapes                            A [d_in, rank], B [rank, d_out] in GGUF order
                                       ((rank, d_in) and (d_out, rank) in numpy's),
-                                      d_in and d_out those of the base's weight
+                                      d_in and d_out those of the base's weight; a
+                                      mixture's experts (ffn_gate_exps, ...) a pair
+                                      per expert, [d_in, rank, E] and [rank, d_out, E]
     rank                              1 <= rank <= min(d_in, d_out), the same in
                                       every pair (the C core has one rank)
     types                             F32, F16, BF16, F64 and the quantized types
@@ -80,7 +82,12 @@ SLOTS = {
     "attn_gate": "ssm_gate",
     "ssm_out": "ssm_out",
     "ssm_in": "ssm_in",
+    "ffn_gate_exps": "gate_exps",
+    "ffn_up_exps": "up_exps",
+    "ffn_down_exps": "down_exps",
 }
+# the weights that are a stack of one matrix per expert (a pair per expert: A and B 3-D)
+EXPERTS = ("ffn_gate_exps", "ffn_up_exps", "ffn_down_exps")
 # weights a base may store fused (tnn_fused_weights), and the slots whose rows they stack, in order
 FUSED = {"attn_qkv": ("attn_q", "attn_k", "attn_v"), "ffn_up": ("ffn_gate", "ffn_up")}
 _TENSOR_NAME = re.compile(
@@ -96,10 +103,11 @@ class Adapter:
     path: Path
     alpha: float
     rank: int
-    pairs: dict[str, tuple[np.ndarray, np.ndarray]]  # "blk.3.attn_q.weight" -> (A (rank, d_in), B (d_out, rank))
+    # "blk.3.attn_q.weight" -> (A (rank, d_in), B (d_out, rank)); an experts' stack's (E, rank, d_in), (E, d_out, rank)
+    pairs: dict[str, tuple[np.ndarray, np.ndarray]]
     n_layers: int  # the base's
     base_config: ModelConfig  # the base's: which layers have which slots
-    shapes: dict[str, tuple[int, int]]  # "attn_q" -> the base weight's (d_out, d_in)
+    shapes: dict[str, tuple[int, ...]]  # "attn_q" -> the base weight's (d_out, d_in); (E, d_out, d_in) for experts
     fused: dict[str, tuple[str, ...]]  # the base's fused weights: "attn_qkv" -> ("attn_q", "attn_k", "attn_v")
 
     @property
@@ -121,8 +129,9 @@ class Adapter:
                 if name in self.pairs:
                     yield (name, *self.pairs[name])
                 else:
-                    d_out, d_in = self.shapes[slot]
-                    yield (name, np.zeros((self.rank, d_in), np.float32), np.zeros((d_out, self.rank), np.float32))
+                    *experts, d_out, d_in = self.shapes[slot]
+                    a = np.zeros((*experts, self.rank, d_in), np.float32)
+                    yield (name, a, np.zeros((*experts, d_out, self.rank), np.float32))
 
     def base_names(self) -> list[str]:
         """The base's tensors the adapter changes (a fused weight where one of its slots is adapted)."""
@@ -134,8 +143,9 @@ class Adapter:
         return list(dict.fromkeys(names))
 
     def delta(self, base_name: str) -> np.ndarray:
-        """What the adapter adds to the base's tensor base_name: (alpha / rank) B A,
-        the slots' rows stacked (zeros for a slot without a pair) where it is fused."""
+        """What the adapter adds to the base's tensor base_name: (alpha / rank) B A
+        (each expert's, for a stack of experts), the slots' rows stacked (zeros
+        for a slot without a pair) where it is fused."""
         layer, weight = _layer_and_slot(base_name)
         scale = self.alpha / self.rank
         parts = []
@@ -172,7 +182,8 @@ def file_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
 
 def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
     """The (d_out, d_in) of each adaptable weight of a base of config cfg
-    (tinynn/models/block.c's block_layout, in numpy order)."""
+    ((E, d_out, d_in) for a mixture's experts: tinynn/models/block.c's
+    block_layout, in numpy order)."""
     d, ff = cfg.d_model, cfg.d_ff
     q, kv = cfg.n_heads * cfg.head_width, cfg.n_kv_heads * cfg.head_width
     keys, values = cfg.ssm_state * cfg.ssm_groups, cfg.ssm_state * cfg.ssm_heads
@@ -193,7 +204,15 @@ def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
         "ssm_out": (d, inner),
         # a Mamba-2 layer's (Granite 4): z, x, B, C, dt
         "ssm_in": (2 * inner + 2 * keys + cfg.ssm_heads, d),
-    }
+    } | _expert_shapes(cfg)
+
+
+def _expert_shapes(cfg) -> dict[str, tuple[int, int, int]]:
+    """A mixture's experts' (E, d_out, d_in), or none for a dense base."""
+    if cfg.n_experts == 0:
+        return {}
+    d, ff, n = cfg.d_model, cfg.d_ff_exp, cfg.n_experts
+    return {"ffn_gate_exps": (n, ff, d), "ffn_up_exps": (n, ff, d), "ffn_down_exps": (n, d, ff)}
 
 
 def layer_has(cfg, layer: int, slot: str) -> bool:
@@ -230,18 +249,18 @@ def read_adapter(adapter_path, base_path) -> Adapter:
             if lack not in ab:
                 raise InputError(f"adapter {path}: {weight}.lora_{have} has no {weight}.lora_{lack}")
         a, b = ab["a"], ab["b"]
-        if a.shape[0] != b.shape[1]:
+        if a.shape[-2] != b.shape[-1]:
             raise InputError(
-                f"adapter {path}: {weight}.lora_a has rank {a.shape[0]} and its "
-                f".lora_b rank {b.shape[1]} (A is [d_in, rank], B [rank, d_out])"
+                f"adapter {path}: {weight}.lora_a has rank {a.shape[-2]} and its "
+                f".lora_b rank {b.shape[-1]} (A is [d_in, rank], B [rank, d_out])"
             )
         if fused:
             continue  # ranks may differ (below)
         if rank is None:
-            rank, first = a.shape[0], weight
-        elif a.shape[0] != rank:
+            rank, first = a.shape[-2], weight
+        elif a.shape[-2] != rank:
             raise InputError(
-                f"adapter {path}: {weight} has rank {a.shape[0]} and {first} rank "
+                f"adapter {path}: {weight} has rank {a.shape[-2]} and {first} rank "
                 f"{rank}: toy applies one rank to every pair"
             )
         pairs[weight] = (a, b)
@@ -338,24 +357,27 @@ def _checked_tensor(path: Path, tensor, n_layers: int, shapes) -> tuple[str, str
             f"adapter {path}: {name} is for layer {layer}, and the base has {n_layers} layers (0 to {n_layers - 1})"
         )
     if slot not in shapes:  # attn_qkv over a base with separate q, k, v, or attn_q over a fused one
+        if slot in EXPERTS:
+            raise InputError(f"adapter {path}: {name} adapts {slot}, and the base has no experts")
         if slot in FUSED:
             stored = f"{', '.join(FUSED[slot])} apart"
         else:
             stored = next(f"{', '.join(slots)} as one {f}" for f, slots in FUSED.items() if slot in slots)
         raise InputError(f"adapter {path}: {name} adapts {slot}, and the base stores {stored}")
-    d_out, d_in = shapes[slot]
+    *experts, d_out, d_in = shapes[slot]  # experts: [E] for a stack of experts, else []
     ne = [int(n) for n in tensor.shape]  # GGUF order: ne[0] first
-    want = [d_in, "rank"] if which == "a" else ["rank", d_out]
+    want = [d_in, "rank", *experts] if which == "a" else ["rank", d_out, *experts]
     free = 1 if which == "a" else 0  # where the rank is
-    if len(ne) != 2 or any(n != w for i, (n, w) in enumerate(zip(ne, want)) if i != free):
+    base_shape = ", ".join(map(str, [d_in, d_out, *experts]))
+    if len(ne) != len(want) or any(n != w for i, (n, w) in enumerate(zip(ne, want)) if i != free):
         raise InputError(
             f"adapter {path}: {name} has the shape {ne}; the base's {slot}.weight "
-            f"[{d_in}, {d_out}] takes [{', '.join(map(str, want))}]"
+            f"[{base_shape}] takes [{', '.join(map(str, want))}]"
         )
     if not 1 <= ne[free] <= min(d_in, d_out):  # checked before converting: bounds the memory
         raise InputError(
             f"adapter {path}: {name} has rank {ne[free]}; the base's {slot}.weight "
-            f"[{d_in}, {d_out}] takes a rank from 1 to {min(d_in, d_out)}"
+            f"[{base_shape}] takes a rank from 1 to {min(d_in, d_out)}"
         )
     kind = tensor.tensor_type
     integer = {

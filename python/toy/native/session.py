@@ -35,8 +35,12 @@ LORA_TARGETS = {
     for name, value in sorted(enum_values("tnn_lora_target").items(), key=lambda kv: kv[1])
 }
 
-# every projection the model has (LoRA's targets), resolved by lora_targets_of
+# every projection the model has (LoRA's targets) but a mixture's experts (resolve_targets)
 ALL_TARGETS = "all"
+# a mixture of experts' stacks, a pair per expert: asked for by name (or "experts"), never by "all",
+# as PEFT's all-linear leaves them out (an adapter of them is most of the model's size again)
+EXPERT_TARGETS = ("gate_exps", "up_exps", "down_exps")
+EXPERTS = "experts"
 
 
 def layer_targets(cfg: ModelConfig) -> list[tuple[str, ...]]:
@@ -58,11 +62,13 @@ def lora_targets_of(cfg: ModelConfig) -> tuple[str, ...]:
 
 
 def resolve_targets(targets: tuple[str, ...], cfg: ModelConfig) -> tuple[str, ...]:
-    """targets with "all" made the model's own; a known target the model has
-    no weight for is refused (ToyError) with the ones it has. Unknown names
-    are left for ModelDesc.lora to refuse."""
+    """targets with "all" made the model's own (its experts left out) and
+    "experts" its experts' three; a known target the model has no weight for
+    is refused (ToyError) with the ones it has. Unknown names are left for
+    ModelDesc.lora to refuse."""
     own = lora_targets_of(cfg)
-    names = [name for t in targets for name in (own if t == ALL_TARGETS else (t,))]
+    aliases = {ALL_TARGETS: tuple(t for t in own if t not in EXPERT_TARGETS), EXPERTS: EXPERT_TARGETS}
+    names = [name for t in targets for name in aliases.get(t, (t,))]
     missing = [t for t in names if t in LORA_TARGETS and t not in own]
     if missing:
         raise ToyError(

@@ -45,9 +45,10 @@ def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
         default=defaults.targets,
         help="comma-separated projections to adapt: q,k,v,o,gate,up,down (attention layers), "
         "conv_in,conv_out (LFM2's short convolutions), ssm_qkv,ssm_gate,ssm_out (Qwen 3.5's "
-        "delta-net layers), ssm_in,ssm_out (Granite 4's Mamba-2 layers), or all (every one the "
-        "model has); "
-        "PEFT's names (q_proj, ..., all-linear) too",
+        "delta-net layers), ssm_in,ssm_out (Granite 4's Mamba-2 layers), gate_exps,up_exps,down_exps "
+        "or experts (a mixture's experts, a pair per expert), or all (every one the model has but "
+        "the experts); "
+        "PEFT's names (q_proj, ..., all-linear) and llama.cpp's (ffn_gate_exps, ...) too",
     )
     lora.add_argument(
         "--merge",
@@ -70,7 +71,7 @@ def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
     )
 
 
-# PEFT's module names (llama, Qwen, Gemma) -> toy's targets
+# PEFT's module names (llama, Qwen, Gemma) and llama.cpp's expert names -> toy's targets
 PEFT_NAMES = {
     "q_proj": "q",
     "k_proj": "k",
@@ -79,6 +80,10 @@ PEFT_NAMES = {
     "gate_proj": "gate",
     "up_proj": "up",
     "down_proj": "down",
+    # llama.cpp's tensor names of a mixture's experts
+    "ffn_gate_exps": "gate_exps",
+    "ffn_up_exps": "up_exps",
+    "ffn_down_exps": "down_exps",
 }
 ALL_TARGETS = ("all", "all-linear")  # each: LORA_ALL, every projection the model has
 
