@@ -56,5 +56,5 @@ toy-train --version | grep '^vulkan:' >&2
 
 python -m pytest -q -m vulkan tests/test_devices.py tests/test_backend_packages.py tests/test_recurrent_ops.py \
     tests/test_lfm2.py tests/test_qwen35.py tests/test_granitehybrid.py tests/test_nemotron_h.py tests/test_falcon_h1.py \
-    tests/test_qwen3moe.py
+    tests/test_qwen3moe.py tests/test_mistral3.py
 echo "vulkan_check: the Vulkan tests took $(( $(date +%s) - built )) s" >&2

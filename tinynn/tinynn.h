@@ -211,6 +211,22 @@ typedef struct tnn_model_config {
     int32_t d_ff_exp;     /* with n_experts: an expert's hidden width */
     int32_t experts_norm; /* with n_experts: 1: the chosen experts' weights rescaled to sum
                              to 1 (Qwen3-MoE, as llama.cpp runs it) */
+    float rope_scale;     /* 0: none; else RoPE's context extension factor (rope.scaling.factor,
+                             above 1): every angle divided by it (llama.cpp's linear scaling,
+                             freq_scale = 1 / rope_scale), or with rope_yarn YaRN's */
+    int32_t rope_yarn;    /* with rope_scale: 1: YaRN, as llama.cpp runs it (ggml's ext_factor
+                             1): the pairs that turn fewer than rope_yarn_beta_slow times over
+                             rope_yarn_ctx tokens divided by rope_scale, those that turn more
+                             than rope_yarn_beta_fast times kept, a ramp between; cos and sin
+                             times 1 + 0.1 ln(rope_scale), or with rope_yarn_log_mul that over
+                             1 + 0.1 rope_yarn_log_mul ln(rope_scale) (Ministral 3) */
+    int32_t rope_yarn_ctx;/* with rope_yarn or attn_temp_scale: the original context
+                             (rope.scaling.original_context_length) */
+    float rope_yarn_beta_fast, rope_yarn_beta_slow; /* with rope_yarn: the ramp's ends (32, 1) */
+    float rope_yarn_log_mul;  /* with rope_yarn: 0, or transformers' mscale_all_dim */
+    float attn_temp_scale;/* 0, or each query times 1 + attn_temp_scale ln(1 + floor(pos /
+                             rope_yarn_ctx)) after RoPE (Llama 4's and Ministral 3's
+                             attention temperature: 1 within the original context) */
     int32_t attn_split;   /* set by the trainer, not the caller: how training attention is
                              split (models/models.h, enum tnn_attention_split). 0: the whole
                              batch, or a sequence at a time where its scores outgrow a core's

@@ -133,6 +133,42 @@ static bool is_local(const tnn_model_config * cfg, int32_t layer) {
 }
 
 
+/* RoPE's settings for a layer (local: a sliding-window layer's base, and
+ * no context extension), as
+ * llama.cpp derives ggml_rope_ext's arguments: with YaRN its attention
+ * factor cancels the 1 + 0.1 ln(factor) ggml multiplies cos and sin by,
+ * unless mscale_all_dim (rope_yarn_log_mul) asks for part of it. */
+static struct tnn_rope_params rope_params(const tnn_model_config * cfg, bool local) {
+    const float attn_factor = cfg->rope_attn_factor > 0.0f ? cfg->rope_attn_factor : 1.0f;
+    struct tnn_rope_params p = {
+        .dim = (int) tnn_rope_dim(cfg),
+        .base = local ? cfg->rope_base_swa : cfg->rope_base,
+        .neox = cfg->rope_neox,
+        .attn_factor = attn_factor,
+        .freq_scale = cfg->rope_scale > 0.0f ? 1.0f / cfg->rope_scale : 1.0f,
+        .beta_fast = 32.0f,
+        .beta_slow = 1.0f,
+    };
+    if (local) {
+        p.freq_scale = 1.0f;   /* a sliding-window layer's RoPE is not extended (llama.cpp's gemma3) */
+        return p;
+    }
+    if (cfg->rope_yarn) {
+        const float factor = cfg->rope_scale, log_mul = cfg->rope_yarn_log_mul;
+        p.ext_factor = 1.0f;
+        p.n_ctx_orig = cfg->rope_yarn_ctx;
+        p.beta_fast = cfg->rope_yarn_beta_fast;
+        p.beta_slow = cfg->rope_yarn_beta_slow;
+        /* llama.cpp's, in its order: mscale(f, m) = 1 + 0.1 m ln f (1 for f <= 1) */
+        const float one = factor <= 1.0f ? 1.0f : 0.1f * logf(factor) + 1.0f;
+        const float all_dims = factor <= 1.0f ? 1.0f : 0.1f * log_mul * logf(factor) + 1.0f;
+        p.attn_factor = log_mul != 0.0f ? one / all_dims : one;
+        p.attn_factor *= 1.0f / (1.0f + 0.1f * logf(factor));
+        p.attn_factor *= attn_factor;
+    }
+    return p;
+}
+
 /* The shape every block tensor must have, ggml order (ne1 = 0: a vector;
  * ne2 = 0: a matrix, else a stack of ne2 matrices: the experts). */
 struct block_tensor {
@@ -398,8 +434,7 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
         k = tnn_rms_norm(ctx, k, b->k_norm, cfg->norm_eps);
     }
     if (b->rope) {
-        const float rope_base = b->local ? cfg->rope_base_swa : cfg->rope_base;
-        const float attn_factor = cfg->rope_attn_factor > 0.0f ? cfg->rope_attn_factor : 1.0f;
+        const struct tnn_rope_params rope = rope_params(cfg, b->local);
         /* LongRoPE: the long factors past the original context. llama.cpp
          * picks by its context size; the context is the sequence when
          * training (t_seq: at most the original context -> short) and the
@@ -408,9 +443,11 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
         struct ggml_tensor * factors = b->rope_freqs_long != NULL && n_ctx > cfg->rope_orig_ctx
                                            ? b->rope_freqs_long
                                            : b->rope_freqs;
-        const int rope_dim = (int) tnn_rope_dim(cfg);
-        q = tnn_rope(ctx, q, positions, factors, rope_dim, rope_base, attn_factor, cfg->rope_neox);
-        k = tnn_rope(ctx, k, positions, factors, rope_dim, rope_base, attn_factor, cfg->rope_neox);
+        q = tnn_rope(ctx, q, positions, factors, &rope);
+        k = tnn_rope(ctx, k, positions, factors, &rope);
+    }
+    if (cfg->attn_temp_scale > 0.0f) {
+        q = tnn_attn_temperature(ctx, q, positions, cfg->attn_temp_scale, cfg->rope_yarn_ctx);
     }
     const float scale = cfg->attn_scale > 0.0f ? cfg->attn_scale : 1.0f / sqrtf((float) head_dim);
     struct ggml_tensor * attn;

@@ -353,6 +353,75 @@ static int read_granite_scales(struct gguf_context * g, const char * arch, tnn_m
     return TNN_OK;
 }
 
+/* RoPE's context extension, read for every family as llama.cpp reads it:
+ * rope.scaling.type (linear when absent) and .factor; YaRN's original
+ * context (the context length when absent), ramp ends (32, 1) and
+ * mscale_all_dim (yarn_log_multiplier); LongRoPE is read_longrope's. With
+ * the family's attention temperature (Ministral 3), its scale, over the
+ * same original context. */
+static int read_rope_scaling(struct gguf_context * g, const struct tnn_family * family, tnn_model_config * c) {
+    const char * arch = family->gguf_arch;
+    char k[96];
+    const int64_t id = gguf_find_key(g, arch_key(k, sizeof(k), arch, "rope.scaling.type"));
+    if (id >= 0 && gguf_get_kv_type(g, id) != GGUF_TYPE_STRING) {
+        return tnn_fail(TNN_ERR_ARG, "GGUF key '%s' is not a string", k);
+    }
+    const char * type = id >= 0 ? gguf_get_val_str(g, id) : "linear";
+    const bool yarn = strcmp(type, "yarn") == 0;
+    if (!yarn && strcmp(type, "linear") != 0 && strcmp(type, "none") != 0 && strcmp(type, "longrope") != 0) {
+        return tnn_fail(TNN_ERR_ARG, "%s: RoPE scaling '%.32s' is not one toy runs (none, linear, yarn, longrope)",
+                        k, type);
+    }
+    float factor = 0.0f, temp_scale = 0.0f;
+    int status;
+    if ((status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "rope.scaling.factor"), 0.0f, &factor)) ||
+        (family->attn_temperature &&
+         (status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "attention.temperature_scale"), 0.0f,
+                                      &temp_scale)))) {
+        return status;
+    }
+    if (!(factor == 0.0f || factor >= 1.0f) || !isfinite(factor) || !(temp_scale >= 0.0f) ||
+        !isfinite(temp_scale)) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "%s: a RoPE scaling factor of %g or an attention temperature scale of %g is not "
+                        "supported (0, or at least 1; 0 or above)",
+                        arch, factor, temp_scale);
+    }
+    const bool scaled = factor > 1.0f && strcmp(type, "none") != 0 && strcmp(type, "longrope") != 0;
+    if (!scaled && temp_scale == 0.0f) {
+        return TNN_OK;
+    }
+    int64_t n_ctx, orig;
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "context_length"), 0, &n_ctx)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "rope.scaling.original_context_length"), n_ctx,
+                                    &orig))) {
+        return status;
+    }
+    c->rope_scale = scaled ? factor : 0.0f;
+    c->rope_yarn = scaled && yarn;
+    c->attn_temp_scale = temp_scale;
+    c->rope_yarn_ctx = (int32_t) (orig < 1 || orig > INT32_MAX ? 0 : orig); /* 0: refused by the config check */
+    c->rope_yarn_beta_fast = 32.0f;
+    c->rope_yarn_beta_slow = 1.0f;
+    if (c->rope_yarn &&
+        ((status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "rope.scaling.yarn_beta_fast"), 32.0f,
+                                      &c->rope_yarn_beta_fast)) ||
+         (status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "rope.scaling.yarn_beta_slow"), 1.0f,
+                                      &c->rope_yarn_beta_slow)) ||
+         (status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "rope.scaling.yarn_log_multiplier"), 0.0f,
+                                      &c->rope_yarn_log_mul)))) {
+        return status;
+    }
+    if (!(c->rope_yarn_beta_fast > c->rope_yarn_beta_slow) || !isfinite(c->rope_yarn_beta_fast) ||
+        !isfinite(c->rope_yarn_beta_slow) || !(c->rope_yarn_log_mul >= 0.0f) || !isfinite(c->rope_yarn_log_mul)) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "%s: YaRN's beta_fast %g must be above its beta_slow %g, and its log multiplier %g 0 or "
+                        "above, each finite",
+                        arch, c->rope_yarn_beta_fast, c->rope_yarn_beta_slow, c->rope_yarn_log_mul);
+    }
+    return TNN_OK;
+}
+
 /* A family read here may come in mixture-of-experts sizes (Granite 4's
  * tiny and small): refused by name, before any tensor is bound. */
 static int refuse_experts(struct ggml_context * tensors, const char * arch, int64_t n_layers) {
@@ -382,7 +451,7 @@ static int read_experts(struct gguf_context * g, const char * arch, const struct
                                     &d_ff_exp))) {
         return status;
     }
-    if ((status = tnn_experts_on_this_backend())) {   /* before the base is read onto a device */
+    if ((status = tnn_experts_on_this_backend())) { /* before the base is read onto a device */
         return status;
     }
     if (n_experts < 1 || n_experts > TNN_EXPERTS_MAX || n_used < 1 || n_used > n_experts || d_ff_exp < 1 ||
@@ -424,7 +493,7 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     int status;
     if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_layers), -1, &n_layers)) ||
         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_model), -1, &d_model)) ||
-        (!family->one_sublayer &&   /* else a width a layer, read with the kinds */
+        (!family->one_sublayer && /* else a width a layer, read with the kinds */
          (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_ff), -1, &d_ff))) ||
         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_heads), -1, &n_heads))) {
         return status;
@@ -454,11 +523,11 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         return status;
     }
     if (family->layer_kind != 0) {
-        memset(kinds, family->layer_kind, (size_t) n_layers);   /* checked: 1 to TNN_MAX_LAYERS */
+        memset(kinds, family->layer_kind, (size_t) n_layers); /* checked: 1 to TNN_MAX_LAYERS */
         kinds[n_layers] = '\0';
     }
     if (family->hybrid && n_kv_heads == 0) {
-        n_kv_heads = n_heads;   /* no attention layer: the heads are never used */
+        n_kv_heads = n_heads; /* no attention layer: the heads are never used */
     }
     if (n_heads < 1 || n_kv_heads < 1 || n_heads % n_kv_heads != 0) {
         return tnn_fail(TNN_ERR_ARG, "%s.attention.head_count_kv (%lld) does not divide head_count (%lld)", arch,
@@ -544,7 +613,8 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     if ((status = read_fused(tensors, family, c))) {
         return status;
     }
-    if ((status = read_rope_freqs(g, tensors, family, rope_dim, c))) {
+    if ((status = read_rope_freqs(g, tensors, family, rope_dim, c)) ||
+        (status = read_rope_scaling(g, family, c))) {
         return status;
     }
     if (family->swa_period > 0) {

@@ -89,12 +89,27 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
         { "embd_multiplier", c->embd_multiplier },
         { "residual_multiplier", c->residual_multiplier },
         { "logit_scaling", c->logit_scaling },
+        { "rope_scale", c->rope_scale },
+        { "rope_yarn_beta_fast", c->rope_yarn_beta_fast },
+        { "rope_yarn_beta_slow", c->rope_yarn_beta_slow },
+        { "rope_yarn_log_mul", c->rope_yarn_log_mul },
+        { "attn_temp_scale", c->attn_temp_scale },
     };
     for (size_t i = 0; i < sizeof(non_negative) / sizeof(non_negative[0]); ++i) {
         if (!(non_negative[i].value >= 0.0f) || !isfinite(non_negative[i].value)) {
             return tnn_fail(TNN_ERR_ARG, "%s must be 0 (off) or positive, got %g", non_negative[i].name,
                             non_negative[i].value);
         }
+    }
+    if ((c->rope_scale != 0.0f && c->rope_scale < 1.0f) || (c->rope_yarn != 0 && c->rope_yarn != 1) ||
+        (c->rope_yarn && (c->rope_scale == 0.0f || !(c->rope_yarn_beta_fast > c->rope_yarn_beta_slow))) ||
+        c->rope_yarn_ctx < 0 || ((c->rope_yarn || c->attn_temp_scale > 0.0f) && c->rope_yarn_ctx < 1)) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "RoPE scaling: rope_scale must be 0 or at least 1, rope_yarn 0 or 1; YaRN needs "
+                        "rope_scale, rope_yarn_beta_fast above rope_yarn_beta_slow and rope_yarn_ctx >= 1, "
+                        "attn_temp_scale rope_yarn_ctx >= 1 (got %g, %d, %g, %g, %d)",
+                        c->rope_scale, c->rope_yarn, c->rope_yarn_beta_fast, c->rope_yarn_beta_slow,
+                        c->rope_yarn_ctx);
     }
     _Static_assert(sizeof(c->layer_kinds) == TNN_MAX_LAYERS + 1, "layer_kinds: a letter per layer and a 0");
     const size_t n_kinds = strnlen(c->layer_kinds, sizeof(c->layer_kinds));

@@ -23,17 +23,34 @@
 /* x [d, n] -> x / rms(x) * weight */
 struct ggml_tensor * tnn_rms_norm(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weight,
                                   float eps);
+/* How a layer rotates its queries and keys (block.c's rope_params fills it
+ * from the config, as llama.cpp's graph sets ggml_rope_ext's arguments). */
+struct tnn_rope_params {
+    int dim;              /* the rotated dims of each head (all but for partial RoPE) */
+    float base;           /* the frequency base */
+    bool neox;            /* pairs (i, i + dim/2) (llama.cpp's NEOX: Qwen2, Qwen3, Phi-3), else
+                             adjacent pairs (NORM: llama) */
+    float attn_factor;    /* cos and sin times it (LongRoPE's attention factor; YaRN's) */
+    float freq_scale;     /* 1, or every angle times it: 1 / the context extension factor */
+    float ext_factor;     /* 0, or 1: YaRN's ramp between beta_fast and beta_slow over
+                             n_ctx_orig tokens (ggml then also scales cos and sin by
+                             1 + 0.1 ln(1 / freq_scale)) */
+    int n_ctx_orig;
+    float beta_fast, beta_slow;
+};
 /* x [head_dim, n_heads, n_tokens], positions int32 [n_tokens] -> x with its
- * first rope_dim dims of each head rotated (all of them but for partial
- * RoPE, Phi-4-mini), the rest as they are: adjacent pairs (llama.cpp's NORM
- * mode, llama) or, neox, the pairs (i, i + rope_dim/2) (NEOX mode: Qwen2,
- * Qwen3, Phi-3). freq_factors F32 [rope_dim/2] or NULL: pair i's angle
- * divided by freq_factors[i] (llama 3's RoPE scaling, LongRoPE's chosen set;
- * checked by tnn_check_rope_freqs before it gets here). attn_factor
- * multiplies the rotation (cos and sin): LongRoPE's attention factor. */
+ * first p->dim dims of each head rotated, the rest as they are.
+ * freq_factors F32 [dim/2] or NULL: pair i's angle divided by
+ * freq_factors[i] (llama 3's RoPE scaling, LongRoPE's chosen set; checked
+ * by tnn_check_rope_freqs before it gets here). */
 struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * positions,
-                              struct ggml_tensor * freq_factors, int rope_dim, float rope_base, float attn_factor,
-                              bool neox);
+                              struct ggml_tensor * freq_factors, const struct tnn_rope_params * p);
+/* x [head_dim, n_heads, n_tokens] times 1 + scale ln(1 + floor(pos / period))
+ * at each token's position (Llama 4's and Ministral 3's attention
+ * temperature), from ggml's own ops (the positions are no parameter: no
+ * backward to them). */
+struct ggml_tensor * tnn_attn_temperature(struct ggml_context * ctx, struct ggml_tensor * x,
+                                          struct ggml_tensor * positions, float scale, int32_t period);
 /* tnn_rope's factors[n] (the tensor name's, from where: a file, an upload)
  * finite and positive; returns TNN_OK or records the first bad one. */
 int tnn_check_rope_freqs(const float * factors, int64_t n, const char * name, const char * where);
@@ -568,6 +585,8 @@ struct tnn_family {
                                             (tnn_model_config.n_experts: keys expert_count,
                                             expert_used_count, expert_feed_forward_length) */
     bool experts_norm;                   /* with experts: the chosen weights normalized */
+    bool attn_temperature;               /* the queries' temperature (key attention.temperature_scale,
+                                            tnn_model_config.attn_temp_scale: Ministral 3) */
     bool granite_scales;                 /* Granite's embedding, residual, attention and logit
                                             multipliers (optional keys) and its RoPE switch
                                             rope.scaling.finetuned */

@@ -29,20 +29,22 @@ struct ggml_tensor * tnn_gelu(struct ggml_context * ctx, struct ggml_tensor * x)
 }
 
 struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * positions,
-                              struct ggml_tensor * freq_factors, int rope_dim, float rope_base, float attn_factor,
-                              bool neox) {
-    /* GGML_ROPE_TYPE_NORMAL rotates adjacent pairs, as llama.cpp does for the
-     * llama architecture, NEOX the two halves' pairs (i, i + rope_dim/2) for
-     * Qwen and Phi-3; no context extension (YaRN) terms. n_dims = rope_dim:
-     * ggml rotates the first rope_dim dims and copies the rest, forward and
-     * backward. freq_factors [rope_dim/2] divide pair i's angle
-     * pos * rope_base^(-2i/rope_dim); attn_factor scales cos and sin (with
-     * ext_factor 0 it is ggml's whole mscale). ggml's ROPE backward reads
-     * both from the same op (src2, op params). */
-    const int mode = neox ? GGML_ROPE_TYPE_NEOX : GGML_ROPE_TYPE_NORMAL;
-    return ggml_rope_ext(ctx, x, positions, freq_factors, rope_dim, mode, 0, rope_base,
-                         /*freq_scale*/ 1.0f, /*ext_factor*/ 0.0f, attn_factor,
-                         /*beta_fast*/ 32.0f, /*beta_slow*/ 1.0f);
+                              struct ggml_tensor * freq_factors, const struct tnn_rope_params * p) {
+    /* n_dims = p->dim: ggml rotates the first dim dims and copies the rest,
+     * forward and backward; its ROPE backward reads the factors and the
+     * YaRN terms from the same op (src2, op params). */
+    const int mode = p->neox ? GGML_ROPE_TYPE_NEOX : GGML_ROPE_TYPE_NORMAL;
+    return ggml_rope_ext(ctx, x, positions, freq_factors, p->dim, mode, p->n_ctx_orig, p->base, p->freq_scale,
+                         p->ext_factor, p->attn_factor, p->beta_fast, p->beta_slow);
+}
+
+struct ggml_tensor * tnn_attn_temperature(struct ggml_context * ctx, struct ggml_tensor * x,
+                                          struct ggml_tensor * positions, float scale, int32_t period) {
+    struct ggml_tensor * pos = ggml_cast(ctx, positions, GGML_TYPE_F32);                      /* [n] */
+    struct ggml_tensor * steps = ggml_floor(ctx, ggml_scale(ctx, pos, 1.0f / (float) period));
+    struct ggml_tensor * factor = ggml_scale_bias(ctx, ggml_log(ctx, ggml_scale_bias(ctx, steps, 1.0f, 1.0f)),
+                                                  scale, 1.0f);
+    return ggml_mul(ctx, x, ggml_reshape_3d(ctx, factor, 1, 1, factor->ne[0]));
 }
 
 int tnn_check_rope_freqs(const float * factors, int64_t n, const char * name, const char * where) {

@@ -94,6 +94,18 @@ class ModelConfig:
     n_experts_used: int = 0
     d_ff_exp: int = 0
     experts_norm: bool = False
+    # RoPE's context extension (0: none): every angle divided by rope_scale, or with rope_yarn
+    # YaRN's ramp between the pairs that turn rope_yarn_beta_slow and rope_yarn_beta_fast times
+    # over rope_yarn_ctx tokens (its cos and sin scaled, over 1 + 0.1 rope_yarn_log_mul
+    # ln(rope_scale) where that is set); Ministral 3's attention temperature: queries times
+    # 1 + attn_temp_scale ln(1 + floor(pos / rope_yarn_ctx))
+    rope_scale: float = 0.0
+    rope_yarn: bool = False
+    rope_yarn_ctx: int = 0
+    rope_yarn_beta_fast: float = 0.0
+    rope_yarn_beta_slow: float = 0.0
+    rope_yarn_log_mul: float = 0.0
+    attn_temp_scale: float = 0.0
 
     def __post_init__(self):
         if self.arch == "gpt2":
