@@ -1,7 +1,13 @@
-"""Greedy generation speed on SmolLM2-135M: toy, transformers, llama.cpp.
+"""Greedy generation speed on SmolLM2-135M (or --model): toy, transformers, llama.cpp.
 
     python benchmarks/bench_generate.py [--new-tokens N] [--threads N] [--repeats N] [--rounds N]
-                                        [--engines toy,transformers,llama.cpp]
+                                        [--engines toy,transformers,llama.cpp] [--model GGUF]
+                                        [--prompt-tokens N]
+
+--model: another GGUF (a random model of bench_scale.py's, kept with
+--keep: Qwen3-30B-A3B's shape). One without a tokenizer (tokenizer.ggml.model
+"none") gets --prompt-tokens seeded random ids as its prompt, the same for
+every engine, and no text; transformers, which needs one, is left out.
 
 Every engine gets the same chat prompt (rendered with the GGUF's own chat
 template and tokenized by toy, so the prompt tokens are identical) and
@@ -31,18 +37,37 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).parent))
 from side_by_side import peak_rss_mb  # noqa: E402
 
 QUESTION = "Write a story about a robot who learns to paint. Describe the colours it discovers."
 
 
-def prompt_ids() -> tuple[str, list[int]]:
+def model_path(given: str | None) -> Path:
     from toy.core.models import default_model_path
+
+    return Path(given) if given else default_model_path()
+
+
+def has_tokenizer(path: Path) -> bool:
+    from toy.formats.gguf_file import read_metadata
+
+    kind = read_metadata(path, "model ", until=lambda key, _: key == "tokenizer.ggml.model").get("tokenizer.ggml.model")
+    return kind not in (None, "none")
+
+
+def prompt_ids(path: Path, prompt_tokens: int) -> tuple[str | None, list[int]]:
+    """The chat prompt and its ids, or (None, seeded random ids) for a file without a tokenizer."""
     from toy.text.chat import ChatFormatter
     from toy.text.tokenizer import GGUFTokenizer
 
-    path = default_model_path()
+    if not has_tokenizer(path):
+        from toy.native.session import read_gguf_config
+
+        vocab = read_gguf_config(path).vocab
+        return None, [int(i) for i in np.random.default_rng(0).integers(0, vocab, prompt_tokens)]
     tokenizer = GGUFTokenizer.from_gguf(path)
     text = ChatFormatter.from_gguf(path, tokenizer).render(
         [{"role": "user", "content": QUESTION}], add_generation_prompt=True
@@ -61,12 +86,32 @@ def timed(fn, repeats: int) -> dict:
     return {"tokens_per_s": [n / s for s in seconds], "new_tokens": n, "text": text, "peak_rss_mb": peak_rss_mb()}
 
 
-def run_toy(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:
+class NoText:
+    """What generate_ids asks of a tokenizer, for a file without one: no end token, no text."""
+
+    end_ids: frozenset = frozenset()
+
+    @staticmethod
+    def decode(tokens) -> str:
+        return ""
+
+
+def run_toy(path: Path, prompt: str | None, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:
     import toy
-    from toy.core.models import default_model_path
 
     t0 = time.perf_counter()
-    model = toy.load_model(default_model_path(), threads=threads)
+    model = toy.load_model(path, threads=threads)
+    if prompt is None:  # no tokenizer: the same decode loop on the ids (toy-generate's generate_ids)
+        from toy.generation.generate import generate_ids
+
+        load_s = time.perf_counter() - t0
+
+        def gen_ids(limit):
+            n = limit or new_tokens
+            generate_ids(model, NoText, ids, n, (), None, len(ids) + new_tokens + 16, temperature=0.0)
+            return n, ""
+
+        return {**timed(gen_ids, repeats), "load_s": load_s}
     toy.generate(model, "Hi", 1)  # reads the tokenizer, kept on the model: part of the load
     load_s = time.perf_counter() - t0
     tokenizer, seen = model.tokenizer, []
@@ -85,14 +130,11 @@ def run_toy(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats:
     return {**timed(gen, repeats), "load_s": load_s}
 
 
-def run_transformers(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:
+def run_transformers(path: Path, prompt: str | None, ids: list[int], new_tokens: int, threads: int, repeats: int):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from toy.core.models import default_model_path
-
     torch.set_num_threads(threads)
-    path = default_model_path()
     t0 = time.perf_counter()
     model = AutoModelForCausalLM.from_pretrained(
         str(path.parent), gguf_file=path.name, torch_dtype=torch.float32
@@ -118,14 +160,12 @@ def run_transformers(prompt: str, ids: list[int], new_tokens: int, threads: int,
     return {**timed(gen, repeats), "load_s": load_s}
 
 
-def run_llama_cpp(prompt: str, ids: list[int], new_tokens: int, threads: int, repeats: int) -> dict:
+def run_llama_cpp(path: Path, prompt: str | None, ids: list[int], new_tokens: int, threads: int, repeats: int):
     import llama_cpp
-
-    from toy.core.models import default_model_path
 
     t0 = time.perf_counter()
     llm = llama_cpp.Llama(
-        str(default_model_path()),
+        str(path),
         n_ctx=len(ids) + new_tokens + 16,
         n_threads=threads,
         n_threads_batch=threads,
@@ -141,7 +181,7 @@ def run_llama_cpp(prompt: str, ids: list[int], new_tokens: int, threads: int, re
             new.append(token)
             if len(new) == (limit or new_tokens):
                 break
-        return len(new), llm.detokenize(new).decode("utf-8", errors="replace")
+        return len(new), "" if prompt is None else llm.detokenize(new).decode("utf-8", errors="replace")
 
     return {**timed(gen, repeats), "load_s": load_s}
 
@@ -174,14 +214,19 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3, help="timed generations per process")
     p.add_argument("--rounds", type=int, default=2, help="processes per engine, the engines taking turns")
     p.add_argument("--engines", default=None, help="comma-separated subset of toy,transformers,llama.cpp")
+    p.add_argument("--model", default=None, help="a GGUF (default: SmolLM2-135M Q4_1)")
+    p.add_argument("--prompt-tokens", type=int, default=64, help="the prompt's length for a file without a tokenizer")
     p.add_argument("--worker", choices=tuple(WORKERS))
     args = p.parse_args()
-    prompt, ids = prompt_ids()
+    path = model_path(args.model)
+    prompt, ids = prompt_ids(path, args.prompt_tokens)
     if args.worker:
-        out = WORKERS[args.worker](prompt, ids, args.new_tokens, args.threads, args.repeats)
+        out = WORKERS[args.worker](path, prompt, ids, args.new_tokens, args.threads, args.repeats)
         print(json.dumps(out))
         return
     engines = args.engines.split(",") if args.engines else available()
+    if prompt is None and "transformers" in engines:
+        engines.remove("transformers")  # it loads a GGUF with its tokenizer only
     unknown = [e for e in engines if e not in WORKERS]
     if unknown:
         sys.exit(f"bench_generate: unknown engine '{unknown[0]}' (choose from {', '.join(WORKERS)})")
@@ -203,6 +248,9 @@ def main() -> None:
                     str(args.threads),
                     "--repeats",
                     str(args.repeats),
+                    "--prompt-tokens",
+                    str(args.prompt_tokens),
+                    *(("--model", args.model) if args.model else ()),
                 ],
                 capture_output=True,
                 text=True,
@@ -216,8 +264,9 @@ def main() -> None:
             else:
                 results[engine] = r
     runs = args.rounds * args.repeats
+    what = f"{len(ids)}-token chat prompt" if prompt is not None else f"{len(ids)} random prompt tokens"
     print(
-        f"greedy generation, SmolLM2-135M Q4_1, {len(ids)}-token chat prompt, {args.new_tokens} new tokens, "
+        f"greedy generation, {path.name}, {what}, {args.new_tokens} new tokens, "
         f"{args.threads} threads, {runs} runs each"
     )
     print(f"{'engine':<13} {'best tok/s':>10} {'median':>8} {'new tokens':>11} {'load s':>7} {'peak RSS MB':>12}")

@@ -41,6 +41,7 @@ BENCHES = {
     "defaults_study": "defaults_study: instruct's defaults on made-up facts",
     "cpu_levels": "cpu_levels: every CPU level against PyTorch's bf16 autocast",
     "side_by_side": "side by side: training, LoRA and generation against PyTorch and llama.cpp",
+    "bench_generate": "bench_generate: greedy generation against llama.cpp",
 }
 # files named before the pattern was kept
 ALIASES = {"preference": "bench_preference"}
