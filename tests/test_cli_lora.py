@@ -121,7 +121,7 @@ def test_unsupported_architecture(tmp_path):
 @pytest.mark.parametrize(
     ("arch", "why"),
     [
-        ("qwen35moe", "mixture-of-experts layers (GGML_OP_MUL_MAT_ID)"),
+        ("nemotron_h_moe", "mixture-of-experts layers (relu-squared experts"),
         ("mamba", "GGML_OP_SSM_SCAN, which ggml cannot differentiate"),
         ("rwkv7", "GGML_OP_RWKV_WKV7, which ggml cannot differentiate"),
     ],

@@ -92,7 +92,10 @@ enum tnn_lora_target {
                                      A [d_in, rank, E], B [rank, d_out, E] (llama.cpp's
                                      build_lora_mm_id) */
     TNN_LORA_UP_EXPS = 1 << 14,   /* its ffn_up_exps */
-    TNN_LORA_DOWN_EXPS = 1 << 15  /* its ffn_down_exps */
+    TNN_LORA_DOWN_EXPS = 1 << 15,  /* its ffn_down_exps */
+    TNN_LORA_GATE_SHEXP = 1 << 16, /* a mixture's shared expert's ffn_gate_shexp (Qwen 3.5 MoE) */
+    TNN_LORA_UP_SHEXP = 1 << 17,   /* its ffn_up_shexp */
+    TNN_LORA_DOWN_SHEXP = 1 << 18  /* its ffn_down_shexp */
 };
 
 /* The most layers a token model may have; layer_kinds holds one letter a
@@ -211,6 +214,11 @@ typedef struct tnn_model_config {
     int32_t d_ff_exp;     /* with n_experts: an expert's hidden width */
     int32_t experts_norm; /* with n_experts: 1: the chosen experts' weights rescaled to sum
                              to 1 (Qwen3-MoE, as llama.cpp runs it) */
+    int32_t d_ff_shexp;   /* with n_experts: 0, or the width of a shared expert every token
+                             goes through beside the routed ones: ffn_gate_shexp, ffn_up_shexp
+                             [d_model, d_ff_shexp], ffn_down_shexp [d_ff_shexp, d_model], its
+                             SwiGLU output times sigmoid(ffn_gate_inp_shexp x), ffn_gate_inp_shexp
+                             [d_model] (Qwen 3.5 MoE) */
     float rope_scale;     /* 0: none; else RoPE's context extension factor (rope.scaling.factor,
                              above 1): every angle divided by it (llama.cpp's linear scaling,
                              freq_scale = 1 / rope_scale), or with rope_yarn YaRN's */

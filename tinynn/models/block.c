@@ -31,24 +31,24 @@ static const char * const SLOT_NAMES[TNN_LORA_SLOTS] = {
     "ffn_gate_exps",
     "ffn_up_exps",
     "ffn_down_exps",
+    "ffn_gate_shexp",
+    "ffn_up_shexp",
+    "ffn_down_shexp",
 };
 
 const char * tnn_lora_slot_name(int slot) { return SLOT_NAMES[slot]; }
 
-struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
-    struct ggml_tensor * const weights[TNN_LORA_SLOTS] = {
-        b->wq,       b->wk,      b->wv,       b->wo,      b->w_gate, b->w_up,     b->w_down, b->conv_in,
-        b->conv_out, b->ssm_qkv, b->ssm_gate, b->ssm_out, b->ssm_in, b->moe.gate, b->moe.up, b->moe.down,
-    };
-    return weights[slot];
-}
-
 struct ggml_tensor ** tnn_block_weight_field(struct tnn_block * b, int slot) {
     struct ggml_tensor ** const fields[TNN_LORA_SLOTS] = {
-        &b->wq,       &b->wk,      &b->wv,       &b->wo,      &b->w_gate, &b->w_up,     &b->w_down, &b->conv_in,
-        &b->conv_out, &b->ssm_qkv, &b->ssm_gate, &b->ssm_out, &b->ssm_in, &b->moe.gate, &b->moe.up, &b->moe.down,
+        &b->wq,      &b->wk,       &b->wv,           &b->wo,         &b->w_gate,       &b->w_up,   &b->w_down,
+        &b->conv_in, &b->conv_out, &b->ssm_qkv,      &b->ssm_gate,   &b->ssm_out,      &b->ssm_in, &b->moe.gate,
+        &b->moe.up,  &b->moe.down, &b->w_gate_shexp, &b->w_up_shexp, &b->w_down_shexp,
     };
     return fields[slot];
+}
+
+struct ggml_tensor * tnn_block_weight(const struct tnn_block * b, int slot) {
+    return *tnn_block_weight_field((struct tnn_block *) b, slot);   /* read only: one table */
 }
 
 char tnn_layer_kind(const tnn_model_config * cfg, int32_t layer) {
@@ -81,6 +81,9 @@ static bool kind_has_slot(const tnn_model_config * cfg, char kind, int slot) {
     }
     if (tnn_lora_slot_experts(slot)) {
         return kind_has_ffn(cfg, kind) && cfg->n_experts > 0;
+    }
+    if (slot >= TNN_LORA_SLOT_GATE_SHEXP && slot <= TNN_LORA_SLOT_DOWN_SHEXP) {
+        return kind_has_ffn(cfg, kind) && cfg->n_experts > 0 && cfg->d_ff_shexp > 0;
     }
     switch (kind) {
         case 'c': return slot == TNN_LORA_SLOT_CONV_IN || slot == TNN_LORA_SLOT_CONV_OUT;
@@ -202,6 +205,7 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
     const bool moe = kind_has_ffn(cfg, kind) && cfg->n_experts > 0;
     const bool ffn = kind_has_ffn(cfg, kind) && !moe, gated = ffn && !cfg->ffn_relu_sq;
     const int64_t experts = cfg->n_experts, ff_exp = cfg->d_ff_exp;
+    const bool shared = moe && cfg->d_ff_shexp > 0;
     const bool fused_qkv = attends && cfg->fused_qkv, fused_ffn = cfg->fused_gate_up;
     const bool separate_qkv = attends && !cfg->fused_qkv;
     const struct block_tensor layout[] = {
@@ -247,6 +251,10 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->moe.gate, "ffn_gate_exps.weight", d, ff_exp, moe, experts },
         { &b->moe.up, "ffn_up_exps.weight", d, ff_exp, moe, experts },
         { &b->moe.down, "ffn_down_exps.weight", ff_exp, d, moe, experts },
+        { &b->shexp_gate_inp, "ffn_gate_inp_shexp.weight", d, 0, shared },
+        { &b->w_gate_shexp, "ffn_gate_shexp.weight", d, cfg->d_ff_shexp, shared },
+        { &b->w_up_shexp, "ffn_up_shexp.weight", d, cfg->d_ff_shexp, shared },
+        { &b->w_down_shexp, "ffn_down_shexp.weight", cfg->d_ff_shexp, d, shared },
         { &b->post_ffn_norm, "post_ffw_norm.weight", d, 0, post },
     };
     _Static_assert(sizeof(layout) / sizeof(layout[0]) <= TNN_BLOCK_MAX_TENSORS, "TNN_BLOCK_MAX_TENSORS");
@@ -646,7 +654,16 @@ struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_b
             moe.lora_b[i] = b->lora_b[TNN_LORA_SLOT_GATE_EXPS + i];
         }
         moe.lora_scale = b->lora_scale;
-        return tnn_moe_ffn(ctx, h, &moe, cfg->n_experts_used, cfg->experts_norm);
+        struct ggml_tensor * out = tnn_moe_ffn(ctx, h, &moe, cfg->n_experts_used, cfg->experts_norm);
+        if (b->w_up_shexp == NULL) {
+            return out;
+        }
+        /* the shared expert, every token through it, gated by sigmoid(w x) [1, n] */
+        struct ggml_tensor * shared = tnn_swiglu(ctx, linear(ctx, b, TNN_LORA_SLOT_GATE_SHEXP, NULL, h),
+                                                 linear(ctx, b, TNN_LORA_SLOT_UP_SHEXP, NULL, h));
+        shared = linear(ctx, b, TNN_LORA_SLOT_DOWN_SHEXP, NULL, shared); /* [d, n] */
+        struct ggml_tensor * gate = ggml_sigmoid(ctx, ggml_mul_mat(ctx, b->shexp_gate_inp, h));
+        return ggml_add(ctx, out, ggml_mul(ctx, shared, gate));
     }
     if (cfg->ffn_relu_sq) {
         /* Nemotron-H: no gate, the square of a ReLU */

@@ -12,13 +12,13 @@
 extern const struct tnn_family tnn_family_llama, tnn_family_qwen2, tnn_family_qwen3, tnn_family_gemma3,
     tnn_family_gemma2, tnn_family_smollm3, tnn_family_phi3, tnn_family_lfm2, tnn_family_qwen35,
     tnn_family_granitehybrid, tnn_family_nemotron_h, tnn_family_falcon_h1, tnn_family_qwen3moe,
-    tnn_family_mistral3;
+    tnn_family_mistral3, tnn_family_qwen35moe;
 
 static const struct tnn_family * const FAMILIES[] = {
     &tnn_family_llama,    &tnn_family_qwen2,         &tnn_family_qwen3,      &tnn_family_gemma3,
     &tnn_family_gemma2,   &tnn_family_smollm3,       &tnn_family_phi3,       &tnn_family_lfm2,
     &tnn_family_qwen35,   &tnn_family_granitehybrid, &tnn_family_nemotron_h, &tnn_family_falcon_h1,
-    &tnn_family_qwen3moe, &tnn_family_mistral3,
+    &tnn_family_qwen3moe, &tnn_family_mistral3,      &tnn_family_qwen35moe,
 };
 
 #define N_FAMILIES ((int32_t) (sizeof(FAMILIES) / sizeof(FAMILIES[0])))
@@ -40,15 +40,13 @@ static const struct {
     const char * gguf_arch;
     const char * why;
 } UNTRAINABLE[] = {
-    { "qwen35moe", "its mixture-of-experts layers (GGML_OP_MUL_MAT_ID) have no backward in toy yet (the dense "
-                   "Qwen 3.5, qwen35, trains)" },
     { "qwen3next", "its delta-net projections are stored fused and interleaved (attn_qkvz), which toy does "
                    "not read yet (Qwen 3.5, qwen35, trains)" },
     { "mamba", "its state-space layers use GGML_OP_SSM_SCAN, which ggml cannot differentiate" },
     { "mamba2", "its state-space layers use GGML_OP_SSM_SCAN, which ggml cannot differentiate" },
     { "jamba", "its Mamba layers use GGML_OP_SSM_SCAN, which ggml cannot differentiate" },
-    { "nemotron_h_moe", "its mixture-of-experts layers (GGML_OP_MUL_MAT_ID) have no backward in toy yet (the "
-                        "dense Nemotron-H, nemotron_h, trains)" },
+    { "nemotron_h_moe", "its mixture-of-experts layers (relu-squared experts, a biased sigmoid router) are not "
+                        "built in toy yet (the dense Nemotron-H, nemotron_h, trains)" },
     { "rwkv6", "its time-mixing layers use GGML_OP_RWKV_WKV6, which ggml cannot differentiate" },
     { "rwkv7", "its time-mixing layers use GGML_OP_RWKV_WKV7, which ggml cannot differentiate" },
 };

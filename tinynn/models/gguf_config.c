@@ -466,6 +466,30 @@ static int read_experts(struct gguf_context * g, const char * arch, const struct
     c->n_experts_used = (int32_t) n_used;
     c->d_ff_exp = (int32_t) d_ff_exp;
     c->experts_norm = family->experts_norm;
+    if (c->d_ff == 0) {
+        c->d_ff = c->d_ff_exp; /* no dense width in the file: no layer has a dense feed-forward to read it */
+    }
+    if (family->shared_expert) {
+        int64_t d_ff_shexp;
+        if ((status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_shared_feed_forward_length"), -1,
+                                        &d_ff_shexp))) {
+            return status;
+        }
+        if (d_ff_shexp < 1 || d_ff_shexp > (1 << 18)) {
+            return tnn_fail(TNN_ERR_ARG, "%s: a shared expert %lld wide: toy takes 1 to %d", k,
+                            (long long) d_ff_shexp, 1 << 18);
+        }
+        c->d_ff_shexp = (int32_t) d_ff_shexp;
+    }
+    float weights_scale;
+    if ((status = tnn_gguf_get_float(g, arch_key(k, sizeof(k), arch, "expert_weights_scale"), 0.0f,
+                                     &weights_scale))) {
+        return status;
+    }
+    if (weights_scale != 0.0f && weights_scale != 1.0f) {
+        return tnn_fail(TNN_ERR_ARG, "%s: experts' weights scaled by %g: toy does not scale them yet", k,
+                        weights_scale);
+    }
     return TNN_OK;
 }
 
@@ -494,7 +518,8 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     if ((status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_layers), -1, &n_layers)) ||
         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_model), -1, &d_model)) ||
         (!family->one_sublayer && /* else a width a layer, read with the kinds */
-         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_ff), -1, &d_ff))) ||
+         /* a mixture of experts may have no dense width (Qwen 3.5 MoE): its experts' stands in */
+         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->d_ff), family->experts ? 0 : -1, &d_ff))) ||
         (status = tnn_gguf_get_uint(g, arch_key(k, kc, arch, keys->n_heads), -1, &n_heads))) {
         return status;
     }

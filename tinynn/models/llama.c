@@ -172,8 +172,13 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
                         "to %d and experts_norm 0 or 1; got %d, %d, %d, %d",
                         TNN_EXPERTS_MAX, 1 << 18, c->n_experts, c->n_experts_used, c->d_ff_exp, c->experts_norm);
     }
-    if (c->n_experts == 0 && (c->n_experts_used != 0 || c->d_ff_exp != 0 || c->experts_norm != 0)) {
-        return tnn_fail(TNN_ERR_ARG, "n_experts_used, d_ff_exp and experts_norm need n_experts");
+    if (c->n_experts == 0 &&
+        (c->n_experts_used != 0 || c->d_ff_exp != 0 || c->experts_norm != 0 || c->d_ff_shexp != 0)) {
+        return tnn_fail(TNN_ERR_ARG, "n_experts_used, d_ff_exp, experts_norm and d_ff_shexp need n_experts");
+    }
+    if (c->d_ff_shexp < 0 || c->d_ff_shexp > (1 << 18)) {
+        return tnn_fail(TNN_ERR_ARG, "d_ff_shexp must be 0 (no shared expert) to %d, got %d", 1 << 18,
+                        c->d_ff_shexp);
     }
     int status;
     if (c->n_experts > 0 && (status = tnn_experts_on_this_backend())) {
@@ -294,7 +299,7 @@ static int check_lora_config(const tnn_lora_config * lora) {
     if (lora->targets == 0 || (lora->targets & ~((1u << TNN_LORA_SLOTS) - 1)) != 0) {
         return tnn_fail(TNN_ERR_ARG,
                         "LoRA targets must be a non-empty set of q,k,v,o,gate,up,down,conv_in,conv_out,ssm_qkv,"
-                        "ssm_gate,ssm_out,ssm_in,gate_exps,up_exps,down_exps");
+                        "ssm_gate,ssm_out,ssm_in,gate_exps,up_exps,down_exps,gate_shexp,up_shexp,down_shexp");
     }
     if (!isfinite(lora->alpha) || !(lora->init_scale >= 0.0f) || !isfinite(lora->init_scale)) {
         return tnn_fail(TNN_ERR_ARG, "LoRA alpha must be finite and init_scale >= 0");

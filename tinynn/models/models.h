@@ -206,6 +206,9 @@ enum {
     TNN_LORA_SLOT_GATE_EXPS,
     TNN_LORA_SLOT_UP_EXPS,
     TNN_LORA_SLOT_DOWN_EXPS,
+    TNN_LORA_SLOT_GATE_SHEXP,
+    TNN_LORA_SLOT_UP_SHEXP,
+    TNN_LORA_SLOT_DOWN_SHEXP,
     TNN_LORA_SLOTS
 };
 
@@ -237,6 +240,10 @@ struct tnn_block {
      * router ffn_gate_inp [d_model, E], ffn_gate_exps and ffn_up_exps [d_model, d_ff_exp, E],
      * ffn_down_exps [d_ff_exp, d_model, E]; LoRA's *_EXPS slots adapt the experts */
     struct tnn_moe_weights moe;
+    /* a mixture's shared expert (cfg d_ff_shexp > 0), or NULL: its gate ffn_gate_inp_shexp
+     * [d_model], ffn_gate_shexp and ffn_up_shexp [d_model, d_ff_shexp], ffn_down_shexp
+     * [d_ff_shexp, d_model] */
+    struct ggml_tensor *shexp_gate_inp, *w_gate_shexp, *w_up_shexp, *w_down_shexp;
     /* Phi-3's fused weights, or NULL: attn_qkv [d_model, (n_heads + 2 n_kv)*hd] (q, k, v rows
      * stacked) and ffn_up [d_model, 2 d_ff] (gate rows, then up rows). wq, wk, wv and
      * w_gate, w_up are then row-range views of them (tnn_block_fused_views), so the
@@ -585,6 +592,8 @@ struct tnn_family {
                                             (tnn_model_config.n_experts: keys expert_count,
                                             expert_used_count, expert_feed_forward_length) */
     bool experts_norm;                   /* with experts: the chosen weights normalized */
+    bool shared_expert;                  /* with experts: a gated shared expert (key
+                                            expert_shared_feed_forward_length, d_ff by default) */
     bool attn_temperature;               /* the queries' temperature (key attention.temperature_scale,
                                             tnn_model_config.attn_temp_scale: Ministral 3) */
     bool granite_scales;                 /* Granite's embedding, residual, attention and logit

@@ -85,6 +85,9 @@ SLOTS = {
     "ffn_gate_exps": "gate_exps",
     "ffn_up_exps": "up_exps",
     "ffn_down_exps": "down_exps",
+    "ffn_gate_shexp": "gate_shexp",
+    "ffn_up_shexp": "up_shexp",
+    "ffn_down_shexp": "down_shexp",
 }
 # the weights that are a stack of one matrix per expert (a pair per expert: A and B 3-D)
 EXPERTS = ("ffn_gate_exps", "ffn_up_exps", "ffn_down_exps")
@@ -204,6 +207,10 @@ def base_weight_shapes(cfg) -> dict[str, tuple[int, int]]:
         "ssm_out": (d, inner),
         # a Mamba-2 layer's (Granite 4): z, x, B, C, dt
         "ssm_in": (2 * inner + 2 * keys + cfg.ssm_heads, d),
+        # a mixture's shared expert (Qwen 3.5 MoE)
+        "ffn_gate_shexp": (cfg.d_ff_shexp, d),
+        "ffn_up_shexp": (cfg.d_ff_shexp, d),
+        "ffn_down_shexp": (d, cfg.d_ff_shexp),
     } | _expert_shapes(cfg)
 
 

@@ -46,8 +46,8 @@ def add_adapter_options(p, defaults: options.AdapterOptions) -> None:
         help="comma-separated projections to adapt: q,k,v,o,gate,up,down (attention layers), "
         "conv_in,conv_out (LFM2's short convolutions), ssm_qkv,ssm_gate,ssm_out (Qwen 3.5's "
         "delta-net layers), ssm_in,ssm_out (Granite 4's Mamba-2 layers), gate_exps,up_exps,down_exps "
-        "or experts (a mixture's experts, a pair per expert), or all (every one the model has but "
-        "the experts); "
+        "or experts (a mixture's experts, a pair per expert), gate_shexp,up_shexp,down_shexp (its "
+        "shared expert), or all (every one the model has but the experts); "
         "PEFT's names (q_proj, ..., all-linear) and llama.cpp's (ffn_gate_exps, ...) too",
     )
     lora.add_argument(
