@@ -244,3 +244,16 @@ def test_vulkan_follows_the_cpu(mistral3):
     Vulkan backend, past the original context."""
     _, path = mistral3
     assert_vulkan_follows_the_cpu(path, ids(9), VOCAB, ALL_SEVEN)
+
+
+def test_the_temperature_steps_exactly_at_multiples_of_an_odd_original_context(tmp_path):
+    """An original context of 41: in float32 41 x (1 / 41) rounds below 1, so
+    a temperature step taken as pos x (1 / period) would come a token late at
+    position 41 (and 82...); transformers divides, and so must toy."""
+    from hf_compare import toy_logits
+
+    model = hf_model(original=41)
+    path = hf_to_gguf(model, tmp_path / "mistral3-41.gguf")
+    batch = np.random.default_rng(10).integers(0, VOCAB - 1, (1, 48)).astype(np.int32)
+    expected = hf_logits(model, batch)
+    np.testing.assert_allclose(toy_logits(path, batch), expected, atol=1e-4 * np.abs(expected).max())

@@ -137,10 +137,10 @@ static bool is_local(const tnn_model_config * cfg, int32_t layer) {
 
 
 /* RoPE's settings for a layer (local: a sliding-window layer's base, and
- * no context extension), as
- * llama.cpp derives ggml_rope_ext's arguments: with YaRN its attention
- * factor cancels the 1 + 0.1 ln(factor) ggml multiplies cos and sin by,
- * unless mscale_all_dim (rope_yarn_log_mul) asks for part of it. */
+ * no context extension), as llama.cpp derives ggml_rope_ext's arguments:
+ * with YaRN its attention factor cancels the 1 + 0.1 ln(factor) ggml
+ * multiplies cos and sin by, unless mscale_all_dim (rope_yarn_log_mul)
+ * asks for part of it. */
 static struct tnn_rope_params rope_params(const tnn_model_config * cfg, bool local) {
     const float attn_factor = cfg->rope_attn_factor > 0.0f ? cfg->rope_attn_factor : 1.0f;
     struct tnn_rope_params p = {

@@ -40,8 +40,12 @@ struct ggml_tensor * tnn_rope(struct ggml_context * ctx, struct ggml_tensor * x,
 
 struct ggml_tensor * tnn_attn_temperature(struct ggml_context * ctx, struct ggml_tensor * x,
                                           struct ggml_tensor * positions, float scale, int32_t period) {
-    struct ggml_tensor * pos = ggml_cast(ctx, positions, GGML_TYPE_F32);                      /* [n] */
-    struct ggml_tensor * steps = ggml_floor(ctx, ggml_scale(ctx, pos, 1.0f / (float) period));
+    struct ggml_tensor * pos = ggml_cast(ctx, positions, GGML_TYPE_F32); /* [n] */
+    /* floor((pos + 0.5) / period): pos / period for integer positions, where
+     * pos * (1 / period) rounds below k at pos = k period for a period not a
+     * power of two */
+    struct ggml_tensor * steps = ggml_floor(
+        ctx, ggml_scale_bias(ctx, pos, 1.0f / (float) period, 0.5f / (float) period));
     struct ggml_tensor * factor = ggml_scale_bias(ctx, ggml_log(ctx, ggml_scale_bias(ctx, steps, 1.0f, 1.0f)),
                                                   scale, 1.0f);
     return ggml_mul(ctx, x, ggml_reshape_3d(ctx, factor, 1, 1, factor->ne[0]));
