@@ -215,7 +215,9 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=2, help="processes per engine, the engines taking turns")
     p.add_argument("--engines", default=None, help="comma-separated subset of toy,transformers,llama.cpp")
     p.add_argument("--model", default=None, help="a GGUF (default: SmolLM2-135M Q4_1)")
-    p.add_argument("--prompt-tokens", type=int, default=64, help="the prompt's length for a file without a tokenizer")
+    p.add_argument(
+        "--prompt-tokens", type=int, default=64, help="the prompt's length for a file without a tokenizer (default 64)"
+    )
     p.add_argument("--worker", choices=tuple(WORKERS))
     args = p.parse_args()
     path = model_path(args.model)

@@ -162,9 +162,9 @@ static struct tnn_rope_params rope_params(const tnn_model_config * cfg, bool loc
         p.n_ctx_orig = cfg->rope_yarn_ctx;
         p.beta_fast = cfg->rope_yarn_beta_fast;
         p.beta_slow = cfg->rope_yarn_beta_slow;
-        /* llama.cpp's, in its order: mscale(f, m) = 1 + 0.1 m ln f (1 for f <= 1) */
-        const float one = factor <= 1.0f ? 1.0f : 0.1f * logf(factor) + 1.0f;
-        const float all_dims = factor <= 1.0f ? 1.0f : 0.1f * log_mul * logf(factor) + 1.0f;
+        /* llama.cpp's, in its order: mscale(f, m) = 1 + 0.1 m ln f (rope_scale >= 1) */
+        const float one = 0.1f * logf(factor) + 1.0f;
+        const float all_dims = 0.1f * log_mul * logf(factor) + 1.0f;
         p.attn_factor = log_mul != 0.0f ? one / all_dims : one;
         p.attn_factor *= 1.0f / (1.0f + 0.1f * logf(factor));
         p.attn_factor *= attn_factor;
