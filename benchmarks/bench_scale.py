@@ -1,7 +1,8 @@
 """Big models on a small machine: toy's LoRA from 135 M to 8 B parameters at
 long context, beside PyTorch + PEFT in bf16 with gradient checkpointing.
 
-    python benchmarks/bench_scale.py [--sizes 135m,1b,3b,8b,qwen35-0.8b,qwen35-2b,qwen35-9b,qwen3moe-30b-a3b]
+    python benchmarks/bench_scale.py [--sizes 135m,1b,3b,8b,qwen35-0.8b,qwen35-2b,qwen35-9b,qwen3moe-30b-a3b,
+                                     gpt-oss-20b]
                                      [--seqs 256,1024,4096]
                                      [--steps 2] [--threads 2] [--no-torch] [--torch-seqs 256,1024]
                                      [--precision f32|bf16] [--stored-from 8b] [--keep DIR]
@@ -38,6 +39,10 @@ qwen3moe-30b-a3b is Qwen3-30B-A3B's shape (128 experts of 768, 8 a token,
 48 layers: an 18 GB Q4_K_M file, write_random_qwen3moe_gguf), LoRA on the
 attention (the experts frozen as stored, a mixture of experts has no dense
 gate, up or down); the dense row of the same active size is the 3 B's.
+gpt-oss-20b is gpt-oss-20b's shape (32 experts of 2880, 4 a token, 24
+layers, a window of 128 on every other one: a 12 GB file as llama.cpp's
+MXFP4_MOE writes it, the experts MXFP4 and the rest Q8_0,
+write_random_gpt_oss_gguf), LoRA on the attention likewise.
 """
 
 from __future__ import annotations
@@ -151,6 +156,19 @@ class Qwen3MoeShape:
         )
 
 
+@dataclass(frozen=True)
+class GptOssShape(Qwen3MoeShape):
+    """gpt-oss: attention with biases and sinks, every other layer a
+    window; experts with biases (write_random_gpt_oss_gguf)."""
+
+    vocab: int = 201088
+    head_dim: int = 64
+    rope_base: float = 150000.0
+    context: int = 131072
+    d_ff: int = 2880
+    window: int = 128
+
+
 SHAPES = {
     "135m": Shape("135 M", 576, 30, 9, 3, 1536, 49152, True, 100000.0, 8192),
     "1b": Shape("1 B", 2048, 16, 32, 8, 8192, 128256, True, 500000.0, 131072),
@@ -162,6 +180,8 @@ SHAPES = {
     "qwen35-9b": Qwen35Shape("Qwen 3.5 9 B", 4096, 32, 16, 4, 12288, 16, 32, False),
     # Qwen3-30B-A3B's released shape: 128 experts of 768, 8 a token (about 3.3 B read a token)
     "qwen3moe-30b-a3b": Qwen3MoeShape("Qwen3-30B-A3B", 2048, 48, 32, 4, 128, 8, 768),
+    # gpt-oss-20b's released shape: 32 experts of 2880, 4 a token (about 3.6 B read a token)
+    "gpt-oss-20b": GptOssShape("gpt-oss-20b", 2880, 24, 64, 8, 32, 4, 2880),
 }
 
 
@@ -178,7 +198,9 @@ def random_blocks(rng, n_values: int, qtype):
     n_blocks = n_values // block_values
     blocks = np.frombuffer(rng.bytes(n_blocks * block_bytes), dtype=np.uint8).reshape(n_blocks, block_bytes).copy()
     T = gguf.GGMLQuantizationType
-    if qtype == T.Q4_K:
+    if qtype == T.MXFP4:  # e (E8M0) first: w = e2m1(q) * 2^(e - 128), |w| <= 12 * 2^-9
+        blocks[:, 0] = 119
+    elif qtype == T.Q4_K:
         # d, dmin (f16) first: w = d * scale * q - dmin * min, scale and min 6 bits, q 4 bits
         blocks[:, 0:2] = np.frombuffer(np.float16(2e-5).tobytes(), dtype=np.uint8)
         blocks[:, 2:4] = np.frombuffer(np.float16(1.5e-4).tobytes(), dtype=np.uint8)
@@ -336,6 +358,23 @@ def write_random_qwen35_gguf(path: Path, s: Qwen35Shape, seed: int = 0) -> None:
     write_tensors(writer, rng, tensors, qwen35_f32_value)
 
 
+def mixture_writer(path: Path, arch: str, s: Qwen3MoeShape):
+    """A GGUF writer for a mixture of experts of shape s, its common keys,
+    heads and experts' written."""
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), arch)
+    writer.add_name(f"random {arch} {s.label}")
+    common_keys(writer, s)
+    writer.add_head_count_kv(s.kv_heads)
+    writer.add_key_length(s.head_dim)
+    writer.add_value_length(s.head_dim)
+    writer.add_expert_count(s.experts)
+    writer.add_expert_used_count(s.used)
+    writer.add_expert_feed_forward_length(s.d_ff_exp)
+    return writer
+
+
 def write_random_qwen3moe_gguf(path: Path, s: Qwen3MoeShape, seed: int = 0) -> None:
     """A qwen3moe GGUF of shape s, its weights random, in the types llama.cpp's
     Q4_K_M gives Qwen3-30B-A3B (Q4_K; Q6_K for half the attn_v and
@@ -368,21 +407,67 @@ def write_random_qwen3moe_gguf(path: Path, s: Qwen3MoeShape, seed: int = 0) -> N
         ]
     tensors += [("output_norm.weight", (d,), T.F32), ("output.weight", (s.vocab, d), T.Q6_K)]
 
-    writer = gguf.GGUFWriter(str(path), "qwen3moe")
-    writer.add_name(f"random qwen3moe {s.label}")
-    common_keys(writer, s)
-    writer.add_head_count_kv(s.kv_heads)
-    writer.add_key_length(hd)
-    writer.add_value_length(hd)
-    writer.add_expert_count(e)
-    writer.add_expert_used_count(s.used)
-    writer.add_expert_feed_forward_length(ff)
+    writer = mixture_writer(path, "qwen3moe", s)
     router = np.random.default_rng(seed + 1)
 
     def f32_values(name: str, shape) -> np.ndarray:
         if name.endswith("ffn_gate_inp.weight"):
             return (router.standard_normal(shape) * 0.5).astype(np.float32)
         return np.ones(shape, dtype=np.float32)
+
+    write_tensors(writer, rng, tensors, f32_values, by_shape=True)
+
+
+def write_random_gpt_oss_gguf(path: Path, s: GptOssShape, seed: int = 0) -> None:
+    """A gpt-oss GGUF of shape s, its weights random, in the types llama.cpp's
+    MXFP4_MOE gives gpt-oss (the experts MXFP4, as the model ships; every
+    other matrix Q8_0; norms, biases, sinks and the router F32), a tensor at
+    a time. The router's rows differ, as in write_random_qwen3moe_gguf; the
+    biases and sinks are 0."""
+    import gguf
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    T = gguf.GGMLQuantizationType
+    d, hd, e, ff = s.d_model, s.head_dim, s.experts, s.d_ff_exp
+    q, kv = s.heads * hd, s.kv_heads * hd
+    tensors = [("token_embd.weight", (s.vocab, d), T.Q8_0)]
+    for i in range(s.layers):
+        b = f"blk.{i}."
+        tensors += [
+            (b + "attn_norm.weight", (d,), T.F32),
+            (b + "attn_q.weight", (q, d), T.Q8_0),
+            (b + "attn_k.weight", (kv, d), T.Q8_0),
+            (b + "attn_v.weight", (kv, d), T.Q8_0),
+            (b + "attn_q.bias", (q,), T.F32),
+            (b + "attn_k.bias", (kv,), T.F32),
+            (b + "attn_v.bias", (kv,), T.F32),
+            (b + "attn_output.weight", (d, q), T.Q8_0),
+            (b + "attn_output.bias", (d,), T.F32),
+            (b + "attn_sinks.weight", (s.heads,), T.F32),
+            (b + "post_attention_norm.weight", (d,), T.F32),
+            (b + "ffn_gate_inp.weight", (e, d), T.F32),
+            (b + "ffn_gate_inp.bias", (e,), T.F32),
+            (b + "ffn_gate_exps.weight", (e, ff, d), T.MXFP4),
+            (b + "ffn_up_exps.weight", (e, ff, d), T.MXFP4),
+            (b + "ffn_down_exps.weight", (e, d, ff), T.MXFP4),
+            (b + "ffn_gate_exps.bias", (e, ff), T.F32),
+            (b + "ffn_up_exps.bias", (e, ff), T.F32),
+            (b + "ffn_down_exps.bias", (e, d), T.F32),
+        ]
+    tensors += [("output_norm.weight", (d,), T.F32), ("output.weight", (s.vocab, d), T.Q8_0)]
+
+    writer = mixture_writer(path, "gpt-oss", s)
+    writer.add_sliding_window(s.window)
+    writer.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+    writer.add_rope_scaling_factor(32.0)
+    writer.add_rope_scaling_orig_ctx_len(4096)
+    router = np.random.default_rng(seed + 1)
+
+    def f32_values(name: str, shape) -> np.ndarray:
+        if name.endswith("ffn_gate_inp.weight"):
+            return (router.standard_normal(shape) * 0.5).astype(np.float32)
+        return np.full(shape, 1.0 if name.endswith("norm.weight") else 0.0, dtype=np.float32)
 
     write_tensors(writer, rng, tensors, f32_values, by_shape=True)
 
@@ -586,9 +671,18 @@ def main() -> None:
     for size in sizes:
         shape = SHAPES[size]
         qwen35, moe = isinstance(shape, Qwen35Shape), isinstance(shape, Qwen3MoeShape)
-        model = folder / f"random-{'' if qwen35 or moe else 'llama-'}{size}-q4_k_m.gguf"
+        oss = isinstance(shape, GptOssShape)
+        model = folder / f"random-{'' if qwen35 or moe else 'llama-'}{size}-{'mxfp4' if oss else 'q4_k_m'}.gguf"
         if not model.is_file():
-            write = write_random_qwen35_gguf if qwen35 else write_random_qwen3moe_gguf if moe else write_random_gguf
+            write = (
+                write_random_gpt_oss_gguf
+                if oss
+                else write_random_qwen35_gguf
+                if qwen35
+                else write_random_qwen3moe_gguf
+                if moe
+                else write_random_gguf
+            )
             write(model, shape)
         stored = shape.params() >= SHAPES[args.stored_from].params()
         targets = "all" if qwen35 else "q,k,v,o" if moe else ",".join(SEVEN)

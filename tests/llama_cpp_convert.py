@@ -68,7 +68,7 @@ runpy.run_path(script, run_name="__main__")
 # llama.h's file type for each of quantize's kinds. There is no plain "Q4_K"
 # file type: Q4_K_S stores nearly every matrix as Q4_K, Q4_K_M puts Q6_K in
 # some (attn_v, half of ffn_down, the output or tied embedding).
-FTYPES = {"Q8_0": "Q8_0", "Q4_K": "Q4_K_S", "Q4_K_S": "Q4_K_S", "Q4_K_M": "Q4_K_M"}
+FTYPES = {"Q8_0": "Q8_0", "Q4_K": "Q4_K_S", "Q4_K_S": "Q4_K_S", "Q4_K_M": "Q4_K_M", "MXFP4_MOE": "MXFP4_MOE"}
 
 
 def llama_cpp_dir() -> Path:

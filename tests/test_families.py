@@ -49,9 +49,22 @@ def test_the_table_lists_the_families_toy_reads():
         "qwen3moe",
         "mistral3",
         "qwen35moe",
+        "gpt-oss",
     ]
     assert all(f["arch"] == "llama" and f["generates"] for f in table.values())
-    neox = ["qwen2", "qwen3", "gemma3", "gemma2", "phi3", "lfm2", "qwen35", "falcon-h1", "qwen3moe", "qwen35moe"]
+    neox = [
+        "qwen2",
+        "qwen3",
+        "gemma3",
+        "gemma2",
+        "phi3",
+        "lfm2",
+        "qwen35",
+        "falcon-h1",
+        "qwen3moe",
+        "qwen35moe",
+        "gpt-oss",
+    ]
     assert [name for name, f in table.items() if f["rope_neox"]] == neox
     for name, period in (("gemma3", 6), ("gemma2", 2)):
         gemma = table[name]

@@ -235,6 +235,21 @@ typedef struct tnn_model_config {
     float attn_temp_scale;/* 0, or each query times 1 + attn_temp_scale ln(1 + floor(pos /
                              rope_yarn_ctx)) after RoPE (Llama 4's and Ministral 3's
                              attention temperature: 1 within the original context) */
+    int32_t swa_rope_scaled;/* with swa_window and rope_scale: 1: the sliding-window layers'
+                               RoPE is extended as the global layers' (gpt-oss); 0: not
+                               (Gemma 3) */
+    int32_t attn_sinks;   /* 1: each attention head's softmax has one more logit, a learned
+                             sink attn_sinks.weight [n_heads] that takes a share of the
+                             weight and adds no value (gpt-oss) */
+    int32_t attn_out_bias;/* 1: the attention's output projection has a bias attn_output.bias
+                             [d_model] (gpt-oss) */
+    int32_t experts_oai;  /* with n_experts: 1: gpt-oss's experts: the router and each
+                             expert's gate, up and down have biases (ffn_gate_inp.bias
+                             [n_experts], ffn_gate_exps.bias and ffn_up_exps.bias [d_ff_exp,
+                             n_experts], ffn_down_exps.bias [d_model, n_experts]), the
+                             activation is g' sigmoid(1.702 g') (u' + 1) with g' = min(g, 7),
+                             u' = clamp(u, -7, 7), and the feed-forward's norm is
+                             post_attention_norm */
     int32_t attn_split;   /* set by the trainer, not the caller: how training attention is
                              split (models/models.h, enum tnn_attention_split). 0: the whole
                              batch, or a sequence at a time where its scores outgrow a core's

@@ -16,7 +16,7 @@
  * log-sum-exp (lse) in a tensor of its own for the backward. The copies,
  * the scores, the softmax and O become no-ops. Only the plain causal mask
  * is taken: packed rows' masks and the sliding windows keep ggml's ops, and
- * so do capped scores (Gemma 2). */
+ * so do capped scores (Gemma 2) and sinks (gpt-oss). */
 #include "graph/graph.h"
 
 #include <string.h>
@@ -25,7 +25,7 @@ bool tnn_attention_fusable(const struct tnn_step * step, const struct tnn_cpu_st
     const tnn_model_config * cfg = &step->model->cfg;
     const int64_t hd = tnn_head_dim(cfg);
     return step->bf16_products && cpu->kernels.attention_forward != NULL && cfg->attn_softcap == 0.0f &&
-           hd % 32 == 0 && hd <= TNN_ATTENTION_MAX_HEAD_DIM && step->packed_rows == 0;
+           !cfg->attn_sinks && hd % 32 == 0 && hd <= TNN_ATTENTION_MAX_HEAD_DIM && step->packed_rows == 0;
 }
 
 /* An operand as a batch's heads lie in x [hd, heads, T * B] (or [hd,

@@ -137,7 +137,7 @@ static bool is_local(const tnn_model_config * cfg, int32_t layer) {
 
 
 /* RoPE's settings for a layer (local: a sliding-window layer's base, and
- * no context extension), as llama.cpp derives ggml_rope_ext's arguments:
+ * no context extension unless swa_rope_scaled), as llama.cpp derives ggml_rope_ext's arguments:
  * with YaRN its attention factor cancels the 1 + 0.1 ln(factor) ggml
  * multiplies cos and sin by, unless mscale_all_dim (rope_yarn_log_mul)
  * asks for part of it. */
@@ -152,7 +152,7 @@ static struct tnn_rope_params rope_params(const tnn_model_config * cfg, bool loc
         .beta_fast = 32.0f,
         .beta_slow = 1.0f,
     };
-    if (local) {
+    if (local && !cfg->swa_rope_scaled) {
         p.freq_scale = 1.0f;   /* a sliding-window layer's RoPE is not extended (llama.cpp's gemma3) */
         return p;
     }
@@ -182,10 +182,12 @@ struct block_tensor {
     int64_t ne2;
 };
 
-/* The feed-forward's norm as llama.cpp names it: Qwen 3.5's is
- * post_attention_norm, Falcon-H1's has no .weight. */
+/* The feed-forward's norm as llama.cpp names it: Qwen 3.5's and gpt-oss's
+ * are post_attention_norm, Falcon-H1's has no .weight. */
 static const char * ffn_norm_name(const tnn_model_config * cfg, char kind) {
-    return cfg->attn_gate ? "post_attention_norm.weight" : kind == 'p' ? "ffn_norm" : "ffn_norm.weight";
+    return cfg->attn_gate || cfg->experts_oai ? "post_attention_norm.weight"
+           : kind == 'p'                      ? "ffn_norm"
+                                              : "ffn_norm.weight";
 }
 
 static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int32_t layer,
@@ -202,7 +204,7 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
     const int64_t q_width = head_dim * cfg->n_heads;
     const int64_t kv_width = head_dim * cfg->n_kv_heads;
     const bool bias = attends && cfg->qkv_bias, qk_norm = attends && cfg->qk_norm, post = cfg->post_norms;
-    const bool moe = kind_has_ffn(cfg, kind) && cfg->n_experts > 0;
+    const bool moe = kind_has_ffn(cfg, kind) && cfg->n_experts > 0, oai = moe && cfg->experts_oai;
     const bool ffn = kind_has_ffn(cfg, kind) && !moe, gated = ffn && !cfg->ffn_relu_sq;
     const int64_t experts = cfg->n_experts, ff_exp = cfg->d_ff_exp;
     const bool shared = moe && cfg->d_ff_shexp > 0;
@@ -220,6 +222,8 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->q_norm, "attn_q_norm.weight", head_dim, 0, qk_norm },
         { &b->k_norm, "attn_k_norm.weight", head_dim, 0, qk_norm },
         { &b->wo, "attn_output.weight", q_width, d, attends },
+        { &b->bo, "attn_output.bias", d, 0, attends && cfg->attn_out_bias },
+        { &b->attn_sinks, "attn_sinks.weight", cfg->n_heads, 0, attends && cfg->attn_sinks },
         { &b->conv_in, "shortconv.in_proj.weight", d, 3 * d, convolves },
         { &b->conv, "shortconv.conv.weight", cfg->conv_kernel, d, convolves },
         { &b->conv_out, "shortconv.out_proj.weight", d, d, convolves },
@@ -251,6 +255,10 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->moe.gate, "ffn_gate_exps.weight", d, ff_exp, moe, experts },
         { &b->moe.up, "ffn_up_exps.weight", d, ff_exp, moe, experts },
         { &b->moe.down, "ffn_down_exps.weight", ff_exp, d, moe, experts },
+        { &b->moe.router_b, "ffn_gate_inp.bias", experts, 0, oai },
+        { &b->moe.gate_b, "ffn_gate_exps.bias", ff_exp, experts, oai },
+        { &b->moe.up_b, "ffn_up_exps.bias", ff_exp, experts, oai },
+        { &b->moe.down_b, "ffn_down_exps.bias", d, experts, oai },
         { &b->shexp_gate_inp, "ffn_gate_inp_shexp.weight", d, 0, shared },
         { &b->w_gate_shexp, "ffn_gate_shexp.weight", d, cfg->d_ff_shexp, shared },
         { &b->w_up_shexp, "ffn_up_shexp.weight", d, cfg->d_ff_shexp, shared },
@@ -459,18 +467,22 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     }
     const float scale = cfg->attn_scale > 0.0f ? cfg->attn_scale : 1.0f / sqrtf((float) head_dim);
     struct ggml_tensor * attn;
+    /* gpt-oss's sinks: ggml's softmax takes them as F32 */
+    struct ggml_tensor * sinks = b->attn_sinks == NULL || b->attn_sinks->type == GGML_TYPE_F32
+                                     ? b->attn_sinks
+                                     : ggml_cast(ctx, b->attn_sinks, GGML_TYPE_F32);
     if (kv == NULL) {
-        attn = tnn_attention(ctx, q, k, v, causal_mask, cfg->t_seq, cfg->t_batch, scale, cfg->attn_softcap,
+        attn = tnn_attention(ctx, q, k, v, causal_mask, sinks, cfg->t_seq, cfg->t_batch, scale, cfg->attn_softcap,
                              cfg->attn_split);
     } else {
         /* the new keys and values go into the cache, then all are attended */
-        attn = tnn_attention_cached(ctx, q, k, v, kv, scale, cfg->attn_softcap);
+        attn = tnn_attention_cached(ctx, q, k, v, kv, sinks, scale, cfg->attn_softcap);
     }
     if (gate != NULL) {
         attn = ggml_mul(ctx, attn,
                         ggml_sigmoid(ctx, ggml_reshape_2d(ctx, gate, head_dim * cfg->n_heads, n_tokens)));
     }
-    return linear(ctx, b, TNN_LORA_SLOT_O, NULL, attn);
+    return linear(ctx, b, TNN_LORA_SLOT_O, b->bo, attn);
 }
 
 /* A small weight (a kernel, a bias, A, D) in float32 for the ops that take no other type. */
@@ -654,6 +666,7 @@ struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_b
             moe.lora_b[i] = b->lora_b[TNN_LORA_SLOT_GATE_EXPS + i];
         }
         moe.lora_scale = b->lora_scale;
+        moe.oai = cfg->experts_oai;
         struct ggml_tensor * out = tnn_moe_ffn(ctx, h, &moe, cfg->n_experts_used, cfg->experts_norm);
         if (b->w_up_shexp == NULL) {
             return out;

@@ -6,6 +6,7 @@
  * where they all read one x. */
 #include "models/models.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The kernels the gradient nodes run, as the session chooses its CPU
@@ -357,6 +358,94 @@ struct ggml_tensor * tnn_routed_weights(struct ggml_context * ctx, struct ggml_t
     return w;
 }
 
+/* ---- gpt-oss's activation: min(g, 7) sigmoid(1.702 min(g, 7)) (clamp(u, -7, 7) + 1) ---- */
+
+#define OAI_ALPHA 1.702f
+#define OAI_LIMIT 7.0f
+
+/* The part [i0, i1) of n values a thread takes. */
+static void share_values(int64_t n, int ith, int nth, int64_t * i0, int64_t * i1) {
+    *i0 = n * ith / nth;
+    *i1 = n * (ith + 1) / nth;
+}
+
+/* dst = the activation of srcs gate and up (contiguous, one shape), as
+ * ggml's swiglu_oai computes it (llama.cpp's bits). */
+static void swiglu_oai_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    (void) userdata;
+    const float *g = dst->src[0]->data, *u = dst->src[1]->data;
+    float * out = dst->data;
+    int64_t i0, i1;
+    share_values(ggml_nelements(dst), ith, nth, &i0, &i1);
+    for (int64_t i = i0; i < i1; ++i) {
+        const float x = g[i] < OAI_LIMIT ? g[i] : OAI_LIMIT;
+        const float y = u[i] < -OAI_LIMIT ? -OAI_LIMIT : u[i] > OAI_LIMIT ? OAI_LIMIT : u[i];
+        out[i] = x / (1.0f + expf(OAI_ALPHA * (-x))) * (y + 1.0f);
+    }
+}
+
+/* dst: gate's gradient (userdata NULL) or up's, from srcs gate, up and the
+ * output's gradient. The clamps pass no gradient where they hold (as
+ * torch's clamp, but at the limit itself, which they pass). */
+static void swiglu_oai_back_node(struct ggml_tensor * dst, int ith, int nth, void * userdata) {
+    const bool of_up = userdata != NULL;
+    const float *g = dst->src[0]->data, *u = dst->src[1]->data, *dout = dst->src[2]->data;
+    float * dx = dst->data;
+    int64_t i0, i1;
+    share_values(ggml_nelements(dst), ith, nth, &i0, &i1);
+    for (int64_t i = i0; i < i1; ++i) {
+        const float x = g[i] < OAI_LIMIT ? g[i] : OAI_LIMIT;
+        const float s = 1.0f / (1.0f + expf(OAI_ALPHA * (-x)));
+        if (of_up) {
+            dx[i] = u[i] < -OAI_LIMIT || u[i] > OAI_LIMIT ? 0.0f : dout[i] * x * s;
+        } else {
+            const float y = u[i] < -OAI_LIMIT ? -OAI_LIMIT : u[i] > OAI_LIMIT ? OAI_LIMIT : u[i];
+            dx[i] = g[i] > OAI_LIMIT ? 0.0f : dout[i] * (y + 1.0f) * s * (1.0f + OAI_ALPHA * x * (1.0f - s));
+        }
+    }
+}
+
+static const bool OF_UP = true;
+
+static void swiglu_oai_backward(struct ggml_context * ctx, struct ggml_tensor * forward, struct ggml_tensor * grad,
+                                struct ggml_tensor ** src_grads) {
+    struct ggml_tensor * srcs[3] = { forward->src[0], forward->src[1],
+                                     ggml_is_contiguous(grad) ? grad : ggml_cont(ctx, grad) };
+    const int64_t * ne = forward->ne;
+    src_grads[0] = ggml_custom_4d(ctx, GGML_TYPE_F32, ne[0], ne[1], ne[2], ne[3], srcs, 3, swiglu_oai_back_node,
+                                  GGML_N_TASKS_MAX, NULL);
+    src_grads[1] = ggml_custom_4d(ctx, GGML_TYPE_F32, ne[0], ne[1], ne[2], ne[3], srcs, 3, swiglu_oai_back_node,
+                                  GGML_N_TASKS_MAX, (void *) &OF_UP);
+}
+
+struct ggml_tensor * tnn_swiglu_oai(struct ggml_context * ctx, struct ggml_tensor * gate,
+                                    struct ggml_tensor * up) {
+    struct ggml_tensor * srcs[2] = { ggml_is_contiguous(gate) ? gate : ggml_cont(ctx, gate),
+                                     ggml_is_contiguous(up) ? up : ggml_cont(ctx, up) };
+    const int64_t * ne = gate->ne;
+    struct ggml_tensor * out = ggml_custom_4d(ctx, GGML_TYPE_F32, ne[0], ne[1], ne[2], ne[3], srcs, 2,
+                                              swiglu_oai_node, GGML_N_TASKS_MAX, NULL);
+    ggml_custom_set_backward(out, swiglu_oai_backward);
+    return out;
+}
+
+/* A bias as F32, whatever its file stored it as. */
+static struct ggml_tensor * as_f32(struct ggml_context * ctx, struct ggml_tensor * t) {
+    return t->type == GGML_TYPE_F32 ? t : ggml_cast(ctx, t, GGML_TYPE_F32);
+}
+
+/* y [d, n_used, T] plus each slot's expert's bias (bias [d, E], ids_flat
+ * I32 [n_used T]), or y where there is no bias: gathered by get_rows, whose
+ * backward scatters the gradient to a trained bias. */
+static struct ggml_tensor * add_expert_bias(struct ggml_context * ctx, struct ggml_tensor * y,
+                                            struct ggml_tensor * bias, struct ggml_tensor * ids_flat) {
+    if (bias == NULL) {
+        return y;
+    }
+    struct ggml_tensor * rows = ggml_get_rows(ctx, bias, ids_flat);   /* [d, n_used T] */
+    return ggml_add(ctx, y, ggml_reshape_3d(ctx, rows, y->ne[0], y->ne[1], y->ne[2]));
+}
+
 /* The experts' product of gate, up or down (i: 0, 1, 2) with its LoRA pairs
  * where it has them: W_e x + scale B_e (A_e x), the scale on the rank's
  * rows (as linear in block.c). */
@@ -375,12 +464,20 @@ struct ggml_tensor * tnn_moe_ffn(struct ggml_context * ctx, struct ggml_tensor *
                                  const struct tnn_moe_weights * w, int32_t n_used, bool normalize) {
     const int64_t d = x->ne[0], n_tokens = ggml_nelements(x) / d;
     x = ggml_reshape_2d(ctx, x, d, n_tokens); /* a batch's sequences one after another */
-    struct ggml_tensor * probs = ggml_soft_max(ctx, ggml_mul_mat(ctx, w->router, x)); /* [E, T] */
+    struct ggml_tensor * logits = ggml_mul_mat(ctx, w->router, x);                  /* [E, T] */
+    if (w->router_b != NULL) {
+        logits = ggml_add(ctx, logits, as_f32(ctx, w->router_b));
+    }
+    /* gpt-oss's softmax over the top k's logits is the top k's probabilities normalized */
+    struct ggml_tensor * probs = ggml_soft_max(ctx, logits);
     struct ggml_tensor * ids = ggml_top_k(ctx, probs, n_used);                      /* [n_used, T] */
     struct ggml_tensor * weights = tnn_routed_weights(ctx, probs, ids, normalize);  /* [n_used, T] */
+    struct ggml_tensor * ids_flat = w->gate_b != NULL ? ggml_reshape_1d(ctx, ids, ggml_nelements(ids)) : NULL;
     struct ggml_tensor * x3 = ggml_reshape_3d(ctx, x, d, 1, n_tokens);
-    struct ggml_tensor * gate = adapted_product(ctx, w, 0, x3, ids);                /* [ff, n_used, T] */
-    struct ggml_tensor * up = adapted_product(ctx, w, 1, x3, ids);
-    struct ggml_tensor * y = adapted_product(ctx, w, 2, tnn_swiglu(ctx, gate, up), ids); /* [d, n_used, T] */
-    return weighted_sum(ctx, y, weights); /* in slot order, as llama.cpp adds them */
+    struct ggml_tensor * gate = add_expert_bias(ctx, adapted_product(ctx, w, 0, x3, ids), w->gate_b, ids_flat);
+    struct ggml_tensor * up = add_expert_bias(ctx, adapted_product(ctx, w, 1, x3, ids), w->up_b, ids_flat);
+    struct ggml_tensor * act = w->oai ? tnn_swiglu_oai(ctx, gate, up)
+                                      : tnn_swiglu(ctx, gate, up); /* [ff, n_used, T] */
+    struct ggml_tensor * y = add_expert_bias(ctx, adapted_product(ctx, w, 2, act, ids), w->down_b, ids_flat);
+    return weighted_sum(ctx, y, weights); /* [d, T], in slot order, as llama.cpp adds them */
 }

@@ -12,13 +12,13 @@
 extern const struct tnn_family tnn_family_llama, tnn_family_qwen2, tnn_family_qwen3, tnn_family_gemma3,
     tnn_family_gemma2, tnn_family_smollm3, tnn_family_phi3, tnn_family_lfm2, tnn_family_qwen35,
     tnn_family_granitehybrid, tnn_family_nemotron_h, tnn_family_falcon_h1, tnn_family_qwen3moe,
-    tnn_family_mistral3, tnn_family_qwen35moe;
+    tnn_family_mistral3, tnn_family_qwen35moe, tnn_family_gpt_oss;
 
 static const struct tnn_family * const FAMILIES[] = {
     &tnn_family_llama,    &tnn_family_qwen2,         &tnn_family_qwen3,      &tnn_family_gemma3,
     &tnn_family_gemma2,   &tnn_family_smollm3,       &tnn_family_phi3,       &tnn_family_lfm2,
     &tnn_family_qwen35,   &tnn_family_granitehybrid, &tnn_family_nemotron_h, &tnn_family_falcon_h1,
-    &tnn_family_qwen3moe, &tnn_family_mistral3,      &tnn_family_qwen35moe,
+    &tnn_family_qwen3moe, &tnn_family_mistral3,      &tnn_family_qwen35moe,  &tnn_family_gpt_oss,
 };
 
 #define N_FAMILIES ((int32_t) (sizeof(FAMILIES) / sizeof(FAMILIES[0])))

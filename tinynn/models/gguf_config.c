@@ -630,6 +630,10 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     char name[64];
     snprintf(name, sizeof(name), "blk.%d.attn_q.bias", attends);
     c->qkv_bias = attends >= 0 && ggml_get_tensor(tensors, name) != NULL;
+    snprintf(name, sizeof(name), "blk.%d.attn_output.bias", attends);
+    c->attn_out_bias = attends >= 0 && ggml_get_tensor(tensors, name) != NULL;
+    c->attn_sinks = family->oai;
+    c->experts_oai = family->oai && family->experts;
     snprintf(name, sizeof(name), "blk.%d.attn_q_norm.weight", attends);
     c->qk_norm = attends >= 0 && ggml_get_tensor(tensors, name) != NULL;
     c->embd_scale = family->embd_scale;
@@ -652,6 +656,7 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         }
         c->swa_window = (int32_t) window;
         c->swa_period = family->swa_period;
+        c->swa_rope_scaled = family->oai && c->rope_scale > 0.0f;
         if (c->rope_base_swa == 0.0f) {
             c->rope_base_swa = c->rope_base;
         }

@@ -121,8 +121,18 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
         return tnn_fail(TNN_ERR_ARG, "one_sublayer and ffn_relu_sq must be 0 or 1, got %d and %d", c->one_sublayer,
                         c->ffn_relu_sq);
     }
-    if (c->mamba_no_norm != 0 && c->mamba_no_norm != 1) {
-        return tnn_fail(TNN_ERR_ARG, "mamba_no_norm must be 0 or 1, got %d", c->mamba_no_norm);
+    const struct {
+        const char * name;
+        int32_t value;
+    } flags[] = {
+        { "mamba_no_norm", c->mamba_no_norm }, { "swa_rope_scaled", c->swa_rope_scaled },
+        { "attn_sinks", c->attn_sinks },       { "attn_out_bias", c->attn_out_bias },
+        { "experts_oai", c->experts_oai },
+    };
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); ++i) {
+        if (flags[i].value != 0 && flags[i].value != 1) {
+            return tnn_fail(TNN_ERR_ARG, "%s must be 0 or 1, got %d", flags[i].name, flags[i].value);
+        }
     }
     if (c->ffn_relu_sq && c->fused_gate_up) {
         return tnn_fail(TNN_ERR_ARG, "ffn_relu_sq has no gate: it cannot be fused with up (fused_gate_up)");
@@ -172,9 +182,10 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
                         "to %d and experts_norm 0 or 1; got %d, %d, %d, %d",
                         TNN_EXPERTS_MAX, 1 << 18, c->n_experts, c->n_experts_used, c->d_ff_exp, c->experts_norm);
     }
-    if (c->n_experts == 0 &&
-        (c->n_experts_used != 0 || c->d_ff_exp != 0 || c->experts_norm != 0 || c->d_ff_shexp != 0)) {
-        return tnn_fail(TNN_ERR_ARG, "n_experts_used, d_ff_exp, experts_norm and d_ff_shexp need n_experts");
+    if (c->n_experts == 0 && (c->n_experts_used != 0 || c->d_ff_exp != 0 || c->experts_norm != 0 ||
+                              c->d_ff_shexp != 0 || c->experts_oai != 0)) {
+        return tnn_fail(TNN_ERR_ARG,
+                        "n_experts_used, d_ff_exp, experts_norm, d_ff_shexp and experts_oai need n_experts");
     }
     if (c->d_ff_shexp < 0 || c->d_ff_shexp > (1 << 18)) {
         return tnn_fail(TNN_ERR_ARG, "d_ff_shexp must be 0 (no shared expert) to %d, got %d", 1 << 18,
@@ -452,7 +463,7 @@ static struct ggml_tensor * blocks_and_head(struct ggml_context * ctx, const str
             .k_cache = cached->k_caches[l],
             .v_cache = cached->v_caches[l],
             .kv_rows = cached->rows,
-            .kq_mask = cached->mask,
+            .kq_mask = block.local ? cached->mask_swa : cached->mask,
             .n_kv = cached->n_kv,
             .flash = cached->flash,
             .conv_state = cached->conv_states[l],

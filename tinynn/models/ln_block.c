@@ -59,7 +59,7 @@ struct ggml_tensor * tnn_ln_block_forward(struct ggml_context * ctx, const struc
     struct ggml_tensor * q = ggml_reshape_3d(ctx, qkv_part(ctx, b, 0, h), head_dim, n_heads, n);
     struct ggml_tensor * k = ggml_reshape_3d(ctx, qkv_part(ctx, b, 1, h), head_dim, n_heads, n);
     struct ggml_tensor * v = ggml_reshape_3d(ctx, qkv_part(ctx, b, 2, h), head_dim, n_heads, n);
-    struct ggml_tensor * attn = tnn_attention(ctx, q, k, v, causal_mask, t_seq, t_batch,
+    struct ggml_tensor * attn = tnn_attention(ctx, q, k, v, causal_mask, NULL, t_seq, t_batch,
                                               1.0f / sqrtf((float) head_dim), 0.0f,
                                               TNN_ATTENTION_BY_CACHE);   /* [d, n] */
     x = ggml_add(ctx, x, linear(ctx, b->wo, b->bo, attn));

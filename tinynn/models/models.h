@@ -61,7 +61,9 @@ struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * g
 /* x -> cap * tanh(x / cap): Gemma 2's soft-capping of scores and logits */
 struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor * x, float cap);
 /* Causal grouped-query attention: softmax(scale q.k, capped to softcap
- * where softcap > 0, + mask) v.
+ * where softcap > 0, + mask) v; with sinks (F32 [n_heads], or NULL) each
+ * head's softmax has one more logit, sinks[head], which takes a share of
+ * the weight and adds no value (gpt-oss).
  * q [head_dim, n_heads, t_seq*t_batch], k, v [head_dim, n_kv_heads, t_seq*t_batch],
  * mask [t_seq, t_seq, 1, 1 or t_batch] (0 where a query sees a key, -inf
  * elsewhere: causal, and block-diagonal in packed rows; one for every
@@ -84,18 +86,20 @@ enum tnn_attention_split {
  * cache. */
 bool tnn_attention_by_sequence(int64_t n_heads, int64_t t_seq, int64_t t_batch, int32_t split, bool mask_per_row);
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
-                                   struct ggml_tensor * v, struct ggml_tensor * mask, int32_t t_seq,
-                                   int32_t t_batch, float scale, float softcap, int32_t split);
+                                   struct ggml_tensor * v, struct ggml_tensor * mask, struct ggml_tensor * sinks,
+                                   int32_t t_seq, int32_t t_batch, float scale, float softcap, int32_t split);
 /* Causal GQA attention of n new queries over a KV cache: writes the new keys
  * and values into the cache rows kv->kv_rows, then attends over the first
  * kv->n_kv cache positions under kv->kq_mask (0 where a query may look,
  * -inf elsewhere), with one flash-attention op or, where the backend lacks
- * it, two mul_mats and a softmax; scale and softcap as for tnn_attention.
+ * it, two mul_mats and a softmax; sinks, scale and softcap as for
+ * tnn_attention.
  * q [head_dim, n_heads, n], k, v [head_dim, n_kv_heads, n] -> [head_dim*n_heads, n] */
 struct tnn_kv_step;
 struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
                                           struct ggml_tensor * k, struct ggml_tensor * v,
-                                          const struct tnn_kv_step * kv, float scale, float softcap);
+                                          const struct tnn_kv_step * kv, struct ggml_tensor * sinks, float scale,
+                                          float softcap);
 /* x [d, n] -> (x - mean(x)) / sqrt(var(x) + eps) * weight + bias, per column */
 struct ggml_tensor * tnn_layer_norm(struct ggml_context * ctx, struct ggml_tensor * x, struct ggml_tensor * weight,
                                     struct ggml_tensor * bias, float eps);
@@ -148,6 +152,10 @@ struct ggml_tensor * tnn_causal_conv(struct ggml_context * ctx, struct ggml_tens
  * [d, d_ff_exp, E], ffn_down_exps [d_ff_exp, d, E]. */
 struct tnn_moe_weights {
     struct ggml_tensor *router, *gate, *up, *down;
+    /* gpt-oss's biases (cfg experts_oai), or NULL: the router's [E], gate's and up's
+     * [d_ff_exp, E], down's [d_model, E] */
+    struct ggml_tensor *router_b, *gate_b, *up_b, *down_b;
+    bool oai;   /* gpt-oss's clamped SwiGLU (tnn_swiglu_oai) in place of SwiGLU */
     /* LoRA pairs on gate, up, down (in that order), or NULL: A [d_in, rank, E],
      * B [rank, d_out, E], each expert's W_e x + lora_scale B_e (A_e x) */
     struct ggml_tensor *lora_a[3], *lora_b[3];
@@ -157,9 +165,15 @@ struct tnn_moe_weights {
  * router's softmax over the experts, its top n_used (normalize: their
  * weights rescaled to sum to 1, Qwen3-MoE's norm_topk_prob), each chosen
  * expert's down(silu(gate x) up x) weighted and summed (llama.cpp's
- * build_moe_ffn). On the CPU backend (its backward's nodes). */
+ * build_moe_ffn). gpt-oss's (w->oai, and the biases where w has them):
+ * the router's logits and each product biased, its activation
+ * tnn_swiglu_oai. On the CPU backend (its backward's nodes). */
 struct ggml_tensor * tnn_moe_ffn(struct ggml_context * ctx, struct ggml_tensor * x,
                                  const struct tnn_moe_weights * w, int32_t n_used, bool normalize);
+/* gpt-oss's activation of gate and up (one shape, F32): g' sigmoid(1.702 g')
+ * (u' + 1), g' = min(g, 7), u' = clamp(u, -7, 7), as ggml's swiglu_oai; a
+ * custom node each way. */
+struct ggml_tensor * tnn_swiglu_oai(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
 /* The chosen experts' weights [n_used, T] from the probabilities [E, T]
  * and ids [n_used, T]: w[s, t] = probs[ids[s, t], t], normalized over the
  * token's slots where asked; its backward is one custom node. */
@@ -233,6 +247,9 @@ struct tnn_block {
     struct ggml_tensor * rope_freqs_long;             /* LongRoPE's long set (past cfg->rope_orig_ctx),
                                                          or NULL */
     struct ggml_tensor * wo;                          /* [n_heads*hd, d_model] */
+    struct ggml_tensor * bo;                          /* [d_model] or NULL (gpt-oss) */
+    struct ggml_tensor * attn_sinks;                  /* [n_heads] each head's sink logit, or NULL
+                                                         (gpt-oss) */
     struct ggml_tensor * ffn_norm;                    /* [d_model] */
     struct ggml_tensor *w_gate, *w_up;              /* [d_model, d_ff] */
     struct ggml_tensor * w_down;                      /* [d_ff, d_model] */
@@ -317,7 +334,7 @@ void tnn_block_create(struct ggml_context * ctx, struct tnn_block * block, int32
                       const tnn_model_config * cfg);
 /* The block's own weight tensors (those that are not views of a fused one:
  * what training updates), in its layout's order, into out; returns how many. */
-#define TNN_BLOCK_MAX_TENSORS 48
+#define TNN_BLOCK_MAX_TENSORS 56
 int tnn_block_tensors(struct tnn_block * block, const tnn_model_config * cfg, int32_t layer,
                       struct ggml_tensor ** out);
 /* For generation: this layer's KV cache and the decode graph's inputs. The
@@ -435,6 +452,8 @@ struct tnn_decode_inputs {
     struct ggml_tensor *tokens, *positions;   /* int32 [n] */
     struct ggml_tensor * rows;                  /* int64 [n]: each token's cache row */
     struct ggml_tensor * mask;                  /* F16 [n_kv, n] */
+    struct ggml_tensor * mask_swa;              /* F16 [n_kv, n], the sliding-window layers' (cfg
+                                                   swa_window), or NULL */
     struct ggml_tensor **k_caches, **v_caches;/* one per layer (NULL: a short convolution's) */
     struct ggml_tensor ** conv_states;          /* one per recurrent layer (a convolution's), else NULL */
     struct ggml_tensor ** ssm_states;           /* one per delta-net or Mamba-2 layer, else NULL */
@@ -594,6 +613,10 @@ struct tnn_family {
     bool experts_norm;                   /* with experts: the chosen weights normalized */
     bool shared_expert;                  /* with experts: a gated shared expert (key
                                             expert_shared_feed_forward_length, d_ff by default) */
+    bool oai;                            /* gpt-oss: attention sinks, an output bias, sliding
+                                            layers' RoPE extended too, its experts
+                                            (tnn_model_config's swa_rope_scaled, attn_sinks,
+                                            attn_out_bias, experts_oai) */
     bool attn_temperature;               /* the queries' temperature (key attention.temperature_scale,
                                             tnn_model_config.attn_temp_scale: Ministral 3) */
     bool granite_scales;                 /* Granite's embedding, residual, attention and logit

@@ -92,7 +92,8 @@ static struct ggml_tensor * heads_to_batch(struct ggml_context * ctx, struct ggm
  * llama.cpp does. */
 static struct ggml_tensor * attention_heads(struct ggml_context * ctx, struct ggml_tensor * q3,
                                             struct ggml_tensor * k3, struct ggml_tensor * vt,
-                                            struct ggml_tensor * mask, float scale, float softcap) {
+                                            struct ggml_tensor * mask, struct ggml_tensor * sinks, float scale,
+                                            float softcap) {
     struct ggml_tensor * scores = ggml_mul_mat(ctx, k3, q3);            /* [T_k, T_q, G*n] */
     if (softcap > 0.0f) {
         /* Gemma 2: the scaled scores capped before the mask and the softmax */
@@ -102,6 +103,7 @@ static struct ggml_tensor * attention_heads(struct ggml_context * ctx, struct gg
     /* causal: the mask adds -inf above the diagonal inside the softmax, so
      * no masked copy of the scores is kept for the backward */
     struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, mask, scale, 0.0f);
+    ggml_soft_max_add_sinks(weights, sinks);   /* one a query matrix, or NULL */
     return ggml_mul_mat(ctx, vt, weights);                              /* [hd, T_q, G*n] */
 }
 
@@ -119,6 +121,12 @@ static struct ggml_tensor * mask_of(struct ggml_context * ctx, struct ggml_tenso
     return ggml_view_2d(ctx, mask, mask->ne[0], mask->ne[1], mask->nb[1], (size_t) row * mask->nb[3]);
 }
 
+/* The sinks of query matrices [first, first + n), or NULL. */
+static struct ggml_tensor * sinks_of(struct ggml_context * ctx, struct ggml_tensor * sinks, int64_t first,
+                                     int64_t n) {
+    return sinks == NULL ? NULL : ggml_view_1d(ctx, sinks, n, (size_t) first * sizeof(float));
+}
+
 /* A batch's scores past this (a core's L2 and some): a sequence at a time. */
 #define BATCH_SCORES_BYTES (4.0 * 1024 * 1024)
 
@@ -134,9 +142,15 @@ bool tnn_attention_by_sequence(int64_t n_heads, int64_t t_seq, int64_t t_batch, 
 }
 
 struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
-                                   struct ggml_tensor * v, struct ggml_tensor * mask, int32_t t_seq,
-                                   int32_t t_batch, float scale, float softcap, int32_t split) {
+                                   struct ggml_tensor * v, struct ggml_tensor * mask, struct ggml_tensor * sinks,
+                                   int32_t t_seq, int32_t t_batch, float scale, float softcap, int32_t split) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n_kv_heads = k->ne[1];
+    if (sinks != NULL) {
+        /* the softmax reads a sink for each query matrix, head h of sequence b at h + H b */
+        sinks = ggml_reshape_1d(ctx,
+                                ggml_repeat(ctx, sinks, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n_heads, t_batch)),
+                                n_heads * t_batch);
+    }
 
     struct ggml_tensor * q3 = heads_to_batch(ctx, q, t_seq, t_batch);   /* [hd, T, H*B] */
     struct ggml_tensor * k3 = heads_to_batch(ctx, k, t_seq, t_batch);   /* [hd, T, KV*B] */
@@ -150,7 +164,7 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
     const bool by_sequence = tnn_attention_by_sequence(n_heads, t_seq, t_batch, split, mask_per_row);
     struct ggml_tensor * out = NULL;
     if (!per_kv_head && !by_sequence) {
-        out = attention_heads(ctx, q3, k3, vt, mask, scale, softcap);
+        out = attention_heads(ctx, q3, k3, vt, mask, sinks, scale, softcap);
     } else {
         /* in pieces, the outputs concatenated: a few kv heads of one
          * sequence, or a few whole sequences, and their G query heads at a
@@ -168,9 +182,10 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
             for (int64_t h = 0; h < n_kv_heads; h += heads) {
                 const int64_t first = b * n_kv_heads + h;       /* kv slot */
                 const int64_t n = r > 1 ? r * n_kv_heads : (h + heads < n_kv_heads ? heads : n_kv_heads - h);
-                struct ggml_tensor * part = attention_heads(ctx, slices(ctx, q3, first * group, n * group),
-                                                            slices(ctx, k3, first, n), slices(ctx, vt, first, n),
-                                                            mask_of(ctx, mask, b), scale, softcap);
+                struct ggml_tensor * part = attention_heads(
+                    ctx, slices(ctx, q3, first * group, n * group), slices(ctx, k3, first, n),
+                    slices(ctx, vt, first, n), mask_of(ctx, mask, b),
+                    sinks_of(ctx, sinks, first * group, n * group), scale, softcap);
                 out = out == NULL ? part : ggml_concat(ctx, out, part, 2);
             }
         }
@@ -182,7 +197,8 @@ struct ggml_tensor * tnn_attention(struct ggml_context * ctx, struct ggml_tensor
 
 struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml_tensor * q,
                                           struct ggml_tensor * k, struct ggml_tensor * v,
-                                          const struct tnn_kv_step * kv, float scale, float softcap) {
+                                          const struct tnn_kv_step * kv, struct ggml_tensor * sinks, float scale,
+                                          float softcap) {
     const int64_t head_dim = q->ne[0], n_heads = q->ne[1], n = q->ne[2];
     const int64_t n_kv_heads = k->ne[1];
     /* the new keys and values [hd, KV, n] -> [hd, n, KV], scattered into the
@@ -201,6 +217,7 @@ struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml
         /* one op: online softmax over the unmasked keys; query head h reads
          * kv head h / (H/KV); the result is already [hd, H, n] */
         out = ggml_flash_attn_ext(ctx, q3, keys, values, kv->kq_mask, scale, 0.0f, softcap);
+        ggml_flash_attn_ext_add_sinks(out, sinks);
         return ggml_reshape_2d(ctx, out, head_dim * n_heads, n);
     }
     /* mul_mat broadcasts each kv head over H/KV consecutive query heads */
@@ -210,6 +227,7 @@ struct ggml_tensor * tnn_attention_cached(struct ggml_context * ctx, struct ggml
         scale = 1.0f;
     }
     struct ggml_tensor * weights = ggml_soft_max_ext(ctx, scores, kv->kq_mask, scale, 0.0f);
+    ggml_soft_max_add_sinks(weights, sinks);
     struct ggml_tensor * vt = ggml_cont(ctx, ggml_transpose(ctx, values));     /* [n_kv, hd, KV] */
     out = ggml_mul_mat(ctx, vt, weights);                                      /* [hd, n, H] */
     out = ggml_cont(ctx, ggml_permute(ctx, out, 0, 2, 1, 3));                  /* [hd, H, n] */

@@ -32,14 +32,6 @@ int tnn_kv_init(tnn_session * s, int32_t n_ctx) {
         return tnn_fail(TNN_ERR_ARG, "generation with a KV cache runs llama models only, not %s",
                         s->model.arch->name);
     }
-    if (s->model.cfg.swa_window > 0 && n_ctx > s->model.cfg.swa_window) {
-        /* the decode graph has one mask for every layer: within the window a
-         * local layer sees what a global one sees */
-        return tnn_fail(TNN_ERR_ARG,
-                        "this model's local layers attend over %d positions: generation "
-                        "runs a context of at most %d tokens, not %d",
-                        s->model.cfg.swa_window, s->model.cfg.swa_window, n_ctx);
-    }
     const tnn_model_config * cfg = &s->model.cfg;
     const int64_t head_dim = tnn_head_dim(cfg);
     struct ggml_init_params ip = {
@@ -126,6 +118,10 @@ static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_sessio
     d->positions = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
     d->rows = ggml_new_tensor_1d(ctx, GGML_TYPE_I64, n);
     d->mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, n_kv, n);
+    d->mask_swa = s->model.cfg.swa_window > 0 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F16, n_kv, n) : NULL;
+    if (d->mask_swa != NULL) {
+        ggml_set_input(d->mask_swa);
+    }
     ggml_set_input(d->tokens);
     ggml_set_input(d->positions);
     ggml_set_input(d->rows);
@@ -135,6 +131,7 @@ static struct ggml_tensor * decode_forward(struct ggml_context * ctx, tnn_sessio
         .positions = d->positions,
         .rows = d->rows,
         .mask = d->mask,
+        .mask_swa = d->mask_swa,
         .k_caches = d->k_caches,
         .v_caches = d->v_caches,
         .conv_states = d->conv_states,
@@ -283,10 +280,11 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
         return status;
     }
 
-    /* query j (position n_past + j) sees cache positions 0 .. n_past + j */
+    /* query j (position n_past + j) sees cache positions 0 .. n_past + j; in
+     * a sliding-window layer the last swa_window of them */
     const size_t n_mask = (size_t) n_kv * (size_t) n;
     if (n_mask > s->decoder.mask_cap) {
-        uint16_t * grown = realloc(s->decoder.mask_host, n_mask * sizeof(uint16_t));
+        uint16_t * grown = realloc(s->decoder.mask_host, 2 * n_mask * sizeof(uint16_t));
         if (grown == NULL) {
             return tnn_fail(TNN_ERR_ALLOC, "out of memory for a %d x %d attention mask", n_kv, n);
         }
@@ -304,15 +302,20 @@ int tnn_decode(tnn_session * s, const int32_t * tokens, int32_t n, int32_t n_pas
         positions[j] = n_past + j;
         rows[j] = n_past + j;
         uint16_t * mask_row = s->decoder.mask_host + (size_t) j * n_kv;
-        const int32_t seen = n_past + j + 1;
+        uint16_t * swa_row = mask_row + n_mask;
+        const int32_t seen = n_past + j + 1, first = seen - cfg->swa_window;
         for (int32_t i = 0; i < n_kv; ++i) {
             mask_row[i] = i < seen ? zero : minus_inf;
+            swa_row[i] = i < seen && i >= first ? zero : minus_inf;
         }
     }
     set_input(s, s->decoder.tokens, tokens, (size_t) n * sizeof(int32_t));
     set_input(s, s->decoder.positions, positions, (size_t) n * sizeof(int32_t));
     set_input(s, s->decoder.rows, rows, (size_t) n * sizeof(int64_t));
     set_input(s, s->decoder.mask, s->decoder.mask_host, n_mask * sizeof(uint16_t));
+    if (s->decoder.mask_swa != NULL) {
+        set_input(s, s->decoder.mask_swa, s->decoder.mask_host + n_mask, n_mask * sizeof(uint16_t));
+    }
     free(rows);
     if (ggml_backend_graph_compute(s->backend, s->decoder.graph) != GGML_STATUS_SUCCESS) {
         return tnn_fail(TNN_ERR_BACKEND, "the %s backend failed to run the decode graph", tnn_backend_name());

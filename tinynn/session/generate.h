@@ -28,10 +28,11 @@ struct tnn_decoder {
     struct ggml_context * ctx_graph;
     struct ggml_cgraph * graph;
     struct ggml_tensor *tokens, *positions, *rows, *mask, *logits;
+    struct ggml_tensor * mask_swa;   /* the sliding-window layers' mask, or NULL (no window) */
     int32_t n, n_kv;
     bool flash;                      /* the backend runs ggml_flash_attn_ext */
     bool base_only;                  /* tnn_decode_adapters(s, 0): no LoRA products */
-    uint16_t * mask_host;            /* staging for the F16 mask, mask_cap halves */
+    uint16_t * mask_host;            /* staging for the F16 masks, mask_cap halves each */
     size_t mask_cap;
 };
 

@@ -95,7 +95,7 @@ static struct ggml_tensor * build_moe_ffn(struct ggml_context * ctx, struct ggml
     if (!moe_shapes_fit(in, n_used)) {
         return NULL;
     }
-    const struct tnn_moe_weights w = { in[1], in[2], in[3], in[4] };
+    const struct tnn_moe_weights w = { .router = in[1], .gate = in[2], .up = in[3], .down = in[4] };
     return tnn_moe_ffn(ctx, in[0], &w, n_used, normalize);
 }
 
@@ -116,7 +116,13 @@ static struct ggml_tensor * build_moe_ffn_lora(struct ggml_context * ctx, struct
         return NULL;
     }
     const struct tnn_moe_weights w = {
-        in[1], in[2], in[3], in[4], { in[5], in[7], in[9] }, { in[6], in[8], in[10] }, 0.75f,
+        .router = in[1],
+        .gate = in[2],
+        .up = in[3],
+        .down = in[4],
+        .lora_a = { in[5], in[7], in[9] },
+        .lora_b = { in[6], in[8], in[10] },
+        .lora_scale = 0.75f,
     };
     return tnn_moe_ffn(ctx, in[0], &w, 3, true);
 }

@@ -107,6 +107,13 @@ class ModelConfig:
     rope_yarn_beta_slow: float = 0.0
     rope_yarn_log_mul: float = 0.0
     attn_temp_scale: float = 0.0
+    # gpt-oss: sliding-window layers' RoPE extended too (swa_rope_scaled), a learned sink logit
+    # per head in each softmax, a bias on the attention's output, and its experts (experts_oai:
+    # biases on the router and the experts, the clamped SwiGLU g sigmoid(1.702 g) (u + 1))
+    swa_rope_scaled: bool = False
+    attn_sinks: bool = False
+    attn_out_bias: bool = False
+    experts_oai: bool = False
 
     def __post_init__(self):
         if self.arch == "gpt2":

@@ -7340,6 +7340,20 @@ static void ggml_compute_backward(
                 ggml_add_or_set(ctx, cgraph, isrc0, ggml_soft_max_ext_back(ctx, grad, tensor, scale, max_bias));
             }
             GGML_ASSERT((!src1 || !src1_needs_grads) && "backward pass for softmax mask not implemented");
+            if (src2_needs_grads) {
+                // toy patch 0020: the sinks' gradient (ggml_soft_max_add_sinks). A row's
+                // sink takes p = 1 - sum_j y_j of its weight and adds no value, so
+                // dL/dsink = -sum over the rows of matrix i2 (every i3) of p (y . dy)
+                const int64_t n_rows = tensor->ne[1], n_mats = tensor->ne[2], n_outer = tensor->ne[3];
+                struct ggml_tensor * ydy  = ggml_sum_rows(ctx, ggml_mul(ctx, tensor, grad));
+                struct ggml_tensor * sink = ggml_scale_bias(ctx, ggml_sum_rows(ctx, tensor), -1.0f, 1.0f);
+                struct ggml_tensor * per_row = ggml_reshape_3d(ctx, ggml_mul(ctx, sink, ydy), n_rows, n_mats, n_outer);
+                struct ggml_tensor * per_mat = ggml_reshape_2d(ctx, ggml_sum_rows(ctx, per_row), n_mats, n_outer);
+                if (n_outer > 1) {
+                    per_mat = ggml_sum_rows(ctx, ggml_cont(ctx, ggml_transpose(ctx, per_mat)));
+                }
+                ggml_add_or_set(ctx, cgraph, isrc2, ggml_scale(ctx, ggml_reshape_1d(ctx, per_mat, n_mats), -1.0f));
+            }
         } break;
         case GGML_OP_ROPE: {
             if (src0_needs_grads) {
