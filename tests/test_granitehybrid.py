@@ -160,15 +160,88 @@ def test_lora_and_cached_decoding_on_vulkan_follow_the_cpu(tmp_path):
     assert_vulkan_follows_the_cpu(path, ids(2), VOCAB, EVERY_TARGET)
 
 
-def test_a_mixture_of_experts_granite_is_refused_in_one_line(tmp_path):
-    """Granite 4's tiny and small sizes route to experts: refused by name
-    until toy has an expert path (not a missing-tensor error)."""
+# Granite 4's mixture-of-experts sizes (tiny, small): the feed-forward is the routed
+# experts (transformers' gate_up_proj: gate's rows, then up's) beside shared_mlp, which
+# the converter writes as a shared expert without a gate
+MOE_TO_GGUF = {
+    **{hf: gguf for hf, gguf in HF_TO_GGUF.items() if "shared_mlp" not in hf},
+    "model.layers.{i}.block_sparse_moe.router.weight": "blk.{i}.ffn_gate_inp.weight",
+    "model.layers.{i}.block_sparse_moe.experts.gate_up_proj": (
+        "blk.{i}.ffn_gate_exps.weight",
+        "blk.{i}.ffn_up_exps.weight",
+    ),
+    "model.layers.{i}.block_sparse_moe.experts.down_proj": "blk.{i}.ffn_down_exps.weight",
+    "model.layers.{i}.shared_mlp.input_linear.weight": ("blk.{i}.ffn_gate_shexp.weight", "blk.{i}.ffn_up_shexp.weight"),
+    "model.layers.{i}.shared_mlp.output_linear.weight": "blk.{i}.ffn_down_shexp.weight",
+}
+MOE_TARGETS = ("q", "k", "v", "o", "ssm_out", "ssm_in", "gate_shexp", "up_shexp", "down_shexp")
+EXPERTS = ("gate_exps", "up_exps", "down_exps")
+
+
+def moe_model(router_scale: float = 10.0):
+    """hf_model's with 4 experts, 2 a token, in every layer; the router x10,
+    so that a token's second and third experts are rarely within a quantized
+    file's rounding of each other (test_qwen3moe)."""
     config = hf_model().config
     config.num_local_experts, config.num_experts_per_tok = 4, 2
-    path = write(randomize(transformers.GraniteMoeHybridForCausalLM(config)), tmp_path / "moe.gguf")
-    with pytest.raises(toy.ToyError, match="mixture-of-experts layers .* cannot be trained yet") as refused:
-        toy.native.session.read_gguf_config(path)
-    assert "\n" not in str(refused.value)
+    model = randomize(transformers.GraniteMoeHybridForCausalLM(config))
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.block_sparse_moe.router.weight.mul_(router_scale)
+    return model
+
+
+@pytest.fixture(scope="module")
+def granite_moe(tmp_path_factory):
+    """(the transformers MoE model, its f32 GGUF by llama.cpp's converter)"""
+    model = moe_model()
+    return model, write(model, tmp_path_factory.mktemp("granite_moe") / "granite-moe-f32.gguf")
+
+
+def test_a_mixture_of_experts_granite_reads_its_experts_and_shared_expert(granite_moe):
+    """The experts' width is feed_forward_length, as llama.cpp reads it; the
+    shared expert has no gate; LoRA's `all` is every dense projection."""
+    from toy.native.session import resolve_targets
+
+    _, path = granite_moe
+    cfg = toy.native.session.read_gguf_config(path)
+    assert (cfg.n_experts, cfg.n_experts_used, cfg.d_ff_exp, cfg.experts_norm) == (4, 2, 128, True)
+    assert (cfg.d_ff_shexp, cfg.shexp_gate, cfg.layer_kinds) == (128, False, "mmam")
+    assert set(resolve_targets(("all",), cfg)) == set(MOE_TARGETS)
+
+
+def test_a_mixture_of_experts_granite_matches_transformers(tmp_path):
+    """Logits and every gradient: the router's, the experts' and the shared
+    expert's too (the router unscaled: x10 carries float32's rounding of its
+    inputs past the tolerance, as in test_qwen35moe)."""
+    model = moe_model(router_scale=1.0)
+    path = write(model, tmp_path / "granite-moe-f32.gguf")
+    assert_toy_matches(model, path, ids(), MOE_TO_GGUF, to_gguf=mamba2_as_stored(model, 2, HEADS, KV_HEADS))
+
+
+def test_lora_on_a_mixture_of_experts_granite_runs_in_llama_cpp(granite_moe, tmp_path):
+    """Every dense projection and a pair per expert on the F32 file: llama.cpp
+    runs the adapter to toy's logits."""
+    _, path = granite_moe
+    assert_adapter_runs_in_llama_cpp(path, ids(2), tmp_path / "adapter.gguf", MOE_TARGETS + EXPERTS, exact=True)
+
+
+def test_lora_on_a_q8_0_mixture_of_experts_granite_runs_in_llama_cpp_routed_alike(granite_moe, tmp_path):
+    from hf_compare import llama_cpp_logits, trained_adapter
+    from test_qwen3moe import assert_routed_alike
+
+    _, f32 = granite_moe
+    path = quantize(f32, tmp_path / "granite-moe-q8_0.gguf", "Q8_0")
+    batch = ids(2)
+    _, ours = trained_adapter(path, batch, tmp_path / "adapter.gguf", targets=MOE_TARGETS)
+    theirs = llama_cpp_logits(path, batch[0, :-1], tmp_path / "adapter.gguf", f32_cache=True)
+    assert_routed_alike(theirs, ours, llama_cpp_logits(path, batch[0, :-1], f32_cache=True))
+
+
+def test_a_mixture_of_experts_granite_decodes_as_transformers(granite_moe):
+    model, path = granite_moe
+    tokens = ids(4)[0]
+    assert_cached_decoding_matches(path, tokens, hf_logits(model, tokens[None]), prefill=5)
 
 
 def test_instruct_and_dpo_run_on_granite_from_the_command_line(tmp_path, llama_cpp_models):

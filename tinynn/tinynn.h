@@ -217,8 +217,10 @@ typedef struct tnn_model_config {
     int32_t d_ff_shexp;   /* with n_experts: 0, or the width of a shared expert every token
                              goes through beside the routed ones: ffn_gate_shexp, ffn_up_shexp
                              [d_model, d_ff_shexp], ffn_down_shexp [d_ff_shexp, d_model], its
-                             SwiGLU output times sigmoid(ffn_gate_inp_shexp x), ffn_gate_inp_shexp
-                             [d_model] (Qwen 3.5 MoE) */
+                             SwiGLU output (gated: shexp_gate) added to the routed ones */
+    int32_t shexp_gate;   /* with d_ff_shexp: 1: the shared expert's output is gated by
+                             sigmoid(ffn_gate_inp_shexp x), ffn_gate_inp_shexp [d_model]
+                             (Qwen 3.5 MoE); 0: added as it is (Granite 4 MoE) */
     float rope_scale;     /* 0: none; else RoPE's context extension factor (rope.scaling.factor,
                              above 1): every angle divided by it (llama.cpp's linear scaling,
                              freq_scale = 1 / rope_scale), or with rope_yarn YaRN's */

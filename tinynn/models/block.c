@@ -259,7 +259,7 @@ static int block_layout(struct tnn_block * b, const tnn_model_config * cfg, int3
         { &b->moe.gate_b, "ffn_gate_exps.bias", ff_exp, experts, oai },
         { &b->moe.up_b, "ffn_up_exps.bias", ff_exp, experts, oai },
         { &b->moe.down_b, "ffn_down_exps.bias", d, experts, oai },
-        { &b->shexp_gate_inp, "ffn_gate_inp_shexp.weight", d, 0, shared },
+        { &b->shexp_gate_inp, "ffn_gate_inp_shexp.weight", d, 0, shared && cfg->shexp_gate },
         { &b->w_gate_shexp, "ffn_gate_shexp.weight", d, cfg->d_ff_shexp, shared },
         { &b->w_up_shexp, "ffn_up_shexp.weight", d, cfg->d_ff_shexp, shared },
         { &b->w_down_shexp, "ffn_down_shexp.weight", cfg->d_ff_shexp, d, shared },
@@ -671,12 +671,14 @@ struct ggml_tensor * tnn_block_ffn(struct ggml_context * ctx, const struct tnn_b
         if (b->w_up_shexp == NULL) {
             return out;
         }
-        /* the shared expert, every token through it, gated by sigmoid(w x) [1, n] */
+        /* the shared expert, every token through it, gated by sigmoid(w x) [1, n] where it has a gate */
         struct ggml_tensor * shared = tnn_swiglu(ctx, linear(ctx, b, TNN_LORA_SLOT_GATE_SHEXP, NULL, h),
                                                  linear(ctx, b, TNN_LORA_SLOT_UP_SHEXP, NULL, h));
         shared = linear(ctx, b, TNN_LORA_SLOT_DOWN_SHEXP, NULL, shared); /* [d, n] */
-        struct ggml_tensor * gate = ggml_sigmoid(ctx, ggml_mul_mat(ctx, b->shexp_gate_inp, h));
-        return ggml_add(ctx, out, ggml_mul(ctx, shared, gate));
+        if (b->shexp_gate_inp != NULL) {
+            shared = ggml_mul(ctx, shared, ggml_sigmoid(ctx, ggml_mul_mat(ctx, b->shexp_gate_inp, h)));
+        }
+        return ggml_add(ctx, out, shared);
     }
     if (cfg->ffn_relu_sq) {
         /* Nemotron-H: no gate, the square of a ReLU */

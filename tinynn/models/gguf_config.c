@@ -445,10 +445,17 @@ static int read_experts(struct gguf_context * g, const char * arch, const struct
     char k[96];
     int64_t n_experts, n_used, d_ff_exp;
     int status;
-    if ((status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_count"), -1, &n_experts)) ||
-        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_used_count"), -1, &n_used)) ||
-        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_feed_forward_length"), -1,
-                                    &d_ff_exp))) {
+    const bool optional = family->experts_optional;
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_count"), optional ? 0 : -1,
+                                    &n_experts))) {
+        return status;
+    }
+    if (optional && n_experts == 0) {
+        return TNN_OK; /* a dense size */
+    }
+    if ((status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_used_count"), -1, &n_used)) ||
+        (status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_feed_forward_length"),
+                                    optional ? c->d_ff : -1, &d_ff_exp))) {
         return status;
     }
     if ((status = tnn_experts_on_this_backend())) { /* before the base is read onto a device */
@@ -471,11 +478,11 @@ static int read_experts(struct gguf_context * g, const char * arch, const struct
     }
     if (family->shared_expert) {
         int64_t d_ff_shexp;
-        if ((status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_shared_feed_forward_length"), -1,
-                                        &d_ff_shexp))) {
+        if ((status = tnn_gguf_get_uint(g, arch_key(k, sizeof(k), arch, "expert_shared_feed_forward_length"),
+                                        optional ? 0 : -1, &d_ff_shexp))) {
             return status;
         }
-        if (d_ff_shexp < 1 || d_ff_shexp > (1 << 18)) {
+        if ((d_ff_shexp < 1 && !optional) || d_ff_shexp < 0 || d_ff_shexp > (1 << 18)) {
             return tnn_fail(TNN_ERR_ARG, "%s: a shared expert %lld wide: toy takes 1 to %d", k,
                             (long long) d_ff_shexp, 1 << 18);
         }
@@ -614,10 +621,11 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
         return status;
     }
     c->vocab = (int32_t) vocab;
-    if (!family->experts && (status = refuse_experts(tensors, arch, n_layers))) {
+    const bool experts = family->experts || family->experts_optional;
+    if (!experts && (status = refuse_experts(tensors, arch, n_layers))) {
         return status;
     }
-    if (family->experts && (status = read_experts(g, arch, family, c))) {
+    if (experts && (status = read_experts(g, arch, family, c))) {
         return status;
     }
     c->untied = ggml_get_tensor(tensors, "output.weight") != NULL;
@@ -632,6 +640,11 @@ static int read_config(struct gguf_context * g, struct ggml_context * tensors, t
     c->qkv_bias = attends >= 0 && ggml_get_tensor(tensors, name) != NULL;
     snprintf(name, sizeof(name), "blk.%d.attn_output.bias", attends);
     c->attn_out_bias = attends >= 0 && ggml_get_tensor(tensors, name) != NULL;
+    if (c->d_ff_shexp > 0) { /* a shared expert's gate, seen in the first layer with one */
+        snprintf(name, sizeof(name), "blk.%d.ffn_gate_inp_shexp.weight",
+                 tnn_first_layer_with(c, TNN_LORA_SLOT_UP_SHEXP));
+        c->shexp_gate = ggml_get_tensor(tensors, name) != NULL;
+    }
     c->attn_sinks = family->oai;
     c->experts_oai = family->oai && family->experts;
     snprintf(name, sizeof(name), "blk.%d.attn_q_norm.weight", attends);

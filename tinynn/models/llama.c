@@ -127,7 +127,7 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
     } flags[] = {
         { "mamba_no_norm", c->mamba_no_norm }, { "swa_rope_scaled", c->swa_rope_scaled },
         { "attn_sinks", c->attn_sinks },       { "attn_out_bias", c->attn_out_bias },
-        { "experts_oai", c->experts_oai },
+        { "experts_oai", c->experts_oai },     { "shexp_gate", c->shexp_gate },
     };
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); ++i) {
         if (flags[i].value != 0 && flags[i].value != 1) {
@@ -186,6 +186,9 @@ int tnn_check_token_model_config(const tnn_model_config * c) {
                               c->d_ff_shexp != 0 || c->experts_oai != 0)) {
         return tnn_fail(TNN_ERR_ARG,
                         "n_experts_used, d_ff_exp, experts_norm, d_ff_shexp and experts_oai need n_experts");
+    }
+    if (c->shexp_gate && c->d_ff_shexp == 0) {
+        return tnn_fail(TNN_ERR_ARG, "shexp_gate needs a shared expert (d_ff_shexp)");
     }
     if (c->d_ff_shexp < 0 || c->d_ff_shexp > (1 << 18)) {
         return tnn_fail(TNN_ERR_ARG, "d_ff_shexp must be 0 (no shared expert) to %d, got %d", 1 << 18,

@@ -611,8 +611,15 @@ struct tnn_family {
                                             (tnn_model_config.n_experts: keys expert_count,
                                             expert_used_count, expert_feed_forward_length) */
     bool experts_norm;                   /* with experts: the chosen weights normalized */
-    bool shared_expert;                  /* with experts: a gated shared expert (key
-                                            expert_shared_feed_forward_length, d_ff by default) */
+    bool shared_expert;                  /* with experts: a shared expert (key
+                                            expert_shared_feed_forward_length: required, or with
+                                            experts_optional optional), gated where the file has
+                                            ffn_gate_inp_shexp (tnn_model_config.shexp_gate) */
+    bool experts_optional;               /* some sizes are a mixture of experts (Granite 4's tiny
+                                            and small): read as experts where the file has
+                                            expert_count > 0, the experts' width
+                                            feed_forward_length where it has no
+                                            expert_feed_forward_length (as llama.cpp reads it) */
     bool oai;                            /* gpt-oss: attention sinks, an output bias, sliding
                                             layers' RoPE extended too, its experts
                                             (tnn_model_config's swa_rope_scaled, attn_sinks,

@@ -94,7 +94,10 @@ class ModelConfig:
     n_experts_used: int = 0
     d_ff_exp: int = 0
     experts_norm: bool = False
-    d_ff_shexp: int = 0  # Qwen 3.5 MoE: a shared expert of this width, gated by sigmoid(w x)
+    # a shared expert of this width beside the routed ones, gated by sigmoid(w x) with
+    # shexp_gate (Qwen 3.5 MoE), else added as it is (Granite 4 MoE)
+    d_ff_shexp: int = 0
+    shexp_gate: bool = False
     # RoPE's context extension (0: none): every angle divided by rope_scale, or with rope_yarn
     # YaRN's ramp between the pairs that turn rope_yarn_beta_slow and rope_yarn_beta_fast times
     # over rope_yarn_ctx tokens (its cos and sin scaled, over 1 + 0.1 rope_yarn_log_mul
