@@ -1,6 +1,7 @@
 """A mixture of experts' products through frozen experts kept as stored
-(tinynn/models/experts.c, cpu/experts.c): ggml's MUL_MAT_ID forward and
-toy's backward to the layer's input, no float copy of an expert, against a
+(tinynn/models/experts.c, cpu/experts.c): ggml's MUL_MAT_ID forward (toy's
+own where ggml's is slow: MXFP4 experts in a training step) and toy's
+backward to the layer's input, no float copy of an expert, against a
 float64 reference on the dequantized experts, through
 tnn_kernel_check_experts (the graph a training step builds around them, on
 the CPU backend). The experts' types are those of this year's MoE GGUFs:
@@ -171,6 +172,47 @@ def test_the_fgemm_variants_give_the_same_bits_and_the_portable_loops_the_same_v
         np.testing.assert_array_equal(ran["avx2"], ran["avx512"])
     if not ran:
         pytest.skip("this CPU runs no fgemm variant")
+
+
+@pytest.mark.parametrize("shared_x", [True, False])
+def test_mxfp4_experts_forward_on_toys_kernel_is_float32s_product_in_every_variant(monkeypatch, shared_x):
+    """MXFP4 experts that see 16 slots or more on average (a training step's
+    gpt-oss-20b: 128 of 1024 tokens an expert) run their forward on toy's
+    kernel, not ggml's MUL_MAT_ID (which quantizes x to 8 bits): y is the
+    float32 product of the dequantized experts (rows past one chunk of
+    1024 columns, 600 slots past one gathering of 512, an expert no slot
+    chose); 1, 2 and 5 threads and the AVX2 and AVX-512 fgemm give the same
+    bits, the portable loops the same values."""
+    rng = np.random.default_rng(11)
+    n_experts, d_in, d_out, n_tokens, n_used = 4, 1056, 72, 800, 2
+    rows, w = stored_experts(rng, n_experts, d_in, d_out, "mxfp4")
+    ids = routed(rng, n_tokens, n_used, 3)  # expert 3: no slot
+    x = rng.standard_normal((n_tokens, 1 if shared_x else n_used, d_in)).astype(np.float32)
+    dy = rng.standard_normal((n_tokens, n_used, d_out)).astype(np.float32)
+    exact_y, _, _ = reference(w, x.astype(np.float64), ids, dy.astype(np.float64))
+    size = np.abs(w).max() * np.abs(x).max()
+    bound = d_in * np.finfo(np.float32).eps * size * 4
+    outputs = {}
+    for threads in (1, 2, 5):
+        status, outputs[threads], _ = experts("mxfp4", rows, (n_experts, d_in, d_out), x, ids, dy, threads)
+        assert status == 0, error()
+    assert np.all(np.abs(outputs[1] - exact_y) <= bound), np.abs(outputs[1] - exact_y).max()
+    for threads in (2, 5):
+        np.testing.assert_array_equal(outputs[threads], outputs[1])
+    monkeypatch.delenv("TNN_CPU_VARIANT", raising=False)
+    monkeypatch.setenv("TNN_CPU_KERNELS", "off")
+    status, portable, _ = experts("mxfp4", rows, (n_experts, d_in, d_out), x, ids, dy)
+    assert status == 0, error()
+    assert np.all(np.abs(portable - exact_y) <= bound)
+    monkeypatch.delenv("TNN_CPU_KERNELS")
+    ran = {}
+    for variant, level in (("avx2", "haswell"), ("avx512", "skylakex")):
+        if lib.tnn_cpu_kernel_runs(b"fgemm", variant.encode()):
+            monkeypatch.setenv("TNN_CPU_VARIANT", level)
+            status, ran[variant], _ = experts("mxfp4", rows, (n_experts, d_in, d_out), x, ids, dy)
+            assert status == 0, error()
+    if len(ran) == 2:
+        np.testing.assert_array_equal(ran["avx2"], ran["avx512"])
 
 
 @pytest.mark.parametrize(

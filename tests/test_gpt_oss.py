@@ -339,3 +339,24 @@ def test_instruct_and_dpo_run_on_gpt_oss_from_the_command_line(tmp_path, llama_c
     model = quantize(f32, tmp_path / "gpt-oss-chat-mxfp4.gguf", "MXFP4_MOE")
     config = instruct_and_dpo(model, tmp_path, seq=384)
     assert config["lora"]["targets"] == list(ATTENTION)
+
+
+def test_a_long_step_on_mxfp4_experts_runs_toys_forward_to_llama_cpps_logits(tmp_path):
+    """64 tokens, 16 slots an expert on average: toy's own forward runs the
+    MXFP4 experts (ggml's MUL_MAT_ID is slow on them; test_experts holds
+    the kernel alone). llama.cpp's logits, whose products round x to 8
+    bits, correlate with toy's, and most positions agree as a dense
+    model's quantized products do."""
+    from toy.recipes import LoRA
+
+    t = 64
+    f32 = hf_to_gguf(hf_model(), tmp_path / "f32.gguf")
+    path = quantize(f32, tmp_path / "gpt-oss-mxfp4.gguf", "MXFP4_MOE")
+    batch = np.random.default_rng(5).integers(0, VOCAB - 1, (1, t)).astype(np.int32)
+    recipe = LoRA("cpu", threads=2)
+    recipe.realize(path, None, 4, toy.RecipeOptions(t_seq=t, t_batch=1), targets=("q",))
+    ours, _ = recipe.evaluate(batch, np.arange(t, dtype=np.int32)[None])
+    theirs = llama_cpp_logits(path, batch[0], f32_cache=True)
+    assert np.corrcoef(theirs.ravel(), ours[0].ravel())[0, 1] > 0.99
+    close = np.abs(theirs - ours[0]).max(axis=1) < 0.1 * np.abs(theirs).max()
+    assert close.mean() >= 0.75, np.abs(theirs - ours[0]).max(axis=1)

@@ -112,4 +112,37 @@ AVX2 void tnn_dequantize_q4_K_avx2(const void * blocks, float * y, int64_t n) {
     }
 }
 
+/* ggml's MXFP4 block (ggml-common.h): an E8M0 exponent e and 32 values as
+ * 16 bytes of nibbles (value j the low nibble of byte j, value j + 16 its
+ * high one), each an E2M1 code; value = kvalues_mxfp4[code] * 2^(e - 128).
+ * The products are exact (a small integer by a power of two), so any
+ * order gives ggml's bits. */
+#define MXFP4_BYTES 17
+
+static float e8m0_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t) (e - 1) << 23;
+    float d;
+    memcpy(&d, &bits, sizeof(d));
+    return d;
+}
+
+/* 16 int8 codes' values times d, into y[0..15] */
+AVX2 static void mxfp4_run(__m128i values, __m256 d, float * y) {
+    _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(values)), d));
+    _mm256_storeu_ps(y + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(values, 8))), d));
+}
+
+AVX2 void tnn_dequantize_mxfp4_avx2(const void * blocks, float * y, int64_t n) {
+    /* ggml's kvalues_mxfp4: twice E2M1's values, as int8 */
+    const __m128i table = _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    const uint8_t * b = blocks;
+    for (int64_t i = 0; i < n / 32; ++i, b += MXFP4_BYTES, y += 32) {
+        const __m256 d = _mm256_set1_ps(e8m0_half(b[0]));
+        const __m128i q = _mm_loadu_si128((const __m128i *) (b + 1));
+        mxfp4_run(_mm_shuffle_epi8(table, _mm_and_si128(q, low4)), d, y);
+        mxfp4_run(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(q, 4), low4)), d, y + 16);
+    }
+}
+
 #endif

@@ -1,5 +1,6 @@
-/* The input gradient through frozen experts kept as stored (kernels.h's
- * comment on struct tnn_experts_args).
+/* The input gradient through frozen experts kept as stored, and where ggml's
+ * product is slow their forward (kernels.h's comment on struct
+ * tnn_experts_args).
  *
  * An expert sees about T k / E of a step's T tokens (64 of 1024 for
  * Qwen3-30B-A3B: 8 of 128 experts), too few to repay packing it into
@@ -63,24 +64,25 @@ static int64_t next_columns(const struct tnn_experts_args * a, int32_t e, int64_
     return n;
 }
 
-/* c [n][width] (+)= A^T g with A [depth][width] (by_k) and g's columns
- * depth long, ld apart: fgemm, or the same sums in order without it. */
-static void product(const struct tnn_experts_args * a, const float * block, int64_t width, int64_t depth,
+/* c [n][m] (+)= A g with A [m][depth] (by_k: stored [depth][m], W's
+ * columns for the input gradient; else W's rows, for the forward) and g's
+ * columns depth long, ld apart: fgemm, or the same sums in order without
+ * it. */
+static void product(const struct tnn_experts_args * a, const float * block, bool by_k, int64_t m, int64_t depth,
                     const float * g, int64_t ld, int64_t n, float * c, bool accumulate, float * panel) {
     if (a->fgemm != NULL) {
-        const struct tnn_fgemm_operand wt = { .data = block, .ld = width, .by_k = true };
+        const struct tnn_fgemm_operand w = { .data = block, .ld = by_k ? m : depth, .by_k = by_k };
         const struct tnn_fgemm_operand cols = { .data = g, .ld = ld };
-        a->fgemm(&wt, width, depth, &cols, c, width, 0, (width + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS, 0, n,
-                 accumulate, panel);
+        a->fgemm(&w, m, depth, &cols, c, m, 0, (m + TNN_FGEMM_ROWS - 1) / TNN_FGEMM_ROWS, 0, n, accumulate, panel);
         return;
     }
     for (int64_t j = 0; j < n; ++j) {
-        for (int64_t i = 0; i < width; ++i) {
-            float sum = accumulate ? c[j * width + i] : 0.0f;
+        for (int64_t i = 0; i < m; ++i) {
+            float sum = accumulate ? c[j * m + i] : 0.0f;
             for (int64_t k = 0; k < depth; ++k) {
-                sum += block[k * width + i] * g[j * ld + k];
+                sum += block[by_k ? k * m + i : i * depth + k] * g[j * ld + k];
             }
-            c[j * width + i] = sum;
+            c[j * m + i] = sum;
         }
     }
 }
@@ -102,7 +104,7 @@ static void expert_block(const struct tnn_experts_args * a, int32_t e, int64_t m
             for (int64_t k = 0; k < depth; ++k) {
                 a->to_float(expert + (size_t) (k0 + k) * a->row_bytes + first_byte, w->block + k * width, width);
             }
-            product(a, w->block, width, depth, w->gathered + k0, a->d_out, n, w->product, k0 > 0, w->panel);
+            product(a, w->block, true, width, depth, w->gathered + k0, a->d_out, n, w->product, k0 > 0, w->panel);
         }
         for (int64_t j = 0; j < n; ++j) {
             memcpy(a->dx + w->columns[j] * a->d_in + m0, w->product + j * width, (size_t) width * sizeof(float));
@@ -163,6 +165,68 @@ void tnn_experts_input_gradient(const struct tnn_experts_args * a, int ith, int 
         }
     }
     free(w.panel);
+}
+
+/* ---- the forward ---------------------------------------------------------- */
+
+/* Item (expert e, rows [o0, o0 + rows) of W): those rows of every column
+ * of y whose slot chose e. mem: the panel, W's rows [rows][K_CHUNK], the
+ * gathered x [COLUMNS][d_in], the product [COLUMNS][rows], the columns. */
+static void expert_rows(const struct tnn_experts_args * a, int32_t e, int64_t o0, int64_t rows, float * mem) {
+    const char * expert = a->w + (size_t) e * a->expert_bytes;
+    const size_t block_bytes = a->row_bytes / (size_t) (a->d_in / a->block);
+    float *panel = mem, *block = panel + panel_floats(), *gathered = block + (size_t) rows * K_CHUNK;
+    float * out = gathered + (size_t) COLUMNS * (size_t) a->d_in;
+    int64_t * columns = (int64_t *) (out + (size_t) COLUMNS * (size_t) rows);
+    int64_t from = 0, n;
+    while ((n = next_columns(a, e, &from, columns)) > 0) {
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t t = columns[j] / a->n_used, s = columns[j] % a->n_used;
+            const float * x = a->x + (t * a->x_slots + (a->x_slots == 1 ? 0 : s)) * a->d_in;
+            memcpy(gathered + j * a->d_in, x, (size_t) a->d_in * sizeof(float));
+        }
+        for (int64_t k0 = 0; k0 < a->d_in; k0 += K_CHUNK) {
+            const int64_t depth = a->d_in - k0 < K_CHUNK ? a->d_in - k0 : K_CHUNK;
+            const size_t first_byte = (size_t) (k0 / a->block) * block_bytes;
+            for (int64_t r = 0; r < rows; ++r) {
+                a->to_float(expert + (size_t) (o0 + r) * a->row_bytes + first_byte, block + r * depth, depth);
+            }
+            product(a, block, false, rows, depth, gathered + k0, a->d_in, n, out, k0 > 0, panel);
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            memcpy(a->y + columns[j] * a->d_out + o0, out + j * rows, (size_t) rows * sizeof(float));
+        }
+    }
+}
+
+void tnn_experts_forward(const struct tnn_experts_args * a, int ith, int nth) {
+    const int64_t slots = a->n_used * a->n_tokens,
+                  blocks = (a->d_out + TNN_EXPERTS_FORWARD_ROWS - 1) / TNN_EXPERTS_FORWARD_ROWS;
+    for (int64_t i = ith; i < slots; i += nth) {   /* slots that name no expert: zeros */
+        if (expert_of(a, i) < 0 || expert_of(a, i) >= a->n_experts) {
+            memset(a->y + i * a->d_out, 0, (size_t) a->d_out * sizeof(float));
+        }
+    }
+    int32_t experts[TNN_EXPERTS_MAX];
+    const int64_t n_chosen = chosen_experts(a, experts), items = n_chosen * blocks;
+    const size_t floats = panel_floats() + (size_t) TNN_EXPERTS_FORWARD_ROWS * K_CHUNK +
+                          (size_t) COLUMNS * (size_t) (a->d_in + TNN_EXPERTS_FORWARD_ROWS);
+    float * mem = malloc(floats * sizeof(float) + COLUMNS * sizeof(int64_t));
+    for (int64_t item = items * ith / nth; item < items * (ith + 1) / nth; ++item) {
+        const int32_t e = experts[item / blocks];
+        const int64_t o0 = item % blocks * TNN_EXPERTS_FORWARD_ROWS;
+        const int64_t rows = a->d_out - o0 < TNN_EXPERTS_FORWARD_ROWS ? a->d_out - o0 : TNN_EXPERTS_FORWARD_ROWS;
+        if (mem != NULL) {
+            expert_rows(a, e, o0, rows, mem);
+            continue;
+        }
+        for (int64_t i = 0; i < slots; ++i) {   /* no scratch: NaN in the item's rows */
+            for (int64_t o = o0; o < o0 + rows && expert_of(a, i) == e; ++o) {
+                a->y[i * a->d_out + o] = NAN;
+            }
+        }
+    }
+    free(mem);
 }
 
 /* ---- the weight gradient --------------------------------------------------- */

@@ -328,6 +328,8 @@ void tnn_qgemm_amx(int levels, const struct tnn_qpanels * a, int64_t rows, int64
  * ggml's are scalar (dequantize_avx2.c). */
 void tnn_dequantize_q4_K_avx2(const void * blocks, float * y, int64_t n);
 void tnn_dequantize_q6_K_avx2(const void * blocks, float * y, int64_t n);
+/* ggml's dequantize_row_mxfp4's bits (exact products), on AVX2. */
+void tnn_dequantize_mxfp4_avx2(const void * blocks, float * y, int64_t n);
 /* qgemm_quantize on 512- and 256-bit registers (the same bits). */
 void tnn_qgemm_quantize_avx512(const float * x, int64_t x_stride, int64_t k, int64_t c0, int64_t c1,
                                struct tnn_qcol * q);
@@ -689,6 +691,7 @@ struct tnn_experts_args {
     int64_t ids_ld;
     const float * dy;             /* [d_out, n_used, n_tokens]: slot s of token t the column t * n_used + s */
     float * dx;                   /* [d_in, n_used, n_tokens]; a slot naming no expert gets zeros */
+    float * y;                    /* the forward's (tnn_experts_forward) [d_out, n_used, n_tokens] */
     tnn_fgemm_fn fgemm;           /* NULL: portable loops */
     /* the weight gradient's (F32 experts, a full fine-tune): x [d_in, x_slots, n_tokens]
      * (x_slots 1: every slot reads its token's one x, else n_used) and dw [d_in, d_out,
@@ -699,6 +702,13 @@ struct tnn_experts_args {
 };
 int64_t tnn_experts_block_width(int64_t block);
 void tnn_experts_input_gradient(const struct tnn_experts_args * args, int ith, int nth);
+/* The forward y[:, s, t] = W_e x[:, s % x_slots, t] the same way, in float32
+ * (where ggml's MUL_MAT_ID is slow on the experts' type: MXFP4): work items
+ * (expert, TNN_EXPERTS_FORWARD_ROWS of W's rows), the expert's slots' x
+ * gathered, W_e's rows dequantized K_CHUNK columns at a time, the product
+ * summed over them in order: any thread count the same bits. */
+#define TNN_EXPERTS_FORWARD_ROWS 64
+void tnn_experts_forward(const struct tnn_experts_args * args, int ith, int nth);
 /* dw_e = sum over the slots that chose e of dy x^T, in float32: work items
  * (expert, 64 rows of W), each summed over the slots in order. */
 void tnn_experts_weight_gradient(const struct tnn_experts_args * args, int ith, int nth);
