@@ -112,12 +112,14 @@ static void expert_block(const struct tnn_experts_args * a, int32_t e, int64_t m
     }
 }
 
-/* Where the scratch could not be had: NaN in the item's columns. */
-static void poison_block(const struct tnn_experts_args * a, int32_t e, int64_t m0, int64_t width) {
+/* Where the scratch could not be had: NaN in the item's values [first,
+ * first + count) of each column of out (stride apart) whose slot chose e. */
+static void poison(const struct tnn_experts_args * a, int32_t e, float * out, int64_t stride, int64_t first,
+                   int64_t count) {
     for (int64_t i = 0; i < a->n_used * a->n_tokens; ++i) {
         if (expert_of(a, i) == e) {
-            for (int64_t m = m0; m < m0 + width; ++m) {
-                a->dx[i * a->d_in + m] = NAN;
+            for (int64_t m = first; m < first + count; ++m) {
+                out[i * stride + m] = NAN;
             }
         }
     }
@@ -161,7 +163,7 @@ void tnn_experts_input_gradient(const struct tnn_experts_args * a, int ith, int 
         if (have_work) {
             expert_block(a, experts[item / blocks], m0, cols, &w);
         } else {
-            poison_block(a, experts[item / blocks], m0, cols);
+            poison(a, experts[item / blocks], a->dx, a->d_in, m0, cols);
         }
     }
     free(w.panel);
@@ -218,12 +220,8 @@ void tnn_experts_forward(const struct tnn_experts_args * a, int ith, int nth) {
         const int64_t rows = a->d_out - o0 < TNN_EXPERTS_FORWARD_ROWS ? a->d_out - o0 : TNN_EXPERTS_FORWARD_ROWS;
         if (mem != NULL) {
             expert_rows(a, e, o0, rows, mem);
-            continue;
-        }
-        for (int64_t i = 0; i < slots; ++i) {   /* no scratch: NaN in the item's rows */
-            for (int64_t o = o0; o < o0 + rows && expert_of(a, i) == e; ++o) {
-                a->y[i * a->d_out + o] = NAN;
-            }
+        } else {
+            poison(a, e, a->y, a->d_out, o0, rows);
         }
     }
     free(mem);

@@ -468,9 +468,7 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     const float scale = cfg->attn_scale > 0.0f ? cfg->attn_scale : 1.0f / sqrtf((float) head_dim);
     struct ggml_tensor * attn;
     /* gpt-oss's sinks: ggml's softmax takes them as F32 */
-    struct ggml_tensor * sinks = b->attn_sinks == NULL || b->attn_sinks->type == GGML_TYPE_F32
-                                     ? b->attn_sinks
-                                     : ggml_cast(ctx, b->attn_sinks, GGML_TYPE_F32);
+    struct ggml_tensor * sinks = b->attn_sinks != NULL ? tnn_as_f32(ctx, b->attn_sinks) : NULL;
     if (kv == NULL) {
         attn = tnn_attention(ctx, q, k, v, causal_mask, sinks, cfg->t_seq, cfg->t_batch, scale, cfg->attn_softcap,
                              cfg->attn_split);
@@ -485,10 +483,6 @@ struct ggml_tensor * tnn_block_attention(struct ggml_context * ctx, const struct
     return linear(ctx, b, TNN_LORA_SLOT_O, b->bo, attn);
 }
 
-/* A small weight (a kernel, a bias, A, D) in float32 for the ops that take no other type. */
-static struct ggml_tensor * as_f32(struct ggml_context * ctx, struct ggml_tensor * w) {
-    return w->type == GGML_TYPE_F32 ? w : ggml_cast(ctx, w, GGML_TYPE_F32);
-}
 
 /* A sequence's convolution input after the zero state (training) or after
  * kv's state, whose update it sets: seq [T, channels, B] -> [taps - 1 + T,
@@ -534,8 +528,8 @@ struct ggml_tensor * tnn_block_shortconv(struct ggml_context * ctx, const struct
     struct ggml_tensor * gate_c = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], (size_t) d * bcx->nb[0]);
     struct ggml_tensor * x = ggml_view_2d(ctx, bcx, d, n, bcx->nb[1], (size_t) (2 * d) * bcx->nb[0]);
     struct ggml_tensor * bx = ggml_mul(ctx, x, gate_b);                              /* [d, n] */
-    struct ggml_tensor * conv = causal_conv(ctx, ggml_reshape_3d(ctx, bx, d, t_seq, t_batch), as_f32(ctx, b->conv),
-                                            positions, kv); /* [d, t_seq, t_batch] */
+    struct ggml_tensor * conv = causal_conv(ctx, ggml_reshape_3d(ctx, bx, d, t_seq, t_batch),
+                                            tnn_as_f32(ctx, b->conv), positions, kv); /* [d, t_seq, t_batch] */
     struct ggml_tensor * y = ggml_mul(ctx, ggml_reshape_2d(ctx, conv, d, n), gate_c);
     return linear(ctx, b, TNN_LORA_SLOT_CONV_OUT, NULL, y);
 }
@@ -576,7 +570,7 @@ struct ggml_tensor * tnn_block_delta_net(struct ggml_context * ctx, const struct
         ctx, ggml_softplus(ctx, ggml_add(ctx, small_frozen_product(ctx, b->ssm_alpha, h), b->ssm_dt)), b->ssm_a);
     /* the causal convolution of each sequence after its state, then SiLU */
     struct ggml_tensor * mixed = ggml_silu(
-        ctx, causal_conv(ctx, ggml_reshape_3d(ctx, qkv, channels, t_seq, t_batch), as_f32(ctx, b->ssm_conv),
+        ctx, causal_conv(ctx, ggml_reshape_3d(ctx, qkv, channels, t_seq, t_batch), tnn_as_f32(ctx, b->ssm_conv),
                          positions, kv)); /* [2K + V, t_seq, B] */
     struct ggml_tensor * q = ggml_view_4d(ctx, mixed, s, groups, t_seq, t_batch, s * f, channels * f,
                                           channels * t_seq * f, 0);
@@ -626,16 +620,17 @@ struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tn
     struct ggml_tensor * xbc = ggml_reshape_3d(
         ctx, ggml_cont(ctx, ggml_view_2d(ctx, zxbcdt, channels, n, row, inner * f)), channels, t_seq, t_batch);
     struct ggml_tensor * dt = ggml_cont(ctx, ggml_view_2d(ctx, zxbcdt, heads, n, row, (inner + channels) * f));
-    dt = ggml_reshape_3d(ctx, ggml_add(ctx, dt, as_f32(ctx, b->ssm_dt)), heads, t_seq, t_batch);
+    dt = ggml_reshape_3d(ctx, ggml_add(ctx, dt, tnn_as_f32(ctx, b->ssm_dt)), heads, t_seq, t_batch);
     /* the causal convolution of each sequence after its state, its bias, then SiLU */
-    struct ggml_tensor * conv = causal_conv(ctx, xbc, as_f32(ctx, b->ssm_conv), positions, kv); /* [C, t_seq, B] */
-    conv = ggml_silu(ctx, ggml_add(ctx, conv, as_f32(ctx, b->ssm_conv_b)));
+    struct ggml_tensor * conv = causal_conv(ctx, xbc, tnn_as_f32(ctx, b->ssm_conv), positions,
+                                            kv); /* [C, t_seq, B] */
+    conv = ggml_silu(ctx, ggml_add(ctx, conv, tnn_as_f32(ctx, b->ssm_conv_b)));
     const size_t step = channels * f, seq = channels * t_seq * f;
     struct ggml_tensor * x = ggml_view_4d(ctx, conv, width, heads, t_seq, t_batch, width * f, step, seq, 0);
     struct ggml_tensor * bs = ggml_view_4d(ctx, conv, s, groups, t_seq, t_batch, s * f, step, seq, inner * f);
     struct ggml_tensor * cs = ggml_view_4d(ctx, conv, s, groups, t_seq, t_batch, s * f, step, seq,
                                            (inner + s * groups) * f);
-    struct ggml_tensor * a = as_f32(ctx, b->ssm_a);
+    struct ggml_tensor * a = tnn_as_f32(ctx, b->ssm_a);
     struct ggml_tensor * y;
     if (kv == NULL) {
         y = tnn_ssm_scan(ctx, x, dt, a, bs, cs, positions);
@@ -649,7 +644,7 @@ struct ggml_tensor * tnn_block_mamba2(struct ggml_context * ctx, const struct tn
         *kv->ssm_update = ggml_cpy(ctx, state, kv->ssm_state);
     }
     /* the D skip, the gate silu(z), then each group's RMS norm (where there is one) */
-    y = ggml_add(ctx, y, ggml_mul(ctx, x, as_f32(ctx, b->ssm_d)));
+    y = ggml_add(ctx, y, ggml_mul(ctx, x, tnn_as_f32(ctx, b->ssm_d)));
     y = ggml_mul(ctx, ggml_reshape_2d(ctx, y, inner, n), ggml_silu(ctx, ggml_cont(ctx, z)));
     if (b->ssm_norm != NULL) { /* Falcon-H1's files may have none */
         y = tnn_rms_norm(ctx, ggml_reshape_3d(ctx, y, inner / groups, groups, n), b->ssm_norm, cfg->norm_eps);

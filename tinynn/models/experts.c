@@ -395,11 +395,9 @@ struct ggml_tensor * tnn_routed_weights(struct ggml_context * ctx, struct ggml_t
 #define OAI_ALPHA 1.702f
 #define OAI_LIMIT 7.0f
 
-/* The part [i0, i1) of n values a thread takes. */
-static void share_values(int64_t n, int ith, int nth, int64_t * i0, int64_t * i1) {
-    *i0 = n * ith / nth;
-    *i1 = n * (ith + 1) / nth;
-}
+/* The clamps: g' = min(g, 7), u' = clamp(u, -7, 7). */
+static float gate_clamped(float g) { return g < OAI_LIMIT ? g : OAI_LIMIT; }
+static float up_clamped(float u) { return u < -OAI_LIMIT ? -OAI_LIMIT : u > OAI_LIMIT ? OAI_LIMIT : u; }
 
 /* dst = the activation of srcs gate and up (contiguous, one shape), as
  * ggml's swiglu_oai computes it (llama.cpp's bits). */
@@ -408,11 +406,10 @@ static void swiglu_oai_node(struct ggml_tensor * dst, int ith, int nth, void * u
     const float *g = dst->src[0]->data, *u = dst->src[1]->data;
     float * out = dst->data;
     int64_t i0, i1;
-    share_values(ggml_nelements(dst), ith, nth, &i0, &i1);
+    tnn_share_groups(ggml_nelements(dst), 1, ith, nth, &i0, &i1);
     for (int64_t i = i0; i < i1; ++i) {
-        const float x = g[i] < OAI_LIMIT ? g[i] : OAI_LIMIT;
-        const float y = u[i] < -OAI_LIMIT ? -OAI_LIMIT : u[i] > OAI_LIMIT ? OAI_LIMIT : u[i];
-        out[i] = x / (1.0f + expf(OAI_ALPHA * (-x))) * (y + 1.0f);
+        const float x = gate_clamped(g[i]);
+        out[i] = x / (1.0f + expf(OAI_ALPHA * (-x))) * (up_clamped(u[i]) + 1.0f);
     }
 }
 
@@ -424,15 +421,14 @@ static void swiglu_oai_back_node(struct ggml_tensor * dst, int ith, int nth, voi
     const float *g = dst->src[0]->data, *u = dst->src[1]->data, *dout = dst->src[2]->data;
     float * dx = dst->data;
     int64_t i0, i1;
-    share_values(ggml_nelements(dst), ith, nth, &i0, &i1);
+    tnn_share_groups(ggml_nelements(dst), 1, ith, nth, &i0, &i1);
     for (int64_t i = i0; i < i1; ++i) {
-        const float x = g[i] < OAI_LIMIT ? g[i] : OAI_LIMIT;
+        const float x = gate_clamped(g[i]), y = up_clamped(u[i]);
         const float s = 1.0f / (1.0f + expf(OAI_ALPHA * (-x)));
         if (of_up) {
-            dx[i] = u[i] < -OAI_LIMIT || u[i] > OAI_LIMIT ? 0.0f : dout[i] * x * s;
+            dx[i] = y != u[i] ? 0.0f : dout[i] * x * s;
         } else {
-            const float y = u[i] < -OAI_LIMIT ? -OAI_LIMIT : u[i] > OAI_LIMIT ? OAI_LIMIT : u[i];
-            dx[i] = g[i] > OAI_LIMIT ? 0.0f : dout[i] * (y + 1.0f) * s * (1.0f + OAI_ALPHA * x * (1.0f - s));
+            dx[i] = x != g[i] ? 0.0f : dout[i] * (y + 1.0f) * s * (1.0f + OAI_ALPHA * x * (1.0f - s));
         }
     }
 }
@@ -459,11 +455,6 @@ struct ggml_tensor * tnn_swiglu_oai(struct ggml_context * ctx, struct ggml_tenso
                                               swiglu_oai_node, GGML_N_TASKS_MAX, NULL);
     ggml_custom_set_backward(out, swiglu_oai_backward);
     return out;
-}
-
-/* A bias as F32, whatever its file stored it as. */
-static struct ggml_tensor * as_f32(struct ggml_context * ctx, struct ggml_tensor * t) {
-    return t->type == GGML_TYPE_F32 ? t : ggml_cast(ctx, t, GGML_TYPE_F32);
 }
 
 /* y [d, n_used, T] plus each slot's expert's bias (bias [d, E], ids_flat
@@ -498,7 +489,7 @@ struct ggml_tensor * tnn_moe_ffn(struct ggml_context * ctx, struct ggml_tensor *
     x = ggml_reshape_2d(ctx, x, d, n_tokens); /* a batch's sequences one after another */
     struct ggml_tensor * logits = ggml_mul_mat(ctx, w->router, x);                  /* [E, T] */
     if (w->router_b != NULL) {
-        logits = ggml_add(ctx, logits, as_f32(ctx, w->router_b));
+        logits = ggml_add(ctx, logits, tnn_as_f32(ctx, w->router_b));
     }
     /* gpt-oss's softmax over the top k's logits is the top k's probabilities normalized */
     struct ggml_tensor * probs = ggml_soft_max(ctx, logits);

@@ -58,6 +58,9 @@ int tnn_check_rope_freqs(const float * factors, int64_t n, const char * name, co
 struct ggml_tensor * tnn_swiglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
 /* gate, up [d_ff, n] -> gelu(gate) * up (Gemma) */
 struct ggml_tensor * tnn_geglu(struct ggml_context * ctx, struct ggml_tensor * gate, struct ggml_tensor * up);
+/* A small weight (a kernel, a bias, a sink, A, D) as F32 for the ops that
+ * take no other type: w itself, or its cast. */
+struct ggml_tensor * tnn_as_f32(struct ggml_context * ctx, struct ggml_tensor * w);
 /* x -> cap * tanh(x / cap): Gemma 2's soft-capping of scores and logits */
 struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor * x, float cap);
 /* Causal grouped-query attention: softmax(scale q.k, capped to softcap

@@ -61,6 +61,10 @@ int tnn_check_rope_freqs(const float * factors, int64_t n, const char * name, co
     return TNN_OK;
 }
 
+struct ggml_tensor * tnn_as_f32(struct ggml_context * ctx, struct ggml_tensor * w) {
+    return w->type == GGML_TYPE_F32 ? w : ggml_cast(ctx, w, GGML_TYPE_F32);
+}
+
 struct ggml_tensor * tnn_softcap(struct ggml_context * ctx, struct ggml_tensor * x, float cap) {
     /* tanh's backward is vendor/patches/0007 */
     return ggml_scale(ctx, ggml_tanh(ctx, ggml_scale(ctx, x, 1.0f / cap)), cap);
